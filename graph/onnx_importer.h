@@ -1,0 +1,43 @@
+// ONNX -> braid IR.
+//
+//   braid::OnnxImportOptions opts;
+//   braid::StatusOr<braid::Graph> g = braid::ImportOnnxFile("resnet50.onnx", opts);
+//   if (!g.ok()) { std::cerr << g.status().message() << "\n"; return 2; }
+//
+// Reads ModelProto with the protobuf classes of Debian's libonnx-dev.
+// Initializers become constant values; Constant nodes become constants too.
+// External-data tensors are read from files next to the model; a location
+// that escapes the model's folder is rejected. Every unsupported node is
+// listed in one error, not just the first.
+#ifndef BRAID_GRAPH_ONNX_IMPORTER_H_
+#define BRAID_GRAPH_ONNX_IMPORTER_H_
+
+#include <cstddef>
+#include <string>
+
+#include "graph/ir.h"
+
+namespace braid {
+
+// Oldest and newest default-domain opsets the importer accepts.
+inline constexpr int64_t kMinOnnxOpset = 7;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+struct OnnxImportOptions {
+  // Name given to dynamic dimensions that have no dim_param in the file.
+  std::string unnamed_dim_prefix = "unk";
+  // When false, unsupported ops are kept in the graph instead of failing the
+  // import (used by `braid inspect` to show what a file contains).
+  bool reject_unsupported_ops = true;
+};
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path,
+                               const OnnxImportOptions& options = {});
+// `base_dir` is where external-data files are looked up; empty forbids them.
+StatusOr<Graph> ImportOnnxBytes(const void* data, size_t size,
+                                const std::string& base_dir,
+                                const OnnxImportOptions& options = {});
+
+}  // namespace braid
+
+#endif  // BRAID_GRAPH_ONNX_IMPORTER_H_

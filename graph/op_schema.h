@@ -1,0 +1,33 @@
+// The operators braid's graph layer understands, and their shape inference.
+//
+//   if (!braid::IsSupportedOp(node.op_type)) { ... }
+//   const braid::OpSchema* s = braid::FindOpSchema("Conv");
+//
+// One registry (explicit, built once) maps an op type to its schema. Shape
+// inference for every op lives under graph/ops/, grouped by op family.
+#ifndef BRAID_GRAPH_OP_SCHEMA_H_
+#define BRAID_GRAPH_OP_SCHEMA_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace braid {
+
+class ShapeInferenceContext;  // graph/passes/shape_inference.h
+
+struct OpSchema {
+  std::string_view op_type;
+  // Infers dtype and shape of the node's outputs from its inputs.
+  Status (*infer)(ShapeInferenceContext& ctx) = nullptr;
+};
+
+const OpSchema* FindOpSchema(std::string_view op_type);
+bool IsSupportedOp(std::string_view op_type);
+std::vector<std::string> SupportedOpTypes();  // sorted
+
+}  // namespace braid
+
+#endif  // BRAID_GRAPH_OP_SCHEMA_H_

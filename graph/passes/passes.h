@@ -1,0 +1,52 @@
+// Graph passes. Each pass is its own file under graph/passes/ with its own test.
+//
+//   braid::PassOptions opts;          // opts.fuse = false for --no-fuse
+//   RETURN_IF_ERROR(braid::RunDefaultPasses(graph, opts));
+//
+// Every pass keeps the graph valid (Graph::Validate) and topologically sorted,
+// and keeps graph input/output names unchanged.
+#ifndef BRAID_GRAPH_PASSES_PASSES_H_
+#define BRAID_GRAPH_PASSES_PASSES_H_
+
+#include "graph/ir.h"
+
+namespace braid {
+
+// Sets dtype and shape of every value (graph/passes/shape_inference.cc).
+// Symbolic dims stay symbolic. Fails naming the node when a shape cannot be
+// inferred.
+Status InferShapes(Graph& graph);
+
+// Evaluates nodes whose inputs are all constant (and Shape of a static shape),
+// replacing their outputs with constants: the Shape->Gather->Concat chains
+// PyTorch emits collapse into constants.
+Status FoldConstants(Graph& graph);
+
+// Removes Identity and Dropout (inference mode) nodes.
+Status RemoveIdentities(Graph& graph);
+
+// Folds BatchNormalization with constant parameters into the preceding
+// Conv or Gemm when that is its only consumer.
+Status FoldBatchNorm(Graph& graph);
+
+// Fuses Conv/Gemm (+ bias Add) + activation into one node. The activation is
+// recorded as attributes (see docs/ir.md): "activation" = "Relu" | "Clip" |
+// "HardSwish" | "Sigmoid" | "SiLU", with "activation_min"/"activation_max" for
+// Clip.
+Status FuseActivations(Graph& graph);
+
+// Removes nodes whose outputs are neither graph outputs nor read, and unused
+// values.
+Status EliminateDeadNodes(Graph& graph);
+
+struct PassOptions {
+  bool fuse = true;  // BN folding and activation fusion
+};
+
+// RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm,
+// FuseActivations], EliminateDeadNodes, InferShapes.
+Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
+
+}  // namespace braid
+
+#endif  // BRAID_GRAPH_PASSES_PASSES_H_
