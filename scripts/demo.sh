@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# braid's main job on a built-in default: set up, build, convert a model to
+# .braid, then show its per-node annotations.
+#
+#   scripts/demo.sh [MODEL]     # MODEL defaults to builtin:mobilenet_v2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${BRAID_BUILD_DIR:-$ROOT/build}
+MODEL=${1:-builtin:mobilenet_v2}
+
+scripts/setup.sh
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_BENCH=OFF -DBRAID_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$BUILD" -j "$(nproc)" --target braid
+
+OUT="$BUILD/$(basename "${MODEL#builtin:}" .onnx).braid"
+"$BUILD/tools/braid" convert "$MODEL" -o "$OUT"
+"$BUILD/tools/braid" inspect "$OUT"

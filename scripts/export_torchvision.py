@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Exports torchvision reference architectures to ONNX (random weights, no download).
+
+Used by tests (importer coverage on real PyTorch exports) and benchmarks; never a
+dependency of the library. Needs Debian's python3-torchvision (run with /usr/bin/python3).
+
+  /usr/bin/python3 scripts/export_torchvision.py --out build/zoo [--opsets 13 17] [--models resnet18 ...]
+
+Writes OUT/<model>_op<opset>.onnx and OUT/manifest.json: per file the input shape, the
+output shape PyTorch computed, and the sorted list of ONNX op types in the export.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+MODELS = [
+    "resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
+    "squeezenet1_1", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "densenet121",
+    "vit_b_16",
+]
+
+
+def build(name):
+    import torchvision
+    kwargs = {"weights": None}
+    if name == "googlenet":
+        kwargs.update(aux_logits=False, init_weights=True)
+    return getattr(torchvision.models, name)(**kwargs).eval()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
+    parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    parser.add_argument("--static-batch", action="store_true",
+                        help="export batch 1 as a fixed dimension (default: symbolic 'N')")
+    args = parser.parse_args()
+
+    import torch
+    import onnx_ops  # noqa: F401  (sibling helper, see below)
+
+    os.makedirs(args.out, exist_ok=True)
+    manifest_path = os.path.join(args.out, "manifest.json")
+    manifest = {}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    torch.manual_seed(0)
+    total = len(args.models) * len(args.opsets)
+    done = 0
+    for name in args.models:
+        model = build(name)
+        x = torch.randn(1, 3, 224, 224)
+        with torch.no_grad():
+            y = model(x)
+        for opset in args.opsets:
+            done += 1
+            path = os.path.join(args.out, f"{name}_op{opset}.onnx")
+            start = time.time()
+            dynamic = None if args.static_batch else {"input": {0: "N"}, "output": {0: "N"}}
+            torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
+                              output_names=["output"], dynamic_axes=dynamic,
+                              do_constant_folding=True)
+            manifest[os.path.basename(path)] = {
+                "model": name,
+                "opset": opset,
+                "input_shape": list(x.shape),
+                "output_shape": list(y.shape),
+                "ops": onnx_ops.op_types(path),
+            }
+            print(f"[{done}/{total}] {os.path.basename(path)} "
+                  f"({time.time() - start:.1f}s)", file=sys.stderr, flush=True)
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    main()

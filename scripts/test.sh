@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Sets up, builds (with AddressSanitizer + UBSan) and runs braid's whole test suite.
+#
+#   scripts/test.sh            # build dir: build-test/
+#
+# Also exports the torchvision reference models to ONNX once (build-test/zoo/,
+# random weights, no download) for the importer's zoo test, and builds the
+# benchmarks and examples so they never rot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${BRAID_TEST_BUILD_DIR:-$ROOT/build-test}
+JOBS=${BRAID_JOBS:-$(nproc)}
+
+scripts/setup.sh
+
+start=$(date +%s)
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DBRAID_SANITIZE=ON -DBRAID_CUDA=AUTO
+cmake --build "$BUILD" -j "$JOBS"
+echo "test.sh: build took $(( $(date +%s) - start )) s"
+
+ZOO="$BUILD/zoo"
+if [ ! -f "$ZOO/manifest.json" ] || [ scripts/export_torchvision.py -nt "$ZOO/manifest.json" ]; then
+  rm -rf "$ZOO"
+  /usr/bin/python3 scripts/export_torchvision.py --out "$ZOO"
+fi
+export BRAID_ZOO_DIR="$ZOO"
+
+# LeakSanitizer on; protobuf's and oneDNN's process-lifetime singletons are not leaks.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$BUILD"
+ctest --output-on-failure -j "$JOBS" --timeout 900

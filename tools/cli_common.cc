@@ -1,0 +1,123 @@
+#include "tools/cli_common.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+#include "graph/braid_format.h"
+#include "graph/onnx_importer.h"
+#include "models/builtin.h"
+
+namespace braid::cli {
+
+bool ArgScanner::Flag(std::string_view name) {
+  for (auto it = args_.begin(); it != args_.end(); ++it) {
+    if (*it == name) {
+      args_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<std::optional<std::string>> ArgScanner::Value(std::string_view name) {
+  const std::string with_eq = std::string(name) + "=";
+  for (auto it = args_.begin(); it != args_.end(); ++it) {
+    if (it->rfind(with_eq, 0) == 0) {
+      std::string v = it->substr(with_eq.size());
+      args_.erase(it);
+      return std::optional<std::string>(std::move(v));
+    }
+    if (*it == name) {
+      if (std::next(it) == args_.end())
+        return InvalidArgument(std::string(name) + " needs a value");
+      std::string v = *std::next(it);
+      args_.erase(it, std::next(it, 2));
+      return std::optional<std::string>(std::move(v));
+    }
+  }
+  return std::optional<std::string>();
+}
+
+StatusOr<std::vector<std::string>> ArgScanner::Positionals() const {
+  for (const std::string& a : args_)
+    if (a.size() > 1 && a[0] == '-' && a != "-")
+      return InvalidArgument("unknown option '" + a + "' (see --help)");
+  return args_;
+}
+
+namespace {
+// Reads the first bytes of a file to tell .braid from .onnx by content.
+StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open file");
+  std::string buf(n, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(n));
+  buf.resize(static_cast<size_t>(in.gcount()));
+  return buf;
+}
+}  // namespace
+
+StatusOr<LoadedModel> LoadModel(const std::string& path,
+                                bool reject_unsupported_ops) {
+  LoadedModel m;
+  if (path.rfind(kBuiltinPrefix, 0) == 0) {
+    ASSIGN_OR_RETURN(m.graph,
+                     BuildBuiltinModel(path.substr(sizeof(kBuiltinPrefix) - 1)));
+    m.format = ModelFormat::kBuiltin;
+    return m;
+  }
+  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 16));
+  if (LooksLikeBraid(prefix.data(), prefix.size())) {
+    ASSIGN_OR_RETURN(m.graph, LoadBraidFile(path));
+    m.format = ModelFormat::kBraid;
+    return m;
+  }
+  OnnxImportOptions options;
+  options.reject_unsupported_ops = reject_unsupported_ops;
+  ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, options));
+  m.format = ModelFormat::kOnnx;
+  return m;
+}
+
+int ReportError(std::ostream& err, std::string_view command,
+                const Status& status) {
+  err << "braid " << command << ": error: " << status.message() << "\n";
+  return kExitBadInput;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.9g", v);
+  }
+  return buf;
+}
+
+}  // namespace braid::cli

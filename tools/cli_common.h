@@ -1,0 +1,68 @@
+// Shared pieces of the `braid` subcommands: argument scanning, model loading
+// (builtin:NAME, .onnx or .braid by content), error printing, JSON output.
+#ifndef BRAID_TOOLS_CLI_COMMON_H_
+#define BRAID_TOOLS_CLI_COMMON_H_
+
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace braid::cli {
+
+// Exit statuses of every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // the work itself failed (I/O, internal)
+inline constexpr int kExitBadInput = 2;  // bad arguments or a bad model file
+
+using Args = std::span<const std::string>;
+
+// A subcommand: parses its own arguments, writes results to `out` and
+// diagnostics to `err`, returns an exit status.
+struct Command {
+  std::string_view name;
+  std::string_view summary;  // one line for `braid --help`
+  int (*run)(Args args, std::ostream& out, std::ostream& err);
+};
+std::span<const Command> Commands();
+
+// Flag scanner over one subcommand's arguments. Flags may be given as
+// "--name value" or "--name=value"; everything else is positional.
+class ArgScanner {
+ public:
+  explicit ArgScanner(Args args) : args_(args.begin(), args.end()) {}
+  bool Flag(std::string_view name);  // consumes a boolean flag
+  // Consumes "--name V" / "--name=V"; error when the value is missing.
+  StatusOr<std::optional<std::string>> Value(std::string_view name);
+  // What is left; error on an unknown "--flag".
+  StatusOr<std::vector<std::string>> Positionals() const;
+
+ private:
+  std::vector<std::string> args_;
+};
+
+enum class ModelFormat { kOnnx, kBraid, kBuiltin };
+struct LoadedModel {
+  Graph graph;
+  ModelFormat format = ModelFormat::kOnnx;
+};
+// `path` is "builtin:NAME", a .braid file (recognised by its identifier) or an
+// ONNX file. ONNX and built-in graphs come back as imported (no passes run).
+StatusOr<LoadedModel> LoadModel(const std::string& path,
+                                bool reject_unsupported_ops = true);
+
+// "braid <command>: error: <message>" on `err`; returns kExitBadInput.
+int ReportError(std::ostream& err, std::string_view command,
+                const Status& status);
+
+// Minimal JSON text helpers (strings escaped; non-finite numbers -> null).
+std::string JsonString(std::string_view s);
+std::string JsonNumber(double v);
+
+}  // namespace braid::cli
+
+#endif  // BRAID_TOOLS_CLI_COMMON_H_

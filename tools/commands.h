@@ -1,0 +1,19 @@
+// The `braid` subcommands, each in its own <name>_command.cc.
+#ifndef BRAID_TOOLS_COMMANDS_H_
+#define BRAID_TOOLS_COMMANDS_H_
+
+#include <iosfwd>
+
+#include "tools/cli_common.h"
+
+namespace braid::cli {
+
+int RunConvert(Args args, std::ostream& out, std::ostream& err);
+int RunInspect(Args args, std::ostream& out, std::ostream& err);
+
+// Top level: `braid [--help|--version] COMMAND ARGS...`.
+int RunBraid(Args args, std::ostream& out, std::ostream& err);
+
+}  // namespace braid::cli
+
+#endif  // BRAID_TOOLS_COMMANDS_H_
