@@ -8,7 +8,13 @@
 // Initializers become constant values; Constant nodes become constants too.
 // External-data tensors are read from files next to the model; a location
 // that escapes the model's folder is rejected. Every unsupported node is
-// listed in one error, not just the first.
+// listed in one error, not just the first. Every error message starts with
+// the file path.
+//
+// Conventions: an empty input name becomes kNoValue; an unnamed node is named
+// "<op_type>_<index in the file>"; an unnamed dynamic dimension becomes a
+// fresh symbol "<unnamed_dim_prefix><k>". With reject_unsupported_ops off, a
+// node of a non-default domain keeps op_type "<domain>.<op_type>".
 #ifndef BRAID_GRAPH_ONNX_IMPORTER_H_
 #define BRAID_GRAPH_ONNX_IMPORTER_H_
 
@@ -29,6 +35,8 @@ struct OnnxImportOptions {
   // When false, unsupported ops are kept in the graph instead of failing the
   // import (used by `braid inspect` to show what a file contains).
   bool reject_unsupported_ops = true;
+  // Prefix of ImportOnnxBytes error messages (ImportOnnxFile uses the path).
+  std::string source_name = "<memory>";
 };
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path,
