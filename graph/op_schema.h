@@ -8,6 +8,7 @@
 #ifndef BRAID_GRAPH_OP_SCHEMA_H_
 #define BRAID_GRAPH_OP_SCHEMA_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ struct OpSchema {
   std::string_view op_type;
   // Infers dtype and shape of the node's outputs from its inputs.
   Status (*infer)(ShapeInferenceContext& ctx) = nullptr;
+  // First default-domain opset defining the op (HardSwish 14,
+  // LayerNormalization 17); semantics changes between opsets are handled by
+  // the shape function itself.
+  int64_t since_opset = 1;
 };
 
 const OpSchema* FindOpSchema(std::string_view op_type);

@@ -19,7 +19,7 @@ struct Result {
   std::string err;
 };
 
-Result Run(std::vector<std::string> args) {
+Result RunCli(std::vector<std::string> args) {
   std::ostringstream out, err;
   int status = RunBraid(args, out, err);
   return {status, out.str(), err.str()};
@@ -42,41 +42,41 @@ double JsonField(const std::string& json, const std::string& key,
 }
 
 TEST(CliTest, HelpForEveryCommand) {
-  Result top = Run({"--help"});
+  Result top = RunCli({"--help"});
   EXPECT_EQ(top.status, 0);
   EXPECT_NE(top.out.find("Usage: braid COMMAND"), std::string::npos);
   for (const Command& c : Commands()) {
     EXPECT_NE(top.out.find(std::string(c.name)), std::string::npos);
-    Result r = Run({std::string(c.name), "--help"});
+    Result r = RunCli({std::string(c.name), "--help"});
     EXPECT_EQ(r.status, 0) << c.name;
     EXPECT_NE(r.out.find("Usage: braid " + std::string(c.name)),
               std::string::npos)
         << c.name;
   }
-  EXPECT_NE(Run({"convert", "--help"}).out.find("builtin:resnet18"),
+  EXPECT_NE(RunCli({"convert", "--help"}).out.find("builtin:resnet18"),
             std::string::npos);
 }
 
 TEST(CliTest, BadArgumentsExitTwo) {
-  EXPECT_EQ(Run({}).status, 2);
-  Result unknown = Run({"frobnicate"});
+  EXPECT_EQ(RunCli({}).status, 2);
+  Result unknown = RunCli({"frobnicate"});
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos);
-  EXPECT_EQ(Run({"convert", "builtin:tiny_cnn"}).status, 2);  // no -o
-  Result flag = Run({"inspect", "builtin:tiny_cnn", "--bogus"});
+  EXPECT_EQ(RunCli({"convert", "builtin:tiny_cnn"}).status, 2);  // no -o
+  Result flag = RunCli({"inspect", "builtin:tiny_cnn", "--bogus"});
   EXPECT_EQ(flag.status, 2);
   EXPECT_NE(flag.err.find("--bogus"), std::string::npos);
-  Result missing = Run({"inspect", "/nonexistent/model.onnx"});
+  Result missing = RunCli({"inspect", "/nonexistent/model.onnx"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("/nonexistent/model.onnx"), std::string::npos);
-  Result builtin = Run({"inspect", "builtin:no_such_model"});
+  Result builtin = RunCli({"inspect", "builtin:no_such_model"});
   EXPECT_EQ(builtin.status, 2);
   EXPECT_NE(builtin.err.find("resnet18"), std::string::npos);  // lists known
 }
 
 TEST(CliTest, ConvertThenInspectJsonMatchesFile) {
   const auto path = (TempDir() / "sq.braid").string();
-  Result conv = Run({"convert", "builtin:squeezenet1_1", "-o", path, "-q"});
+  Result conv = RunCli({"convert", "builtin:squeezenet1_1", "-o", path, "-q"});
   ASSERT_EQ(conv.status, 0) << conv.err;
   EXPECT_NE(conv.out.find("wrote " + path), std::string::npos);
   EXPECT_TRUE(conv.err.empty()) << "--quiet prints no progress: " << conv.err;
@@ -86,7 +86,7 @@ TEST(CliTest, ConvertThenInspectJsonMatchesFile) {
   const ModelTotals totals = ComputeTotals(*g);
   ASSERT_GT(totals.flops, 0);
 
-  Result js = Run({"inspect", path, "--json"});
+  Result js = RunCli({"inspect", path, "--json"});
   ASSERT_EQ(js.status, 0) << js.err;
   size_t total_at = js.out.find("\"total\":");
   ASSERT_NE(total_at, std::string::npos);
@@ -102,7 +102,7 @@ TEST(CliTest, ConvertThenInspectJsonMatchesFile) {
   EXPECT_EQ(count, g->num_nodes());
   EXPECT_EQ(js.out.find("\"op\":\"BatchNormalization\""), std::string::npos);
 
-  Result table = Run({"inspect", path});
+  Result table = RunCli({"inspect", path});
   ASSERT_EQ(table.status, 0);
   EXPECT_NE(table.out.find("total: " + std::to_string(g->num_nodes()) +
                            " nodes"),
@@ -111,17 +111,17 @@ TEST(CliTest, ConvertThenInspectJsonMatchesFile) {
 
 TEST(CliTest, NoFuseKeepsBatchNorm) {
   const auto path = (TempDir() / "r18_nofuse.braid").string();
-  ASSERT_EQ(Run({"convert", "builtin:resnet18", "-o", path, "--no-fuse", "-q"})
+  ASSERT_EQ(RunCli({"convert", "builtin:resnet18", "-o", path, "--no-fuse", "-q"})
                 .status,
             0);
-  Result js = Run({"inspect", path, "--json"});
+  Result js = RunCli({"inspect", path, "--json"});
   ASSERT_EQ(js.status, 0);
   EXPECT_NE(js.out.find("\"op\":\"BatchNormalization\""), std::string::npos);
 }
 
 TEST(CliTest, ProgressLinesOnStderr) {
   const auto path = (TempDir() / "tiny.braid").string();
-  Result conv = Run({"convert", "builtin:tiny_cnn", "--output=" + path});
+  Result conv = RunCli({"convert", "builtin:tiny_cnn", "--output=" + path});
   ASSERT_EQ(conv.status, 0) << conv.err;
   EXPECT_NE(conv.err.find("[1/4] load builtin:tiny_cnn"), std::string::npos);
   EXPECT_NE(conv.err.find("[4/4] write"), std::string::npos);
@@ -129,7 +129,7 @@ TEST(CliTest, ProgressLinesOnStderr) {
 
 TEST(CliTest, CorruptBraidFileIsACleanError) {
   const auto good = (TempDir() / "good.braid").string();
-  ASSERT_EQ(Run({"convert", "builtin:tiny_cnn", "-o", good, "-q"}).status, 0);
+  ASSERT_EQ(RunCli({"convert", "builtin:tiny_cnn", "-o", good, "-q"}).status, 0);
   std::string bytes;
   {
     std::ifstream in(good, std::ios::binary);
@@ -140,14 +140,14 @@ TEST(CliTest, CorruptBraidFileIsACleanError) {
     std::ofstream out(bad, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
   }
-  Result r = Run({"inspect", bad});
+  Result r = RunCli({"inspect", bad});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("truncated.braid"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 }
 
 TEST(CliTest, OpsetCheckOnSupportedModel) {
-  Result r = Run({"convert", "builtin:mobilenet_v2", "--opset-check"});
+  Result r = RunCli({"convert", "builtin:mobilenet_v2", "--opset-check"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("all operators supported"), std::string::npos);
 }

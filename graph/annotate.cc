@@ -1,0 +1,293 @@
+// Per-node cost tags. The FLOP rules are documented in docs/annotation.md;
+// keep the two in step.
+#include "graph/annotate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace braid {
+namespace {
+
+// FLOPs per output element of elementwise ops and of the activations the
+// fusion pass folds into Conv/Gemm ("activation" attribute). Cheap arithmetic
+// is 1; division, square root and transcendental functions are 4 (roughly
+// their cost relative to an add on SIMD hardware); composites add up their
+// parts.
+const std::unordered_map<std::string_view, double>& ElementwiseCosts() {
+  // clang-format off
+  static const std::unordered_map<std::string_view, double> costs = {
+      // one arithmetic operation or comparison
+      {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Max", 1}, {"Min", 1},
+      {"Mean", 1}, {"Sum", 1}, {"Relu", 1}, {"Clip", 1}, {"Neg", 1},
+      {"Abs", 1}, {"Sign", 1}, {"Floor", 1}, {"Ceil", 1}, {"Round", 1},
+      {"Mod", 1}, {"Equal", 1}, {"Less", 1}, {"LessOrEqual", 1},
+      {"Greater", 1}, {"GreaterOrEqual", 1}, {"Where", 1}, {"And", 1},
+      {"Or", 1}, {"Xor", 1}, {"Not", 1},
+      // compare and multiply
+      {"LeakyRelu", 2}, {"PRelu", 2},
+      // multiply, add, clamp
+      {"HardSigmoid", 3},
+      // division, roots and transcendental functions
+      {"Div", 4}, {"Reciprocal", 4}, {"Sqrt", 4}, {"Pow", 4}, {"Exp", 4},
+      {"Log", 4}, {"Erf", 4}, {"Tanh", 4}, {"Sigmoid", 4}, {"Sin", 4},
+      {"Cos", 4}, {"Softplus", 4}, {"Elu", 4}, {"Selu", 4}, {"Celu", 4},
+      // composites: HardSigmoid + Mul; Sigmoid + Mul; Erf + 4 cheap ops;
+      // Softplus + Tanh + Mul
+      {"HardSwish", 4}, {"SiLU", 5}, {"Gelu", 8}, {"Mish", 9},
+  };
+  // clang-format on
+  return costs;
+}
+
+// FLOPs per element of ops that normalize or reduce along an axis.
+constexpr double kBatchNormFlops = 2;  // folds into a scale and a shift
+constexpr double kSoftmaxFlops = 5;    // max, subtract, exp, sum, divide
+constexpr double kLayerNormFlops = 8;  // mean, variance, normalize, affine
+
+bool IsPool(std::string_view op) {
+  return op == "MaxPool" || op == "AveragePool" || op == "LpPool";
+}
+bool IsGlobalPool(std::string_view op) {
+  return op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+         op == "GlobalLpPool";
+}
+bool IsReduction(std::string_view op) {
+  return op.starts_with("Reduce") || op == "ArgMax" || op == "ArgMin";
+}
+
+class NodeCost {
+ public:
+  NodeCost(const Graph& graph, const Node& node) : graph_(graph), node_(node) {}
+
+  Status CheckShapes() const {
+    auto check = [&](ValueId id, const char* role) -> Status {
+      if (id == kNoValue || graph_.value(id).has_shape) return Status::Ok();
+      return FailedPrecondition("node '" + node_.name + "' (" + node_.op_type +
+                                "): " + role + " '" + graph_.value(id).name +
+                                "' has no shape; run InferShapes first");
+    };
+    for (ValueId in : node_.inputs) RETURN_IF_ERROR(check(in, "input"));
+    for (ValueId out : node_.outputs) RETURN_IF_ERROR(check(out, "output"));
+    return Status::Ok();
+  }
+
+  double Flops() const {
+    const std::string& op = node_.op_type;
+    const auto& costs = ElementwiseCosts();
+    if (op == "Conv") return ConvFlops() + EpilogueFlops();
+    if (op == "ConvTranspose") return ConvTransposeFlops() + EpilogueFlops();
+    if (op == "Gemm") return GemmFlops() + EpilogueFlops();
+    if (op == "MatMul") return MatMulFlops() + EpilogueFlops();
+    if (op == "BatchNormalization") return kBatchNormFlops * OutputElements();
+    if (op == "Softmax" || op == "LogSoftmax")
+      return kSoftmaxFlops * OutputElements();
+    if (op == "LayerNormalization" || op == "InstanceNormalization" ||
+        op == "GroupNormalization")
+      return kLayerNormFlops * OutputElements();
+    if (IsPool(op)) {
+      double window = 1;
+      for (int64_t k : node_.attrs.GetInts("kernel_shape"))
+        window *= static_cast<double>(k);
+      return window * OutputElements();
+    }
+    if (IsGlobalPool(op) || IsReduction(op)) return InputElements(0);
+    if (auto it = costs.find(op); it != costs.end()) {
+      // Variadic Sum/Max/Min/Mean combine n inputs with n-1 operations.
+      int operands = 0;
+      for (ValueId in : node_.inputs) operands += in != kNoValue ? 1 : 0;
+      const bool variadic =
+          op == "Sum" || op == "Max" || op == "Min" || op == "Mean";
+      const double steps = variadic && operands > 2 ? operands - 1 : 1;
+      return it->second * steps * OutputElements();
+    }
+    // Data movement (Reshape, Transpose, Concat, Gather, ...) and unknown ops.
+    return 0;
+  }
+
+  double Bytes() const {
+    // A value read twice by one node (Mul(x, x)) is moved once.
+    std::unordered_set<ValueId> seen;
+    double bytes = 0;
+    auto add = [&](ValueId id) {
+      if (id == kNoValue || !seen.insert(id).second) return;
+      const Value& v = graph_.value(id);
+      bytes += static_cast<double>(ElementCount(v.shape)) *
+               static_cast<double>(DataTypeSize(v.dtype));
+    };
+    for (ValueId in : node_.inputs) add(in);
+    for (ValueId out : node_.outputs) add(out);
+    return bytes;
+  }
+
+ private:
+  const Shape& ShapeOf(size_t input) const {
+    return graph_.value(node_.inputs[input]).shape;
+  }
+  bool HasInput(size_t i) const {
+    return i < node_.inputs.size() && node_.inputs[i] != kNoValue;
+  }
+  double InputElements(size_t i) const {
+    return HasInput(i) ? static_cast<double>(ElementCount(ShapeOf(i))) : 0;
+  }
+  double OutputElements() const {
+    if (node_.outputs.empty() || node_.outputs[0] == kNoValue) return 0;
+    return static_cast<double>(
+        ElementCount(graph_.value(node_.outputs[0]).shape));
+  }
+  // Extent of dimension `axis` (negative counts from the end) of input i;
+  // symbols count as 1 like everywhere in the annotation.
+  double InputDim(size_t i, int axis) const {
+    if (!HasInput(i)) return 0;
+    const Shape& s = ShapeOf(i);
+    const int rank = static_cast<int>(s.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return 0;
+    return s[axis].is_static() ? static_cast<double>(s[axis].extent()) : 1;
+  }
+
+  // Bias (a third input) and a fused activation, per output element.
+  double EpilogueFlops() const {
+    double flops = 0;
+    if (HasInput(2) && node_.op_type != "MatMul") flops += OutputElements();
+    const std::string activation = node_.attrs.GetString("activation", "");
+    if (!activation.empty()) {
+      const auto& costs = ElementwiseCosts();
+      auto it = costs.find(activation);
+      flops += (it == costs.end() ? 1 : it->second) * OutputElements();
+    }
+    return flops;
+  }
+
+  // 2 * Cout * spatial_out * (Cin / groups) * prod(kernel) per image: the
+  // weight [Cout, Cin/groups, k...] holds exactly Cin/groups * prod(k) taps
+  // per output channel.
+  double ConvFlops() const {
+    if (!HasInput(1) || InputDim(1, 0) <= 0) return 0;
+    const double taps_per_output =
+        static_cast<double>(ElementCount(ShapeOf(1))) / InputDim(1, 0);
+    return 2 * OutputElements() * taps_per_output;
+  }
+
+  // Every input element scatters into Cout/groups * prod(kernel) outputs; the
+  // weight is [Cin, Cout/groups, k...].
+  double ConvTransposeFlops() const {
+    if (!HasInput(1) || InputDim(1, 0) <= 0) return 0;
+    const double taps_per_input =
+        static_cast<double>(ElementCount(ShapeOf(1))) / InputDim(1, 0);
+    return 2 * InputElements(0) * taps_per_input;
+  }
+
+  // 2 * M * N * K; the output is [M, N] and K is A's inner dimension.
+  double GemmFlops() const {
+    const bool trans_a = node_.attrs.GetInt("transA", 0) != 0;
+    const double k = InputDim(0, trans_a ? 0 : 1);
+    return 2 * OutputElements() * k;
+  }
+
+  // 2 * batch * M * N * K; the output holds batch * M * N elements and K is
+  // A's last dimension (also for a 1-D A).
+  double MatMulFlops() const { return 2 * OutputElements() * InputDim(0, -1); }
+
+  const Graph& graph_;
+  const Node& node_;
+};
+
+struct ConstantStats {
+  int64_t elements = 0;
+  int64_t zeros = 0;
+};
+
+// Exact zeros, read by dtype: for floats both +0.0 and -0.0 count.
+ConstantStats CountZeros(const Value& value) {
+  ConstantStats stats;
+  stats.elements = ElementCount(value.shape);
+  if (!value.constant) return stats;
+  const TensorData& data = *value.constant;
+  const size_t width = DataTypeSize(value.dtype);
+  if (width == 0) return stats;
+  const size_t n =
+      std::min(data.size() / width, static_cast<size_t>(stats.elements));
+  const std::byte* bytes = data.data();
+  for (size_t i = 0; i < n; ++i) {
+    const std::byte* p = bytes + i * width;
+    bool zero = false;
+    switch (value.dtype) {
+      case DataType::kF32: {
+        uint32_t bits;
+        std::memcpy(&bits, p, sizeof(bits));
+        zero = (bits & 0x7FFFFFFFu) == 0;
+        break;
+      }
+      case DataType::kF16: {
+        uint16_t bits;
+        std::memcpy(&bits, p, sizeof(bits));
+        zero = (bits & 0x7FFFu) == 0;
+        break;
+      }
+      default: {  // integers and bool: every byte zero
+        zero = true;
+        for (size_t b = 0; b < width; ++b)
+          if (p[b] != std::byte{0}) zero = false;
+      }
+    }
+    if (zero) ++stats.zeros;
+  }
+  return stats;
+}
+
+}  // namespace
+
+Status Annotate(Graph& graph) {
+  for (Node& node : graph.nodes()) {
+    NodeCost cost(graph, node);
+    RETURN_IF_ERROR(cost.CheckShapes());
+    Annotation& a = node.annotation;
+    a.flops = cost.Flops();
+    a.bytes = cost.Bytes();
+    a.intensity = a.bytes > 0 ? a.flops / a.bytes : 0;
+    int64_t params = 0;
+    int64_t zeros = 0;
+    std::unordered_set<ValueId> seen;
+    for (ValueId in : node.inputs) {
+      if (!graph.IsConstant(in) || !seen.insert(in).second) continue;
+      ConstantStats s = CountZeros(graph.value(in));
+      params += s.elements;
+      zeros += s.zeros;
+    }
+    a.params = params;
+    a.weight_sparsity =
+        params > 0 ? static_cast<double>(zeros) / static_cast<double>(params)
+                   : 0;
+    // activation_sparsity is left for calibration.
+  }
+  return Status::Ok();
+}
+
+ModelTotals ComputeTotals(const Graph& graph) {
+  ModelTotals totals;
+  std::unordered_set<ValueId> constants;
+  int64_t zeros = 0;
+  for (const Node& node : graph.nodes()) {
+    totals.flops += node.annotation.flops;
+    totals.bytes += node.annotation.bytes;
+    for (ValueId in : node.inputs) {
+      if (!graph.IsConstant(in) || !constants.insert(in).second) continue;
+      ConstantStats s = CountZeros(graph.value(in));
+      totals.params += s.elements;
+      zeros += s.zeros;
+    }
+  }
+  totals.weight_sparsity =
+      totals.params > 0
+          ? static_cast<double>(zeros) / static_cast<double>(totals.params)
+          : 0;
+  totals.nodes = graph.num_nodes();
+  return totals;
+}
+
+}  // namespace braid

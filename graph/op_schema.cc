@@ -1,0 +1,108 @@
+#include "graph/op_schema.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "graph/ops/shape_functions.h"
+
+namespace braid {
+
+namespace {
+
+// The one table of supported ops: op type, shape function, first opset.
+// Keep in sync with docs/ops.md.
+const std::vector<OpSchema>& SchemaTable() {
+  static const std::vector<OpSchema> kTable = {
+      // elementwise
+      {"Abs", ops::InferUnary, 6},
+      {"Add", ops::InferAdd, 7},
+      {"Cast", ops::InferCast, 6},
+      {"Clip", ops::InferClip, 6},
+      {"Div", ops::InferDiv, 7},
+      {"Dropout", ops::InferDropout, 7},
+      {"Equal", ops::InferEqual, 7},
+      {"Erf", ops::InferUnary, 9},
+      {"Exp", ops::InferUnary, 6},
+      {"HardSigmoid", ops::InferUnary, 6},
+      {"HardSwish", ops::InferUnary, 14},
+      {"Identity", ops::InferIdentity, 1},
+      {"LeakyRelu", ops::InferUnary, 6},
+      {"Log", ops::InferUnary, 6},
+      {"Max", ops::InferMinMax, 8},
+      {"Min", ops::InferMinMax, 8},
+      {"Mul", ops::InferMul, 7},
+      {"Neg", ops::InferUnary, 6},
+      {"Pow", ops::InferPow, 7},
+      {"Reciprocal", ops::InferUnary, 6},
+      {"Relu", ops::InferUnary, 6},
+      {"Sigmoid", ops::InferUnary, 6},
+      {"Sqrt", ops::InferUnary, 6},
+      {"Sub", ops::InferSub, 7},
+      {"Tanh", ops::InferUnary, 6},
+      {"Where", ops::InferWhere, 9},
+      // convolution and pooling
+      {"AveragePool", ops::InferPool, 7},
+      {"Conv", ops::InferConv, 1},
+      {"GlobalAveragePool", ops::InferGlobalPool, 1},
+      {"GlobalMaxPool", ops::InferGlobalPool, 1},
+      {"MaxPool", ops::InferPool, 8},
+      // matrix products
+      {"Gemm", ops::InferGemm, 7},
+      {"MatMul", ops::InferMatMul, 1},
+      // shape manipulation
+      {"Concat", ops::InferConcat, 4},
+      {"Constant", ops::InferConstant, 1},
+      {"ConstantOfShape", ops::InferConstantOfShape, 9},
+      {"Expand", ops::InferExpand, 8},
+      {"Flatten", ops::InferFlatten, 1},
+      {"Reshape", ops::InferReshape, 5},
+      {"Shape", ops::InferShape, 1},
+      {"Squeeze", ops::InferSqueeze, 1},
+      {"Transpose", ops::InferTranspose, 1},
+      {"Unsqueeze", ops::InferUnsqueeze, 1},
+      // indexing
+      {"Gather", ops::InferGather, 1},
+      {"Pad", ops::InferPad, 2},
+      {"Slice", ops::InferSlice, 1},
+      {"Split", ops::InferSplit, 2},
+      // reductions
+      {"ReduceMax", ops::InferReduce, 1},
+      {"ReduceMean", ops::InferReduce, 1},
+      {"ReduceSum", ops::InferReduce, 1},
+      // normalization
+      {"BatchNormalization", ops::InferBatchNormalization, 7},
+      {"LayerNormalization", ops::InferLayerNormalization, 17},
+      {"Softmax", ops::InferSoftmax, 1},
+  };
+  return kTable;
+}
+
+const std::unordered_map<std::string_view, const OpSchema*>& SchemaIndex() {
+  static const auto* const kIndex = [] {
+    auto* index = new std::unordered_map<std::string_view, const OpSchema*>();
+    for (const OpSchema& s : SchemaTable()) (*index)[s.op_type] = &s;
+    return index;
+  }();
+  return *kIndex;
+}
+
+}  // namespace
+
+const OpSchema* FindOpSchema(std::string_view op_type) {
+  const auto& index = SchemaIndex();
+  auto it = index.find(op_type);
+  return it == index.end() ? nullptr : it->second;
+}
+
+bool IsSupportedOp(std::string_view op_type) {
+  return FindOpSchema(op_type) != nullptr;
+}
+
+std::vector<std::string> SupportedOpTypes() {
+  std::vector<std::string> out;
+  for (const OpSchema& s : SchemaTable()) out.emplace_back(s.op_type);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace braid

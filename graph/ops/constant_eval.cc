@@ -1,0 +1,432 @@
+// Reference evaluators for constant folding. Every op reads its inputs'
+// constant bytes and the output shape that shape inference already set.
+// Floating-point ops compute in float (as the f32 kernels do), integer ops in
+// int64 with truncating division.
+#include "graph/ops/constant_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+
+namespace braid::ops {
+
+namespace {
+
+struct Tensor {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> dims;
+  TensorData data;
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+};
+
+bool IsIntegral(DataType t) {
+  return t == DataType::kI64 || t == DataType::kI32 || t == DataType::kI8 ||
+         t == DataType::kU8 || t == DataType::kBool;
+}
+
+double LoadDouble(const Tensor& t, int64_t i) {
+  const std::byte* p = t.data.data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
+  switch (t.dtype) {
+    case DataType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DataType::kI64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DataType::kI32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DataType::kI8: return static_cast<int8_t>(*p);
+    case DataType::kU8: return static_cast<uint8_t>(*p);
+    case DataType::kBool: return *p != std::byte{0} ? 1 : 0;
+    default: return 0;
+  }
+}
+
+int64_t LoadInt(const Tensor& t, int64_t i) {
+  const std::byte* p = t.data.data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
+  switch (t.dtype) {
+    case DataType::kI64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DataType::kF32: { float v; std::memcpy(&v, p, 4); return static_cast<int64_t>(v); }
+    default: return static_cast<int64_t>(LoadDouble(t, i));
+  }
+}
+
+float LoadFloat(const Tensor& t, int64_t i) {
+  return static_cast<float>(LoadDouble(t, i));
+}
+
+void StoreInt(Tensor& t, int64_t i, int64_t v) {
+  std::byte* p = t.data.mutable_data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
+  switch (t.dtype) {
+    case DataType::kI64: std::memcpy(p, &v, 8); break;
+    case DataType::kI32: { auto x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
+    case DataType::kI8: *p = static_cast<std::byte>(static_cast<int8_t>(v)); break;
+    case DataType::kU8: *p = static_cast<std::byte>(static_cast<uint8_t>(v)); break;
+    case DataType::kBool: *p = static_cast<std::byte>(v != 0 ? 1 : 0); break;
+    case DataType::kF32: { auto x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
+    default: break;
+  }
+}
+
+void StoreFloat(Tensor& t, int64_t i, float v) {
+  std::byte* p = t.data.mutable_data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
+  switch (t.dtype) {
+    case DataType::kF32: std::memcpy(p, &v, 4); break;
+    case DataType::kBool: *p = static_cast<std::byte>(v != 0.0f ? 1 : 0); break;
+    default: StoreInt(t, i, static_cast<int64_t>(v)); break;
+  }
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Calls fn(output linear index, input linear index) for every output element,
+// where input element offsets follow `in_strides` (0 for broadcast dims).
+void ForEachMapped(const std::vector<int64_t>& out_dims,
+                   const std::vector<int64_t>& in_strides, int64_t in_base,
+                   const std::function<void(int64_t, int64_t)>& fn) {
+  int64_t count = 1;
+  for (int64_t d : out_dims) count *= d;
+  if (count == 0) return;
+  std::vector<int64_t> idx(out_dims.size(), 0);
+  int64_t in = in_base;
+  for (int64_t o = 0; o < count; ++o) {
+    fn(o, in);
+    for (size_t k = out_dims.size(); k-- > 0;) {
+      if (++idx[k] < out_dims[k]) {
+        in += in_strides[k];
+        break;
+      }
+      in -= in_strides[k] * (out_dims[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
+// Strides that read `in_dims` broadcast to `out_dims` (numpy rules).
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_dims,
+                                      const std::vector<int64_t>& out_dims) {
+  std::vector<int64_t> in_strides = Strides(in_dims);
+  std::vector<int64_t> s(out_dims.size(), 0);
+  const size_t offset = out_dims.size() - in_dims.size();
+  for (size_t i = 0; i < in_dims.size(); ++i)
+    s[offset + i] = in_dims[i] == 1 ? 0 : in_strides[i];
+  return s;
+}
+
+std::vector<int64_t> BroadcastIndex(const Tensor& in,
+                                    const std::vector<int64_t>& out_dims) {
+  std::vector<int64_t> map;
+  map.reserve(static_cast<size_t>(std::max<int64_t>(0, in.count())));
+  ForEachMapped(out_dims, BroadcastStrides(in.dims, out_dims), 0,
+                [&](int64_t, int64_t i) { map.push_back(i); });
+  return map;
+}
+
+// Copies elements: out[o] = in[map(o)], byte-wise.
+void Gather(const Tensor& in, Tensor& out, const std::vector<int64_t>& strides,
+            int64_t base) {
+  const size_t elem = DataTypeSize(in.dtype);
+  ForEachMapped(out.dims, strides, base, [&](int64_t o, int64_t i) {
+    std::memcpy(out.data.mutable_data() + o * static_cast<int64_t>(elem),
+                in.data.data() + i * static_cast<int64_t>(elem), elem);
+  });
+}
+
+Status NotCovered(const Node& node, const std::string& why) {
+  return Unimplemented("cannot fold node '" + node.name + "' (" +
+                       node.op_type + "): " + why);
+}
+
+using FloatBinary = float (*)(float, float);
+using IntBinary = bool (*)(int64_t, int64_t, int64_t*);
+
+StatusOr<Tensor> Binary(const Node& node, const Tensor& a, const Tensor& b,
+                        Tensor out, FloatBinary f, IntBinary g) {
+  std::vector<int64_t> ia = BroadcastIndex(a, out.dims);
+  std::vector<int64_t> ib = BroadcastIndex(b, out.dims);
+  const int64_t n = out.count();
+  if (a.dtype == DataType::kF32) {
+    if (!f) return NotCovered(node, "f32 inputs");
+    for (int64_t k = 0; k < n; ++k)
+      StoreFloat(out, k, f(LoadFloat(a, ia[k]), LoadFloat(b, ib[k])));
+  } else if (IsIntegral(a.dtype)) {
+    if (!g) return NotCovered(node, "integer inputs");
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t r;
+      if (!g(LoadInt(a, ia[k]), LoadInt(b, ib[k]), &r))
+        return NotCovered(node, "integer division by zero");
+      StoreInt(out, k, r);
+    }
+  } else {
+    return NotCovered(node, std::string("dtype ") + DataTypeName(a.dtype));
+  }
+  return out;
+}
+
+float Erf(float x) { return std::erf(x); }
+
+// Slice parameters (attributes before opset 10, inputs after).
+void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
+               bool* ok) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto ints = [&](size_t i) {
+    std::vector<int64_t> v;
+    if (i < in.size() && in[i].dtype != DataType::kUndefined)
+      for (int64_t k = 0; k < in[i].count(); ++k) v.push_back(LoadInt(in[i], k));
+    return v;
+  };
+  if (in.size() == 1) {
+    starts = node.attrs.GetInts("starts");
+    ends = node.attrs.GetInts("ends");
+    axes = node.attrs.GetInts("axes");
+  } else {
+    starts = ints(1);
+    ends = ints(2);
+    axes = ints(3);
+    steps = ints(4);
+  }
+  const auto rank = static_cast<int64_t>(in[0].dims.size());
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  std::vector<int64_t> in_strides = Strides(in[0].dims);
+  std::vector<int64_t> strides = in_strides;
+  int64_t base = 0;
+  for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
+    int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (ax < 0 || ax >= rank) {
+      *ok = false;
+      return;
+    }
+    const int64_t dim = in[0].dims[static_cast<size_t>(ax)];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    start = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim)
+                         : std::clamp<int64_t>(start, 0, dim - 1);
+    base += start * in_strides[static_cast<size_t>(ax)];
+    strides[static_cast<size_t>(ax)] = in_strides[static_cast<size_t>(ax)] * steps[i];
+  }
+  Gather(in[0], out, strides, base);
+  *ok = true;
+}
+
+}  // namespace
+
+bool CanEvaluateConstant(const std::string& op) {
+  static const char* const kOps[] = {
+      "Abs", "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
+      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Identity", "Log",
+      "Mul", "Neg", "Pow", "Reciprocal", "Reshape", "Shape", "Slice", "Sqrt",
+      "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
+                                                       const Node& node) {
+  const std::string& op = node.op_type;
+  if (!CanEvaluateConstant(op)) return NotCovered(node, "no evaluator");
+  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue)
+    return NotCovered(node, "expects exactly one output");
+  const Value& out_value = graph.value(node.outputs[0]);
+  if (!out_value.has_shape) return NotCovered(node, "output has no shape");
+  auto out_dims = StaticExtents(out_value.shape);
+  if (!out_dims.ok()) return NotCovered(node, "output shape is symbolic");
+  if (out_value.dtype == DataType::kF16 || out_value.dtype == DataType::kUndefined)
+    return NotCovered(node, "output dtype");
+
+  std::vector<Tensor> in(node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue) continue;
+    const Value& v = graph.value(node.inputs[i]);
+    if (op == "Shape") break;  // reads only the shape
+    if (!v.constant) return NotCovered(node, "input '" + v.name + "' is not constant");
+    if (v.dtype == DataType::kF16) return NotCovered(node, "f16 input");
+    auto dims = StaticExtents(v.shape);
+    if (!dims.ok()) return NotCovered(node, "input shape is symbolic");
+    in[i].dtype = v.dtype;
+    in[i].dims = *dims;
+    in[i].data = *v.constant;
+    if (in[i].data.size() != static_cast<size_t>(in[i].count()) * DataTypeSize(v.dtype))
+      return NotCovered(node, "input '" + v.name + "' has the wrong byte size");
+  }
+
+  Tensor out;
+  out.dtype = out_value.dtype;
+  out.dims = *out_dims;
+  const size_t out_bytes = static_cast<size_t>(out.count()) * DataTypeSize(out.dtype);
+
+  // Ops that only reinterpret the bytes share them.
+  if (op == "Identity" || op == "Reshape" || op == "Flatten" ||
+      op == "Squeeze" || op == "Unsqueeze") {
+    if (in[0].data.size() != out_bytes) return NotCovered(node, "size mismatch");
+    return std::vector<TensorData>{in[0].data};
+  }
+  if (op == "Constant") {
+    const TensorAttr* t = node.attrs.GetTensor("value");
+    if (t) return std::vector<TensorData>{t->data};
+    out.data = TensorData::Allocate(out_bytes);
+    if (node.attrs.Has("value_float")) {
+      StoreFloat(out, 0, node.attrs.GetFloat("value_float", 0));
+    } else if (node.attrs.Has("value_floats")) {
+      std::vector<float> v = node.attrs.GetFloats("value_floats");
+      for (size_t k = 0; k < v.size(); ++k) StoreFloat(out, static_cast<int64_t>(k), v[k]);
+    } else if (node.attrs.Has("value_int")) {
+      StoreInt(out, 0, node.attrs.GetInt("value_int", 0));
+    } else {
+      std::vector<int64_t> v = node.attrs.GetInts("value_ints");
+      for (size_t k = 0; k < v.size(); ++k) StoreInt(out, static_cast<int64_t>(k), v[k]);
+    }
+    return std::vector<TensorData>{out.data};
+  }
+
+  out.data = TensorData::Allocate(out_bytes);
+  const int64_t n = out.count();
+  if (op == "Shape") {
+    const Value& x = graph.value(node.inputs[0]);
+    auto dims = StaticExtents(x.shape);
+    if (!dims.ok()) return NotCovered(node, "input shape is symbolic");
+    const auto rank = static_cast<int64_t>(dims->size());
+    int64_t start = node.attrs.GetInt("start", 0);
+    if (start < 0) start += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    for (int64_t k = 0; k < n; ++k)
+      StoreInt(out, k, (*dims)[static_cast<size_t>(start + k)]);
+  } else if (op == "ConstantOfShape") {
+    const TensorAttr* t = node.attrs.GetTensor("value");
+    if (t && t->data.size() >= out_bytes / std::max<int64_t>(n, 1)) {
+      const size_t elem = DataTypeSize(out.dtype);
+      for (int64_t k = 0; k < n; ++k)
+        std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
+                    t->data.data(), elem);
+    }  // else: f32 zeros, already zero-filled
+  } else if (op == "Transpose") {
+    std::vector<int64_t> perm = node.attrs.GetInts("perm");
+    const size_t rank = in[0].dims.size();
+    if (perm.empty())
+      for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    std::vector<int64_t> in_strides = Strides(in[0].dims);
+    std::vector<int64_t> strides(rank);
+    for (size_t i = 0; i < rank; ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+    Gather(in[0], out, strides, 0);
+  } else if (op == "Gather") {
+    const auto rank = static_cast<int64_t>(in[0].dims.size());
+    int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    const auto ax = static_cast<size_t>(axis);
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < ax; ++i) outer *= in[0].dims[i];
+    for (size_t i = ax + 1; i < in[0].dims.size(); ++i) inner *= in[0].dims[i];
+    const int64_t extent = in[0].dims[ax];
+    const int64_t num = in[1].count();
+    const auto chunk = static_cast<size_t>(inner) * DataTypeSize(out.dtype);
+    std::byte* dst = out.data.mutable_data();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < num; ++j) {
+        int64_t k = LoadInt(in[1], j);
+        if (k < 0) k += extent;
+        if (k < 0 || k >= extent) return NotCovered(node, "index out of range");
+        std::memcpy(dst, in[0].data.data() + (o * extent + k) * static_cast<int64_t>(chunk), chunk);
+        dst += chunk;
+      }
+    }
+  } else if (op == "Concat") {
+    const auto rank = static_cast<int64_t>(out.dims.size());
+    int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i) outer *= out.dims[static_cast<size_t>(i)];
+    std::byte* dst = out.data.mutable_data();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (const Tensor& t : in) {
+        const size_t chunk = t.data.size() / static_cast<size_t>(std::max<int64_t>(outer, 1));
+        std::memcpy(dst, t.data.data() + o * static_cast<int64_t>(chunk), chunk);
+        dst += chunk;
+      }
+    }
+  } else if (op == "Slice") {
+    bool ok = false;
+    SliceEval(node, in, out, &ok);
+    if (!ok) return NotCovered(node, "bad slice axes");
+  } else if (op == "Expand") {
+    Gather(in[0], out, BroadcastStrides(in[0].dims, out.dims), 0);
+  } else if (op == "Cast") {
+    for (int64_t k = 0; k < n; ++k) {
+      if (in[0].dtype == DataType::kF32)
+        StoreFloat(out, k, LoadFloat(in[0], k));
+      else
+        out.dtype == DataType::kF32 ? StoreFloat(out, k, LoadFloat(in[0], k))
+                                    : StoreInt(out, k, LoadInt(in[0], k));
+    }
+  } else if (op == "Equal") {
+    std::vector<int64_t> ia = BroadcastIndex(in[0], out.dims);
+    std::vector<int64_t> ib = BroadcastIndex(in[1], out.dims);
+    for (int64_t k = 0; k < n; ++k) {
+      const bool eq = in[0].dtype == DataType::kF32
+                          ? LoadFloat(in[0], ia[k]) == LoadFloat(in[1], ib[k])
+                          : LoadInt(in[0], ia[k]) == LoadInt(in[1], ib[k]);
+      StoreInt(out, k, eq ? 1 : 0);
+    }
+  } else if (op == "Where") {
+    std::vector<int64_t> ic = BroadcastIndex(in[0], out.dims);
+    std::vector<int64_t> ix = BroadcastIndex(in[1], out.dims);
+    std::vector<int64_t> iy = BroadcastIndex(in[2], out.dims);
+    const size_t elem = DataTypeSize(out.dtype);
+    for (int64_t k = 0; k < n; ++k) {
+      const bool c = LoadInt(in[0], ic[k]) != 0;
+      const Tensor& src = c ? in[1] : in[2];
+      const int64_t at = c ? ix[k] : iy[k];
+      std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
+                  src.data.data() + at * static_cast<int64_t>(elem), elem);
+    }
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+             op == "Pow") {
+    FloatBinary f = nullptr;
+    IntBinary g = nullptr;
+    if (op == "Add") {
+      f = [](float a, float b) { return a + b; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = a + b; return true; };
+    } else if (op == "Sub") {
+      f = [](float a, float b) { return a - b; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = a - b; return true; };
+    } else if (op == "Mul") {
+      f = [](float a, float b) { return a * b; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = a * b; return true; };
+    } else if (op == "Div") {
+      f = [](float a, float b) { return a / b; };
+      g = [](int64_t a, int64_t b, int64_t* r) {
+        if (b == 0) return false;
+        *r = a / b;
+        return true;
+      };
+    } else {
+      f = [](float a, float b) { return std::pow(a, b); };
+    }
+    if (op != "Pow" && in[0].dtype != in[1].dtype)
+      return NotCovered(node, "mixed dtypes");
+    ASSIGN_OR_RETURN(out, Binary(node, in[0], in[1], std::move(out), f, g));
+  } else {  // unary
+    if (op == "Neg" && IsIntegral(in[0].dtype)) {
+      for (int64_t k = 0; k < n; ++k) StoreInt(out, k, -LoadInt(in[0], k));
+      return std::vector<TensorData>{out.data};
+    }
+    if (in[0].dtype != DataType::kF32) return NotCovered(node, "non-f32 input");
+    float (*f)(float) = nullptr;
+    if (op == "Sqrt") f = [](float x) { return std::sqrt(x); };
+    else if (op == "Neg") f = [](float x) { return -x; };
+    else if (op == "Abs") f = [](float x) { return std::fabs(x); };
+    else if (op == "Reciprocal") f = [](float x) { return 1.0f / x; };
+    else if (op == "Exp") f = [](float x) { return std::exp(x); };
+    else if (op == "Log") f = [](float x) { return std::log(x); };
+    else if (op == "Tanh") f = [](float x) { return std::tanh(x); };
+    else if (op == "Erf") f = Erf;
+    if (!f) return NotCovered(node, "no evaluator");
+    for (int64_t k = 0; k < n; ++k) StoreFloat(out, k, f(LoadFloat(in[0], k)));
+  }
+  return std::vector<TensorData>{out.data};
+}
+
+}  // namespace braid::ops

@@ -1,0 +1,228 @@
+// Shape functions of elementwise ops: unary activations, broadcasting binary
+// arithmetic, comparisons, Where, Cast. Add/Sub/Mul/Div/Equal/Where/Cast also
+// carry symbolic values (see graph/passes/shape_inference.h).
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "graph/ops/shape_functions.h"
+
+namespace braid::ops {
+
+namespace {
+
+using DimOp = std::function<std::optional<Dim>(const Dim&, const Dim&)>;
+
+// Elementwise op over symbolic values with rank <= 1 broadcasting; nullopt
+// when a value is unknown or an element has no expressible result.
+std::optional<DimValues> CombineValues(const std::optional<DimValues>& a,
+                                       const std::optional<DimValues>& b,
+                                       const DimOp& op) {
+  if (!a || !b) return std::nullopt;
+  const size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1))
+    return std::nullopt;
+  DimValues out;
+  for (size_t k = 0; k < n; ++k) {
+    std::optional<Dim> r =
+        op((*a)[a->size() == 1 ? 0 : k], (*b)[b->size() == 1 ? 0 : k]);
+    if (!r) return std::nullopt;
+    out.push_back(*r);
+  }
+  return out;
+}
+
+bool IsZero(const Dim& d) { return d.is_static() && d.extent() == 0; }
+
+std::optional<Dim> AddDims(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) return Dim(a.extent() + b.extent());
+  if (IsZero(a)) return b;
+  if (IsZero(b)) return a;
+  return std::nullopt;
+}
+
+std::optional<Dim> SubDims(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) return Dim(a.extent() - b.extent());
+  if (IsZero(b)) return a;
+  if (a == b) return Dim(0);
+  return std::nullopt;
+}
+
+std::optional<Dim> MulDims(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) return Dim(a.extent() * b.extent());
+  // A negative multiple of a symbol is no extent; leave it untracked.
+  if ((a.is_static() && a.extent() < 0) || (b.is_static() && b.extent() < 0))
+    return std::nullopt;
+  return MultiplyDims(a, b);
+}
+
+std::optional<Dim> DivDims(const Dim& a, const Dim& b) {
+  if (a.is_static() && b.is_static()) {
+    if (b.extent() == 0) return std::nullopt;
+    return Dim(a.extent() / b.extent());  // truncates, as ONNX Runtime does
+  }
+  if (b.is_static() && b.extent() <= 0) return std::nullopt;
+  std::optional<DimProduct> q = DivideProducts(ToProduct(a), ToProduct(b));
+  if (!q) return std::nullopt;
+  return FromProduct(*q);
+}
+
+std::optional<Dim> EqualDims(const Dim& a, const Dim& b) {
+  if (a == b) return Dim(1);
+  if (a.is_static() && b.is_static()) return Dim(0);
+  // A symbol is a non-negative extent: it never equals a negative number.
+  if (a.is_static() && a.extent() < 0) return Dim(0);
+  if (b.is_static() && b.extent() < 0) return Dim(0);
+  return std::nullopt;
+}
+
+// `out_dtype` nullopt: the dtype of input 0.
+Status InferBroadcastBinary(ShapeInferenceContext& ctx, bool same_dtypes,
+                            std::optional<DataType> out_dtype,
+                            const DimOp& value_op) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  if (same_dtypes && ctx.input_dtype(0) != ctx.input_dtype(1))
+    return ctx.Error(std::string("input dtypes differ: ") +
+                     DataTypeName(ctx.input_dtype(0)) + " vs " +
+                     DataTypeName(ctx.input_dtype(1)));
+  std::string why;
+  std::optional<Shape> shape =
+      BroadcastShapes(ctx.input_shape(0), ctx.input_shape(1), &why);
+  if (!shape) return ctx.Error(why);
+  ctx.SetOutput(0, out_dtype.value_or(ctx.input_dtype(0)), *shape);
+  if (value_op) {
+    std::optional<DimValues> v =
+        CombineValues(ctx.InputValues(0), ctx.InputValues(1), value_op);
+    if (v) ctx.SetOutputValues(0, std::move(*v));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferUnary(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status InferIdentity(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(InferUnary(ctx));
+  if (std::optional<DimValues> v = ctx.InputValues(0))
+    ctx.SetOutputValues(0, std::move(*v));
+  return Status::Ok();
+}
+
+Status InferDropout(ShapeInferenceContext& ctx) {
+  // Opset 12 adds optional ratio and training_mode inputs.
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 3));
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  ctx.SetOutput(1, DataType::kBool, ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status InferClip(ShapeInferenceContext& ctx) {
+  // Opset 11 moves min/max from attributes to optional scalar inputs.
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 3));
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (ElementCount(ctx.input_shape(i)) != 1)
+      return ctx.Error("min/max input " + std::to_string(i) +
+                       " must be a scalar");
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status InferCast(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const int64_t to = ctx.attrs().GetInt("to", -1);
+  std::optional<DataType> dtype = DataTypeFromOnnx(to);
+  if (!dtype)
+    return ctx.Unsupported("cast to ONNX data type " + std::to_string(to) +
+                           " is not supported");
+  ctx.SetOutput(0, *dtype, ctx.input_shape(0));
+  const DataType from = ctx.input_dtype(0);
+  const bool int_to_int =
+      (from == DataType::kI64 || from == DataType::kI32) &&
+      (*dtype == DataType::kI64 || *dtype == DataType::kI32);
+  if (int_to_int)
+    if (std::optional<DimValues> v = ctx.InputValues(0))
+      ctx.SetOutputValues(0, std::move(*v));
+  return Status::Ok();
+}
+
+Status InferAdd(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, std::nullopt, AddDims);
+}
+Status InferSub(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, std::nullopt, SubDims);
+}
+Status InferMul(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, std::nullopt, MulDims);
+}
+Status InferDiv(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, std::nullopt, DivDims);
+}
+Status InferPow(ShapeInferenceContext& ctx) {
+  // The exponent may have its own type (opset 12+).
+  return InferBroadcastBinary(ctx, false, std::nullopt, nullptr);
+}
+Status InferEqual(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, DataType::kBool, EqualDims);
+}
+
+Status InferMinMax(ShapeInferenceContext& ctx) {
+  if (ctx.num_inputs() < 1) return ctx.Error("expects at least one input");
+  Shape shape;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) +
+                                            " is absent");
+    if (ctx.input_dtype(i) != ctx.input_dtype(0))
+      return ctx.Error("input dtypes differ");
+    std::string why;
+    std::optional<Shape> s = BroadcastShapes(shape, ctx.input_shape(i), &why);
+    if (!s) return ctx.Error(why);
+    shape = std::move(*s);
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), shape);
+  return Status::Ok();
+}
+
+Status InferWhere(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  if (ctx.input_dtype(0) != DataType::kBool)
+    return ctx.Error("condition must be bool, is " +
+                     std::string(DataTypeName(ctx.input_dtype(0))));
+  if (ctx.input_dtype(1) != ctx.input_dtype(2))
+    return ctx.Error("X and Y dtypes differ");
+  std::string why;
+  std::optional<Shape> s =
+      BroadcastShapes(ctx.input_shape(0), ctx.input_shape(1), &why);
+  if (s) s = BroadcastShapes(*s, ctx.input_shape(2), &why);
+  if (!s) return ctx.Error(why);
+  ctx.SetOutput(0, ctx.input_dtype(1), *s);
+
+  std::optional<DimValues> cond = ctx.InputValues(0);
+  std::optional<DimValues> x = ctx.InputValues(1);
+  std::optional<DimValues> y = ctx.InputValues(2);
+  if (!cond || !x || !y) return Status::Ok();
+  const size_t n = std::max({cond->size(), x->size(), y->size()});
+  auto at = [n](const DimValues& v, size_t k) -> const Dim* {
+    if (v.size() == 1) return &v[0];
+    return v.size() == n ? &v[k] : nullptr;
+  };
+  DimValues out;
+  for (size_t k = 0; k < n; ++k) {
+    const Dim* c = at(*cond, k);
+    const Dim* a = at(*x, k);
+    const Dim* b = at(*y, k);
+    if (!c || !a || !b || !c->is_static()) return Status::Ok();
+    out.push_back(c->extent() != 0 ? *a : *b);
+  }
+  ctx.SetOutputValues(0, std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace braid::ops

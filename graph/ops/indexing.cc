@@ -1,0 +1,249 @@
+// Shape functions of ops that select or pad: Gather, Slice, Split, Pad.
+// Gather and Slice carry symbolic values (Gather(Shape(x), 0) is x's batch).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/ops/shape_functions.h"
+
+namespace braid::ops {
+
+namespace {
+
+// ONNX Slice on one axis of extent `dim`: clamps start/end and returns the
+// (start, count) of the selected elements.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t count = 0;
+};
+
+SliceRange ComputeSliceRange(int64_t dim, int64_t start, int64_t end,
+                             int64_t step) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+  }
+  SliceRange r;
+  r.start = start;
+  const int64_t span = step > 0 ? end - start : start - end;
+  const int64_t abs_step = step > 0 ? step : -step;
+  r.count = span <= 0 ? 0 : (span + abs_step - 1) / abs_step;
+  return r;
+}
+
+}  // namespace
+
+Status InferGather(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& data = ctx.input_shape(0);
+  const Shape& indices = ctx.input_shape(1);
+  if (ctx.input_dtype(1) != DataType::kI64 &&
+      ctx.input_dtype(1) != DataType::kI32)
+    return ctx.Error("indices must be i32 or i64");
+  const auto rank = static_cast<int64_t>(data.size());
+  if (rank == 0) return ctx.Error("data must have rank >= 1");
+  std::optional<int64_t> axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), rank);
+  if (!axis) return ctx.Error("axis is out of range for rank " + std::to_string(rank));
+  const auto ax = static_cast<size_t>(*axis);
+  Shape out(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(ax));
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(ax) + 1,
+             data.end());
+
+  // Constant indices are checked against a static extent.
+  std::optional<DimValues> index_values = ctx.InputValues(1);
+  const Dim& extent = data[ax];
+  if (index_values && extent.is_static()) {
+    for (const Dim& i : *index_values)
+      if (i.is_static() &&
+          (i.extent() < -extent.extent() || i.extent() >= extent.extent()))
+        return ctx.Error("index " + i.ToString() +
+                         " is out of range for extent " + extent.ToString());
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), out);
+
+  std::optional<DimValues> values = ctx.InputValues(0);
+  if (!values || !index_values || data.size() != 1) return Status::Ok();
+  const auto n = static_cast<int64_t>(values->size());
+  DimValues picked;
+  for (const Dim& i : *index_values) {
+    if (!i.is_static()) return Status::Ok();
+    const int64_t k = i.extent() < 0 ? i.extent() + n : i.extent();
+    if (k < 0 || k >= n) return Status::Ok();
+    picked.push_back((*values)[static_cast<size_t>(k)]);
+  }
+  ctx.SetOutputValues(0, std::move(picked));
+  return Status::Ok();
+}
+
+Status InferSlice(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 5));
+  const Shape& in = ctx.input_shape(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.num_inputs() == 1) {  // opset < 10: attributes
+    starts = ctx.attrs().GetInts("starts");
+    ends = ctx.attrs().GetInts("ends");
+    axes = ctx.attrs().GetInts("axes");
+  } else {
+    RETURN_IF_ERROR(ctx.ExpectInputs(3, 5));
+    ASSIGN_OR_RETURN(starts, ctx.InputInts(1));
+    ASSIGN_OR_RETURN(ends, ctx.InputInts(2));
+    if (ctx.has_input(3)) {
+      ASSIGN_OR_RETURN(axes, ctx.InputInts(3));
+    }
+    if (ctx.has_input(4)) {
+      ASSIGN_OR_RETURN(steps, ctx.InputInts(4));
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return ctx.Error("starts " + IntsToString(starts) + ", ends " + IntsToString(ends) +
+                     ", axes " + IntsToString(axes) + " and steps " + IntsToString(steps) +
+                     " differ in length");
+  Shape out = in;
+  std::vector<bool> seen(in.size(), false);
+  std::vector<SliceRange> ranges(in.size());
+  std::vector<int64_t> step_of(in.size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    std::optional<int64_t> axis = NormalizeAxis(axes[i], rank);
+    if (!axis) return ctx.Error("axis " + std::to_string(axes[i]) + " is out of range");
+    const auto ax = static_cast<size_t>(*axis);
+    if (seen[ax]) return ctx.Error("axis " + std::to_string(axes[i]) + " is repeated");
+    seen[ax] = true;
+    if (steps[i] == 0) return ctx.Error("step must not be 0");
+    step_of[ax] = steps[i];
+    const Dim& d = in[ax];
+    if (!d.is_static()) {
+      // Only the full range keeps a symbolic extent.
+      const bool full = starts[i] == 0 && steps[i] == 1 &&
+                        ends[i] >= std::numeric_limits<int32_t>::max();
+      if (!full)
+        return ctx.Unsupported("slicing symbolic dimension " + d.symbol() +
+                               " with start " + std::to_string(starts[i]) +
+                               ", end " + std::to_string(ends[i]));
+      ranges[ax] = {0, -1};
+      continue;
+    }
+    ranges[ax] = ComputeSliceRange(d.extent(), starts[i], ends[i], steps[i]);
+    out[ax] = Dim(ranges[ax].count);
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), out);
+
+  std::optional<DimValues> values = ctx.InputValues(0);
+  if (values && in.size() == 1 && in[0].is_static()) {
+    DimValues picked;
+    const SliceRange r = seen[0] ? ranges[0] : SliceRange{0, in[0].extent()};
+    for (int64_t k = 0; k < r.count; ++k)
+      picked.push_back((*values)[static_cast<size_t>(r.start + k * step_of[0])]);
+    ctx.SetOutputValues(0, std::move(picked));
+  }
+  return Status::Ok();
+}
+
+Status InferSplit(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 2));
+  const Shape& in = ctx.input_shape(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::optional<int64_t> axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), rank);
+  if (!axis) return ctx.Error("axis is out of range for rank " + std::to_string(rank));
+  const auto ax = static_cast<size_t>(*axis);
+  std::vector<int64_t> split;
+  if (ctx.has_input(1)) {  // opset 13+
+    ASSIGN_OR_RETURN(split, ctx.InputInts(1));
+  } else {
+    split = ctx.attrs().GetInts("split");
+  }
+  const size_t outputs = ctx.num_outputs();
+  if (outputs == 0) return ctx.Error("has no outputs");
+  if (!split.empty()) {
+    if (split.size() != outputs)
+      return ctx.Error("split " + IntsToString(split) + " has " +
+                       std::to_string(split.size()) + " parts for " +
+                       std::to_string(outputs) + " outputs");
+    int64_t total = 0;
+    for (int64_t s : split) {
+      if (s < 0) return ctx.Error("negative split " + IntsToString(split));
+      total += s;
+    }
+    if (in[ax].is_static() && total != in[ax].extent())
+      return ctx.Error("split " + IntsToString(split) + " sums to " +
+                       std::to_string(total) + ", the axis has " +
+                       in[ax].ToString());
+    if (!in[ax].is_static())
+      return ctx.Unsupported("splitting symbolic dimension " + in[ax].symbol());
+  } else {
+    if (!in[ax].is_static())
+      return ctx.Unsupported("splitting symbolic dimension " + in[ax].symbol());
+    const int64_t n = static_cast<int64_t>(outputs);
+    const int64_t extent = in[ax].extent();
+    if (ctx.opset() < 18 && extent % n != 0)
+      return ctx.Error("axis extent " + std::to_string(extent) +
+                       " does not split evenly into " + std::to_string(n));
+    // Opset 18 semantics: parts of ceil(extent/n), the last one smaller.
+    const int64_t part = (extent + n - 1) / n;
+    for (int64_t i = 0; i < n; ++i)
+      split.push_back(std::clamp<int64_t>(extent - i * part, 0, part));
+  }
+  for (size_t i = 0; i < outputs; ++i) {
+    Shape out = in;
+    out[ax] = Dim(split[i]);
+    ctx.SetOutput(i, ctx.input_dtype(0), std::move(out));
+  }
+  return Status::Ok();
+}
+
+Status InferPad(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 4));
+  const Shape& in = ctx.input_shape(0);
+  const size_t rank = in.size();
+  std::vector<int64_t> pads;
+  if (ctx.has_input(1)) {  // opset 11+
+    ASSIGN_OR_RETURN(pads, ctx.InputInts(1));
+  } else {
+    pads = ctx.attrs().GetInts("pads");
+  }
+  const std::string mode = ctx.attrs().GetString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return ctx.Error("unknown mode '" + mode + "'");
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) {  // opset 18
+    ASSIGN_OR_RETURN(axes, ctx.InputInts(3));
+  } else {
+    for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (pads.size() != 2 * axes.size())
+    return ctx.Error("pads " + IntsToString(pads) + " must have " +
+                     std::to_string(2 * axes.size()) + " entries");
+  Shape out = in;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    std::optional<int64_t> axis =
+        NormalizeAxis(axes[i], static_cast<int64_t>(rank));
+    if (!axis) return ctx.Error("axis " + std::to_string(axes[i]) + " is out of range");
+    const auto ax = static_cast<size_t>(*axis);
+    const int64_t add = pads[i] + pads[i + axes.size()];
+    if (add == 0) continue;
+    if (!in[ax].is_static())
+      return ctx.Unsupported("padding symbolic dimension " + in[ax].symbol());
+    const int64_t extent = in[ax].extent() + add;
+    if (extent < 0)
+      return ctx.Error("pads " + IntsToString(pads) + " crop dimension " +
+                       std::to_string(ax) + " below zero");
+    out[ax] = Dim(extent);
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace braid::ops

@@ -1,0 +1,75 @@
+// Shape functions of BatchNormalization, LayerNormalization (opset 17) and
+// Softmax (whose axis default and meaning change at opset 13; the shape does
+// not).
+#include <optional>
+#include <string>
+
+#include "graph/ops/shape_functions.h"
+
+namespace braid::ops {
+
+Status InferBatchNormalization(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(5, 5));
+  const Shape& x = ctx.input_shape(0);
+  if (x.size() < 2) return ctx.Error("input must have rank >= 2 (N, C, ...)");
+  const Dim& c = x[1];
+  static const char* const kNames[] = {"", "scale", "B", "mean", "var"};
+  for (size_t i = 1; i < 5; ++i) {
+    const Shape& p = ctx.input_shape(i);
+    if (p.size() != 1 || (c.is_static() && p[0].is_static() && !(p[0] == c)))
+      return ctx.Error(std::string(kNames[i]) + " shape " + ShapeToString(p) +
+                       " does not match channels " + c.ToString());
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), x);
+  // Training-mode outputs (running/saved mean and variance) are per channel.
+  for (size_t i = 1; i < ctx.num_outputs(); ++i)
+    ctx.SetOutput(i, ctx.input_dtype(3), ctx.input_shape(3));
+  return Status::Ok();
+}
+
+Status InferLayerNormalization(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  const Shape& x = ctx.input_shape(0);
+  const auto rank = static_cast<int64_t>(x.size());
+  std::optional<int64_t> axis = NormalizeAxis(ctx.attrs().GetInt("axis", -1), rank);
+  if (!axis) return ctx.Error("axis is out of range for rank " + std::to_string(rank));
+  const auto ax = static_cast<size_t>(*axis);
+  const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    std::string why;
+    std::optional<Shape> b = BroadcastShapes(normalized, ctx.input_shape(i), &why);
+    if (!b || !(*b == normalized))
+      return ctx.Error((i == 1 ? "scale " : "bias ") +
+                       ShapeToString(ctx.input_shape(i)) +
+                       " does not broadcast to the normalized dims " +
+                       ShapeToString(normalized));
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), x);
+  // Mean and InvStdDev keep the leading dims and 1 for each normalized one;
+  // they are computed in stash_type (float).
+  Shape stats(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(ax));
+  stats.resize(x.size(), Dim(1));
+  ctx.SetOutput(1, DataType::kF32, stats);
+  ctx.SetOutput(2, DataType::kF32, stats);
+  return Status::Ok();
+}
+
+Status InferSoftmax(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const auto rank = static_cast<int64_t>(ctx.input_rank(0));
+  // Before opset 13 the input is coerced to 2-D at `axis` (default 1); from
+  // 13 the softmax runs along `axis` (default -1).
+  const int64_t fallback = ctx.opset() < 13 ? 1 : -1;
+  const int64_t axis = ctx.attrs().GetInt("axis", fallback);
+  const bool ok = ctx.opset() < 13 ? (axis >= -rank && axis <= rank)
+                                   : NormalizeAxis(axis, rank).has_value();
+  if (!ok)
+    return ctx.Error("axis " + std::to_string(axis) +
+                     " is out of range for rank " + std::to_string(rank) +
+                     " at opset " + std::to_string(ctx.opset()));
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+}  // namespace braid::ops

@@ -1,0 +1,62 @@
+// Internal to braid_graph: the shape functions the op registry
+// (graph/op_schema.cc) points at, grouped by the file that defines them.
+#ifndef BRAID_GRAPH_OPS_SHAPE_FUNCTIONS_H_
+#define BRAID_GRAPH_OPS_SHAPE_FUNCTIONS_H_
+
+#include "graph/passes/shape_inference.h"
+
+namespace braid::ops {
+
+// elementwise.cc
+Status InferUnary(ShapeInferenceContext& ctx);  // same dtype and shape
+Status InferDropout(ShapeInferenceContext& ctx);
+Status InferClip(ShapeInferenceContext& ctx);
+Status InferCast(ShapeInferenceContext& ctx);
+Status InferIdentity(ShapeInferenceContext& ctx);
+Status InferAdd(ShapeInferenceContext& ctx);
+Status InferSub(ShapeInferenceContext& ctx);
+Status InferMul(ShapeInferenceContext& ctx);
+Status InferDiv(ShapeInferenceContext& ctx);
+Status InferPow(ShapeInferenceContext& ctx);
+Status InferMinMax(ShapeInferenceContext& ctx);
+Status InferEqual(ShapeInferenceContext& ctx);
+Status InferWhere(ShapeInferenceContext& ctx);
+
+// conv_pool.cc
+Status InferConv(ShapeInferenceContext& ctx);
+Status InferPool(ShapeInferenceContext& ctx);  // MaxPool, AveragePool
+Status InferGlobalPool(ShapeInferenceContext& ctx);
+
+// matmul.cc
+Status InferMatMul(ShapeInferenceContext& ctx);
+Status InferGemm(ShapeInferenceContext& ctx);
+
+// shape_ops.cc
+Status InferReshape(ShapeInferenceContext& ctx);
+Status InferFlatten(ShapeInferenceContext& ctx);
+Status InferTranspose(ShapeInferenceContext& ctx);
+Status InferShape(ShapeInferenceContext& ctx);
+Status InferSqueeze(ShapeInferenceContext& ctx);
+Status InferUnsqueeze(ShapeInferenceContext& ctx);
+Status InferConcat(ShapeInferenceContext& ctx);
+Status InferExpand(ShapeInferenceContext& ctx);
+Status InferConstantOfShape(ShapeInferenceContext& ctx);
+Status InferConstant(ShapeInferenceContext& ctx);
+
+// indexing.cc
+Status InferGather(ShapeInferenceContext& ctx);
+Status InferSlice(ShapeInferenceContext& ctx);
+Status InferSplit(ShapeInferenceContext& ctx);
+Status InferPad(ShapeInferenceContext& ctx);
+
+// reduce.cc
+Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
+
+// normalization.cc
+Status InferBatchNormalization(ShapeInferenceContext& ctx);
+Status InferLayerNormalization(ShapeInferenceContext& ctx);
+Status InferSoftmax(ShapeInferenceContext& ctx);
+
+}  // namespace braid::ops
+
+#endif  // BRAID_GRAPH_OPS_SHAPE_FUNCTIONS_H_

@@ -1,0 +1,151 @@
+#include "graph/passes/pattern_util.h"
+
+#include <cstring>
+#include <utility>
+
+namespace braid::pass_util {
+
+GraphUses::GraphUses(const Graph& graph)
+    : readers_(graph.ComputeConsumers()),
+      is_output_(static_cast<size_t>(graph.num_values()), false) {
+  for (ValueId v : graph.outputs()) is_output_[v] = true;
+}
+
+NodeId GraphUses::OnlyReader(ValueId v) const {
+  if (v == kNoValue || is_output_[v] || readers_[v].size() != 1) return kNoNode;
+  return readers_[v][0];
+}
+
+std::optional<std::vector<int64_t>> ConstantF32Dims(const Graph& graph,
+                                                    ValueId v) {
+  if (!graph.IsConstant(v)) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (value.dtype != DataType::kF32 || !value.has_shape ||
+      !IsStatic(value.shape))
+    return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const Dim& d : value.shape) dims.push_back(d.extent());
+  const int64_t count = ElementCount(value.shape);
+  if (count < 0 ||
+      value.constant->size() != static_cast<size_t>(count) * sizeof(float))
+    return std::nullopt;
+  return dims;
+}
+
+std::optional<std::vector<double>> ReadConstantF32(const Graph& graph,
+                                                   ValueId v) {
+  if (!ConstantF32Dims(graph, v)) return std::nullopt;
+  const TensorData& data = *graph.value(v).constant;
+  std::vector<double> out(data.size() / sizeof(float));
+  // memcpy per element: constant bytes may come from an unaligned owner.
+  for (size_t i = 0; i < out.size(); ++i) {
+    float f;
+    std::memcpy(&f, data.data() + i * sizeof(float), sizeof(float));
+    out[i] = f;
+  }
+  return out;
+}
+
+NameAllocator::NameAllocator(const Graph& graph) {
+  for (const Value& v : graph.values()) used_.insert(v.name);
+}
+
+std::string NameAllocator::Make(const std::string& base) {
+  std::string name = base;
+  for (int suffix = 1; used_.count(name) != 0; ++suffix)
+    name = base + "_" + std::to_string(suffix);
+  used_.insert(name);
+  return name;
+}
+
+ValueId AddF32Constant(Graph& graph, NameAllocator& names,
+                       const std::string& base, std::vector<int64_t> dims,
+                       std::span<const double> values) {
+  TensorData data = TensorData::Allocate(values.size() * sizeof(float));
+  std::span<float> out = data.mutable_as<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    out[i] = static_cast<float>(values[i]);
+  return graph.AddConstant(names.Make(base), DataType::kF32, StaticShape(dims),
+                           std::move(data));
+}
+
+void AdoptShapeIfMissing(Graph& graph, ValueId to, ValueId from) {
+  if (to == kNoValue || from == kNoValue) return;
+  if (graph.value(to).dtype == DataType::kUndefined)
+    graph.value(to).dtype = graph.value(from).dtype;
+  if (!graph.value(to).has_shape && graph.value(from).has_shape) {
+    graph.value(to).shape = graph.value(from).shape;
+    graph.value(to).has_shape = true;
+  }
+}
+
+std::optional<int64_t> OutputChannels(const Graph& graph, const Node& node) {
+  const ValueId w = InputOrNone(node, 1);
+  if (w == kNoValue || !graph.value(w).has_shape) return std::nullopt;
+  const Shape& shape = graph.value(w).shape;
+  int dim = -1;
+  if (node.op_type == "Conv" && shape.size() >= 3) {
+    dim = 0;
+  } else if (node.op_type == "Gemm" && shape.size() == 2) {
+    dim = node.attrs.GetInt("transB", 0) != 0 ? 0 : 1;
+  }
+  if (dim < 0 || !shape[dim].is_static() || shape[dim].extent() <= 0)
+    return std::nullopt;
+  return shape[dim].extent();
+}
+
+std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node) {
+  const std::optional<int64_t> channels = OutputChannels(graph, node);
+  if (!channels) return std::nullopt;
+  const int64_t m = *channels;
+  LinearBias bias;
+  bias.channels = m;
+  const ValueId b = InputOrNone(node, 2);
+  if (b == kNoValue) {
+    bias.dims = {m};
+    bias.values.assign(static_cast<size_t>(m), 0.0);
+    return bias;
+  }
+  std::optional<std::vector<int64_t>> dims = ConstantF32Dims(graph, b);
+  std::optional<std::vector<double>> values = ReadConstantF32(graph, b);
+  if (!dims || !values) return std::nullopt;
+  if (node.op_type == "Conv") {
+    if (*dims != std::vector<int64_t>{m}) return std::nullopt;
+    bias.dims = *dims;
+    bias.values = std::move(*values);
+    return bias;
+  }
+  // Gemm: Y = alpha * A' B' + beta * C, C unidirectionally broadcast to [N,M].
+  const double beta = node.attrs.GetFloat("beta", 1.0f);
+  if (values->size() == 1) {
+    bias.dims = {m};
+    bias.values.assign(static_cast<size_t>(m), beta * (*values)[0]);
+    return bias;
+  }
+  if (dims->empty() || dims->size() > 2 || dims->back() != m)
+    return std::nullopt;
+  bias.dims = *dims;
+  bias.values = std::move(*values);
+  for (double& v : bias.values) v *= beta;
+  return bias;
+}
+
+void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,
+                     NameAllocator& names) {
+  const std::string base = graph.node(id).name.empty()
+                               ? std::string("fused_bias")
+                               : graph.node(id).name + "_bias";
+  const ValueId b = AddF32Constant(graph, names, base, bias.dims, bias.values);
+  Node& node = graph.node(id);
+  if (node.inputs.size() < 3) node.inputs.resize(3, kNoValue);
+  node.inputs[2] = b;
+  if (node.op_type == "Gemm") node.attrs.Set("beta", 1.0f);
+}
+
+Status FinishPass(Graph& graph, const char* pass_name) {
+  Status status = graph.TopologicalSort();
+  if (status.ok()) status = graph.Validate();
+  return status.WithPrefix(pass_name);
+}
+
+}  // namespace braid::pass_util

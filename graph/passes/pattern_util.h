@@ -1,0 +1,101 @@
+// Helpers shared by the rewriting passes (identity removal, BN folding,
+// activation fusion): reading constants, checking that a value is private to
+// a pattern, allocating fresh value names and rewriting Conv/Gemm biases.
+//
+//   pass_util::GraphUses uses(graph);
+//   if (uses.OnlyReader(conv.outputs[0]) == bn_id) { ... }
+//   pass_util::NameAllocator names(graph);
+//   ValueId w = pass_util::AddF32Constant(graph, names, "conv0_W", shape, v);
+#ifndef BRAID_GRAPH_PASSES_PATTERN_UTIL_H_
+#define BRAID_GRAPH_PASSES_PATTERN_UTIL_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace braid::pass_util {
+
+// Readers of every value plus graph-output flags, computed once per pass.
+// Rewrites invalidate it; passes only query values they have not touched yet.
+class GraphUses {
+ public:
+  explicit GraphUses(const Graph& graph);
+
+  const std::vector<NodeId>& Readers(ValueId v) const { return readers_[v]; }
+  bool IsGraphOutput(ValueId v) const { return is_output_[v]; }
+  // The single node reading `v` (listed once), when `v` is not a graph output;
+  // kNoNode otherwise.
+  NodeId OnlyReader(ValueId v) const;
+
+ private:
+  std::vector<std::vector<NodeId>> readers_;
+  std::vector<bool> is_output_;
+};
+
+// Node input `index`, or kNoValue when the node has fewer inputs.
+inline ValueId InputOrNone(const Node& node, size_t index) {
+  return index < node.inputs.size() ? node.inputs[index] : kNoValue;
+}
+
+// The static extents of a constant f32 value; nullopt if `v` is absent, not a
+// constant, not f32, has a symbolic or missing shape, or its byte size does
+// not match the shape.
+std::optional<std::vector<int64_t>> ConstantF32Dims(const Graph& graph,
+                                                    ValueId v);
+// The elements of a constant f32 value widened to double (same conditions).
+std::optional<std::vector<double>> ReadConstantF32(const Graph& graph,
+                                                   ValueId v);
+
+// Produces value names not yet used in the graph ("base", "base_1", ...).
+class NameAllocator {
+ public:
+  explicit NameAllocator(const Graph& graph);
+  std::string Make(const std::string& base);
+
+ private:
+  std::unordered_set<std::string> used_;
+};
+
+// Adds a new f32 constant (values narrowed from double). Never shares or
+// mutates existing TensorData.
+ValueId AddF32Constant(Graph& graph, NameAllocator& names,
+                       const std::string& base, std::vector<int64_t> dims,
+                       std::span<const double> values);
+
+// Copies dtype and shape from `from` to `to` when `to` has no shape yet, so
+// a value that takes over a producer keeps the facts known about it.
+void AdoptShapeIfMissing(Graph& graph, ValueId to, ValueId from);
+
+// Output channels of a Conv (weight dim 0) or Gemm (B dim 1, or dim 0 when
+// transB=1). Needs the weight's shape; nullopt when it is unknown.
+std::optional<int64_t> OutputChannels(const Graph& graph, const Node& node);
+
+// The additive bias of a Conv or Gemm, as a constant that broadcasts over
+// the output: `values` has shape `dims`, whose last extent is `channels` and
+// whose element i belongs to output channel i % channels. Conv: input 2
+// ([M]; zeros when absent). Gemm: beta * C with C a scalar, [M], [1,M] or
+// [N,M] (zeros [M] when absent; a scalar C is expanded to [M]).
+struct LinearBias {
+  std::vector<int64_t> dims;
+  std::vector<double> values;
+  int64_t channels = 0;
+};
+// nullopt when the bias is not a constant f32 of a supported shape, or the
+// output channel count is unknown.
+std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node);
+// Stores `bias` as a new constant bias input of node `id` (creating input 2
+// when absent; Gemm's beta becomes 1).
+void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,
+                     NameAllocator& names);
+
+// Validates and re-sorts a rewritten graph, prefixing errors with the pass.
+Status FinishPass(Graph& graph, const char* pass_name);
+
+}  // namespace braid::pass_util
+
+#endif  // BRAID_GRAPH_PASSES_PATTERN_UTIL_H_

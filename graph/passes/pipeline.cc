@@ -1,0 +1,22 @@
+// RunDefaultPasses: the conversion pipeline every imported model goes
+// through. Shapes are inferred before folding (folding needs them) and again
+// after every pass that creates or rewires values.
+#include "graph/passes/passes.h"
+
+namespace braid {
+
+Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
+  RETURN_IF_ERROR(RemoveIdentities(graph));
+  RETURN_IF_ERROR(InferShapes(graph));
+  RETURN_IF_ERROR(FoldConstants(graph));
+  RETURN_IF_ERROR(InferShapes(graph));
+  if (options.fuse) {
+    RETURN_IF_ERROR(FoldBatchNorm(graph));
+    RETURN_IF_ERROR(FuseActivations(graph));
+  }
+  RETURN_IF_ERROR(EliminateDeadNodes(graph));
+  RETURN_IF_ERROR(InferShapes(graph));
+  return graph.Validate().WithPrefix("RunDefaultPasses");
+}
+
+}  // namespace braid

@@ -1,0 +1,318 @@
+#include "graph/passes/shape_inference.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "graph/op_schema.h"
+#include "graph/passes/passes.h"
+
+namespace braid {
+
+namespace {
+
+bool IsIntegerOrBool(DataType t) {
+  return t == DataType::kI64 || t == DataType::kI32 || t == DataType::kI8 ||
+         t == DataType::kU8 || t == DataType::kBool;
+}
+
+// Reading larger constants element by element as Dims would only waste time;
+// shape-like inputs are far smaller.
+constexpr size_t kMaxConstantValuesRead = 4096;
+
+std::optional<DimValues> ReadConstantValues(const Value& v) {
+  if (!v.constant || !IsIntegerOrBool(v.dtype)) return std::nullopt;
+  const TensorData& data = *v.constant;
+  const size_t elem = DataTypeSize(v.dtype);
+  const size_t count = data.size() / elem;
+  if (count > kMaxConstantValuesRead) return std::nullopt;
+  DimValues out;
+  out.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
+    const std::byte* p = data.data() + k * elem;
+    int64_t x = 0;
+    switch (v.dtype) {
+      case DataType::kI64: std::memcpy(&x, p, 8); break;
+      case DataType::kI32: {
+        int32_t y;
+        std::memcpy(&y, p, 4);
+        x = y;
+        break;
+      }
+      case DataType::kI8: x = static_cast<int8_t>(*p); break;
+      case DataType::kU8: x = static_cast<uint8_t>(*p); break;
+      case DataType::kBool: x = *p != std::byte{0} ? 1 : 0; break;
+      default: return std::nullopt;
+    }
+    out.emplace_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- ShapeInferenceContext -------------------------------------------------
+
+void ShapeInferenceContext::SetOutput(size_t i, DataType dtype, Shape shape) {
+  if (!has_output(i)) return;
+  Value& v = graph_.value(node().outputs[i]);
+  v.dtype = dtype;
+  v.shape = std::move(shape);
+  v.has_shape = true;
+}
+
+std::optional<DimValues> ShapeInferenceContext::InputValues(size_t i) const {
+  if (!has_input(i)) return std::nullopt;
+  const ValueId id = node().inputs[i];
+  const Value& v = graph_.value(id);
+  if (v.constant) return ReadConstantValues(v);
+  auto it = values_.find(id);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+StatusOr<std::vector<int64_t>> ShapeInferenceContext::InputInts(
+    size_t i) const {
+  if (!has_input(i)) return Error("input " + std::to_string(i) + " is absent");
+  std::optional<DimValues> values = InputValues(i);
+  if (!values)
+    return Error("input " + std::to_string(i) + " ('" + input(i).name +
+                 "') must be a constant or computable at load time");
+  std::vector<int64_t> out;
+  out.reserve(values->size());
+  for (const Dim& d : *values) {
+    if (!d.is_static())
+      return Error("input " + std::to_string(i) + " ('" + input(i).name +
+                   "') holds symbolic value " + d.symbol() +
+                   " where a number is needed");
+    out.push_back(d.extent());
+  }
+  return out;
+}
+
+void ShapeInferenceContext::SetOutputValues(size_t i, DimValues values) {
+  if (!has_output(i)) return;
+  const ValueId id = node().outputs[i];
+  const Value& v = graph_.value(id);
+  if (!v.has_shape || v.shape.size() > 1 || !IsIntegerOrBool(v.dtype) ||
+      values.size() > kMaxSymbolicElements)
+    return;
+  if (ElementCount(v.shape) != static_cast<int64_t>(values.size()) ||
+      !IsStatic(v.shape))
+    return;
+  values_[id] = std::move(values);
+}
+
+std::string ShapeInferenceContext::Describe() const {
+  const Node& n = node();
+  std::string s = "node '" + n.name + "' (" + n.op_type + ") with inputs ";
+  if (n.inputs.empty()) s += "(none)";
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (i) s += ", ";
+    if (n.inputs[i] == kNoValue) {
+      s += "-";
+      continue;
+    }
+    const Value& v = graph_.value(n.inputs[i]);
+    s += v.has_shape ? ShapeToString(v.shape) : "?";
+  }
+  return s;
+}
+
+Status ShapeInferenceContext::Error(const std::string& reason) const {
+  return InvalidArgument(Describe() + ": " + reason);
+}
+
+Status ShapeInferenceContext::Unsupported(const std::string& reason) const {
+  return Unimplemented(Describe() + ": " + reason);
+}
+
+Status ShapeInferenceContext::ExpectInputs(size_t min, size_t max) const {
+  if (num_inputs() < min || num_inputs() > max)
+    return Error("expects " +
+                 (min == max ? std::to_string(min)
+                             : std::to_string(min) + " to " +
+                                   std::to_string(max)) +
+                 " inputs, has " + std::to_string(num_inputs()));
+  for (size_t i = 0; i < min; ++i)
+    if (!has_input(i))
+      return Error("required input " + std::to_string(i) + " is absent");
+  return Status::Ok();
+}
+
+// ---- helpers ----------------------------------------------------------------
+
+std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b,
+                                     std::string* why) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    const bool has_a = k < a.size(), has_b = k < b.size();
+    const Dim da = has_a ? a[a.size() - 1 - k] : Dim(1);
+    const Dim db = has_b ? b[b.size() - 1 - k] : Dim(1);
+    Dim r;
+    if (da == db) {
+      r = da;
+    } else if (da.is_static() && da.extent() == 1) {
+      r = db;
+    } else if (db.is_static() && db.extent() == 1) {
+      r = da;
+    } else if (!da.is_static() && db.is_static()) {
+      r = db;  // the symbol must be 1 or equal to db: the result is db.
+    } else if (da.is_static() && !db.is_static()) {
+      r = da;
+    } else {
+      if (why)
+        *why = "cannot broadcast " + ShapeToString(a) + " with " +
+               ShapeToString(b) + " (dimension " + da.ToString() + " vs " +
+               db.ToString() + ")";
+      return std::nullopt;
+    }
+    out[rank - 1 - k] = r;
+  }
+  return out;
+}
+
+DimProduct ToProduct(const Dim& dim) {
+  DimProduct p;
+  if (dim.is_static()) {
+    p.coefficient = dim.extent();
+    return p;
+  }
+  const std::string& s = dim.symbol();
+  size_t begin = 0;
+  while (begin <= s.size()) {
+    size_t end = s.find('*', begin);
+    if (end == std::string::npos) end = s.size();
+    std::string factor = s.substr(begin, end - begin);
+    bool numeric = !factor.empty() &&
+                   std::all_of(factor.begin(), factor.end(),
+                               [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric && factor.size() < 18)
+      p.coefficient *= std::stoll(factor);
+    else
+      p.symbols.push_back(factor);
+    begin = end + 1;
+  }
+  std::sort(p.symbols.begin(), p.symbols.end());
+  return p;
+}
+
+Dim FromProduct(const DimProduct& product) {
+  if (product.symbols.empty() || product.coefficient == 0)
+    return Dim(product.coefficient);
+  std::string s;
+  for (const std::string& f : product.symbols) {
+    if (!s.empty()) s += "*";
+    s += f;
+  }
+  if (product.coefficient != 1) {
+    s += '*';
+    s += std::to_string(product.coefficient);
+  }
+  return Dim::Symbol(s);
+}
+
+DimProduct MultiplyProducts(const DimProduct& a, const DimProduct& b) {
+  DimProduct p;
+  p.coefficient = a.coefficient * b.coefficient;
+  p.symbols = a.symbols;
+  p.symbols.insert(p.symbols.end(), b.symbols.begin(), b.symbols.end());
+  std::sort(p.symbols.begin(), p.symbols.end());
+  return p;
+}
+
+std::optional<DimProduct> DivideProducts(const DimProduct& a,
+                                         const DimProduct& b) {
+  if (b.coefficient == 0 || a.coefficient % b.coefficient != 0)
+    return std::nullopt;
+  DimProduct p;
+  p.coefficient = a.coefficient / b.coefficient;
+  std::vector<std::string> rest = a.symbols;
+  for (const std::string& f : b.symbols) {
+    auto it = std::find(rest.begin(), rest.end(), f);
+    if (it == rest.end()) return std::nullopt;
+    rest.erase(it);
+  }
+  p.symbols = std::move(rest);
+  return p;
+}
+
+Dim MultiplyDims(const Dim& a, const Dim& b) {
+  return FromProduct(MultiplyProducts(ToProduct(a), ToProduct(b)));
+}
+
+Dim ShapeProduct(const Shape& shape, size_t begin, size_t end) {
+  DimProduct p;
+  for (size_t k = begin; k < end && k < shape.size(); ++k)
+    p = MultiplyProducts(p, ToProduct(shape[k]));
+  return FromProduct(p);
+}
+
+std::string IntsToString(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(values[i]);
+  }
+  s += "]";
+  return s;
+}
+
+std::optional<DataType> DataTypeFromOnnx(int64_t onnx_type) {
+  switch (onnx_type) {
+    case 1: return DataType::kF32;
+    case 2: return DataType::kU8;
+    case 3: return DataType::kI8;
+    case 6: return DataType::kI32;
+    case 7: return DataType::kI64;
+    case 9: return DataType::kBool;
+    case 10: return DataType::kF16;
+    default: return std::nullopt;
+  }
+}
+
+// ---- the pass ---------------------------------------------------------------
+
+Status InferShapes(Graph& graph, SymbolicValues* values) {
+  SymbolicValues local;
+  SymbolicValues& symbolic = values ? *values : local;
+  symbolic.clear();
+  for (NodeId id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    const std::string where =
+        "node '" + node.name + "' (" + node.op_type + ")";
+    const OpSchema* schema = FindOpSchema(node.op_type);
+    if (schema == nullptr || schema->infer == nullptr)
+      return Unimplemented(where + ": no shape inference for op type '" +
+                           node.op_type + "'");
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      if (!graph.value(in).has_shape)
+        return FailedPrecondition(where + ": input '" + graph.value(in).name +
+                                  "' has no shape (produced later or never)");
+    }
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue) continue;
+      graph.value(out).has_shape = false;
+      symbolic.erase(out);
+    }
+    ShapeInferenceContext ctx(graph, id, symbolic);
+    RETURN_IF_ERROR(schema->infer(ctx));
+    for (ValueId out : graph.node(id).outputs) {
+      if (out == kNoValue) continue;
+      if (!graph.value(out).has_shape)
+        return Internal(where + ": shape function left output '" +
+                        graph.value(out).name + "' without a shape");
+    }
+  }
+  return Status::Ok();
+}
+
+Status InferShapes(Graph& graph) { return InferShapes(graph, nullptr); }
+
+}  // namespace braid

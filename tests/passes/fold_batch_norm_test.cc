@@ -1,0 +1,240 @@
+// FoldBatchNorm: structural checks plus a numerical before/after comparison
+// with the fp64 reference interpreter in reference_eval_test_util.h.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "tests/passes/reference_eval_test_util.h"
+
+namespace braid {
+namespace {
+
+using test_eval::AddF32;
+using test_eval::AddOp;
+using test_eval::AddRandomF32;
+using test_eval::CountOps;
+using test_eval::ExpectEquivalent;
+using test_eval::RandomNonZero;
+
+// Folded constants are rounded to f32 once; fp64 evaluation otherwise.
+constexpr double kTolerance = 1e-5;
+
+// Adds BN parameters for `channels` channels with variances in [0.1, 2].
+std::vector<ValueId> AddBnParams(Graph& g, const std::string& prefix,
+                                 int64_t channels, std::mt19937& rng) {
+  std::vector<ValueId> params;
+  for (const char* p : {"scale", "B", "mean"})
+    params.push_back(AddRandomF32(g, prefix + p, {channels}, rng));
+  std::vector<double> var = RandomNonZero(static_cast<size_t>(channels), rng);
+  for (double& v : var) v = std::fabs(v) * 2;
+  params.push_back(AddF32(g, prefix + "var", {channels}, var));
+  return params;
+}
+
+Attributes Epsilon(float eps) {
+  Attributes a;
+  a.Set("epsilon", eps);
+  return a;
+}
+
+struct ConvCase {
+  int64_t in_channels, out_channels, group;
+  bool bias;
+};
+
+// x[2,C,7,6] -> Conv(3x3, pads 1, stride 2) -> conv_out -> BN -> y.
+Graph ConvBnGraph(const ConvCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {2, c.in_channels, 7, 6});
+  std::vector<ValueId> conv_in = {
+      x, AddRandomF32(g, "w", {c.out_channels, c.in_channels / c.group, 3, 3},
+                      rng)};
+  if (c.bias) conv_in.push_back(AddRandomF32(g, "b", {c.out_channels}, rng));
+  Attributes conv_attrs;
+  conv_attrs.Set("group", c.group);
+  conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  conv_attrs.Set("strides", std::vector<int64_t>{2, 2});
+  ValueId conv_out = AddOp(g, "conv", "Conv", conv_in, {"conv_out"}, conv_attrs);
+  std::vector<ValueId> bn_in = {conv_out};
+  for (ValueId p : AddBnParams(g, "bn_", c.out_channels, rng)) bn_in.push_back(p);
+  g.outputs().push_back(
+      AddOp(g, "bn", "BatchNormalization", bn_in, {"y"}, Epsilon(1e-3f)));
+  return g;
+}
+
+void ExpectFoldedConvBn(const ConvCase& c) {
+  Graph g = ConvBnGraph(c, 7);
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 0);
+  ASSERT_EQ(g.node(0).op_type, "Conv");
+  EXPECT_EQ(g.node(0).name, "conv");
+  ASSERT_EQ(g.node(0).inputs.size(), 3u);  // a bias is created when absent
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_TRUE(g.Validate().ok());
+  ExpectEquivalent(before, g, 11, kTolerance);
+}
+
+TEST(FoldBatchNormTest, ConvWithBias) { ExpectFoldedConvBn({4, 8, 1, true}); }
+TEST(FoldBatchNormTest, ConvWithoutBias) {
+  ExpectFoldedConvBn({3, 5, 1, false});
+}
+TEST(FoldBatchNormTest, GroupedConv) { ExpectFoldedConvBn({4, 6, 2, true}); }
+TEST(FoldBatchNormTest, DepthwiseConvWithoutBias) {
+  ExpectFoldedConvBn({6, 6, 6, false});
+}
+
+struct GemmCase {
+  bool trans_b;
+  std::vector<int64_t> c_dims;  // empty: no C input
+  float alpha, beta;
+};
+
+// a[3,5] -> Gemm -> BN over 4 columns -> y.
+Graph GemmBnGraph(const GemmCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {3, 5});
+  std::vector<int64_t> b_dims = c.trans_b ? std::vector<int64_t>{4, 5}
+                                          : std::vector<int64_t>{5, 4};
+  std::vector<ValueId> in = {a, AddRandomF32(g, "b", b_dims, rng)};
+  if (!c.c_dims.empty()) in.push_back(AddRandomF32(g, "c", c.c_dims, rng));
+  Attributes attrs;
+  attrs.Set("transB", static_cast<int64_t>(c.trans_b));
+  attrs.Set("alpha", c.alpha);
+  attrs.Set("beta", c.beta);
+  ValueId mm = AddOp(g, "gemm", "Gemm", in, {"gemm_out"}, attrs);
+  std::vector<ValueId> bn_in = {mm};
+  for (ValueId p : AddBnParams(g, "bn_", 4, rng)) bn_in.push_back(p);
+  g.outputs().push_back(
+      AddOp(g, "bn", "BatchNormalization", bn_in, {"y"}, Epsilon(1e-5f)));
+  return g;
+}
+
+void ExpectFoldedGemmBn(const GemmCase& c) {
+  Graph g = GemmBnGraph(c, 3);
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  ASSERT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.node(0).op_type, "Gemm");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  ExpectEquivalent(before, g, 5, kTolerance);
+}
+
+TEST(FoldBatchNormTest, GemmTransBWithBias) {
+  ExpectFoldedGemmBn({true, {4}, 1.0f, 1.0f});
+}
+TEST(FoldBatchNormTest, GemmNoTransBWithoutBias) {
+  ExpectFoldedGemmBn({false, {}, 1.0f, 1.0f});
+}
+TEST(FoldBatchNormTest, GemmScaledWithScalarBias) {
+  ExpectFoldedGemmBn({true, {1}, 0.5f, 2.0f});
+}
+TEST(FoldBatchNormTest, GemmFullBiasMatrix) {
+  ExpectFoldedGemmBn({false, {3, 4}, 1.5f, -0.5f});
+}
+
+TEST(FoldBatchNormTest, ConvOutputWithTwoReadersIsNotFolded) {
+  Graph g = ConvBnGraph({4, 8, 1, true}, 1);
+  const ValueId conv_out = g.FindValue("conv_out");
+  g.outputs().push_back(AddOp(g, "relu", "Relu", {conv_out}, {"side"}));
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), before.num_nodes());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 1);
+  ExpectEquivalent(before, g, 2, kTolerance);
+}
+
+TEST(FoldBatchNormTest, ConvOutputThatIsGraphOutputIsNotFolded) {
+  Graph g = ConvBnGraph({4, 8, 1, true}, 1);
+  g.outputs().push_back(g.FindValue("conv_out"));
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 1);
+}
+
+TEST(FoldBatchNormTest, NonConstantParametersAreNotFolded) {
+  std::mt19937 rng(4);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 2, 4, 4});
+  ValueId w = AddRandomF32(g, "w", {3, 2, 1, 1}, rng);
+  ValueId conv_out = AddOp(g, "conv", "Conv", {x, w}, {"conv_out"});
+  std::vector<ValueId> params = AddBnParams(g, "bn_", 3, rng);
+  params[0] = g.AddInput("runtime_scale", DataType::kF32, {3});
+  g.outputs().push_back(AddOp(g, "bn", "BatchNormalization",
+                              {conv_out, params[0], params[1], params[2],
+                               params[3]},
+                              {"y"}));
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), 2);
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 1);
+}
+
+TEST(FoldBatchNormTest, BatchNormAfterNonConvIsKept) {
+  // DenseNet style: Relu -> BN.
+  std::mt19937 rng(5);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 3, 2, 2});
+  ValueId r = AddOp(g, "relu", "Relu", {x}, {"r"});
+  std::vector<ValueId> in = {r};
+  for (ValueId p : AddBnParams(g, "bn_", 3, rng)) in.push_back(p);
+  g.outputs().push_back(AddOp(g, "bn", "BatchNormalization", in, {"y"}));
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), 2);
+}
+
+TEST(FoldBatchNormTest, SharedWeightIsNotMutated) {
+  // Two convs share one weight; each is followed by its own BN.
+  std::mt19937 rng(6);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 2, 5, 5});
+  ValueId w = AddRandomF32(g, "w", {3, 2, 3, 3}, rng);
+  for (const char* branch : {"a", "b"}) {
+    const std::string p = branch;
+    ValueId c = AddOp(g, "conv_" + p, "Conv", {x, w}, {"conv_out_" + p});
+    std::vector<ValueId> in = {c};
+    for (ValueId q : AddBnParams(g, "bn_" + p + "_", 3, rng)) in.push_back(q);
+    g.outputs().push_back(
+        AddOp(g, "bn_" + p, "BatchNormalization", in, {"y_" + p}));
+  }
+  const std::vector<float> original(g.value(w).constant->as<float>().begin(),
+                                    g.value(w).constant->as<float>().end());
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), 2);
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 0);
+  EXPECT_NE(g.node(0).inputs[1], g.node(1).inputs[1]);
+  std::span<const float> still = before.value(w).constant->as<float>();
+  EXPECT_TRUE(std::equal(still.begin(), still.end(), original.begin()));
+  ExpectEquivalent(before, g, 8, kTolerance);
+}
+
+TEST(FoldBatchNormTest, ChainedBatchNormsFoldTwice) {
+  Graph g = ConvBnGraph({2, 3, 1, false}, 9);
+  std::mt19937 rng(10);
+  std::vector<ValueId> in = {g.outputs()[0]};
+  for (ValueId p : AddBnParams(g, "bn2_", 3, rng)) in.push_back(p);
+  g.outputs()[0] = AddOp(g, "bn2", "BatchNormalization", in, {"z"});
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "z");
+  ExpectEquivalent(before, g, 12, kTolerance);
+}
+
+TEST(FoldBatchNormTest, RejectsInvalidGraph) {
+  Graph g;
+  Node n;
+  n.name = "broken";
+  n.op_type = "BatchNormalization";
+  n.inputs = {42};
+  g.nodes().push_back(n);  // AddNode would index the missing values
+  EXPECT_FALSE(FoldBatchNorm(g).ok());
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,260 @@
+// Constant folding: chains collapse to constants whose bytes equal values
+// computed here by hand; the size cap and graph output names hold.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/ops/constant_eval.h"
+#include "graph/passes/passes.h"
+
+namespace braid {
+namespace {
+
+const Dim kN = Dim::Symbol("N");
+
+class Builder {
+ public:
+  ValueId Input(const std::string& name, Shape shape) {
+    return g_.AddInput(name, DataType::kF32, std::move(shape));
+  }
+  ValueId Ints(const std::string& name, std::vector<int64_t> v,
+               bool scalar = false) {
+    Shape s = scalar ? Shape{} : Shape{Dim(static_cast<int64_t>(v.size()))};
+    return g_.AddConstant(name, DataType::kI64, s,
+                          TensorData::Copy(v.data(), v.size() * 8));
+  }
+  ValueId Floats(const std::string& name, Shape shape,
+                 const std::vector<float>& v) {
+    return g_.AddConstant(name, DataType::kF32, std::move(shape),
+                          TensorData::Copy(v.data(), v.size() * 4));
+  }
+  ValueId Op(const std::string& op, const std::string& name,
+             std::vector<ValueId> inputs, Attributes attrs = {}) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.outputs = {g_.AddValue(name + "_out")};
+    ValueId out = n.outputs[0];
+    g_.AddNode(std::move(n));
+    return out;
+  }
+  Graph& graph() { return g_; }
+
+ private:
+  Graph g_;
+};
+
+Attributes A(std::initializer_list<std::pair<const char*, AttributeValue>> kv) {
+  Attributes a;
+  for (const auto& [k, v] : kv) a.Set(k, v);
+  return a;
+}
+
+std::vector<float> RandomFloats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(0.25f, 4.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng) * (rng() % 2 ? 1.0f : -1.0f);
+  return v;
+}
+
+template <typename T>
+std::vector<T> ConstantOf(const Graph& g, const std::string& name) {
+  ValueId id = g.FindValue(name);
+  EXPECT_NE(id, kNoValue) << name;
+  if (id == kNoValue || !g.value(id).constant) {
+    ADD_FAILURE() << name << " is not a constant";
+    return {};
+  }
+  std::span<const T> s = g.value(id).constant->as<T>();
+  return std::vector<T>(s.begin(), s.end());
+}
+
+bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<std::string> OpTypes(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
+  return ops;
+}
+
+TEST(FoldConstants, StaticShapeChainCollapses) {
+  Builder b;
+  ValueId x = b.Input("x", {2, 3, 4, 5});
+  ValueId shape = b.Op("Shape", "shape", {x});
+  ValueId dims = b.Op("Gather", "gather", {shape, b.Ints("idx", {0, 1})});
+  ValueId target = b.Op("Concat", "concat", {dims, b.Ints("rest", {-1})},
+                        A({{"axis", int64_t{0}}}));
+  ValueId y = b.Op("Reshape", "reshape", {x, target});
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(OpTypes(b.graph()), std::vector<std::string>{"Reshape"});
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "concat_out"),
+            (std::vector<int64_t>{2, 3, -1}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.graph().value(b.graph().outputs()[0]).shape, (Shape{2, 3, 20}));
+}
+
+TEST(FoldConstants, StaticDimsOfSymbolicShapeFold) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 6, 4});
+  ValueId shape = b.Op("Shape", "shape", {x});
+  ValueId batch = b.Op("Gather", "batch", {shape, b.Ints("i0", {0})});
+  ValueId chans = b.Op("Gather", "chans", {shape, b.Ints("i1", {1})});
+  ValueId half = b.Op("Div", "half", {chans, b.Ints("two", {2})});
+  ValueId target = b.Op("Concat", "concat", {batch, half, b.Ints("rest", {-1})},
+                        A({{"axis", int64_t{0}}}));
+  ValueId y = b.Op("Reshape", "reshape", {x, target});
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  // The batch stays a run-time value; 6 / 2 became a constant.
+  EXPECT_EQ(OpTypes(b.graph()),
+            (std::vector<std::string>{"Shape", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "half_out"), (std::vector<int64_t>{3}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.graph().value(b.graph().outputs()[0]).shape, (Shape{kN, 3, 8}));
+}
+
+TEST(FoldConstants, FloatArithmeticIsBitwiseExact) {
+  Builder b;
+  const std::vector<float> av = RandomFloats(6, 1), bv = RandomFloats(3, 2);
+  ValueId a = b.Floats("a", {2, 3}, av);
+  ValueId c = b.Floats("c", {3}, bv);
+  std::vector<ValueId> outs = {
+      b.Op("Add", "add", {a, c}),   b.Op("Sub", "sub", {a, c}),
+      b.Op("Mul", "mul", {a, c}),   b.Op("Div", "div", {a, c}),
+      b.Op("Neg", "neg", {a}),      b.Op("Sqrt", "sqrt", {b.Op("Abs", "abs", {a})}),
+      b.Op("Pow", "pow", {b.Op("Abs", "abs2", {a}), c}),
+      b.Op("Transpose", "tr", {a})};
+  for (ValueId o : outs) b.graph().outputs().push_back(o);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+
+  std::vector<float> add(6), sub(6), mul(6), div(6), neg(6), sqrt_abs(6),
+      pow_abs(6), tr(6);
+  for (size_t i = 0; i < 2; ++i) {
+    for (size_t j = 0; j < 3; ++j) {
+      const float x = av[i * 3 + j], y = bv[j];
+      add[i * 3 + j] = x + y;
+      sub[i * 3 + j] = x - y;
+      mul[i * 3 + j] = x * y;
+      div[i * 3 + j] = x / y;
+      neg[i * 3 + j] = -x;
+      sqrt_abs[i * 3 + j] = std::sqrt(std::fabs(x));
+      pow_abs[i * 3 + j] = std::pow(std::fabs(x), y);
+      tr[j * 2 + i] = x;
+    }
+  }
+  const Graph& g = b.graph();
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "add_out"), add));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "sub_out"), sub));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "mul_out"), mul));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "div_out"), div));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "neg_out"), neg));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "sqrt_out"), sqrt_abs));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "pow_out"), pow_abs));
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "tr_out"), tr));
+  EXPECT_EQ(g.value(g.FindValue("tr_out")).shape, (Shape{3, 2}));
+}
+
+TEST(FoldConstants, IndexingAndIntegerOps) {
+  Builder b;
+  std::vector<float> data(24);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f - 3.0f;
+  ValueId x = b.Floats("x", {2, 3, 4}, data);
+  ValueId sl = b.Op("Slice", "slice",
+                    {x, b.Ints("st", {-1, 3}), b.Ints("en", {-100, 0}),
+                     b.Ints("ax", {1, 2}), b.Ints("sp", {-2, -2})});
+  ValueId ga = b.Op("Gather", "gather", {x, b.Ints("gi", {2, 0})}, A({{"axis", int64_t{2}}}));
+  ValueId cast = b.Op("Cast", "cast", {x}, A({{"to", int64_t{7}}}));
+  ValueId ints = b.Ints("ints", {7, -7, 9});
+  ValueId idiv = b.Op("Div", "idiv", {ints, b.Ints("d", {2}, true)});
+  ValueId eq = b.Op("Equal", "eq", {ints, b.Ints("e", {-7, -7, 0})});
+  ValueId wh = b.Op("Where", "where", {eq, ints, b.Ints("w", {100}, true)});
+  ValueId un = b.Op("Unsqueeze", "unsq", {ints, b.Ints("ua", {0})});
+  ValueId ex = b.Op("Expand", "expand", {un, b.Ints("es", {2, 1})});
+  for (ValueId o : {sl, ga, cast, idiv, wh, ex}) b.graph().outputs().push_back(o);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  const Graph& g = b.graph();
+  // Slice: rows 2, 0 of each batch (step -2 from -1), columns 3, 1.
+  std::vector<float> slice_expect;
+  for (int n = 0; n < 2; ++n)
+    for (int r : {2, 0})
+      for (int c : {3, 1}) slice_expect.push_back(data[static_cast<size_t>(n * 12 + r * 4 + c)]);
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "slice_out"), slice_expect));
+  std::vector<float> gather_expect;
+  for (int n = 0; n < 2; ++n)
+    for (int r = 0; r < 3; ++r)
+      for (int c : {2, 0}) gather_expect.push_back(data[static_cast<size_t>(n * 12 + r * 4 + c)]);
+  EXPECT_TRUE(BitwiseEqual(ConstantOf<float>(g, "gather_out"), gather_expect));
+  std::vector<int64_t> cast_expect;
+  for (float f : data) cast_expect.push_back(static_cast<int64_t>(f));
+  EXPECT_EQ(ConstantOf<int64_t>(g, "cast_out"), cast_expect);
+  EXPECT_EQ(ConstantOf<int64_t>(g, "idiv_out"), (std::vector<int64_t>{3, -3, 4}));
+  EXPECT_EQ(ConstantOf<int64_t>(g, "where_out"), (std::vector<int64_t>{100, -7, 100}));
+  EXPECT_EQ(ConstantOf<int64_t>(g, "expand_out"),
+            (std::vector<int64_t>{7, -7, 9, 7, -7, 9}));
+}
+
+TEST(FoldConstants, ConstantNodesAndConstantOfShape) {
+  Builder b;
+  TensorAttr two;
+  two.dtype = DataType::kF32;
+  two.dims = {1};
+  const float two_value = 2.0f;
+  two.data = TensorData::Copy(&two_value, 4);
+  Node cst;
+  cst.name = "cst";
+  cst.op_type = "Constant";
+  cst.attrs.Set("value_ints", std::vector<int64_t>{2, 3});
+  cst.outputs = {b.graph().AddValue("cst_out")};
+  ValueId shape = cst.outputs[0];
+  b.graph().AddNode(std::move(cst));
+  ValueId filled = b.Op("ConstantOfShape", "cos", {shape}, A({{"value", two}}));
+  b.graph().outputs().push_back(filled);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "cos_out"), std::vector<float>(6, 2.0f));
+  EXPECT_EQ(b.graph().value(b.graph().outputs()[0]).shape, (Shape{2, 3}));
+}
+
+TEST(FoldConstants, SizeCapLeavesLargeOutputs) {
+  const std::vector<float> big = RandomFloats(32, 3);  // 128 bytes
+  for (size_t cap : {size_t{64}, kMaxFoldedBytes}) {
+    Builder b;
+    ValueId a = b.Floats("a", {32}, big);
+    ValueId y = b.Op("Neg", "neg", {a});
+    b.graph().outputs().push_back(y);
+    ASSERT_TRUE(FoldConstants(b.graph(), cap).ok());
+    EXPECT_EQ(b.graph().num_nodes(), cap == 64 ? 1 : 0) << cap;
+  }
+}
+
+TEST(FoldConstants, KeepsGraphOutputNamesAndLeavesRuntimeNodes) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 4});
+  ValueId w = b.Op("Transpose", "wt", {b.Floats("w", {4, 4}, RandomFloats(16, 4))});
+  ValueId y = b.Op("MatMul", "mm", {x, w});
+  ValueId k = b.Op("Mul", "scale", {b.Ints("k", {3}), b.Ints("k2", {5})});
+  b.graph().outputs().push_back(y);
+  b.graph().outputs().push_back(k);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(OpTypes(b.graph()), std::vector<std::string>{"MatMul"});
+  EXPECT_EQ(b.graph().value(b.graph().outputs()[0]).name, "mm_out");
+  EXPECT_EQ(b.graph().value(b.graph().outputs()[1]).name, "scale_out");
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "scale_out"), std::vector<int64_t>{15});
+  EXPECT_TRUE(b.graph().Validate().ok());
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,303 @@
+// FuseActivations: structural checks (node counts, attributes, names) plus a
+// numerical before/after comparison with the fp64 reference interpreter in
+// reference_eval_test_util.h, which applies the fused "activation"
+// attributes exactly as docs/ir.md specifies them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "tests/passes/reference_eval_test_util.h"
+
+namespace braid {
+namespace {
+
+using test_eval::AddF32;
+using test_eval::AddOp;
+using test_eval::AddRandomF32;
+using test_eval::CountOps;
+using test_eval::ExpectEquivalent;
+
+// Constants are unchanged or a sum of two f32 values rounded once.
+constexpr double kTolerance = 1e-5;
+
+Attributes FloatAttrs(std::initializer_list<std::pair<const char*, float>> kv) {
+  Attributes a;
+  for (const auto& [k, v] : kv) a.Set(k, v);
+  return a;
+}
+
+// x[2,3,6,5] -> Conv(4 out channels, 3x3, pads 1) -> "conv_out".
+struct ConvStart {
+  Graph g;
+  ValueId out;
+  std::mt19937 rng;
+};
+ConvStart StartConv(bool bias, uint32_t seed = 1) {
+  ConvStart s{Graph(), kNoValue, std::mt19937(seed)};
+  ValueId x = s.g.AddInput("x", DataType::kF32, {2, 3, 6, 5});
+  std::vector<ValueId> in = {x, AddRandomF32(s.g, "w", {4, 3, 3, 3}, s.rng)};
+  if (bias) in.push_back(AddRandomF32(s.g, "b", {4}, s.rng));
+  Attributes attrs;
+  attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  s.out = AddOp(s.g, "conv", "Conv", in, {"conv_out"}, attrs);
+  return s;
+}
+
+// Runs the pass, expects a single fused Conv named "conv" producing the
+// graph output "y" with activation `kind`, and compares numerically.
+const Node& ExpectFusedTo(Graph& g, const std::string& kind,
+                          const std::string& op = "Conv",
+                          const std::string& name = "conv") {
+  const Graph before = g;
+  Status s = FuseActivations(g);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(g.num_nodes(), 1);
+  const Node& fused = g.node(0);
+  EXPECT_EQ(fused.op_type, op);
+  EXPECT_EQ(fused.name, name);
+  EXPECT_EQ(fused.attrs.GetString("activation", ""), kind);
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_EQ(g.value(g.outputs()[0]).producer, 0);
+  ExpectEquivalent(before, g, 17, kTolerance);
+  return fused;
+}
+
+TEST(FuseActivationsTest, ConvRelu) {
+  ConvStart s = StartConv(true);
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {s.out}, {"y"}));
+  const Node& fused = ExpectFusedTo(s.g, "Relu");
+  EXPECT_FALSE(fused.attrs.Has("activation_min"));
+}
+
+TEST(FuseActivationsTest, ConvBiasAddReluCreatesBias) {
+  ConvStart s = StartConv(/*bias=*/false);
+  ValueId c = AddRandomF32(s.g, "c", {1, 4, 1, 1}, s.rng);
+  ValueId a = AddOp(s.g, "add", "Add", {c, s.out}, {"a"});  // constant first
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  const Node& fused = ExpectFusedTo(s.g, "Relu");
+  ASSERT_EQ(fused.inputs.size(), 3u);
+  EXPECT_TRUE(s.g.IsConstant(fused.inputs[2]));
+}
+
+TEST(FuseActivationsTest, ConvBiasAddWithoutActivationFoldsBias) {
+  ConvStart s = StartConv(true);
+  ValueId c = AddRandomF32(s.g, "c", {4, 1, 1}, s.rng);
+  s.g.outputs().push_back(AddOp(s.g, "add", "Add", {s.out, c}, {"y"}));
+  const Graph before = s.g;
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  ASSERT_EQ(s.g.num_nodes(), 1);
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+  EXPECT_EQ(s.g.value(s.g.outputs()[0]).name, "y");
+  ExpectEquivalent(before, s.g, 3, kTolerance);
+}
+
+TEST(FuseActivationsTest, ConvAddOfLastAxisVectorIsNotAChannelBias) {
+  // A [C] addend aligns with the width axis of NCHW (here width == C == 4),
+  // so it is not a per-channel bias and must stay an Add.
+  std::mt19937 rng(2);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 2, 4, 4});
+  ValueId w = AddRandomF32(g, "w", {4, 2, 1, 1}, rng);
+  ValueId conv = AddOp(g, "conv", "Conv", {x, w}, {"conv_out"});
+  ValueId c = AddRandomF32(g, "c", {4}, rng);
+  ValueId a = AddOp(g, "add", "Add", {conv, c}, {"a"});
+  g.outputs().push_back(AddOp(g, "relu", "Relu", {a}, {"y"}));
+  const Graph before = g;
+  ASSERT_TRUE(FuseActivations(g).ok());
+  EXPECT_EQ(g.num_nodes(), 3);
+  EXPECT_EQ(CountOps(g, "Add"), 1);
+  ExpectEquivalent(before, g, 4, kTolerance);
+}
+
+TEST(FuseActivationsTest, ScalarAddIsFolded) {
+  ConvStart s = StartConv(true);
+  ValueId c = AddF32(s.g, "c", {}, {0.25});
+  ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  ExpectFusedTo(s.g, "Relu");
+}
+
+TEST(FuseActivationsTest, ClipOpset11InputsIsRelu6) {
+  ConvStart s = StartConv(true);
+  s.g.set_opset(13);
+  ValueId lo = AddF32(s.g, "lo", {}, {0.0});
+  ValueId hi = AddF32(s.g, "hi", {}, {0.5});  // small: the bound is exercised
+  s.g.outputs().push_back(AddOp(s.g, "clip", "Clip", {s.out, lo, hi}, {"y"}));
+  const Node& fused = ExpectFusedTo(s.g, "Clip");
+  EXPECT_EQ(fused.attrs.GetFloat("activation_min", -1), 0.0f);
+  EXPECT_EQ(fused.attrs.GetFloat("activation_max", -1), 0.5f);
+}
+
+TEST(FuseActivationsTest, ClipMissingMinIsMinusInfinity) {
+  ConvStart s = StartConv(true);
+  ValueId hi = AddF32(s.g, "hi", {1}, {0.3});
+  s.g.outputs().push_back(
+      AddOp(s.g, "clip", "Clip", {s.out, kNoValue, hi}, {"y"}));
+  const Node& fused = ExpectFusedTo(s.g, "Clip");
+  EXPECT_EQ(fused.attrs.GetFloat("activation_min", 0),
+            -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(fused.attrs.GetFloat("activation_max", 0), 0.3f);
+}
+
+TEST(FuseActivationsTest, ClipOpset6Attributes) {
+  ConvStart s = StartConv(true);
+  s.g.set_opset(6);
+  s.g.outputs().push_back(AddOp(s.g, "clip", "Clip", {s.out}, {"y"},
+                                FloatAttrs({{"min", -0.2f}, {"max", 0.4f}})));
+  const Node& fused = ExpectFusedTo(s.g, "Clip");
+  EXPECT_EQ(fused.attrs.GetFloat("activation_min", 0), -0.2f);
+  EXPECT_EQ(fused.attrs.GetFloat("activation_max", 0), 0.4f);
+}
+
+TEST(FuseActivationsTest, ClipWithRuntimeBoundIsNotFused) {
+  ConvStart s = StartConv(true);
+  ValueId hi = s.g.AddInput("hi", DataType::kF32, {});
+  s.g.outputs().push_back(
+      AddOp(s.g, "clip", "Clip", {s.out, kNoValue, hi}, {"y"}));
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 2);
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+}
+
+TEST(FuseActivationsTest, SigmoidAlone) {
+  ConvStart s = StartConv(false);
+  s.g.outputs().push_back(AddOp(s.g, "sig", "Sigmoid", {s.out}, {"y"}));
+  ExpectFusedTo(s.g, "Sigmoid");
+}
+
+TEST(FuseActivationsTest, HardSwishOp) {
+  ConvStart s = StartConv(true);
+  s.g.outputs().push_back(AddOp(s.g, "hs", "HardSwish", {s.out}, {"y"}));
+  ExpectFusedTo(s.g, "HardSwish");
+}
+
+class FuseActivationsGatedTest : public testing::TestWithParam<bool> {};
+
+TEST_P(FuseActivationsGatedTest, SiluBothOrders) {
+  ConvStart s = StartConv(true);
+  ValueId g = AddOp(s.g, "sig", "Sigmoid", {s.out}, {"gate"});
+  std::vector<ValueId> mul_in = {s.out, g};
+  if (GetParam()) std::swap(mul_in[0], mul_in[1]);
+  s.g.outputs().push_back(AddOp(s.g, "mul", "Mul", mul_in, {"y"}));
+  ExpectFusedTo(s.g, "SiLU");
+}
+
+TEST_P(FuseActivationsGatedTest, Opset13HardSwishBothOrders) {
+  ConvStart s = StartConv(true);
+  ValueId c = AddRandomF32(s.g, "c", {1, 4, 1, 1}, s.rng);
+  ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
+  ValueId g = AddOp(s.g, "hsig", "HardSigmoid", {a}, {"gate"},
+                    FloatAttrs({{"alpha", 1.0f / 6.0f}, {"beta", 0.5f}}));
+  std::vector<ValueId> mul_in = {a, g};
+  if (GetParam()) std::swap(mul_in[0], mul_in[1]);
+  s.g.outputs().push_back(AddOp(s.g, "mul", "Mul", mul_in, {"y"}));
+  ExpectFusedTo(s.g, "HardSwish");
+}
+
+INSTANTIATE_TEST_SUITE_P(OperandOrder, FuseActivationsGatedTest, testing::Bool());
+
+TEST(FuseActivationsTest, HardSigmoidGateWithOtherParametersIsNotHardSwish) {
+  ConvStart s = StartConv(true);
+  ValueId g = AddOp(s.g, "hsig", "HardSigmoid", {s.out}, {"gate"});
+  s.g.outputs().push_back(AddOp(s.g, "mul", "Mul", {s.out, g}, {"y"}));
+  const Graph before = s.g;
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 3);
+  ExpectEquivalent(before, s.g, 5, kTolerance);
+}
+
+TEST(FuseActivationsTest, SigmoidOutputWithOtherReaderIsNotSilu) {
+  ConvStart s = StartConv(true);
+  ValueId g = AddOp(s.g, "sig", "Sigmoid", {s.out}, {"gate"});
+  s.g.outputs().push_back(AddOp(s.g, "mul", "Mul", {s.out, g}, {"y"}));
+  s.g.outputs().push_back(g);
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 3);
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+}
+
+TEST(FuseActivationsTest, GemmBiasLeakyRelu) {
+  std::mt19937 rng(6);
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {3, 5});
+  ValueId b = AddRandomF32(g, "b", {5, 4}, rng);
+  ValueId c = AddRandomF32(g, "c", {4}, rng);
+  ValueId mm = AddOp(g, "fc", "Gemm", {a, b, c}, {"mm"},
+                     FloatAttrs({{"alpha", 0.5f}, {"beta", 2.0f}}));
+  ValueId d = AddRandomF32(g, "d", {4}, rng);
+  ValueId sum = AddOp(g, "add", "Add", {mm, d}, {"sum"});
+  g.outputs().push_back(AddOp(g, "lrelu", "LeakyRelu", {sum}, {"y"},
+                              FloatAttrs({{"alpha", 0.1f}})));
+  const Node& fused = ExpectFusedTo(g, "LeakyRelu", "Gemm", "fc");
+  EXPECT_EQ(fused.attrs.GetFloat("activation_alpha", 0), 0.1f);
+  EXPECT_EQ(fused.attrs.GetFloat("beta", 0), 1.0f);
+}
+
+TEST(FuseActivationsTest, GemmTransBRowBiasHardSigmoid) {
+  std::mt19937 rng(7);
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {2, 5});
+  ValueId b = AddRandomF32(g, "b", {4, 5}, rng);
+  Attributes attrs;
+  attrs.Set("transB", int64_t{1});
+  ValueId mm = AddOp(g, "fc", "Gemm", {a, b}, {"mm"}, attrs);
+  ValueId d = AddRandomF32(g, "d", {1, 4}, rng);
+  ValueId sum = AddOp(g, "add", "Add", {d, mm}, {"sum"});
+  g.outputs().push_back(AddOp(g, "hsig", "HardSigmoid", {sum}, {"y"},
+                              FloatAttrs({{"alpha", 0.3f}, {"beta", 0.4f}})));
+  const Node& fused = ExpectFusedTo(g, "HardSigmoid", "Gemm", "fc");
+  EXPECT_EQ(fused.attrs.GetFloat("activation_alpha", 0), 0.3f);
+  EXPECT_EQ(fused.attrs.GetFloat("activation_beta", 0), 0.4f);
+}
+
+TEST(FuseActivationsTest, ConvOutputWithSecondReaderIsNotFused) {
+  ConvStart s = StartConv(true);
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {s.out}, {"y"}));
+  s.g.outputs().push_back(AddOp(s.g, "neg", "Sigmoid", {s.out}, {"z"}));
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 3);
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+}
+
+TEST(FuseActivationsTest, BiasSumThatIsGraphOutputStopsBeforeActivation) {
+  ConvStart s = StartConv(true);
+  ValueId c = AddRandomF32(s.g, "c", {1, 4, 1, 1}, s.rng);
+  ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  s.g.outputs().push_back(a);
+  const Graph before = s.g;
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 2);  // Conv(+bias) and Relu
+  EXPECT_EQ(CountOps(s.g, "Relu"), 1);
+  EXPECT_EQ(s.g.value(s.g.outputs()[1]).name, "a");
+  ExpectEquivalent(before, s.g, 6, kTolerance);
+}
+
+TEST(FuseActivationsTest, AlreadyFusedConvIsLeftAlone) {
+  ConvStart s = StartConv(true);
+  ValueId r = AddOp(s.g, "relu1", "Relu", {s.out}, {"r"});
+  s.g.outputs().push_back(AddOp(s.g, "relu2", "Sigmoid", {r}, {"y"}));
+  const Graph before = s.g;
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 2);
+  EXPECT_EQ(s.g.node(0).attrs.GetString("activation", ""), "Relu");
+  ExpectEquivalent(before, s.g, 7, kTolerance);
+}
+
+TEST(FuseActivationsTest, RuntimeAddendIsNotFolded) {
+  ConvStart s = StartConv(true);
+  ValueId c = s.g.AddInput("c", DataType::kF32, {1, 4, 1, 1});
+  ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 3);
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,644 @@
+// Shape inference per op family, with expectations computed by hand from the
+// ONNX operator definitions, plus symbolic batch propagation through the
+// Shape->Gather->Unsqueeze->Concat->Reshape chains PyTorch exports.
+#include "graph/passes/shape_inference.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "graph/passes/passes.h"
+
+namespace braid {
+namespace {
+
+const Dim kN = Dim::Symbol("N");
+
+class Builder {
+ public:
+  explicit Builder(int64_t opset = 17) { g_.set_opset(opset); }
+
+  ValueId Input(const std::string& name, Shape shape,
+                DataType dtype = DataType::kF32) {
+    return g_.AddInput(name, dtype, std::move(shape));
+  }
+  ValueId Ints(const std::string& name, std::vector<int64_t> v,
+               bool scalar = false) {
+    Shape s = scalar ? Shape{} : Shape{Dim(static_cast<int64_t>(v.size()))};
+    return g_.AddConstant(name, DataType::kI64, s,
+                          TensorData::Copy(v.data(), v.size() * 8));
+  }
+  ValueId Floats(const std::string& name, Shape shape) {
+    std::vector<float> v(static_cast<size_t>(ElementCount(shape)), 0.5f);
+    return g_.AddConstant(name, DataType::kF32, std::move(shape),
+                          TensorData::Copy(v.data(), v.size() * 4));
+  }
+  std::vector<ValueId> Op(const std::string& op, const std::string& name,
+                          std::vector<ValueId> inputs, Attributes attrs = {},
+                          int num_outputs = 1) {
+    Node n;
+    n.name = name;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    for (int i = 0; i < num_outputs; ++i)
+      n.outputs.push_back(g_.AddValue(name + "_out" + std::to_string(i)));
+    std::vector<ValueId> outs = n.outputs;
+    g_.AddNode(std::move(n));
+    return outs;
+  }
+  ValueId Op1(const std::string& op, const std::string& name,
+              std::vector<ValueId> inputs, Attributes attrs = {}) {
+    return Op(op, name, std::move(inputs), std::move(attrs))[0];
+  }
+  Graph& graph() { return g_; }
+  const Shape& shape(ValueId v) { return g_.value(v).shape; }
+  DataType dtype(ValueId v) { return g_.value(v).dtype; }
+
+ private:
+  Graph g_;
+};
+
+Attributes A(std::initializer_list<std::pair<const char*, AttributeValue>> kv) {
+  Attributes a;
+  for (const auto& [k, v] : kv) a.Set(k, v);
+  return a;
+}
+using Ints = std::vector<int64_t>;
+
+// ---- convolution and pooling ------------------------------------------------
+
+TEST(ShapeInferenceConv, StridePadDilationGroups) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 4, 17, 17});
+  ValueId w = b.Floats("w", {8, 2, 3, 3});
+  ValueId bias = b.Floats("b", {8});
+  // Effective kernel (3-1)*2+1 = 5; (17 + 1 + 1 - 5) / 2 + 1 = 8.
+  ValueId y = b.Op1("Conv", "conv", {x, w, bias},
+                    A({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+                       {"dilations", Ints{2, 2}}, {"group", int64_t{2}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{kN, 8, 8, 8}));
+  EXPECT_EQ(b.dtype(y), DataType::kF32);
+}
+
+TEST(ShapeInferenceConv, DepthwiseAndAsymmetricPads) {
+  Builder b;
+  ValueId x = b.Input("x", {1, 32, 112, 112});
+  ValueId w = b.Floats("w", {32, 1, 3, 3});
+  // (112 + 1 + 1 - 3) / 2 + 1 = 56; width pads 0+2: (112 + 2 - 3) / 1 + 1.
+  ValueId y = b.Op1("Conv", "dw", {x, w},
+                    A({{"strides", Ints{2, 1}}, {"pads", Ints{1, 0, 1, 2}},
+                       {"group", int64_t{32}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{1, 32, 56, 112}));
+}
+
+TEST(ShapeInferenceConv, AutoPad) {
+  Builder b;
+  ValueId x = b.Input("x", {1, 3, 15, 15});
+  ValueId w = b.Floats("w", {4, 3, 3, 3});
+  ValueId same = b.Op1("Conv", "same", {x, w},
+                       A({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+  ValueId lower = b.Op1("Conv", "lower", {x, w},
+                        A({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}));
+  ValueId valid = b.Op1("Conv", "valid", {x, w},
+                        A({{"strides", Ints{2, 2}}, {"auto_pad", std::string("VALID")},
+                           {"pads", Ints{5, 5, 5, 5}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(same), (Shape{1, 4, 8, 8}));   // ceil(15 / 2)
+  EXPECT_EQ(b.shape(lower), (Shape{1, 4, 8, 8}));
+  EXPECT_EQ(b.shape(valid), (Shape{1, 4, 7, 7}));  // (15 - 3) / 2 + 1
+}
+
+TEST(ShapeInferenceConv, ChannelMismatchNamesNode) {
+  Builder b;
+  ValueId x = b.Input("x", {1, 3, 8, 8});
+  ValueId w = b.Floats("w", {8, 4, 3, 3});
+  b.Op1("Conv", "conv_bad", {x, w});
+  Status s = InferShapes(b.graph());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("conv_bad"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("(Conv)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("[1,3,8,8]"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("channels"), std::string::npos) << s.message();
+}
+
+TEST(ShapeInferenceConv, FusedActivationAttributesIgnored) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3, 8, 8});
+  ValueId w = b.Floats("w", {4, 3, 1, 1});
+  ValueId y = b.Op1("Conv", "c", {x, w},
+                    A({{"activation", std::string("Clip")},
+                       {"activation_min", 0.0f}, {"activation_max", 6.0f}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{kN, 4, 8, 8}));
+}
+
+TEST(ShapeInferencePool, CeilModeAndGlobal) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 64, 112, 112});
+  Attributes pool = A({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}});
+  Attributes ceil_pool = pool;
+  ceil_pool.Set("ceil_mode", int64_t{1});
+  ValueId floor_out = b.Op1("MaxPool", "floor", {x}, pool);
+  ValueId ceil_out = b.Op1("MaxPool", "ceil", {x}, ceil_pool);
+  ValueId avg = b.Op1("AveragePool", "avg", {x},
+                      A({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}},
+                         {"pads", Ints{1, 1, 1, 1}}}));
+  ValueId gap = b.Op1("GlobalAveragePool", "gap", {x});
+  ValueId gmp = b.Op1("GlobalMaxPool", "gmp", {x});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(floor_out), (Shape{kN, 64, 55, 55}));  // 109/2 + 1
+  EXPECT_EQ(b.shape(ceil_out), (Shape{kN, 64, 56, 56}));   // ceil(109/2) + 1
+  EXPECT_EQ(b.shape(avg), (Shape{kN, 64, 57, 57}));        // 112/2 + 1
+  EXPECT_EQ(b.shape(gap), (Shape{kN, 64, 1, 1}));
+  EXPECT_EQ(b.shape(gmp), (Shape{kN, 64, 1, 1}));
+}
+
+TEST(ShapeInferencePool, CeilModeDropsWindowStartingInPadding) {
+  Builder b;
+  ValueId x = b.Input("x", {1, 1, 3});
+  // Windows would start at -1, 1, 3; the one at 3 starts past the input.
+  ValueId y = b.Op1("MaxPool", "p", {x},
+                    A({{"kernel_shape", Ints{1}}, {"strides", Ints{2}},
+                       {"pads", Ints{1, 1}}, {"ceil_mode", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{1, 1, 2}));
+}
+
+// ---- elementwise ------------------------------------------------------------
+
+TEST(ShapeInferenceElementwise, Broadcasting) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3, 1, 5});
+  ValueId y = b.Input("y", {4, 1});
+  ValueId z = b.Input("z", {kN, 1});
+  ValueId w = b.Input("w", {1, 7});
+  ValueId xy = b.Op1("Add", "xy", {x, y});
+  ValueId zw = b.Op1("Mul", "zw", {z, w});
+  ValueId eq = b.Op1("Equal", "eq", {z, w});
+  ValueId mx = b.Op1("Max", "mx", {x, y, b.Input("s", {})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(xy), (Shape{kN, 3, 4, 5}));
+  EXPECT_EQ(b.shape(zw), (Shape{kN, 7}));
+  EXPECT_EQ(b.shape(eq), (Shape{kN, 7}));
+  EXPECT_EQ(b.dtype(eq), DataType::kBool);
+  EXPECT_EQ(b.shape(mx), (Shape{kN, 3, 4, 5}));
+}
+
+TEST(ShapeInferenceElementwise, BroadcastMismatchIsError) {
+  Builder b;
+  b.Op1("Add", "bad_add", {b.Input("a", {2, 3}), b.Input("b", {4, 3})});
+  Status s = InferShapes(b.graph());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("bad_add"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("[2,3]"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("[4,3]"), std::string::npos) << s.message();
+}
+
+TEST(ShapeInferenceElementwise, DifferentSymbolsDoNotBroadcast) {
+  Builder b;
+  b.Op1("Sub", "sub", {b.Input("a", {kN, 3}), b.Input("b", {Dim::Symbol("M"), 3})});
+  EXPECT_FALSE(InferShapes(b.graph()).ok());
+}
+
+TEST(ShapeInferenceElementwise, UnaryCastWhereClipDropout) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 5});
+  ValueId relu = b.Op1("Relu", "relu", {x});
+  ValueId cast = b.Op1("Cast", "cast", {x}, A({{"to", int64_t{7}}}));  // INT64
+  ValueId cond = b.Input("c", {5}, DataType::kBool);
+  ValueId where = b.Op1("Where", "where", {cond, x, b.Input("y", {1, 1})});
+  ValueId clip = b.Op1("Clip", "clip", {x, b.Floats("lo", {}), kNoValue});
+  std::vector<ValueId> drop = b.Op("Dropout", "drop", {x}, {}, 2);
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(relu), (Shape{kN, 5}));
+  EXPECT_EQ(b.dtype(cast), DataType::kI64);
+  EXPECT_EQ(b.shape(where), (Shape{kN, 5}));
+  EXPECT_EQ(b.shape(clip), (Shape{kN, 5}));
+  EXPECT_EQ(b.dtype(drop[1]), DataType::kBool);
+}
+
+// ---- shape manipulation -------------------------------------------------------
+
+TEST(ShapeInferenceShapeOps, ReshapeZeroAndMinusOne) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 768, 14, 14});
+  ValueId r1 = b.Op1("Reshape", "r1", {x, b.Ints("t1", {0, 768, -1})});
+  ValueId s = b.Input("s", {2, 3, 4});
+  ValueId r2 = b.Op1("Reshape", "r2", {s, b.Ints("t2", {-1, 4})});
+  ValueId r3 = b.Op1("Reshape", "r3", {x, b.Ints("t3", {-1})});
+  ValueId z = b.Input("z", {0, 4});
+  ValueId r4 = b.Op1("Reshape", "r4", {z, b.Ints("t4", {4, 0})},
+                     A({{"allowzero", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(r1), (Shape{kN, 768, 196}));
+  EXPECT_EQ(b.shape(r2), (Shape{6, 4}));
+  EXPECT_EQ(b.shape(r3), (Shape{Dim::Symbol("N*150528")}));
+  EXPECT_EQ(b.shape(r4), (Shape{4, 0}));
+}
+
+TEST(ShapeInferenceShapeOps, ReshapeErrors) {
+  {
+    Builder b;
+    b.Op1("Reshape", "bad_minus_one", {b.Input("s", {2, 3, 4}), b.Ints("t", {5, -1})});
+    Status s = InferShapes(b.graph());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("bad_minus_one"), std::string::npos);
+  }
+  {
+    Builder b;
+    b.Op1("Reshape", "bad_count", {b.Input("s", {2, 3, 4}), b.Ints("t", {5, 5})});
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+  {
+    Builder b;  // target computed from a graph input: not knowable
+    b.Op1("Reshape", "dyn", {b.Input("s", {2, 3}), b.Input("t", {2}, DataType::kI64)});
+    Status s = InferShapes(b.graph());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("load time"), std::string::npos) << s.message();
+  }
+}
+
+TEST(ShapeInferenceShapeOps, FlattenTransposeSqueezeUnsqueeze) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3, 4, 5});
+  ValueId f1 = b.Op1("Flatten", "f1", {x});
+  ValueId f2 = b.Op1("Flatten", "f2", {x}, A({{"axis", int64_t{2}}}));
+  ValueId f0 = b.Op1("Flatten", "f0", {x}, A({{"axis", int64_t{0}}}));
+  ValueId t = b.Op1("Transpose", "t", {x}, A({{"perm", Ints{0, 2, 3, 1}}}));
+  ValueId tr = b.Op1("Transpose", "tr", {x});
+  ValueId o = b.Input("o", {kN, 1, 4, 1});
+  ValueId sq_in = b.Op1("Squeeze", "sq13", {o, b.Ints("ax", {1, -1})});
+  ValueId sq_attr = b.Op1("Squeeze", "sq11", {o}, A({{"axes", Ints{3}}}));
+  ValueId sq_all = b.Op1("Squeeze", "sqall", {o});
+  ValueId us = b.Op1("Unsqueeze", "us13", {x, b.Ints("ax2", {0, -1})});
+  ValueId us_attr = b.Op1("Unsqueeze", "us11", {x}, A({{"axes", Ints{2}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(f1), (Shape{kN, 60}));
+  EXPECT_EQ(b.shape(f2), (Shape{Dim::Symbol("N*3"), 20}));
+  EXPECT_EQ(b.shape(f0), (Shape{1, Dim::Symbol("N*60")}));
+  EXPECT_EQ(b.shape(t), (Shape{kN, 4, 5, 3}));
+  EXPECT_EQ(b.shape(tr), (Shape{5, 4, 3, kN}));
+  EXPECT_EQ(b.shape(sq_in), (Shape{kN, 4}));
+  EXPECT_EQ(b.shape(sq_attr), (Shape{kN, 1, 4}));
+  EXPECT_EQ(b.shape(sq_all), (Shape{kN, 4}));
+  EXPECT_EQ(b.shape(us), (Shape{1, kN, 3, 4, 5, 1}));
+  EXPECT_EQ(b.shape(us_attr), (Shape{kN, 3, 1, 4, 5}));
+}
+
+TEST(ShapeInferenceShapeOps, ConcatExpandPadShapeConstantOfShape) {
+  Builder b(15);
+  ValueId x = b.Input("x", {kN, 3, 4, 4});
+  ValueId y = b.Input("y", {kN, 5, 4, 4});
+  ValueId cat = b.Op1("Concat", "cat", {x, y}, A({{"axis", int64_t{1}}}));
+  ValueId cat0 = b.Op1("Concat", "cat0", {x, x}, A({{"axis", int64_t{0}}}));
+  ValueId ex = b.Op1("Expand", "ex", {b.Input("e", {3, 1}), b.Ints("es", {2, 1, 6})});
+  ValueId pad = b.Op1("Pad", "pad", {x, b.Ints("p", {0, 0, 1, 2, 0, 0, 3, 0})});
+  ValueId sh = b.Op1("Shape", "sh", {x}, A({{"start", int64_t{1}}, {"end", int64_t{-1}}}));
+  ValueId cos = b.Op1("ConstantOfShape", "cos", {b.Ints("cs", {2, 3})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(cat), (Shape{kN, 8, 4, 4}));
+  EXPECT_EQ(b.shape(cat0), (Shape{Dim::Symbol("N*2"), 3, 4, 4}));
+  EXPECT_EQ(b.shape(ex), (Shape{2, 3, 6}));
+  EXPECT_EQ(b.shape(pad), (Shape{kN, 3, 8, 6}));
+  EXPECT_EQ(b.shape(sh), (Shape{2}));
+  EXPECT_EQ(b.dtype(sh), DataType::kI64);
+  EXPECT_EQ(b.shape(cos), (Shape{2, 3}));
+  EXPECT_EQ(b.dtype(cos), DataType::kF32);
+}
+
+TEST(ShapeInferenceShapeOps, ConcatRankMismatchIsError) {
+  Builder b;
+  b.Op1("Concat", "cat", {b.Input("a", {2, 3}), b.Input("c", {2, 3, 1})},
+        A({{"axis", int64_t{0}}}));
+  EXPECT_FALSE(InferShapes(b.graph()).ok());
+}
+
+// ---- indexing -------------------------------------------------------------------
+
+TEST(ShapeInferenceIndexing, SliceNegativeStepsAndClamping) {
+  Builder b;
+  ValueId x = b.Input("x", {10, 20, 30});
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  ValueId s1 = b.Op1("Slice", "s1",
+                     {x, b.Ints("st", {-3, 0}), b.Ints("en", {kMax, -1}),
+                      b.Ints("ax", {0, 2}), b.Ints("sp", {1, 2})});
+  ValueId s2 = b.Op1("Slice", "s2",
+                     {x, b.Ints("st2", {-1}), b.Ints("en2", {kMin}),
+                      b.Ints("ax2", {1}), b.Ints("sp2", {-1})});
+  ValueId s3 = b.Op1("Slice", "s3",
+                     {x, b.Ints("st3", {100}), b.Ints("en3", {200}), b.Ints("ax3", {-1})});
+  ValueId s4 = b.Op1("Slice", "s4",
+                     {x, b.Ints("st4", {8}), b.Ints("en4", {1}),
+                      b.Ints("ax4", {0}), b.Ints("sp4", {-3})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(s1), (Shape{3, 20, 15}));  // rows 7..9; cols 0,2,..,28
+  EXPECT_EQ(b.shape(s2), (Shape{10, 20, 30}));  // full reverse
+  EXPECT_EQ(b.shape(s3), (Shape{10, 20, 0}));   // clamped to empty
+  EXPECT_EQ(b.shape(s4), (Shape{3, 20, 30}));  // rows 8, 5, 2
+}
+
+TEST(ShapeInferenceIndexing, SliceOpset9Attributes) {
+  Builder b(9);
+  ValueId x = b.Input("x", {kN, 20});
+  ValueId s = b.Op1("Slice", "s", {x},
+                    A({{"starts", Ints{2}}, {"ends", Ints{-2}}, {"axes", Ints{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(s), (Shape{kN, 16}));
+}
+
+TEST(ShapeInferenceIndexing, GatherAnyAxis) {
+  Builder b;
+  ValueId x = b.Input("x", {5, 6, 7});
+  ValueId i2 = b.graph().AddConstant("i2", DataType::kI64, {2, 3},
+                                      TensorData::Copy(std::vector<int64_t>{0, 1, 2, 3, 4, -1}.data(), 48));
+  ValueId g1 = b.Op1("Gather", "g1", {x, i2}, A({{"axis", int64_t{1}}}));
+  ValueId g0 = b.Op1("Gather", "g0", {x, b.Ints("s", {4}, true)});
+  ValueId gl = b.Op1("Gather", "gl", {x, b.Ints("l", {6, 0})}, A({{"axis", int64_t{-1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(g1), (Shape{5, 2, 3, 7}));
+  EXPECT_EQ(b.shape(g0), (Shape{6, 7}));
+  EXPECT_EQ(b.shape(gl), (Shape{5, 6, 2}));
+
+  Builder bad;
+  bad.Op1("Gather", "gbad", {bad.Input("x", {5, 6}), bad.Ints("i", {5}, true)});
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+}
+
+TEST(ShapeInferenceIndexing, Split) {
+  Builder b(13);
+  ValueId x = b.Input("x", {kN, 10});
+  std::vector<ValueId> parts =
+      b.Op("Split", "sp", {x, b.Ints("split", {3, 7})}, A({{"axis", int64_t{1}}}), 2);
+  ValueId y = b.Input("y", {4, 6});
+  std::vector<ValueId> even = b.Op("Split", "even", {y}, {}, 2);
+  Builder b11(11);
+  std::vector<ValueId> attr = b11.Op("Split", "attr", {b11.Input("x", {2, 9})},
+                                     A({{"axis", int64_t{-1}}, {"split", Ints{2, 3, 4}}}), 3);
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  ASSERT_TRUE(InferShapes(b11.graph()).ok());
+  EXPECT_EQ(b.shape(parts[0]), (Shape{kN, 3}));
+  EXPECT_EQ(b.shape(parts[1]), (Shape{kN, 7}));
+  EXPECT_EQ(b.shape(even[0]), (Shape{2, 6}));
+  EXPECT_EQ(b.shape(even[1]), (Shape{2, 6}));
+  EXPECT_EQ(b11.shape(attr[2]), (Shape{2, 4}));
+
+  Builder bad(13);
+  bad.Op("Split", "uneven", {bad.Input("x", {5})}, {}, 2);
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+  Builder bad_sum(13);
+  bad_sum.Op("Split", "sum", {bad_sum.Input("x", {5}), bad_sum.Ints("s", {1, 2})}, {}, 2);
+  EXPECT_FALSE(InferShapes(bad_sum.graph()).ok());
+}
+
+// ---- matrix products -------------------------------------------------------------
+
+TEST(ShapeInferenceMatMul, VectorsAndBatchedBroadcast) {
+  Builder b;
+  ValueId v3 = b.Input("v3", {3});
+  ValueId m34 = b.Input("m34", {3, 4});
+  ValueId t234 = b.Input("t234", {2, 3, 4});
+  ValueId v4 = b.Input("v4", {4});
+  ValueId vm = b.Op1("MatMul", "vm", {v3, m34});
+  ValueId tv = b.Op1("MatMul", "tv", {t234, v4});
+  ValueId vv = b.Op1("MatMul", "vv", {v3, v3});
+  ValueId bb = b.Op1("MatMul", "bb", {b.Input("a", {kN, 1, 5, 6}), b.Input("c", {3, 6, 7})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(vm), (Shape{4}));
+  EXPECT_EQ(b.shape(tv), (Shape{2, 3}));
+  EXPECT_EQ(b.shape(vv), (Shape{}));
+  EXPECT_EQ(b.shape(bb), (Shape{kN, 3, 5, 7}));
+}
+
+TEST(ShapeInferenceMatMul, InnerMismatchIsError) {
+  Builder b;
+  b.Op1("MatMul", "mm_bad", {b.Input("a", {2, 3}), b.Input("c", {4, 5})});
+  Status s = InferShapes(b.graph());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("mm_bad"), std::string::npos);
+  EXPECT_NE(s.message().find("inner"), std::string::npos);
+}
+
+TEST(ShapeInferenceMatMul, GemmTransposes) {
+  Builder b;
+  ValueId a = b.Input("a", {kN, 512});
+  ValueId y = b.Op1("Gemm", "fc", {a, b.Floats("w", {1000, 512}), b.Floats("c", {1000})},
+                    A({{"transB", int64_t{1}}, {"activation", std::string("Relu")}}));
+  ValueId at = b.Input("at", {7, 3});
+  ValueId z = b.Op1("Gemm", "ta", {at, b.Floats("w2", {7, 2})}, A({{"transA", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{kN, 1000}));
+  EXPECT_EQ(b.shape(z), (Shape{3, 2}));
+
+  Builder bad;
+  bad.Op1("Gemm", "g", {bad.Input("a", {2, 3}), bad.Floats("w", {4, 3})});
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+}
+
+// ---- reductions and normalization -------------------------------------------------
+
+TEST(ShapeInferenceReduce, AxesKeepdimsNoop) {
+  Builder b(13);
+  ValueId x = b.Input("x", {kN, 8, 4, 4});
+  ValueId mean = b.Op1("ReduceMean", "m", {x}, A({{"axes", Ints{2, 3}}}));
+  ValueId mean0 = b.Op1("ReduceMean", "m0", {x},
+                        A({{"axes", Ints{-1}}, {"keepdims", int64_t{0}}}));
+  ValueId sum_in = b.Op1("ReduceSum", "s13", {x, b.Ints("ax", {1})},
+                         A({{"keepdims", int64_t{0}}}));
+  ValueId sum_all = b.Op1("ReduceSum", "sall", {x});
+  ValueId noop = b.Op1("ReduceSum", "noop", {x, b.Ints("empty", {})},
+                       A({{"noop_with_empty_axes", int64_t{1}}}));
+  ValueId mx = b.Op1("ReduceMax", "mx", {x}, A({{"axes", Ints{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(mean), (Shape{kN, 8, 1, 1}));
+  EXPECT_EQ(b.shape(mean0), (Shape{kN, 8, 4}));
+  EXPECT_EQ(b.shape(sum_in), (Shape{kN, 4, 4}));
+  EXPECT_EQ(b.shape(sum_all), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(b.shape(noop), (Shape{kN, 8, 4, 4}));
+  EXPECT_EQ(b.shape(mx), (Shape{kN, 1, 4, 4}));
+}
+
+TEST(ShapeInferenceNormalization, LayerNormalizationOutputs) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 197, 768});
+  std::vector<ValueId> outs = b.Op("LayerNormalization", "ln",
+                                   {x, b.Floats("g", {768}), b.Floats("bb", {768})},
+                                   A({{"axis", int64_t{-1}}, {"epsilon", 1e-6f}}), 3);
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(outs[0]), (Shape{kN, 197, 768}));
+  EXPECT_EQ(b.shape(outs[1]), (Shape{kN, 197, 1}));
+  EXPECT_EQ(b.shape(outs[2]), (Shape{kN, 197, 1}));
+  EXPECT_EQ(b.dtype(outs[1]), DataType::kF32);
+
+  Builder bad;
+  bad.Op1("LayerNormalization", "ln_bad",
+          {bad.Input("x", {2, 5, 6}), bad.Floats("g", {5})});
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+}
+
+TEST(ShapeInferenceNormalization, BatchNormalization) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 16, 7, 7});
+  ValueId y = b.Op1("BatchNormalization", "bn",
+                    {x, b.Floats("s", {16}), b.Floats("b", {16}), b.Floats("m", {16}),
+                     b.Floats("v", {16})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{kN, 16, 7, 7}));
+
+  Builder bad;
+  bad.Op1("BatchNormalization", "bn",
+          {bad.Input("x", {1, 16, 7, 7}), bad.Floats("s", {8}), bad.Floats("b", {16}),
+           bad.Floats("m", {16}), bad.Floats("v", {16})});
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+}
+
+TEST(ShapeInferenceNormalization, SoftmaxAxisPerOpset) {
+  // Opset 11: default axis 1 (coerce to 2-D); axis == rank is still valid.
+  Builder b11(11);
+  ValueId x11 = b11.Input("x", {2, 3, 4});
+  ValueId d11 = b11.Op1("Softmax", "d", {x11});
+  ValueId r11 = b11.Op1("Softmax", "r", {x11}, A({{"axis", int64_t{3}}}));
+  ASSERT_TRUE(InferShapes(b11.graph()).ok());
+  EXPECT_EQ(b11.shape(d11), (Shape{2, 3, 4}));
+  EXPECT_EQ(b11.shape(r11), (Shape{2, 3, 4}));
+  // Opset 13: the axis must name a dimension.
+  Builder b13(13);
+  ValueId d13 = b13.Op1("Softmax", "d", {b13.Input("x", {2, 3, 4})});
+  ASSERT_TRUE(InferShapes(b13.graph()).ok());
+  EXPECT_EQ(b13.shape(d13), (Shape{2, 3, 4}));
+  Builder bad(13);
+  bad.Op1("Softmax", "sm", {bad.Input("x", {2, 3, 4})}, A({{"axis", int64_t{3}}}));
+  EXPECT_FALSE(InferShapes(bad.graph()).ok());
+}
+
+// ---- symbolic batch propagation ---------------------------------------------------
+
+TEST(ShapeInferenceSymbolic, PyTorchReshapeChainKeepsBatch) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3, 4, 4});
+  ValueId shape = b.Op1("Shape", "shape", {x});
+  ValueId batch = b.Op1("Gather", "gather", {shape, b.Ints("zero", {0}, true)});
+  ValueId un = b.Op1("Unsqueeze", "unsqueeze", {batch, b.Ints("axes", {0})});
+  ValueId target = b.Op1("Concat", "concat", {un, b.Ints("rest", {-1})},
+                         A({{"axis", int64_t{0}}}));
+  ValueId flat = b.Op1("Reshape", "reshape", {x, target});
+  // Channel-shuffle style: [N, 3*4, 4] via Mul/Div by constants.
+  ValueId times = b.Op1("Mul", "times", {batch, b.Ints("twelve", {12}, true)});
+  ValueId cast = b.Op1("Cast", "cast", {times}, A({{"to", int64_t{7}}}));
+  ValueId t2 = b.Op1("Concat", "concat2",
+                     {b.Op1("Unsqueeze", "u2", {cast, b.Ints("axes2", {0})}),
+                      b.Ints("four", {4})},
+                     A({{"axis", int64_t{0}}}));
+  ValueId split_batch = b.Op1("Reshape", "reshape2", {x, t2});
+  ValueId back = b.Op1("Div", "div", {times, b.Ints("twelve2", {12}, true)});
+  ValueId t3 = b.Op1("Concat", "concat3",
+                     {b.Op1("Unsqueeze", "u3", {back, b.Ints("axes3", {0})}),
+                      b.Ints("minus", {-1})},
+                     A({{"axis", int64_t{0}}}));
+  ValueId restored = b.Op1("Reshape", "reshape3", {split_batch, t3});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(flat), (Shape{kN, 48}));
+  EXPECT_EQ(b.shape(split_batch), (Shape{Dim::Symbol("N*12"), 4}));
+  EXPECT_EQ(b.shape(restored), (Shape{kN, 48}));
+}
+
+TEST(ShapeInferenceSymbolic, ClassTokenExpandChain) {
+  // vit_b_16: Expand(class_token, Where(Equal(t, -1 * ones), ones, t)) with
+  // t = [N, -1, -1].
+  Builder b;
+  ValueId x = b.Input("x", {kN, 196, 8});
+  ValueId shape = b.Op1("Shape", "shape", {x});
+  ValueId batch = b.Op1("Gather", "gather", {shape, b.Ints("zero", {0}, true)});
+  ValueId un = b.Op1("Unsqueeze", "unsqueeze", {batch, b.Ints("axes", {0})});
+  ValueId t = b.Op1("Concat", "concat", {un, b.Ints("m1", {-1}), b.Ints("m2", {-1})},
+                    A({{"axis", int64_t{0}}}));
+  ValueId t_flat = b.Op1("Reshape", "reshape", {t, b.Ints("flat", {-1})});
+  ValueId t_shape = b.Op1("Shape", "shape2", {t_flat});
+  TensorAttr one;
+  one.dtype = DataType::kI64;
+  one.dims = {1};
+  int64_t one_value = 1;
+  one.data = TensorData::Copy(&one_value, 8);
+  ValueId ones = b.Op1("ConstantOfShape", "cos", {t_shape}, A({{"value", one}}));
+  ValueId minus = b.Op1("Mul", "mul", {ones, b.Ints("neg", {-1}, true)});
+  ValueId eq = b.Op1("Equal", "equal", {t_flat, minus});
+  ValueId where = b.Op1("Where", "where", {eq, ones, t_flat});
+  ValueId token = b.Floats("class_token", {1, 1, 8});
+  ValueId expanded = b.Op1("Expand", "expand", {token, where});
+  ValueId cat = b.Op1("Concat", "cat", {expanded, x}, A({{"axis", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(ones), (Shape{3}));
+  EXPECT_EQ(b.dtype(ones), DataType::kI64);
+  EXPECT_EQ(b.shape(expanded), (Shape{kN, 1, 8}));
+  EXPECT_EQ(b.shape(cat), (Shape{kN, 197, 8}));
+}
+
+TEST(ShapeInferenceSymbolic, ValuesExposedToCallers) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3});
+  ValueId shape = b.Op1("Shape", "shape", {x});
+  ValueId sliced = b.Op1("Slice", "slice",
+                         {shape, b.Ints("s", {1}), b.Ints("e", {2})});
+  SymbolicValues values;
+  ASSERT_TRUE(InferShapes(b.graph(), &values).ok());
+  EXPECT_EQ(values.at(shape), (DimValues{kN, 3}));
+  EXPECT_EQ(values.at(sliced), (DimValues{3}));
+}
+
+TEST(ShapeInferenceSymbolic, DimProductArithmetic) {
+  EXPECT_EQ(MultiplyDims(kN, Dim(197)), Dim::Symbol("N*197"));
+  EXPECT_EQ(MultiplyDims(Dim::Symbol("N*197"), Dim(1)), Dim::Symbol("N*197"));
+  EXPECT_EQ(MultiplyDims(Dim(3), Dim(4)), Dim(12));
+  std::optional<DimProduct> q = DivideProducts(ToProduct(Dim::Symbol("N*12")), ToProduct(Dim(4)));
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(FromProduct(*q), Dim::Symbol("N*3"));
+  EXPECT_FALSE(DivideProducts(ToProduct(Dim::Symbol("N*12")), ToProduct(Dim(5))).has_value());
+  EXPECT_FALSE(DivideProducts(ToProduct(Dim(12)), ToProduct(kN)).has_value());
+}
+
+// ---- registry and errors ------------------------------------------------------------
+
+TEST(OpRegistry, ListsEveryRequiredOp) {
+  const char* const required[] = {
+      "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
+      "Constant", "ConstantOfShape", "Conv", "Div", "Equal", "Erf", "Expand",
+      "Flatten", "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid",
+      "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool", "Mul",
+      "Pad", "Pow", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid",
+      "Slice", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze", "Where",
+      "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
+      "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
+      "ReduceMax"};
+  for (const char* op : required) {
+    EXPECT_TRUE(IsSupportedOp(op)) << op;
+    ASSERT_NE(FindOpSchema(op), nullptr) << op;
+    EXPECT_NE(FindOpSchema(op)->infer, nullptr) << op;
+  }
+  EXPECT_FALSE(IsSupportedOp("LSTM"));
+  std::vector<std::string> ops = SupportedOpTypes();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+  EXPECT_EQ(ops.size(), std::size(required));
+  EXPECT_EQ(FindOpSchema("LayerNormalization")->since_opset, 17);
+}
+
+TEST(ShapeInferenceErrors, UnknownOpNamesNode) {
+  Builder b;
+  b.Op1("FancyOp", "mystery", {b.Input("x", {1})});
+  Status s = InferShapes(b.graph());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("mystery"), std::string::npos);
+  EXPECT_NE(s.message().find("FancyOp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace braid
