@@ -37,21 +37,6 @@
 
 namespace braid {
 
-// Numbering is part of the .braid format: append only.
-enum class DataType : uint8_t {
-  kUndefined = 0,
-  kF32 = 1,
-  kF16 = 2,
-  kI64 = 3,
-  kI32 = 4,
-  kI8 = 5,
-  kU8 = 6,
-  kBool = 7,
-};
-
-size_t DataTypeSize(DataType type);        // bytes per element; 0 if undefined
-const char* DataTypeName(DataType type);   // "f32", "i64", ...
-
 using ValueId = int32_t;
 using NodeId = int32_t;
 inline constexpr ValueId kNoValue = -1;  // an omitted optional input

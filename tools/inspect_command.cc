@@ -31,7 +31,7 @@ std::string OutputShape(const Graph& g, const Node& n) {
 
 std::string Clip(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
-  return "…" + s.substr(s.size() - (width - 1));  // keep the informative tail
+  return "..." + s.substr(s.size() - (width - 3));  // keep the informative tail
 }
 
 void PrintTable(const Graph& g, const ModelTotals& t, std::ostream& out) {

@@ -1,0 +1,119 @@
+// braid's embedding API: open a model, bind inputs, run, read outputs.
+//
+//   #include <braid/braid.h>
+//
+//   braid::SessionOptions options;
+//   options.num_threads = 2;
+//   auto session = braid::Session::Open("mobilenet_v2.braid", options);  // .braid, .onnx or builtin:NAME
+//   if (!session.ok()) { std::cerr << session.status().ToString() << "\n"; return 2; }
+//   std::vector<float> image(1 * 3 * 224 * 224, 0.5f);
+//   braid::Tensor input = braid::Tensor::Borrow(braid::DataType::kF32, {1, 3, 224, 224}, image.data());
+//   braid::Status s = (*session)->SetInput("input", input);   // wrong name/shape: error lists the model's inputs
+//   if (s.ok()) s = (*session)->Run();
+//   braid::StatusOr<braid::Tensor> logits = (*session)->GetOutput("output");
+//   if (logits.ok()) std::cout << logits->data<float>()[0] << "\n";  // valid until the next Run
+//
+// Threading: one Session runs one Run at a time. A Run that starts while
+// another Run of the same Session is in progress returns FailedPrecondition
+// (it does not block and does not corrupt the first). Use one Session per
+// thread for concurrent inference; Sessions share nothing mutable.
+//
+// Memory: the first Run for a set of input shapes plans and allocates; every
+// later Run with the same shapes allocates nothing. New input shapes (e.g. a
+// different batch) re-plan once.
+#ifndef BRAID_BRAID_H_
+#define BRAID_BRAID_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "braid/types.h"
+
+namespace braid {
+
+// A dense row-major host tensor: owning, or borrowing the caller's memory.
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-filled, owned by the Tensor.
+  static Tensor Allocate(DataType dtype, std::vector<int64_t> dims);
+  // Wraps `data` without copying; the caller keeps it alive.
+  static Tensor Borrow(DataType dtype, std::vector<int64_t> dims, void* data);
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t elements() const;
+  size_t bytes() const;
+  void* raw_data() const { return data_; }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> dims_;
+  void* data_ = nullptr;
+  std::shared_ptr<void> owned_;
+};
+
+struct SessionOptions {
+  int num_threads = 0;                    // intra-op threads; 0 = all cores
+  std::vector<std::string> devices = {"cpu"};
+  std::string policy = "cpu-only";        // placement policy (scheduler)
+  bool fuse = true;                       // .onnx opened directly: BN folding and fusion
+};
+
+// What a model expects at one input or produces at one output. Symbolic
+// dimensions (e.g. the batch "N") are reported with extent -1 and a symbol.
+struct TensorInfo {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> dims;          // -1 where symbolic
+  std::vector<std::string> symbols;   // per dim: "" or the symbol name
+  std::string ToString() const;       // "input: f32[N,3,224,224]"
+};
+
+// Where one node runs and with which implementation; fallbacks say why.
+struct NodePlacement {
+  std::string node;
+  std::string op_type;
+  std::string device;          // "cpu", ...
+  std::string implementation;  // "onednn", "cpu", "reference", ...
+  bool fallback = false;       // true when a preferred implementation declined
+  std::string reason;          // why the preferred implementation declined
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // `model` is a .braid file, an .onnx file (converted in memory) or
+  // "builtin:NAME". Errors name the file, the node and the problem.
+  static StatusOr<std::unique_ptr<Session>> Open(const std::string& model,
+                                                 const SessionOptions& options = {});
+
+  virtual const std::vector<TensorInfo>& inputs() const = 0;
+  virtual const std::vector<TensorInfo>& outputs() const = 0;
+
+  // Borrows `tensor`'s memory until Run returns. A wrong name, dtype or
+  // shape is InvalidArgument listing what the model expects.
+  virtual Status SetInput(std::string_view name, const Tensor& tensor) = 0;
+  virtual Status Run() = 0;
+  // A view of session-owned memory, valid until the next Run or SetInput
+  // that changes shapes.
+  virtual StatusOr<Tensor> GetOutput(std::string_view name) const = 0;
+
+  // After the first Run: per-node device and implementation, and the planned
+  // peak bytes of intermediate tensors.
+  virtual std::vector<NodePlacement> placements() const = 0;
+  virtual size_t planned_peak_bytes() const = 0;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_BRAID_H_

@@ -1,0 +1,82 @@
+#include "kernels/backend.h"
+
+#include <algorithm>
+#include <set>
+
+namespace braid {
+
+const char* DeviceKindName(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kCuda: return "cuda";
+    case DeviceKind::kVirtualGpu: return "vgpu";
+  }
+  return "unknown";
+}
+
+int64_t TensorDesc::elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string TensorDesc::ToString() const {
+  std::string s = DataTypeName(dtype);
+  s += "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::string PrepareArgs::Where() const {
+  if (node == nullptr) return "kernel";
+  return "node '" + node->name + "' (" + node->op_type + ")";
+}
+
+void KernelRegistry::Register(KernelEntry entry) {
+  entries_.push_back(std::make_unique<KernelEntry>(std::move(entry)));
+}
+
+std::vector<const KernelEntry*> KernelRegistry::Candidates(
+    std::string_view op_type, DeviceKind device) const {
+  std::vector<const KernelEntry*> out;
+  for (const auto& e : entries_)
+    if (e->op_type == op_type && e->device == device) out.push_back(e.get());
+  // Stable: among equal priorities, registration order decides.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KernelEntry* a, const KernelEntry* b) {
+                     return a->priority > b->priority;
+                   });
+  return out;
+}
+
+std::vector<std::string> KernelRegistry::OpTypes(DeviceKind device) const {
+  std::set<std::string> ops;
+  for (const auto& e : entries_)
+    if (e->device == device) ops.insert(e->op_type);
+  return {ops.begin(), ops.end()};
+}
+
+StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
+                                               DeviceKind device,
+                                               const PrepareArgs& args) {
+  const std::string op = args.node ? args.node->op_type : "";
+  std::vector<const KernelEntry*> candidates = registry.Candidates(op, device);
+  if (candidates.empty())
+    return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
+                         " kernel for op " + op);
+  std::string declined;
+  for (const KernelEntry* entry : candidates) {
+    std::unique_ptr<Kernel> kernel = entry->create();
+    Status s = kernel->Prepare(args);
+    if (s.ok()) return PreparedKernel{std::move(kernel), entry};
+    if (s.code() != StatusCode::kUnimplemented) return s;
+    declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + s.message();
+  }
+  return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
+                       " kernel accepts it (" + declined + ")");
+}
+
+}  // namespace braid

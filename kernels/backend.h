@@ -1,0 +1,181 @@
+// The backend interface: Device, Buffer, Stream, Event, Kernel and the kernel
+// registry. The engine (runtime/) reaches backends only through this file.
+//
+//   braid::KernelRegistry registry;
+//   braid::RegisterReferenceKernels(registry);   // kernels/reference/
+//   braid::RegisterCpuKernels(registry);         // kernels/cpu/ (oneDNN)
+//   std::unique_ptr<braid::Device> cpu = braid::CreateCpuDevice();
+//   for (const braid::KernelEntry* e : registry.Candidates("Conv", braid::DeviceKind::kCpu)) {
+//     std::unique_ptr<braid::Kernel> k = e->create();
+//     braid::Status s = k->Prepare(prepare_args);
+//     if (s.ok()) break;                  // first implementation that accepts wins
+//     if (s.code() != braid::StatusCode::kUnimplemented) return s;
+//   }
+//   RETURN_IF_ERROR(kernel->Run(run_args));  // allocates nothing, chooses nothing
+//
+// Kernels are two-phase like XNNPACK / TFLite Micro: Prepare sees shapes,
+// attributes and constant inputs (prepacks weights, builds primitives, sizes
+// its workspace); Run sees only pointers.
+#ifndef BRAID_KERNELS_BACKEND_H_
+#define BRAID_KERNELS_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace braid {
+
+enum class DeviceKind { kCpu, kCuda, kVirtualGpu };
+const char* DeviceKindName(DeviceKind kind);  // "cpu", "cuda", "vgpu"
+
+// A dense tensor as kernels see it: static dims, row-major in ONNX axis
+// order. dtype kUndefined marks an omitted optional input.
+struct TensorDesc {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> dims;
+
+  bool present() const { return dtype != DataType::kUndefined; }
+  int rank() const { return static_cast<int>(dims.size()); }
+  int64_t elements() const;
+  size_t bytes() const { return static_cast<size_t>(elements()) * DataTypeSize(dtype); }
+  std::string ToString() const;  // "f32[1,3,224,224]"
+  bool operator==(const TensorDesc&) const = default;
+};
+
+enum class MemoryKind {
+  kDevice,      // only the device addresses it
+  kHostPinned,  // host memory the device copies from quickly
+  kHostMapped,  // host memory the device addresses directly (zero-copy)
+};
+
+class Device;
+
+// A block of device memory. Freed when destroyed.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual void* data() = 0;
+  virtual size_t size() const = 0;
+  virtual MemoryKind memory_kind() const = 0;
+};
+
+// Completion marker recorded on a stream.
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual bool Ready() const = 0;
+  virtual Status Wait() = 0;  // blocks the calling thread
+};
+
+// An ordered queue of work on one device. Work submitted to one stream runs
+// in order; cross-stream ordering goes through events.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual Device& device() = 0;
+  // Runs `work` in stream order. Host devices without a worker run it inline.
+  virtual Status Submit(std::function<Status()> work) = 0;
+  virtual StatusOr<std::shared_ptr<Event>> Record() = 0;
+  virtual Status WaitFor(const std::shared_ptr<Event>& event) = 0;
+  virtual Status Synchronize() = 0;
+  // Copies between host and this device in stream order.
+  virtual Status CopyToDevice(void* dst, const void* src, size_t bytes) = 0;
+  virtual Status CopyToHost(void* dst, const void* src, size_t bytes) = 0;
+};
+
+struct DeviceInfo {
+  std::string name;         // "cpu", "cuda:0", "vgpu"
+  DeviceKind kind = DeviceKind::kCpu;
+  std::string description;  // model name, cores / SMs, ...
+  size_t memory_bytes = 0;
+  int compute_units = 0;    // CPU cores, GPU SMs
+  bool virtual_device = false;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  DeviceKind kind() const { return info().kind; }
+  const std::string& name() const { return info().name; }
+  // Failure is ResourceExhausted naming the size, never a crash.
+  virtual StatusOr<std::unique_ptr<Buffer>> Allocate(
+      size_t bytes, MemoryKind kind = MemoryKind::kDevice) = 0;
+  virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
+};
+
+// Everything a kernel may look at while preparing.
+struct PrepareArgs {
+  const Node* node = nullptr;         // op_type, name, attributes
+  int64_t opset = 0;                  // the model's default-domain opset
+  std::vector<TensorDesc> inputs;     // one per node input
+  std::vector<TensorDesc> outputs;    // one per node output
+  // One per node input: the constant's bytes, or nullptr when the input is
+  // computed at run time. Kernels may prepack constants here.
+  std::vector<const TensorData*> constants;
+  int num_threads = 1;                // intra-op threads for this kernel
+  Device* device = nullptr;
+
+  // "node 'conv1' (Conv)": for error messages.
+  std::string Where() const;
+};
+
+struct RunArgs {
+  std::span<const void* const> src;  // per input; nullptr for omitted
+  std::span<void* const> dst;        // per output
+  void* workspace = nullptr;         // workspace_bytes() from Prepare
+  Stream* stream = nullptr;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Unimplemented means "not this implementation, try the next one"; any
+  // other error is a real failure (bad attributes, inconsistent shapes).
+  virtual Status Prepare(const PrepareArgs& args) = 0;
+  virtual size_t workspace_bytes() const { return 0; }
+  // Allocates nothing and makes no decisions.
+  virtual Status Run(const RunArgs& args) = 0;
+};
+
+struct KernelEntry {
+  std::string op_type;
+  DeviceKind device = DeviceKind::kCpu;
+  std::string impl;  // "onednn", "cpu", "reference", "cudnn", ...
+  int priority = 0;  // higher tried first; reference kernels use 0
+  std::function<std::unique_ptr<Kernel>()> create;
+};
+
+// Explicit registry: each backend fills it from its RegisterXxxKernels().
+class KernelRegistry {
+ public:
+  void Register(KernelEntry entry);
+  // Implementations of `op_type` on `device`, highest priority first.
+  std::vector<const KernelEntry*> Candidates(std::string_view op_type,
+                                             DeviceKind device) const;
+  // Sorted op types with at least one implementation on `device`.
+  std::vector<std::string> OpTypes(DeviceKind device) const;
+
+ private:
+  std::vector<std::unique_ptr<KernelEntry>> entries_;
+};
+
+// Prepares the first candidate that accepts `args`; reports which one.
+struct PreparedKernel {
+  std::unique_ptr<Kernel> kernel;
+  const KernelEntry* entry = nullptr;
+};
+StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
+                                               DeviceKind device,
+                                               const PrepareArgs& args);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_BACKEND_H_

@@ -1,0 +1,109 @@
+#include "kernels/cpu/cpu_device.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace braid {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+class HostBuffer final : public Buffer {
+ public:
+  HostBuffer(void* data, size_t size) : data_(data), size_(size) {}
+  ~HostBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  size_t size() const override { return size_; }
+  MemoryKind memory_kind() const override { return MemoryKind::kDevice; }
+
+ private:
+  void* data_;
+  size_t size_;
+};
+
+class ReadyEvent final : public Event {
+ public:
+  bool Ready() const override { return true; }
+  Status Wait() override { return Status::Ok(); }
+};
+
+// Work runs on the submitting thread, so the stream is always drained.
+class InlineStream final : public Stream {
+ public:
+  explicit InlineStream(Device& device) : device_(device) {}
+  Device& device() override { return device_; }
+  Status Submit(std::function<Status()> work) override { return work(); }
+  StatusOr<std::shared_ptr<Event>> Record() override {
+    return std::shared_ptr<Event>(std::make_shared<ReadyEvent>());
+  }
+  Status WaitFor(const std::shared_ptr<Event>& event) override {
+    return event ? event->Wait() : Status::Ok();
+  }
+  Status Synchronize() override { return Status::Ok(); }
+  Status CopyToDevice(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::Ok();
+  }
+  Status CopyToHost(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::Ok();
+  }
+
+ private:
+  Device& device_;
+};
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "host CPU";
+}
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice() {
+    info_.name = "cpu";
+    info_.kind = DeviceKind::kCpu;
+    info_.compute_units = static_cast<int>(std::thread::hardware_concurrency());
+    info_.description = CpuModelName();
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page_size > 0)
+      info_.memory_bytes = static_cast<size_t>(pages) * static_cast<size_t>(page_size);
+  }
+  const DeviceInfo& info() const override { return info_; }
+
+  StatusOr<std::unique_ptr<Buffer>> Allocate(size_t bytes, MemoryKind) override {
+    const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    if (rounded < bytes)
+      return ResourceExhausted("cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    void* p = std::aligned_alloc(kAlignment, rounded);
+    if (p == nullptr)
+      return ResourceExhausted("cpu: out of memory allocating " + std::to_string(bytes) +
+                               " bytes");
+    return std::unique_ptr<Buffer>(std::make_unique<HostBuffer>(p, bytes));
+  }
+
+  StatusOr<std::unique_ptr<Stream>> CreateStream() override {
+    return std::unique_ptr<Stream>(std::make_unique<InlineStream>(*this));
+  }
+
+ private:
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> CreateCpuDevice() { return std::make_unique<CpuDevice>(); }
+
+}  // namespace braid
