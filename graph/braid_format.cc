@@ -75,20 +75,9 @@ class BlobLayout {
 StatusOr<uint64_t> ExpectedTensorBytes(DataType dtype,
                                        const std::vector<int64_t>& dims,
                                        const std::string& what) {
-  if (DataTypeSize(dtype) == 0)
-    return InvalidArgument(what + ": tensor has undefined dtype");
-  uint64_t count = 1;
-  for (int64_t d : dims) {
-    if (d < 0)
-      return InvalidArgument(what + ": tensor has negative dimension " +
-                             std::to_string(d));
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count))
-      return InvalidArgument(what + ": tensor element count overflows");
-  }
-  uint64_t bytes = 0;
-  if (__builtin_mul_overflow(count, DataTypeSize(dtype), &bytes))
-    return InvalidArgument(what + ": tensor byte size overflows");
-  return bytes;
+  StatusOr<uint64_t> bytes = CheckedTensorBytes(dtype, dims);
+  if (!bytes.ok()) return bytes.status().WithPrefix(what + ": tensor");
+  return *bytes;
 }
 
 Status CheckTensorSize(DataType dtype, const std::vector<int64_t>& dims,

@@ -186,16 +186,9 @@ StatusOr<TensorData> Reader::ReadTensor(const fb::TensorRef& ref,
   if (offset % kBraidWeightAlignment != 0)
     return DataLoss(where + ": " + range + " is not " +
                     std::to_string(kBraidWeightAlignment) + "-byte aligned");
-  if (DataTypeSize(dtype) == 0)
-    return InvalidArgument(where + ": tensor has undefined dtype");
-  uint64_t expected = DataTypeSize(dtype);
-  for (int64_t d : dims) {
-    if (d < 0)
-      return InvalidArgument(where + ": tensor has negative dimension " +
-                             std::to_string(d));
-    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected))
-      return InvalidArgument(where + ": tensor byte size overflows");
-  }
+  StatusOr<uint64_t> checked = CheckedTensorBytes(dtype, dims);
+  if (!checked.ok()) return checked.status().WithPrefix(where + ": tensor");
+  const uint64_t expected = *checked;
   if (expected != size)
     return InvalidArgument(where + ": " + range + " holds " +
                            std::to_string(size) + " bytes but " +
@@ -228,6 +221,9 @@ StatusOr<Value> Reader::ReadValue(const fb::Value& fv, size_t id) {
       }
     }
   }
+  // Shape functions and annotation compute with these extents.
+  Status bounds = CheckShapeBounds(value.shape);
+  if (!bounds.ok()) return bounds.WithPrefix(where);
   if (const fb::TensorRef* ref = fv.constant()) {
     const std::string what = where + " (constant)";
     if (!value.has_shape)

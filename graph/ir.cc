@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <unordered_set>
 
@@ -69,8 +70,50 @@ bool IsStatic(const Shape& shape) {
 
 int64_t ElementCount(const Shape& shape, int64_t symbol_value) {
   int64_t n = 1;
-  for (const Dim& d : shape) n *= d.is_static() ? d.extent() : symbol_value;
+  for (const Dim& d : shape) {
+    const int64_t extent = d.is_static() ? d.extent() : symbol_value;
+    if (__builtin_mul_overflow(n, extent, &n))
+      return std::numeric_limits<int64_t>::max();
+  }
   return n;
+}
+
+namespace {
+// Product of the non-zero extents (zero extents would hide huge others, and
+// partial products such as strides must not overflow either).
+Status CheckExtents(std::span<const int64_t> extents) {
+  int64_t nonzero_product = 1;
+  for (int64_t d : extents) {
+    if (d < 0) return InvalidArgument("negative dimension " + std::to_string(d));
+    if (d == 0) continue;
+    if (d > kMaxTensorElements ||
+        nonzero_product > kMaxTensorElements / d)
+      return InvalidArgument("element count overflows the 2^48 limit");
+    nonzero_product *= d;
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<uint64_t> CheckedTensorBytes(DataType dtype,
+                                      std::span<const int64_t> extents) {
+  if (DataTypeSize(dtype) == 0) return InvalidArgument("undefined dtype");
+  RETURN_IF_ERROR(CheckExtents(extents));
+  uint64_t count = 1;
+  for (int64_t d : extents) count *= static_cast<uint64_t>(d);
+  return count * DataTypeSize(dtype);
+}
+
+Status CheckShapeBounds(const Shape& shape) {
+  std::vector<int64_t> extents;
+  extents.reserve(shape.size());
+  for (const Dim& d : shape)
+    if (d.is_static()) extents.push_back(d.extent());
+  Status s = CheckExtents(extents);
+  if (!s.ok())
+    return InvalidArgument("shape " + ShapeToString(shape) + ": " +
+                           s.message());
+  return Status::Ok();
 }
 
 std::string ShapeToString(const Shape& shape) {

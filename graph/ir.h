@@ -73,8 +73,23 @@ using Shape = std::vector<Dim>;
 
 bool IsStatic(const Shape& shape);
 // Product of the static extents, with every symbol taken as
-// `symbol_value` (annotations are reported per unit of batch).
+// `symbol_value` (annotations are reported per unit of batch). Saturates at
+// INT64_MAX instead of overflowing (shapes read from files are untrusted).
 int64_t ElementCount(const Shape& shape, int64_t symbol_value = 1);
+
+// Largest element count braid accepts for one tensor (2^48): far above any
+// real model, and small enough that sums and products of two in-range
+// extents never overflow int64.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 48;
+
+// Byte size of a tensor of `dtype` and `extents`, checked: every extent
+// non-negative, the product of the non-zero extents at most
+// kMaxTensorElements, dtype defined. The error text names the problem only;
+// callers prefix what the tensor is. The one check for untrusted dims.
+StatusOr<uint64_t> CheckedTensorBytes(DataType dtype,
+                                      std::span<const int64_t> extents);
+// The same bound for a shape that may hold symbols (they count as 1).
+Status CheckShapeBounds(const Shape& shape);
 std::string ShapeToString(const Shape& shape);  // "[N,3,224,224]"
 Shape StaticShape(std::span<const int64_t> extents);
 // Extents of a fully static shape; error names the symbol otherwise.

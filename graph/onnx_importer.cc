@@ -248,6 +248,8 @@ Status Importer::ApplyType(const onnx::ValueInfoProto& info,
       shape.push_back(Dim::Symbol(FreshDimSymbol()));
     }
   }
+  Status bounds = CheckShapeBounds(shape);
+  if (!bounds.ok()) return bounds.WithPrefix(what);
   value.shape = std::move(shape);
   value.has_shape = true;
   return Status::Ok();

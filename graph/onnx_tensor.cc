@@ -34,23 +34,6 @@ std::string OnnxDataTypeName(int32_t onnx_type) {
 
 namespace {
 
-// Element count of `dims`, or an error for negative or overflowing extents
-// (both appear in corrupt files).
-StatusOr<size_t> CountElements(const onnx::TensorProto& tensor,
-                               const std::string& what) {
-  size_t count = 1;
-  for (int64_t d : tensor.dims()) {
-    if (d < 0)
-      return InvalidArgument(what + ": negative dimension " +
-                             std::to_string(d));
-    if (d != 0 && count > std::numeric_limits<size_t>::max() / 16 /
-                              static_cast<size_t>(d))
-      return InvalidArgument(what + ": element count overflows");
-    count *= static_cast<size_t>(d);
-  }
-  return count;
-}
-
 // Narrows int32_data entries into `Narrow`-sized elements: ONNX stores
 // int8/uint8/bool values and float16 bit patterns in int32_data.
 template <typename Narrow>
@@ -104,9 +87,10 @@ StatusOr<TensorAttr> TensorReader::Read(onnx::TensorProto& tensor,
   out.dims.assign(tensor.dims().begin(), tensor.dims().end());
   if (tensor.has_segment())
     return Unimplemented(what + ": segmented tensors are not supported");
-  ASSIGN_OR_RETURN(size_t count, CountElements(tensor, what));
-  const size_t element_size = DataTypeSize(out.dtype);
-  const size_t expected_bytes = count * element_size;
+  StatusOr<uint64_t> bytes = CheckedTensorBytes(out.dtype, out.dims);
+  if (!bytes.ok()) return bytes.status().WithPrefix(what);
+  const size_t expected_bytes = static_cast<size_t>(*bytes);
+  const size_t count = expected_bytes / DataTypeSize(out.dtype);
 
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     ASSIGN_OR_RETURN(out.data, ReadExternal(tensor, expected_bytes, what));

@@ -68,12 +68,15 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
     return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
                          " kernel for op " + op);
   std::string declined;
+  std::vector<DeclinedCandidate> declined_candidates;
   for (const KernelEntry* entry : candidates) {
     std::unique_ptr<Kernel> kernel = entry->create();
     Status s = kernel->Prepare(args);
-    if (s.ok()) return PreparedKernel{std::move(kernel), entry};
+    if (s.ok())
+      return PreparedKernel{std::move(kernel), entry, std::move(declined_candidates)};
     if (s.code() != StatusCode::kUnimplemented) return s;
     declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + s.message();
+    declined_candidates.push_back({entry->impl, s.message()});
   }
   return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
                        " kernel accepts it (" + declined + ")");

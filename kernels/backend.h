@@ -167,10 +167,18 @@ class KernelRegistry {
   std::vector<std::unique_ptr<KernelEntry>> entries_;
 };
 
-// Prepares the first candidate that accepts `args`; reports which one.
+// A higher-priority implementation that returned Unimplemented from Prepare.
+struct DeclinedCandidate {
+  std::string impl;
+  std::string reason;  // its Unimplemented message
+};
+
+// Prepares the first candidate that accepts `args`; reports which one, and
+// which preferred candidates declined and why (so fallbacks are never silent).
 struct PreparedKernel {
   std::unique_ptr<Kernel> kernel;
   const KernelEntry* entry = nullptr;
+  std::vector<DeclinedCandidate> declined;  // in the order tried
 };
 StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
                                                DeviceKind device,

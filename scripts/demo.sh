@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # braid's main job on a built-in default: set up, build, convert a model to
-# .braid, then show its per-node annotations.
+# .braid (per-node annotations), then run it on the CPU and print where each
+# node ran (implementation, fallbacks) and the latency.
 #
 #   scripts/demo.sh [MODEL]     # MODEL defaults to builtin:mobilenet_v2
 set -euo pipefail
@@ -16,4 +17,6 @@ cmake --build "$BUILD" -j "$(nproc)" --target braid
 
 OUT="$BUILD/$(basename "${MODEL#builtin:}" .onnx).braid"
 "$BUILD/tools/braid" convert "$MODEL" -o "$OUT"
-"$BUILD/tools/braid" inspect "$OUT"
+"$BUILD/tools/braid" inspect "$OUT" | awk 'NR <= 6 || /^total/'
+echo "..."
+"$BUILD/tools/braid" run "$OUT" --iterations 20 --warmup 3

@@ -17,6 +17,7 @@ PACKAGES=(
   libeigen3-dev                            # RL policies (small MLPs)
   googletest libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-torchvision  # exporting reference models (tests, benches only)
+  python3-venv                             # bench/python_env.sh (ORT reference venv)
 )
 
 missing=()

@@ -2,12 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <ostream>
 
-#include "graph/braid_format.h"
-#include "graph/onnx_importer.h"
-#include "models/builtin.h"
+#include "runtime/model_loader.h"
 
 namespace braid::cli {
 
@@ -47,37 +44,19 @@ StatusOr<std::vector<std::string>> ArgScanner::Positionals() const {
   return args_;
 }
 
-namespace {
-// Reads the first bytes of a file to tell .braid from .onnx by content.
-StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open file");
-  std::string buf(n, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(n));
-  buf.resize(static_cast<size_t>(in.gcount()));
-  return buf;
-}
-}  // namespace
-
 StatusOr<LoadedModel> LoadModel(const std::string& path,
                                 bool reject_unsupported_ops) {
-  LoadedModel m;
-  if (path.rfind(kBuiltinPrefix, 0) == 0) {
-    ASSIGN_OR_RETURN(m.graph,
-                     BuildBuiltinModel(path.substr(sizeof(kBuiltinPrefix) - 1)));
-    m.format = ModelFormat::kBuiltin;
-    return m;
-  }
-  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 16));
-  if (LooksLikeBraid(prefix.data(), prefix.size())) {
-    ASSIGN_OR_RETURN(m.graph, LoadBraidFile(path));
-    m.format = ModelFormat::kBraid;
-    return m;
-  }
-  OnnxImportOptions options;
+  // One loader for the CLI and the Session (runtime/model_loader.h).
+  LoadGraphOptions options;
   options.reject_unsupported_ops = reject_unsupported_ops;
-  ASSIGN_OR_RETURN(m.graph, ImportOnnxFile(path, options));
-  m.format = ModelFormat::kOnnx;
+  ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraph(path, options));
+  LoadedModel m;
+  m.graph = std::move(loaded.graph);
+  switch (loaded.source) {
+    case ModelSource::kOnnx: m.format = ModelFormat::kOnnx; break;
+    case ModelSource::kBraid: m.format = ModelFormat::kBraid; break;
+    case ModelSource::kBuiltin: m.format = ModelFormat::kBuiltin; break;
+  }
   return m;
 }
 

@@ -13,6 +13,12 @@ std::span<const Command> Commands() {
       {"inspect", "per-node table (or JSON) of shapes, FLOPs, bytes, "
                   "intensity and sparsity",
        RunInspect},
+      {"run", "run a model on the CPU: latency, peak memory, placements, "
+              "outputs (.npy in and out)",
+       RunRun},
+      {"onnx-test", "run ONNX backend test cases (model.onnx + test_data_set_*) "
+                    "and compare outputs",
+       RunOnnxTest},
   };
   return kCommands;
 }

@@ -10,6 +10,8 @@ namespace braid::cli {
 
 int RunConvert(Args args, std::ostream& out, std::ostream& err);
 int RunInspect(Args args, std::ostream& out, std::ostream& err);
+int RunRun(Args args, std::ostream& out, std::ostream& err);
+int RunOnnxTest(Args args, std::ostream& out, std::ostream& err);
 
 // Top level: `braid [--help|--version] COMMAND ARGS...`.
 int RunBraid(Args args, std::ostream& out, std::ostream& err);

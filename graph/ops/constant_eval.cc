@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
+
+#include "graph/ops/shape_functions.h"
 
 namespace braid::ops {
 
@@ -43,12 +46,21 @@ double LoadDouble(const Tensor& t, int64_t i) {
   }
 }
 
+// float -> int64 without undefined behaviour: NaN is 0, out-of-range values
+// saturate.
+int64_t FloatToInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 int64_t LoadInt(const Tensor& t, int64_t i) {
   const std::byte* p = t.data.data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
   switch (t.dtype) {
     case DataType::kI64: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    case DataType::kF32: { float v; std::memcpy(&v, p, 4); return static_cast<int64_t>(v); }
-    default: return static_cast<int64_t>(LoadDouble(t, i));
+    case DataType::kF32: { float v; std::memcpy(&v, p, 4); return FloatToInt(v); }
+    default: return FloatToInt(LoadDouble(t, i));
   }
 }
 
@@ -74,7 +86,7 @@ void StoreFloat(Tensor& t, int64_t i, float v) {
   switch (t.dtype) {
     case DataType::kF32: std::memcpy(p, &v, 4); break;
     case DataType::kBool: *p = static_cast<std::byte>(v != 0.0f ? 1 : 0); break;
-    default: StoreInt(t, i, static_cast<int64_t>(v)); break;
+    default: StoreInt(t, i, FloatToInt(v)); break;
   }
 }
 
@@ -170,6 +182,18 @@ StatusOr<Tensor> Binary(const Node& node, const Tensor& a, const Tensor& b,
 
 float Erf(float x) { return std::erf(x); }
 
+// Integer arithmetic wraps (two's complement), as ONNX Runtime's does,
+// instead of overflowing.
+int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 // Slice parameters (attributes before opset 10, inputs after).
 void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
                bool* ok) {
@@ -199,16 +223,21 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
   int64_t base = 0;
   for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
     int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (ax < 0 || ax >= rank) {
+    if (ax < 0 || ax >= rank || i >= ends.size() || i >= steps.size() ||
+        steps[i] == 0) {
       *ok = false;
       return;
     }
-    const int64_t dim = in[0].dims[static_cast<size_t>(ax)];
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    start = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim)
-                         : std::clamp<int64_t>(start, 0, dim - 1);
-    base += start * in_strides[static_cast<size_t>(ax)];
-    strides[static_cast<size_t>(ax)] = in_strides[static_cast<size_t>(ax)] * steps[i];
+    const auto axis = static_cast<size_t>(ax);
+    const SliceRange range =
+        ComputeSliceRange(in[0].dims[axis], starts[i], ends[i], steps[i]);
+    if (range.count == 0) {  // empty output: nothing to copy
+      *ok = true;
+      return;
+    }
+    base += range.start * in_strides[axis];
+    // With one element selected the step is never taken (and may be huge).
+    strides[axis] = range.count > 1 ? in_strides[axis] * steps[i] : 0;
   }
   Gather(in[0], out, strides, base);
   *ok = true;
@@ -388,18 +417,19 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     IntBinary g = nullptr;
     if (op == "Add") {
       f = [](float a, float b) { return a + b; };
-      g = [](int64_t a, int64_t b, int64_t* r) { *r = a + b; return true; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = WrapAdd(a, b); return true; };
     } else if (op == "Sub") {
       f = [](float a, float b) { return a - b; };
-      g = [](int64_t a, int64_t b, int64_t* r) { *r = a - b; return true; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = WrapSub(a, b); return true; };
     } else if (op == "Mul") {
       f = [](float a, float b) { return a * b; };
-      g = [](int64_t a, int64_t b, int64_t* r) { *r = a * b; return true; };
+      g = [](int64_t a, int64_t b, int64_t* r) { *r = WrapMul(a, b); return true; };
     } else if (op == "Div") {
       f = [](float a, float b) { return a / b; };
       g = [](int64_t a, int64_t b, int64_t* r) {
         if (b == 0) return false;
-        *r = a / b;
+        // INT64_MIN / -1 traps on x86; two's complement wraps it to itself.
+        *r = b == -1 ? WrapSub(0, a) : a / b;
         return true;
       };
     } else {
@@ -410,7 +440,7 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     ASSIGN_OR_RETURN(out, Binary(node, in[0], in[1], std::move(out), f, g));
   } else {  // unary
     if (op == "Neg" && IsIntegral(in[0].dtype)) {
-      for (int64_t k = 0; k < n; ++k) StoreInt(out, k, -LoadInt(in[0], k));
+      for (int64_t k = 0; k < n; ++k) StoreInt(out, k, WrapSub(0, LoadInt(in[0], k)));
       return std::vector<TensorData>{out.data};
     }
     if (in[0].dtype != DataType::kF32) return NotCovered(node, "non-f32 input");

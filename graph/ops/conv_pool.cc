@@ -1,5 +1,6 @@
 // Shape functions of Conv, MaxPool, AveragePool and the global pools.
 // Fused activation attributes on Conv ("activation", ...) never change shapes.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,21 +57,31 @@ StatusOr<Shape> SpatialOutput(const ShapeInferenceContext& ctx,
       return ctx.Unsupported("symbolic spatial dimension " + d.symbol());
     const int64_t in = d.extent();
     const int64_t s = w.strides[i];
-    const int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    // Attributes are untrusted: every step is checked (all terms are >= 0).
+    std::optional<int64_t> scaled =
+        CheckedMultiply(w.kernel[i] - 1, w.dilations[i]);
+    std::optional<int64_t> effective =
+        scaled ? CheckedAdd(*scaled, 1) : std::nullopt;
+    if (!effective)
+      return ctx.Error("kernel " + IntsToString(w.kernel) + " with dilations " +
+                       IntsToString(w.dilations) + " overflows");
     int64_t o;
     if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-      o = (in + s - 1) / s;
+      o = in == 0 ? 0 : (in - 1) / s + 1;
     } else {
       const int64_t begin = w.auto_pad == "VALID" ? 0 : w.pads[i];
       const int64_t end = w.auto_pad == "VALID" ? 0 : w.pads[i + k];
-      const int64_t span = in + begin + end - effective;
+      std::optional<int64_t> padded = CheckedAdd(in, begin);
+      if (padded) padded = CheckedAdd(*padded, end);
+      if (!padded)
+        return ctx.Error("pads " + IntsToString(w.pads) + " overflow");
+      const int64_t span = *padded - *effective;
       if (span < 0)
-        return ctx.Error("kernel extent " + std::to_string(effective) +
-                         " exceeds padded input " +
-                         std::to_string(in + begin + end) + " in spatial dim " +
-                         std::to_string(i));
+        return ctx.Error("kernel extent " + std::to_string(*effective) +
+                         " exceeds padded input " + std::to_string(*padded) +
+                         " in spatial dim " + std::to_string(i));
       if (w.ceil_mode) {
-        o = (span + s - 1) / s + 1;
+        o = span / s + (span % s != 0 ? 1 : 0) + 1;
         // The last window must start inside the input or its begin padding
         // (PyTorch and ONNX Runtime agree on this rule).
         if ((o - 1) * s >= in + begin) --o;

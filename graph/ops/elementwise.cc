@@ -3,6 +3,7 @@
 // carry symbolic values (see graph/passes/shape_inference.h).
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -36,21 +37,33 @@ std::optional<DimValues> CombineValues(const std::optional<DimValues>& a,
 bool IsZero(const Dim& d) { return d.is_static() && d.extent() == 0; }
 
 std::optional<Dim> AddDims(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.extent() + b.extent());
+  if (a.is_static() && b.is_static()) {
+    std::optional<int64_t> sum = CheckedAdd(a.extent(), b.extent());
+    if (!sum) return std::nullopt;
+    return Dim(*sum);
+  }
   if (IsZero(a)) return b;
   if (IsZero(b)) return a;
   return std::nullopt;
 }
 
 std::optional<Dim> SubDims(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.extent() - b.extent());
+  if (a.is_static() && b.is_static()) {
+    std::optional<int64_t> difference = CheckedSubtract(a.extent(), b.extent());
+    if (!difference) return std::nullopt;
+    return Dim(*difference);
+  }
   if (IsZero(b)) return a;
   if (a == b) return Dim(0);
   return std::nullopt;
 }
 
 std::optional<Dim> MulDims(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return Dim(a.extent() * b.extent());
+  if (a.is_static() && b.is_static()) {
+    std::optional<int64_t> product = CheckedMultiply(a.extent(), b.extent());
+    if (!product) return std::nullopt;
+    return Dim(*product);
+  }
   // A negative multiple of a symbol is no extent; leave it untracked.
   if ((a.is_static() && a.extent() < 0) || (b.is_static() && b.extent() < 0))
     return std::nullopt;
@@ -59,7 +72,10 @@ std::optional<Dim> MulDims(const Dim& a, const Dim& b) {
 
 std::optional<Dim> DivDims(const Dim& a, const Dim& b) {
   if (a.is_static() && b.is_static()) {
-    if (b.extent() == 0) return std::nullopt;
+    // INT64_MIN / -1 overflows (and traps on x86).
+    if (b.extent() == 0 ||
+        (b.extent() == -1 && a.extent() == std::numeric_limits<int64_t>::min()))
+      return std::nullopt;
     return Dim(a.extent() / b.extent());  // truncates, as ONNX Runtime does
   }
   if (b.is_static() && b.extent() <= 0) return std::nullopt;
@@ -115,8 +131,20 @@ Status InferIdentity(ShapeInferenceContext& ctx) {
 }
 
 Status InferDropout(ShapeInferenceContext& ctx) {
-  // Opset 12 adds optional ratio and training_mode inputs.
+  // Opset 12 adds optional ratio and training_mode inputs. braid is an
+  // inference runtime: training_mode must be absent or a constant false
+  // (Dropout is then the identity); a computed one could turn training on.
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 3));
+  if (ctx.has_input(2)) {
+    std::optional<DimValues> training = ctx.InputValues(2);
+    if (!training)
+      return ctx.Unsupported(
+          "a computed training_mode is not supported (inference runtime: "
+          "training_mode must be absent or a constant false)");
+    for (const Dim& v : *training)
+      if (!v.is_static() || v.extent() != 0)
+        return ctx.Unsupported("training_mode=1 is not supported (inference runtime)");
+  }
   ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
   ctx.SetOutput(1, DataType::kBool, ctx.input_shape(0));
   return Status::Ok();

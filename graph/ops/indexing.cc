@@ -11,17 +11,10 @@
 
 namespace braid::ops {
 
-namespace {
-
-// ONNX Slice on one axis of extent `dim`: clamps start/end and returns the
-// (start, count) of the selected elements.
-struct SliceRange {
-  int64_t start = 0;
-  int64_t count = 0;
-};
-
 SliceRange ComputeSliceRange(int64_t dim, int64_t start, int64_t end,
                              int64_t step) {
+  // An empty axis selects nothing (and has no valid index to clamp to).
+  if (dim == 0) return {};
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
@@ -34,12 +27,15 @@ SliceRange ComputeSliceRange(int64_t dim, int64_t start, int64_t end,
   SliceRange r;
   r.start = start;
   const int64_t span = step > 0 ? end - start : start - end;
-  const int64_t abs_step = step > 0 ? step : -step;
-  r.count = span <= 0 ? 0 : (span + abs_step - 1) / abs_step;
+  // -INT64_MIN overflows; any step that large takes one element anyway.
+  const int64_t abs_step =
+      step > 0 ? step
+               : (step == std::numeric_limits<int64_t>::min()
+                      ? std::numeric_limits<int64_t>::max()
+                      : -step);
+  r.count = span <= 0 ? 0 : (span - 1) / abs_step + 1;
   return r;
 }
-
-}  // namespace
 
 Status InferGather(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
@@ -172,14 +168,15 @@ Status InferSplit(ShapeInferenceContext& ctx) {
       return ctx.Error("split " + IntsToString(split) + " has " +
                        std::to_string(split.size()) + " parts for " +
                        std::to_string(outputs) + " outputs");
-    int64_t total = 0;
+    std::optional<int64_t> total = 0;
     for (int64_t s : split) {
       if (s < 0) return ctx.Error("negative split " + IntsToString(split));
-      total += s;
+      total = CheckedAdd(*total, s);
+      if (!total) return ctx.Error("split " + IntsToString(split) + " overflows");
     }
-    if (in[ax].is_static() && total != in[ax].extent())
+    if (in[ax].is_static() && *total != in[ax].extent())
       return ctx.Error("split " + IntsToString(split) + " sums to " +
-                       std::to_string(total) + ", the axis has " +
+                       std::to_string(*total) + ", the axis has " +
                        in[ax].ToString());
     if (!in[ax].is_static())
       return ctx.Unsupported("splitting symbolic dimension " + in[ax].symbol());
@@ -232,15 +229,19 @@ Status InferPad(ShapeInferenceContext& ctx) {
         NormalizeAxis(axes[i], static_cast<int64_t>(rank));
     if (!axis) return ctx.Error("axis " + std::to_string(axes[i]) + " is out of range");
     const auto ax = static_cast<size_t>(*axis);
-    const int64_t add = pads[i] + pads[i + axes.size()];
-    if (add == 0) continue;
+    std::optional<int64_t> add = CheckedAdd(pads[i], pads[i + axes.size()]);
+    std::optional<int64_t> extent =
+        add && in[ax].is_static() ? CheckedAdd(in[ax].extent(), *add)
+                                  : std::nullopt;
+    if (!add || (in[ax].is_static() && !extent))
+      return ctx.Error("pads " + IntsToString(pads) + " overflow");
+    if (*add == 0) continue;
     if (!in[ax].is_static())
       return ctx.Unsupported("padding symbolic dimension " + in[ax].symbol());
-    const int64_t extent = in[ax].extent() + add;
-    if (extent < 0)
+    if (*extent < 0)
       return ctx.Error("pads " + IntsToString(pads) + " crop dimension " +
                        std::to_string(ax) + " below zero");
-    out[ax] = Dim(extent);
+    out[ax] = Dim(*extent);
   }
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
   return Status::Ok();

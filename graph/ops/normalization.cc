@@ -10,6 +10,16 @@ namespace braid::ops {
 
 Status InferBatchNormalization(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(5, 5));
+  // braid is an inference runtime: batch statistics and running-statistic
+  // updates (training_mode=1 from opset 14; the extra outputs before) are
+  // rejected here, at load, rather than by every kernel.
+  if (ctx.attrs().GetInt("training_mode", 0) != 0)
+    return ctx.Unsupported("training_mode=1 is not supported (inference runtime)");
+  for (size_t i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.has_output(i))
+      return ctx.Unsupported(
+          "the training outputs (running/saved mean and variance) are not supported "
+          "(inference runtime)");
   const Shape& x = ctx.input_shape(0);
   if (x.size() < 2) return ctx.Error("input must have rank >= 2 (N, C, ...)");
   const Dim& c = x[1];
@@ -21,9 +31,6 @@ Status InferBatchNormalization(ShapeInferenceContext& ctx) {
                        " does not match channels " + c.ToString());
   }
   ctx.SetOutput(0, ctx.input_dtype(0), x);
-  // Training-mode outputs (running/saved mean and variance) are per channel.
-  for (size_t i = 1; i < ctx.num_outputs(); ++i)
-    ctx.SetOutput(i, ctx.input_dtype(3), ctx.input_shape(3));
   return Status::Ok();
 }
 

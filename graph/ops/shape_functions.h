@@ -44,6 +44,15 @@ Status InferConstantOfShape(ShapeInferenceContext& ctx);
 Status InferConstant(ShapeInferenceContext& ctx);
 
 // indexing.cc
+// ONNX Slice on one axis of extent `dim` (clamped start/end, any non-zero
+// step): the first selected index and how many are selected. Shared by shape
+// inference and the constant evaluator so the two always agree.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t count = 0;
+};
+SliceRange ComputeSliceRange(int64_t dim, int64_t start, int64_t end,
+                             int64_t step);
 Status InferGather(ShapeInferenceContext& ctx);
 Status InferSlice(ShapeInferenceContext& ctx);
 Status InferSplit(ShapeInferenceContext& ctx);

@@ -238,8 +238,12 @@ Status InferConcat(ShapeInferenceContext& ctx) {
     }
     // k1*S + k2*S = (k1+k2)*S; sums of different symbols are not tracked.
     DimProduct p = ToProduct(s[ax]);
+    std::optional<int64_t> total = CheckedAdd(sum.coefficient, p.coefficient);
+    if (!total)
+      return ctx.Error("concatenated extent along axis " + std::to_string(ax) +
+                       " overflows");
     if (p.symbols == sum.symbols)
-      sum.coefficient += p.coefficient;
+      sum.coefficient = *total;
     else
       sum_known = false;
   }

@@ -44,12 +44,14 @@ std::optional<std::vector<double>> ChannelAddend(const Graph& graph,
       pass_util::ReadConstantF32(graph, addend);
   if (!dims || !values) return std::nullopt;
   const size_t m = static_cast<size_t>(channels);
-  if (values->size() == 1) return std::vector<double>(m, (*values)[0]);
-  if (values->size() != m) return std::nullopt;
   // Output rank: Gemm is [N,M]; Conv has the weight's rank, channel axis 1.
+  // An addend of higher rank (even [1,1,1,1,1]) would change the output
+  // shape, so it is no bias.
   const size_t rank =
       producer.op_type == "Gemm" ? 2 : graph.value(producer.inputs[1]).shape.size();
   if (dims->size() > rank) return std::nullopt;
+  if (values->size() == 1) return std::vector<double>(m, (*values)[0]);
+  if (values->size() != m) return std::nullopt;
   // Right-align the addend against the output; only axis 1 may be > 1.
   const size_t offset = rank - dims->size();
   for (size_t i = 0; i < dims->size(); ++i) {

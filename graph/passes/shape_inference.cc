@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
 
 #include "graph/op_schema.h"
 #include "graph/passes/passes.h"
@@ -46,6 +51,81 @@ std::optional<DimValues> ReadConstantValues(const Value& v) {
     out.emplace_back(x);
   }
   return out;
+}
+
+// Kinds of the attributes the shape functions and passes read. The typed
+// getters fall back to defaults on a kind mismatch, so a mismatch must be an
+// error here, or strides given as an int would silently become 1. Each name
+// has one kind across every supported op.
+enum class AttrKind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+
+const char* AttrKindName(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kInt: return "an int";
+    case AttrKind::kFloat: return "a float";
+    case AttrKind::kString: return "a string";
+    case AttrKind::kInts: return "ints";
+    case AttrKind::kFloats: return "floats";
+    case AttrKind::kStrings: return "strings";
+    case AttrKind::kTensor: return "a tensor";
+  }
+  return "?";
+}
+
+std::optional<AttrKind> ExpectedAttrKind(const std::string& name) {
+  static const std::unordered_map<std::string, AttrKind> kKinds = {
+      {"allowzero", AttrKind::kInt}, {"axis", AttrKind::kInt},
+      {"ceil_mode", AttrKind::kInt}, {"end", AttrKind::kInt},
+      {"group", AttrKind::kInt}, {"keepdims", AttrKind::kInt},
+      {"noop_with_empty_axes", AttrKind::kInt}, {"spatial", AttrKind::kInt},
+      {"start", AttrKind::kInt}, {"to", AttrKind::kInt},
+      {"training_mode", AttrKind::kInt}, {"transA", AttrKind::kInt},
+      {"transB", AttrKind::kInt}, {"value_int", AttrKind::kInt},
+      {"activation_alpha", AttrKind::kFloat},
+      {"activation_beta", AttrKind::kFloat},
+      {"activation_max", AttrKind::kFloat},
+      {"activation_min", AttrKind::kFloat}, {"alpha", AttrKind::kFloat},
+      {"beta", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat},
+      {"max", AttrKind::kFloat}, {"min", AttrKind::kFloat},
+      {"value_float", AttrKind::kFloat},
+      {"activation", AttrKind::kString}, {"auto_pad", AttrKind::kString},
+      {"mode", AttrKind::kString},
+      {"axes", AttrKind::kInts}, {"dilations", AttrKind::kInts},
+      {"ends", AttrKind::kInts}, {"kernel_shape", AttrKind::kInts},
+      {"pads", AttrKind::kInts}, {"perm", AttrKind::kInts},
+      {"shape", AttrKind::kInts}, {"split", AttrKind::kInts},
+      {"starts", AttrKind::kInts}, {"strides", AttrKind::kInts},
+      {"value_ints", AttrKind::kInts},
+      {"value_floats", AttrKind::kFloats},
+      {"value", AttrKind::kTensor},
+  };
+  auto it = kKinds.find(name);
+  if (it == kKinds.end()) return std::nullopt;
+  return it->second;
+}
+
+AttrKind KindOf(const AttributeValue& value) {
+  if (std::holds_alternative<int64_t>(value)) return AttrKind::kInt;
+  if (std::holds_alternative<float>(value)) return AttrKind::kFloat;
+  if (std::holds_alternative<std::string>(value)) return AttrKind::kString;
+  if (std::holds_alternative<std::vector<int64_t>>(value)) return AttrKind::kInts;
+  if (std::holds_alternative<std::vector<float>>(value)) return AttrKind::kFloats;
+  if (std::holds_alternative<std::vector<std::string>>(value))
+    return AttrKind::kStrings;
+  return AttrKind::kTensor;
+}
+
+Status CheckAttributeKinds(const Node& node, const std::string& where) {
+  for (const auto& [name, value] : node.attrs.map()) {
+    std::optional<AttrKind> expected = ExpectedAttrKind(name);
+    if (!expected) continue;
+    const AttrKind actual = KindOf(value);
+    if (actual != *expected)
+      return InvalidArgument(where + ": attribute '" + name + "' must be " +
+                             AttrKindName(*expected) + ", is " +
+                             AttrKindName(actual));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -141,6 +221,31 @@ Status ShapeInferenceContext::ExpectInputs(size_t min, size_t max) const {
 
 // ---- helpers ----------------------------------------------------------------
 
+int64_t SaturatingMultiply(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                            : std::numeric_limits<int64_t>::max();
+}
+
+std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> CheckedSubtract(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> CheckedMultiply(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
 std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
   return axis < 0 ? axis + rank : axis;
@@ -193,7 +298,7 @@ DimProduct ToProduct(const Dim& dim) {
                    std::all_of(factor.begin(), factor.end(),
                                [](char c) { return c >= '0' && c <= '9'; });
     if (numeric && factor.size() < 18)
-      p.coefficient *= std::stoll(factor);
+      p.coefficient = SaturatingMultiply(p.coefficient, std::stoll(factor));
     else
       p.symbols.push_back(factor);
     begin = end + 1;
@@ -219,7 +324,7 @@ Dim FromProduct(const DimProduct& product) {
 
 DimProduct MultiplyProducts(const DimProduct& a, const DimProduct& b) {
   DimProduct p;
-  p.coefficient = a.coefficient * b.coefficient;
+  p.coefficient = SaturatingMultiply(a.coefficient, b.coefficient);
   p.symbols = a.symbols;
   p.symbols.insert(p.symbols.end(), b.symbols.begin(), b.symbols.end());
   std::sort(p.symbols.begin(), p.symbols.end());
@@ -282,6 +387,24 @@ Status InferShapes(Graph& graph, SymbolicValues* values) {
   SymbolicValues local;
   SymbolicValues& symbolic = values ? *values : local;
   symbolic.clear();
+  // Shape functions compute with the extents of inputs and constants, so
+  // those must be in range first (importers check too; graphs built in code
+  // and edited graphs are checked here).
+  for (const Value& v : graph.values()) {
+    if (v.producer != kNoNode || !v.has_shape) continue;
+    const std::string what = "value '" + v.name + "'";
+    RETURN_IF_ERROR(CheckShapeBounds(v.shape).WithPrefix(what));
+    if (!v.constant) continue;
+    ASSIGN_OR_RETURN(std::vector<int64_t> extents, StaticExtents(v.shape));
+    StatusOr<uint64_t> bytes = CheckedTensorBytes(v.dtype, extents);
+    if (!bytes.ok()) return bytes.status().WithPrefix(what);
+    if (*bytes != v.constant->size())
+      return InvalidArgument(what + ": constant holds " +
+                             std::to_string(v.constant->size()) +
+                             " bytes, its dtype and shape " +
+                             ShapeToString(v.shape) + " need " +
+                             std::to_string(*bytes));
+  }
   for (NodeId id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
     const std::string where =
@@ -290,6 +413,7 @@ Status InferShapes(Graph& graph, SymbolicValues* values) {
     if (schema == nullptr || schema->infer == nullptr)
       return Unimplemented(where + ": no shape inference for op type '" +
                            node.op_type + "'");
+    RETURN_IF_ERROR(CheckAttributeKinds(node, where));
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
       if (!graph.value(in).has_shape)
@@ -308,6 +432,11 @@ Status InferShapes(Graph& graph, SymbolicValues* values) {
       if (!graph.value(out).has_shape)
         return Internal(where + ": shape function left output '" +
                         graph.value(out).name + "' without a shape");
+      // Hostile shape inputs (Reshape to [2^40,2^40], negative pads, ...)
+      // stop here instead of overflowing in the nodes that read this value.
+      RETURN_IF_ERROR(CheckShapeBounds(graph.value(out).shape)
+                          .WithPrefix(where + ": output '" +
+                                      graph.value(out).name + "'"));
     }
   }
   return Status::Ok();

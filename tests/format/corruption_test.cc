@@ -312,6 +312,18 @@ TEST_F(BraidHostile, NegativeDimensionWithoutSymbol) {
                   "): dimension 0 has extent -3");
 }
 
+TEST_F(BraidHostile, HugeExtentsOfANonConstantValue) {
+  // Only constants had their extents checked; a graph input of
+  // [.., 2^40, 2^40] overflowed int64 in shape inference and annotation.
+  BraidEditor e = Edit();
+  const ValueId x = ConvNet().inputs()[0];
+  const Shape shape = ConvNet().value(x).shape;
+  ASSERT_GE(shape.size(), 4u);
+  ASSERT_TRUE(e.dim(x, 2)->SetField<int64_t>(slot::kDimExtent, int64_t{1} << 40));
+  ASSERT_TRUE(e.dim(x, 3)->SetField<int64_t>(slot::kDimExtent, int64_t{1} << 40));
+  ExpectError(LoadStatus(e.bytes()), StatusCode::kInvalidArgument, "2^48");
+}
+
 TEST_F(BraidHostile, ForwardReferenceAndCycle) {
   // layer0/Conv reads layer0.relu, which a later node produces: a cycle.
   BraidEditor e = Edit();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace braid {
 namespace {
 
@@ -172,6 +174,28 @@ TEST(StatusTest, MacrosPropagate) {
   EXPECT_EQ(*use(true), 5);
   EXPECT_EQ(use(false).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(InvalidArgument("m").WithPrefix("f.onnx").message(), "f.onnx: m");
+}
+
+TEST(ShapeBoundsTest, CheckedBytesAndSaturatingCount) {
+  const int64_t kBig = int64_t{1} << 40;
+  const std::vector<int64_t> ok = {2, 3, 4};
+  ASSERT_TRUE(CheckedTensorBytes(DataType::kF32, ok).ok());
+  EXPECT_EQ(*CheckedTensorBytes(DataType::kF32, ok), 96u);
+  EXPECT_FALSE(CheckedTensorBytes(DataType::kUndefined, ok).ok());
+  const std::vector<int64_t> negative = {2, -3};
+  EXPECT_NE(CheckedTensorBytes(DataType::kI8, negative).status().message().find("negative"),
+            std::string::npos);
+  // A zero extent does not excuse huge others: strides over them overflow.
+  const std::vector<int64_t> hidden = {0, kBig, kBig};
+  EXPECT_FALSE(CheckedTensorBytes(DataType::kI8, hidden).ok());
+  const std::vector<int64_t> at_limit = {kMaxTensorElements};
+  EXPECT_TRUE(CheckedTensorBytes(DataType::kI8, at_limit).ok());
+  const std::vector<int64_t> over = {kMaxTensorElements, 2};
+  EXPECT_FALSE(CheckedTensorBytes(DataType::kI8, over).ok());
+
+  EXPECT_TRUE(CheckShapeBounds({Dim::Symbol("N"), kBig, 4}).ok());
+  EXPECT_FALSE(CheckShapeBounds({Dim::Symbol("N"), kBig, kBig}).ok());
+  EXPECT_EQ(ElementCount({kBig, kBig, kBig}), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace

@@ -180,6 +180,18 @@ TEST(OnnxBadInputTest, WrongDataSizeNamesTheTensor) {
               {"initializer 'w'", "overflows"});
 }
 
+TEST(OnnxBadInputTest, HugeInputShapeNamesTheInput) {
+  // Extents whose product overflows int64 used to reach shape inference and
+  // the annotation unchecked.
+  onnx::ModelProto m = ConvModel();
+  auto* dims = m.mutable_graph()->mutable_input(0)->mutable_type()
+                   ->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(2)->set_dim_value(int64_t{1} << 40);
+  dims->mutable_dim(3)->set_dim_value(int64_t{1} << 40);
+  ExpectError(Import(Serialize(m)), StatusCode::kInvalidArgument,
+              {"graph input 'x'", "2^48"});
+}
+
 TEST(OnnxBadInputTest, UnsupportedDtypeNamesTheTensor) {
   onnx::ModelProto m = ConvModel();
   AddInitializer(m, RawTensor("dbl", TensorProto::DOUBLE, {1},

@@ -3,7 +3,10 @@
 // the output shape PyTorch computed, batch dim symbolic "N".
 //
 //   BRAID_ZOO_DIR=/tmp/zoo ./braid_onnx_tests --gtest_filter='*Zoo*'
+#include <unistd.h>
+
 #include <cctype>
+#include <filesystem>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -14,10 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "graph/annotate.h"
+#include "graph/braid_format.h"
 #include "graph/onnx_importer.h"
 #include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "gtest/gtest.h"
+#include "tests/format/format_test_util.h"
 
 namespace braid {
 namespace {
@@ -228,6 +234,18 @@ TEST_P(OnnxZooModelTest, ImportsAndKeepsOutputShape) {
   EXPECT_TRUE(out.has_shape);
   EXPECT_EQ(ShapeToString(out.shape), ShapeToString(expected));
   EXPECT_EQ(out.dtype, DataType::kF32);
+
+  // ONNX -> .braid -> load gives the same graph, annotations and weights
+  // (bitwise), with the weights mapped rather than copied.
+  ASSERT_TRUE(Annotate(*graph).ok());
+  const std::filesystem::path braid_path =
+      std::filesystem::temp_directory_path() /
+      (std::to_string(::getpid()) + "_" + e.file + ".braid");
+  ASSERT_TRUE(SaveBraidFile(*graph, braid_path.string()).ok());
+  StatusOr<Graph> loaded = LoadBraidFile(braid_path.string());
+  std::filesystem::remove(braid_path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  format_test::ExpectGraphsEqual(*graph, *loaded);
 }
 
 std::string ZooName(const ::testing::TestParamInfo<ZooEntry>& info) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <string>
@@ -254,6 +255,67 @@ TEST(FoldConstants, KeepsGraphOutputNamesAndLeavesRuntimeNodes) {
   EXPECT_EQ(b.graph().value(b.graph().outputs()[1]).name, "scale_out");
   EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "scale_out"), std::vector<int64_t>{15});
   EXPECT_TRUE(b.graph().Validate().ok());
+}
+
+TEST(FoldConstants, IntegerOverflowWrapsAndCastsSaturate) {
+  // INT64_MIN / -1 trapped (SIGFPE); overflowing +, *, unary minus and
+  // out-of-range float->int casts were undefined behaviour.
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  Builder b;
+  ValueId lo = b.Ints("lo", {kMin, 6});
+  ValueId divisor = b.Ints("divisor", {-1, -4});
+  ValueId big = b.Ints("big", {int64_t{1} << 62, kMax});
+  ValueId four = b.Ints("four", {4, 1});
+  std::vector<ValueId> outs = {
+      b.Op("Div", "div", {lo, divisor}), b.Op("Mul", "mul", {big, four}),
+      b.Op("Add", "add", {big, big}), b.Op("Neg", "neg", {lo}),
+      b.Op("Cast", "cast",
+           {b.Floats("f", {3}, {std::nanf(""), 1e30f, -1e30f})},
+           A({{"to", int64_t{7}}}))};
+  for (ValueId v : outs) b.graph().outputs().push_back(v);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  // Two's complement wrap-around, as ONNX Runtime computes it.
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "div_out"),
+            (std::vector<int64_t>{kMin, -1}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "mul_out"),
+            (std::vector<int64_t>{0, kMax}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "add_out"),
+            (std::vector<int64_t>{kMin, -2}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "neg_out"),
+            (std::vector<int64_t>{kMin, -6}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "cast_out"),
+            (std::vector<int64_t>{0, kMax, kMin}));
+}
+
+TEST(FoldConstants, SliceOfEmptyAxisWithNegativeStepFoldsToEmpty) {
+  Builder b;
+  ValueId x = b.Floats("x", {0, 2}, {});
+  ValueId y = b.Op("Slice", "slice",
+                   {x, b.Ints("st", {-1}), b.Ints("en", {-100}),
+                    b.Ints("ax", {0}), b.Ints("sp", {-1})});
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  const Value& out = b.graph().value(b.graph().outputs()[0]);  // ids renumbered
+  EXPECT_EQ(out.name, "slice_out");
+  EXPECT_EQ(out.shape, (Shape{0, 2}));
+  ASSERT_TRUE(out.constant.has_value());
+  EXPECT_EQ(out.constant->size(), 0u);
+}
+
+TEST(FoldConstants, SliceWithHugeStepPicksTheStartElement) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  Builder b;
+  ValueId x = b.Floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+  ValueId y = b.Op("Slice", "slice",
+                   {x, b.Ints("st", {1}), b.Ints("en", {kMax}),
+                    b.Ints("ax", {1}), b.Ints("sp", {kMax})});
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "slice_out"),
+            (std::vector<float>{2, 5}));
 }
 
 }  // namespace

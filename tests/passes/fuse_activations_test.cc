@@ -299,5 +299,20 @@ TEST(FuseActivationsTest, RuntimeAddendIsNotFolded) {
   EXPECT_EQ(s.g.num_nodes(), 3);
 }
 
+TEST(FuseActivationsTest, SingleElementAddendOfHigherRankIsNotFolded) {
+  // [1,1,1,1,1] + [2,4,6,5] is [1,2,4,6,5]: folding it into the bias used to
+  // make the output rank 4 and change the graph output's shape.
+  ConvStart s = StartConv(true);
+  ValueId c = AddF32(s.g, "c", {1, 1, 1, 1, 1}, {0.25});
+  s.g.outputs().push_back(AddOp(s.g, "add", "Add", {s.out, c}, {"y"}));
+  ASSERT_TRUE(InferShapes(s.g).ok());
+  const Shape expected = s.g.value(s.g.outputs()[0]).shape;
+  ASSERT_EQ(expected.size(), 5u);
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(CountOps(s.g, "Add"), 1);
+  ASSERT_TRUE(InferShapes(s.g).ok());
+  EXPECT_EQ(s.g.value(s.g.outputs()[0]).shape, expected);
+}
+
 }  // namespace
 }  // namespace braid

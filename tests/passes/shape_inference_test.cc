@@ -640,5 +640,136 @@ TEST(ShapeInferenceErrors, UnknownOpNamesNode) {
   EXPECT_NE(s.message().find("FancyOp"), std::string::npos);
 }
 
+// ---- hostile attribute and shape values (review regressions) -----------------
+
+TEST(ShapeInferenceHostile, SliceOfEmptyAxisWithNegativeStepIsEmpty) {
+  // Clamping to [0, dim-1] on an empty axis used to select one element.
+  Builder b;
+  ValueId x = b.Input("x", {0, 3});
+  ValueId y = b.Op1("Slice", "s",
+                    {x, b.Ints("st", {-1}), b.Ints("en", {-10}),
+                     b.Ints("ax", {0}), b.Ints("sp", {-1})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(y), (Shape{0, 3}));
+}
+
+TEST(ShapeInferenceHostile, SliceWithHugeStepTakesOneElement) {
+  Builder b;
+  ValueId x = b.Input("x", {5});
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  ValueId up = b.Op1("Slice", "up",
+                     {x, b.Ints("s0", {1}), b.Ints("e0", {kMax}),
+                      b.Ints("a0", {0}), b.Ints("p0", {kMax})});
+  ValueId down = b.Op1("Slice", "down",
+                       {x, b.Ints("s1", {kMax}), b.Ints("e1", {kMin}),
+                        b.Ints("a1", {0}), b.Ints("p1", {kMin})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(up), (Shape{1}));
+  EXPECT_EQ(b.shape(down), (Shape{1}));
+}
+
+TEST(ShapeInferenceHostile, IntegerValueOverflowIsNotTracked) {
+  // INT64_MIN / -1 trapped (SIGFPE) while propagating values; overflowing
+  // sums and products were undefined behaviour.
+  Builder b;
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  ValueId lo = b.Ints("lo", {kMin});
+  ValueId neg = b.Ints("neg", {-1});
+  ValueId quotient = b.Op1("Div", "div", {lo, neg});
+  ValueId sum = b.Op1("Add", "add", {lo, neg});
+  ValueId product = b.Op1("Mul", "mul", {lo, neg});
+  SymbolicValues values;
+  ASSERT_TRUE(InferShapes(b.graph(), &values).ok());
+  EXPECT_EQ(b.shape(quotient), (Shape{1}));
+  EXPECT_EQ(values.count(quotient), 0u);
+  EXPECT_EQ(values.count(sum), 0u);
+  EXPECT_EQ(values.count(product), 0u);
+}
+
+TEST(ShapeInferenceHostile, HugeShapesAreCleanErrors) {
+  const int64_t kBig = int64_t{1} << 40;
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  {
+    Builder b;  // product overflows int64
+    b.Op1("Reshape", "big_reshape", {b.Input("x", {0}), b.Ints("t", {kBig, kBig, -1})});
+    Status s = InferShapes(b.graph());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("big_reshape"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("2^48"), std::string::npos) << s.message();
+  }
+  {
+    Builder b;
+    b.Op1("ConstantOfShape", "cos", {b.Ints("t", {kBig, kBig})});
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+  {
+    Builder b;  // (kernel - 1) * dilation overflows
+    b.Op1("Conv", "dilated", {b.Input("x", {1, 1, 8}), b.Floats("w", {1, 1, 3})},
+          A({{"dilations", Ints{kMax}}}));
+    Status s = InferShapes(b.graph());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("dilated"), std::string::npos) << s.message();
+  }
+  {
+    Builder b;  // in + pads overflows
+    b.Op1("MaxPool", "padded", {b.Input("x", {1, 1, 8})},
+          A({{"kernel_shape", Ints{1}}, {"pads", Ints{kMax, kMax}}}));
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+  {
+    Builder b;  // SAME padding with a huge stride
+    ValueId y = b.Op1("MaxPool", "same", {b.Input("x", {1, 1, 8})},
+                      A({{"kernel_shape", Ints{1}}, {"strides", Ints{kMax}},
+                         {"auto_pad", std::string("SAME_UPPER")}}));
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.shape(y), (Shape{1, 1, 1}));
+  }
+  {
+    Builder b;  // pads sum overflows
+    b.Op1("Pad", "pad", {b.Input("x", {4}), b.Ints("p", {kMax, kMax})});
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+  {
+    Builder b;  // split sum overflows
+    b.Op("Split", "split", {b.Input("x", {4}), b.Ints("p", {kMax, kMax})}, {}, 2);
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+  {
+    Builder b;  // an input beyond the bound is rejected before any node runs
+    b.Op1("Relu", "r", {b.Input("x", {kBig, kBig})});
+    Status s = InferShapes(b.graph());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("'x'"), std::string::npos) << s.message();
+  }
+  {
+    Builder b;  // a constant whose bytes do not match its shape
+    ValueId c = b.graph().AddConstant("c", DataType::kI64, {Dim(4)},
+                                      TensorData::Allocate(8));
+    b.Op1("Relu", "r", {c});
+    EXPECT_FALSE(InferShapes(b.graph()).ok());
+  }
+}
+
+TEST(ShapeInferenceHostile, DimProductsSaturateInsteadOfOverflowing) {
+  const Dim huge = Dim::Symbol("N*99999999999999999");
+  const DimProduct p =
+      MultiplyProducts(ToProduct(huge), ToProduct(Dim(int64_t{1} << 40)));
+  EXPECT_EQ(p.coefficient, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(p.symbols, std::vector<std::string>{"N"});
+}
+
+TEST(ShapeInferenceHostile, AttributeOfTheWrongKindIsAnError) {
+  // The typed getters fall back to the default on a kind mismatch: strides
+  // given as an int silently became 1 before this check.
+  Builder b;
+  b.Op1("MaxPool", "pool", {b.Input("x", {1, 1, 8, 8})},
+        A({{"kernel_shape", Ints{2, 2}}, {"strides", int64_t{2}}}));
+  Status s = InferShapes(b.graph());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "node 'pool' (MaxPool): attribute 'strides' must be ints, is an int");
+}
+
 }  // namespace
 }  // namespace braid

@@ -1,0 +1,46 @@
+"""Shared pieces of the bench scripts: the venv, the zoo of ONNX exports, braid.
+
+Nothing here is a dependency of the library. The scripts run under the venv
+that bench/python_env.sh creates under the build folder (onnxruntime, onnx,
+numpy from PyPI; Debian's torch/torchvision stay importable).
+"""
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def ensure_venv(build_dir):
+    """Re-executes the calling script under the bench venv unless onnxruntime imports."""
+    try:
+        import numpy  # noqa: F401
+        import onnxruntime  # noqa: F401
+        return
+    except ImportError:
+        pass
+    if os.environ.get("BRAID_BENCH_REEXEC"):
+        sys.exit("bench: onnxruntime still not importable inside the venv")
+    python = subprocess.run(
+        [os.path.join(REPO, "bench", "python_env.sh"), build_dir],
+        check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    env = dict(os.environ, BRAID_BENCH_REEXEC="1")
+    os.execve(python, [python] + sys.argv, env)
+
+
+def zoo_file(zoo_dir, model, opset):
+    """Path of <model>_op<opset>.onnx, exporting it with torchvision when absent."""
+    path = os.path.join(zoo_dir, f"{model}_op{opset}.onnx")
+    if not os.path.exists(path):
+        print(f"bench: exporting {model} (opset {opset}) to {zoo_dir}", file=sys.stderr, flush=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(REPO, "scripts", "export_torchvision.py"),
+                        "--out", zoo_dir, "--opsets", str(opset), "--models", model], check=True)
+    return path
+
+
+def default_braid(build_dir):
+    return os.path.join(build_dir, "tools", "braid")
+
+
+def default_zoo(build_dir):
+    return os.path.join(build_dir, "zoo")

@@ -1,0 +1,184 @@
+// CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
+// inference, reported in GFLOP/s (multiply-add = 2 FLOPs).
+//
+//   braid_kernels_bench --benchmark_min_time=0.05
+//
+// Each case is prepared once (weights prepacked, primitives built) outside
+// the timed loop; the loop is Kernel::Run only, as the runtime calls it.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_device.h"
+
+namespace braid {
+namespace {
+
+struct Case {
+  std::string name;
+  Node node;
+  std::vector<TensorDesc> inputs;
+  std::vector<bool> constant;
+  std::vector<TensorDesc> outputs;
+  double flops = 0;
+};
+
+const KernelRegistry& Registry() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry;
+    RegisterCpuKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+TensorDesc F32(std::vector<int64_t> dims) {
+  return TensorDesc{DataType::kF32, std::move(dims)};
+}
+
+Case ConvCase(std::string name, int64_t c_in, int64_t c_out, int64_t hw,
+              int64_t k, int64_t group) {
+  Case c;
+  c.name = std::move(name);
+  c.node.name = c.name;
+  c.node.op_type = "Conv";
+  const int64_t pad = k / 2;
+  c.node.attrs.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  c.node.attrs.Set("kernel_shape", std::vector<int64_t>{k, k});
+  c.node.attrs.Set("group", group);
+  c.node.attrs.Set("activation", std::string("Relu"));
+  c.inputs = {F32({1, c_in, hw, hw}), F32({c_out, c_in / group, k, k}),
+              F32({c_out})};
+  c.constant = {false, true, true};
+  c.outputs = {F32({1, c_out, hw, hw})};
+  c.flops = 2.0 * c_out * (c_in / group) * k * k * hw * hw;
+  return c;
+}
+
+Case MatMulCase(int64_t n) {
+  Case c;
+  c.name = "MatMul_" + std::to_string(n);
+  c.node.name = c.name;
+  c.node.op_type = "MatMul";
+  c.inputs = {F32({n, n}), F32({n, n})};
+  c.constant = {false, true};
+  c.outputs = {F32({n, n})};
+  c.flops = 2.0 * n * n * n;
+  return c;
+}
+
+Case GemmFcCase(int64_t batch, int64_t in, int64_t out) {
+  Case c;
+  c.name = "GemmFC_" + std::to_string(in) + "x" + std::to_string(out) + "_b" +
+           std::to_string(batch);
+  c.node.name = c.name;
+  c.node.op_type = "Gemm";
+  c.node.attrs.Set("transB", int64_t{1});
+  c.inputs = {F32({batch, in}), F32({out, in}), F32({out})};
+  c.constant = {false, true, true};
+  c.outputs = {F32({batch, out})};
+  c.flops = 2.0 * batch * in * out;
+  return c;
+}
+
+void RunCase(benchmark::State& state, const Case& c, const std::string& impl) {
+  const int threads =
+      std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(0.1f, 1.0f);
+  std::vector<std::vector<float>> inputs;
+  std::vector<TensorData> constants;
+  constants.reserve(c.inputs.size());
+  PrepareArgs args;
+  args.node = &c.node;
+  args.opset = 17;
+  args.num_threads = threads;
+  args.inputs = c.inputs;
+  args.outputs = c.outputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    inputs.emplace_back(static_cast<size_t>(c.inputs[i].elements()));
+    for (float& v : inputs.back()) v = dist(rng);
+    constants.push_back(TensorData::Copy(inputs.back().data(),
+                                         inputs.back().size() * sizeof(float)));
+  }
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    args.constants.push_back(c.constant[i] ? &constants[i] : nullptr);
+  std::unique_ptr<Kernel> kernel;
+  for (const KernelEntry* e : Registry().Candidates(c.node.op_type, DeviceKind::kCpu))
+    if (e->impl == impl) kernel = e->create();
+  if (!kernel) {
+    state.SkipWithError(("no " + impl + " kernel").c_str());
+    return;
+  }
+  Status s = kernel->Prepare(args);
+  if (!s.ok()) {
+    state.SkipWithError(s.ToString().c_str());
+    return;
+  }
+  const size_t ws = kernel->workspace_bytes();
+  std::unique_ptr<void, decltype(&std::free)> workspace(
+      ws ? std::aligned_alloc(64, (ws + 63) / 64 * 64) : nullptr, &std::free);
+  std::vector<std::vector<float>> outputs;
+  std::vector<const void*> src;
+  std::vector<void*> dst;
+  for (const auto& in : inputs) src.push_back(in.data());
+  for (const TensorDesc& d : c.outputs) {
+    outputs.emplace_back(static_cast<size_t>(d.elements()));
+    dst.push_back(outputs.back().data());
+  }
+  RunArgs run;
+  run.src = src;
+  run.dst = dst;
+  run.workspace = workspace.get();
+  for (auto _ : state) {
+    Status r = kernel->Run(run);
+    if (!r.ok()) {
+      state.SkipWithError(r.ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(outputs[0].data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = threads;
+}
+
+void RegisterAll() {
+  static const std::vector<Case> cases = {
+      ConvCase("Conv3x3_64to64_56", 64, 64, 56, 3, 1),
+      ConvCase("Depthwise3x3_64_56", 64, 64, 56, 3, 64),
+      ConvCase("Conv1x1_64to256_56", 64, 256, 56, 1, 1),
+      MatMulCase(768),
+      GemmFcCase(1, 2048, 1000),
+      GemmFcCase(32, 2048, 1000),
+  };
+  for (const Case& c : cases)
+    for (const char* impl : {"onednn", "reference"})
+      benchmark::RegisterBenchmark((c.name + "/" + impl).c_str(),
+                                   [&c, impl](benchmark::State& state) {
+                                     RunCase(state, c, impl);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.05);
+}
+
+}  // namespace
+}  // namespace braid
+
+int main(int argc, char** argv) {
+  braid::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,101 @@
+// Add Sub Mul Div Min Max on oneDNN's binary primitive with numpy
+// broadcasting. oneDNN 2.6 broadcasts only its second source, so a
+// broadcast first operand is swapped in for the commutative ops and left to
+// the next implementation otherwise (also when both operands broadcast).
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/onednn_kernels.h"
+#include "kernels/params/elementwise.h"
+
+namespace braid {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+struct BinaryOp {
+  const char* op_type;
+  algorithm algo;
+  bool commutative;
+};
+
+constexpr BinaryOp kBinaryOps[] = {
+    {"Add", algorithm::binary_add, true}, {"Sub", algorithm::binary_sub, false},
+    {"Mul", algorithm::binary_mul, true}, {"Div", algorithm::binary_div, false},
+    {"Min", algorithm::binary_min, true}, {"Max", algorithm::binary_max, true},
+};
+
+class BinaryOnednn final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    where_ = args.Where();
+    const BinaryOp* op = nullptr;
+    for (const BinaryOp& candidate : kBinaryOps)
+      if (args.node->op_type == candidate.op_type) op = &candidate;
+    if (op == nullptr) return Unimplemented(where_ + ": not a oneDNN binary op");
+    if (args.inputs.size() != 2)
+      return Unimplemented(where_ + ": oneDNN binary takes two inputs");
+    ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
+    ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args));
+    if (dtype != DataType::kF32 || args.outputs[0].dtype != DataType::kF32)
+      return Unimplemented(where_ + ": oneDNN binary handles f32 only");
+    const int rank = std::max(plan.output_rank(), 1);
+    if (rank > DNNL_MAX_NDIMS)
+      return Unimplemented(where_ + ": rank too large for oneDNN");
+    if (plan.output_elements() == 0)
+      return Unimplemented(where_ + ": empty tensor");
+    // Which operand oneDNN sees first: it must have the output's shape.
+    const bool a_full = plan.input(0).pattern == BroadcastPattern::kSameShape;
+    const bool b_full = plan.input(1).pattern == BroadcastPattern::kSameShape;
+    if (a_full) {
+      first_ = 0;
+    } else if (b_full && op->commutative) {
+      first_ = 1;
+    } else {
+      return Unimplemented(where_ + ": oneDNN 2.6 broadcasts only src1");
+    }
+    onednn::ScopedOmpThreads threads(args.num_threads);
+    return onednn::Guarded(where_, "binary", onednn::Phase::kPrepare, [&] {
+      context_ = onednn::Context::Create();
+      const memory::data_type f32 = memory::data_type::f32;
+      const std::vector<int64_t>& out_dims = plan.output_dims();
+      memory::desc src0_md = onednn::PlainDescOfRank(
+          args.inputs[static_cast<size_t>(first_)].dims, rank, f32);
+      memory::desc src1_md = onednn::PlainDescOfRank(
+          args.inputs[static_cast<size_t>(1 - first_)].dims, rank, f32);
+      memory::desc dst_md = onednn::PlainDescOfRank(out_dims, rank, f32);
+      dnnl::binary::desc desc(op->algo, src0_md, src1_md, dst_md);
+      dnnl::binary::primitive_desc pd(desc, onednn::UserScratchpadAttr(),
+                                      context_.engine);
+      exec_.Init(context_, dnnl::binary(pd), pd.scratchpad_desc(),
+                 args.num_threads);
+      src0_ = exec_.Bind(DNNL_ARG_SRC_0, pd.src0_desc());
+      src1_ = exec_.Bind(DNNL_ARG_SRC_1, pd.src1_desc());
+      dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+      return Status::Ok();
+    });
+  }
+
+  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
+
+  Status Run(const RunArgs& args) override {
+    RETURN_IF_ERROR(onednn::SetHandle(src0_, args.src[first_], where_));
+    RETURN_IF_ERROR(onednn::SetHandle(src1_, args.src[1 - first_], where_));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
+    return exec_.Execute(args.workspace, where_, "binary");
+  }
+
+ private:
+  std::string where_;
+  size_t first_ = 0;
+  onednn::Context context_;
+  onednn::BoundPrimitive exec_;
+  memory src0_, src1_, dst_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateBinaryOnednn() {
+  return std::make_unique<BinaryOnednn>();
+}
+
+}  // namespace braid

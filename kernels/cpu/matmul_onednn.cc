@@ -1,0 +1,96 @@
+// MatMul on oneDNN's matmul primitive: numpy semantics with broadcast batch
+// dims (oneDNN broadcasts batch dims of extent 1 on either operand), 1-D
+// operands as [1,K] / [K,1] views of the same bytes, and the optional fused
+// activation. A constant B is reordered once into the preferred layout.
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/onednn_kernels.h"
+#include "kernels/params/matmul.h"
+
+namespace braid {
+namespace {
+
+using dnnl::memory;
+
+class MatMulOnednn final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    where_ = args.Where();
+    ASSIGN_OR_RETURN(MatMulParams p, ParseMatMul(args));
+    if (p.dtype != DataType::kF32)
+      return Unimplemented(where_ + ": oneDNN matmul handles f32 only");
+    if (p.batch_dims.size() + 2 > DNNL_MAX_NDIMS)
+      return Unimplemented(where_ + ": too many batch dims for oneDNN");
+    if (p.m == 0 || p.n == 0 || p.k == 0)
+      return Unimplemented(where_ + ": empty matmul");
+    constant_b_ = args.constants.size() > 1 && args.constants[1] != nullptr;
+    onednn::ScopedOmpThreads threads(args.num_threads);
+    return onednn::Guarded(where_, "matmul", onednn::Phase::kPrepare,
+                           [&] { return Build(args, p); });
+  }
+
+  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
+
+  Status Run(const RunArgs& args) override {
+    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
+    if (!constant_b_)
+      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where_));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
+    return exec_.Execute(args.workspace, where_, "matmul");
+  }
+
+ private:
+  Status Build(const PrepareArgs& args, const MatMulParams& p) {
+    context_ = onednn::Context::Create();
+    const memory::data_type f32 = memory::data_type::f32;
+    auto with_matrix = [](std::vector<int64_t> batch, int64_t rows,
+                          int64_t cols) {
+      batch.push_back(rows);
+      batch.push_back(cols);
+      return batch;
+    };
+    memory::desc src_md =
+        onednn::PlainDesc(with_matrix(p.a_batch_dims, p.m, p.k), f32);
+    std::vector<int64_t> b_dims = with_matrix(p.b_batch_dims, p.k, p.n);
+    memory::desc plain_b_md = onednn::PlainDesc(b_dims, f32);
+    memory::desc dst_md =
+        onednn::PlainDesc(with_matrix(p.batch_dims, p.m, p.n), f32);
+    memory::desc b_md =
+        constant_b_ ? memory::desc(onednn::ToDims(b_dims), f32,
+                                   memory::format_tag::any)
+                    : plain_b_md;
+
+    dnnl::matmul::desc desc(src_md, b_md, dst_md);
+    dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
+    dnnl::post_ops ops;
+    onednn::AppendActivation(p.activation, ops);
+    attr.set_post_ops(ops);
+    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
+
+    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(),
+               args.num_threads);
+    src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+    if (constant_b_) {
+      weights_ = onednn::ReorderConstant(
+          context_, plain_b_md, args.constants[1]->data(), pd.weights_desc());
+      exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+    } else {
+      weights_ = exec_.Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    }
+    dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+    return Status::Ok();
+  }
+
+  std::string where_;
+  bool constant_b_ = false;
+  onednn::Context context_;
+  onednn::BoundPrimitive exec_;
+  memory src_, weights_, dst_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateMatMulOnednn() {
+  return std::make_unique<MatMulOnednn>();
+}
+
+}  // namespace braid

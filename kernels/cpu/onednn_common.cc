@@ -1,0 +1,179 @@
+#include "kernels/cpu/onednn_common.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+namespace braid::onednn {
+
+Status TranslateError(dnnl_status_t status, std::string_view what,
+                      std::string_view where, std::string_view primitive,
+                      Phase phase) {
+  std::string message(where);
+  message.append(": oneDNN ")
+      .append(primitive)
+      .append(phase == Phase::kPrepare ? " (prepare): " : " (run): ")
+      .append(dnnl_status2str(status))
+      .append(": ")
+      .append(what);
+  if (status == dnnl_out_of_memory) return ResourceExhausted(std::move(message));
+  if (phase == Phase::kPrepare &&
+      (status == dnnl_unimplemented || status == dnnl_invalid_arguments))
+    return Unimplemented(std::move(message));
+  return Internal(std::move(message));
+}
+
+Context Context::Create() {
+  Context context;
+  context.engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  context.stream = dnnl::stream(context.engine);
+  return context;
+}
+
+ScopedOmpThreads::ScopedOmpThreads(int num_threads)
+    : previous_(omp_get_max_threads()) {
+  omp_set_num_threads(num_threads > 0 ? num_threads : 1);
+}
+
+ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(previous_); }
+
+StatusOr<dnnl::memory::data_type> ToDnnlType(DataType type,
+                                             std::string_view where) {
+  using dt = dnnl::memory::data_type;
+  switch (type) {
+    case DataType::kF32: return dt::f32;
+    case DataType::kF16: return dt::f16;
+    case DataType::kI32: return dt::s32;
+    case DataType::kI8: return dt::s8;
+    case DataType::kU8: return dt::u8;
+    default: break;
+  }
+  return Unimplemented(std::string(where).append(": oneDNN has no ")
+                           .append(DataTypeName(type)).append(" type"));
+}
+
+dnnl::memory::dims ToDims(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return {1};
+  return dnnl::memory::dims(dims.begin(), dims.end());
+}
+
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
+                             dnnl::memory::data_type type) {
+  dnnl::memory::dims d = ToDims(dims);
+  dnnl::memory::dims strides(d.size(), 1);
+  for (size_t i = d.size() - 1; i > 0; --i)
+    strides[i - 1] = strides[i] * std::max<int64_t>(d[i], 1);
+  return dnnl::memory::desc(d, type, strides);
+}
+
+dnnl::memory::desc PlainDescOfRank(const std::vector<int64_t>& dims, int rank,
+                                   dnnl::memory::data_type type) {
+  std::vector<int64_t> padded(static_cast<size_t>(rank), 1);
+  const size_t offset = padded.size() - std::min(padded.size(), dims.size());
+  for (size_t i = 0; i + offset < padded.size(); ++i)
+    padded[offset + i] = dims[dims.size() - (padded.size() - offset) + i];
+  return PlainDesc(padded, type);
+}
+
+dnnl::primitive_attr UserScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
+  using algo = dnnl::algorithm;
+  switch (activation.kind) {
+    case Activation::Kind::kNone: return;
+    case Activation::Kind::kRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kClip:
+      ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min,
+                         activation.max);
+      return;
+    case Activation::Kind::kHardSwish:
+      ops.append_eltwise(1.0f, algo::eltwise_hardswish, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_logistic, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kSiLU:
+      ops.append_eltwise(1.0f, algo::eltwise_swish, 1.0f, 0.0f);
+      return;
+    case Activation::Kind::kHardSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_linear, activation.alpha,
+                         activation.beta);
+      ops.append_eltwise(1.0f, algo::eltwise_clip, 0.0f, 1.0f);
+      return;
+    case Activation::Kind::kLeakyRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
+      return;
+  }
+}
+
+void BoundPrimitive::Init(const Context& context, dnnl::primitive primitive,
+                          const dnnl::memory::desc& scratchpad,
+                          int num_threads) {
+  context_ = &context;
+  num_threads_ = num_threads;
+  primitive_ = std::move(primitive);
+  scratchpad_bytes_ = scratchpad.get_size();
+  memories_.clear();
+  args_.clear();
+  if (scratchpad_bytes_ > 0)
+    scratchpad_ = Bind(DNNL_ARG_SCRATCHPAD, scratchpad);
+}
+
+dnnl::memory BoundPrimitive::Bind(int arg, const dnnl::memory::desc& desc) {
+  dnnl::memory memory(desc, context_->engine, DNNL_MEMORY_NONE);
+  BindOwned(arg, memory);
+  return memory;
+}
+
+void BoundPrimitive::BindOwned(int arg, const dnnl::memory& memory) {
+  memories_.push_back(memory);
+  args_.push_back({arg, memory.get()});
+}
+
+Status BoundPrimitive::Execute(void* workspace, std::string_view where,
+                               std::string_view primitive_name) const {
+  if (scratchpad_bytes_ > 0) {
+    dnnl_status_t s =
+        dnnl_memory_set_data_handle_v2(scratchpad_.get(), workspace, nullptr);
+    if (s != dnnl_success)
+      return TranslateError(s, "set scratchpad", where, primitive_name,
+                            Phase::kRun);
+  }
+  ScopedOmpThreads threads(num_threads_);
+  dnnl_status_t s =
+      dnnl_primitive_execute(primitive_.get(), context_->stream.get(),
+                             static_cast<int>(args_.size()), args_.data());
+  if (s == dnnl_success) s = dnnl_stream_wait(context_->stream.get());
+  if (s != dnnl_success)
+    return TranslateError(s, "execute", where, primitive_name, Phase::kRun);
+  return Status::Ok();
+}
+
+Status SetHandle(const dnnl::memory& memory, const void* data,
+                 std::string_view where) {
+  dnnl_status_t s = dnnl_memory_set_data_handle_v2(
+      memory.get(), const_cast<void*>(data), nullptr);
+  if (s != dnnl_success)
+    return TranslateError(s, "set_data_handle", where, "memory", Phase::kRun);
+  return Status::Ok();
+}
+
+dnnl::memory ReorderConstant(const Context& context,
+                             const dnnl::memory::desc& from, const void* data,
+                             const dnnl::memory::desc& to) {
+  dnnl::memory source(from, context.engine, const_cast<void*>(data));
+  dnnl::memory packed(to, context.engine);  // oneDNN-owned, lives with kernel
+  dnnl::reorder(source, packed).execute(context.stream, source, packed);
+  dnnl::error::wrap_c_api(dnnl_stream_wait(context.stream.get()),
+                          "could not wait on a stream");
+  return packed;
+}
+
+}  // namespace braid::onednn

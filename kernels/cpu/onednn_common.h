@@ -1,0 +1,150 @@
+// Plumbing shared by the oneDNN kernels: engine/stream, the one place where
+// dnnl::error becomes a braid::Status, dtype/dims -> memory::desc helpers,
+// fused-activation post-ops, and a primitive whose arguments are bound once at
+// Prepare so Run only re-points handles.
+//
+//   class ReluKernel : public Kernel {
+//     Status Prepare(const PrepareArgs& a) override {
+//       where_ = a.Where();
+//       return onednn::Guarded(where_, "eltwise", onednn::Phase::kPrepare, [&] {
+//         ... build pd with onednn::UserScratchpadAttr() ...
+//         exec_.Init(ctx_, dnnl::eltwise_forward(pd), pd.scratchpad_desc());
+//         src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+//         return Status::Ok();
+//       });
+//     }
+//     Status Run(const RunArgs& r) override {
+//       onednn::SetHandle(src_, r.src[0]); ...
+//       return exec_.Execute(r.workspace, where_);  // no dnnl::error escapes
+//     }
+//   };
+#ifndef BRAID_KERNELS_CPU_ONEDNN_COMMON_H_
+#define BRAID_KERNELS_CPU_ONEDNN_COMMON_H_
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/status.h"
+#include "kernels/backend.h"
+#include "kernels/params/activation.h"
+
+namespace braid::onednn {
+
+enum class Phase { kPrepare, kRun };
+
+// The choke point: translates a oneDNN error raised while building or running
+// `primitive` for `where` ("node 'x' (Conv)"). In Prepare, dnnl_unimplemented
+// and dnnl_invalid_arguments become Unimplemented (oneDNN cannot express the
+// configuration; the next implementation takes over); anything else, and
+// every error in Run, is Internal (ResourceExhausted for out-of-memory).
+Status TranslateError(dnnl_status_t status, std::string_view what,
+                      std::string_view where, std::string_view primitive,
+                      Phase phase);
+
+// Runs `body` (returning Status) and turns any dnnl::error or bad_alloc it
+// throws into a Status through TranslateError. Every oneDNN call of a kernel
+// happens inside one of these.
+template <typename Body>
+Status Guarded(std::string_view where, std::string_view primitive, Phase phase,
+               Body&& body) {
+  try {
+    return body();
+  } catch (const dnnl::error& e) {
+    return TranslateError(e.status, e.what(), where, primitive, phase);
+  } catch (const std::bad_alloc&) {
+    return TranslateError(dnnl_out_of_memory, "std::bad_alloc", where,
+                          primitive, phase);
+  }
+}
+
+// The CPU engine and an in-order stream. Each kernel owns one (cheap: the
+// engine is a handle to oneDNN's CPU engine; no global state of ours).
+struct Context {
+  dnnl::engine engine;
+  dnnl::stream stream;
+  static Context Create();  // throws dnnl::error: call inside Guarded
+};
+
+// Sets the calling thread's OpenMP thread count (oneDNN's OpenMP runtime reads
+// omp_get_max_threads()) for a scope and restores it afterwards. Prepare uses
+// it so primitives are tuned for the thread count they will run with.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int num_threads);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+// f32/f16/i32/i8/u8 map to oneDNN types; others are Unimplemented.
+StatusOr<dnnl::memory::data_type> ToDnnlType(DataType type,
+                                             std::string_view where);
+dnnl::memory::dims ToDims(const std::vector<int64_t>& dims);
+// Row-major (plain ONNX layout) descriptor; rank 0 becomes [1].
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
+                             dnnl::memory::data_type type);
+// Plain descriptor of `dims` right-aligned to `rank` with leading 1s.
+dnnl::memory::desc PlainDescOfRank(const std::vector<int64_t>& dims, int rank,
+                                   dnnl::memory::data_type type);
+
+// Attributes with a user-provided scratchpad (Run passes args.workspace).
+dnnl::primitive_attr UserScratchpadAttr();
+
+// A fused activation (docs/ir.md, parsed by kernels/params/activation.h) as
+// oneDNN eltwise post-ops appended to `ops` (kNone appends nothing).
+// HardSigmoid, absent from oneDNN 2.6, is linear(alpha, beta) then clip(0, 1).
+void AppendActivation(const Activation& activation, dnnl::post_ops& ops);
+
+// A primitive with its arguments bound once. Bind() creates the dnnl::memory
+// (with no buffer for run-time tensors) at Prepare; Run re-points handles
+// with SetHandle and calls Execute, which goes to the C API with a prebuilt
+// argument array so braid's side allocates nothing.
+class BoundPrimitive {
+ public:
+  // `scratchpad` may have size 0 (then no scratchpad argument is bound).
+  // Execute runs with `num_threads` OpenMP threads (restored afterwards).
+  void Init(const Context& context, dnnl::primitive primitive,
+            const dnnl::memory::desc& scratchpad, int num_threads);
+  // A memory object for `arg` whose handle Run sets (created without buffer).
+  dnnl::memory Bind(int arg, const dnnl::memory::desc& desc);
+  // Binds an existing memory (e.g. prepacked weights owned by the kernel).
+  void BindOwned(int arg, const dnnl::memory& memory);
+  size_t scratchpad_bytes() const { return scratchpad_bytes_; }
+  bool initialized() const { return primitive_.get(true) != nullptr; }
+
+  // Runs the primitive with `workspace` as scratchpad; errors come back as a
+  // Status naming `where` (never an exception).
+  Status Execute(void* workspace, std::string_view where,
+                 std::string_view primitive_name) const;
+
+ private:
+  const Context* context_ = nullptr;
+  dnnl::primitive primitive_;
+  dnnl::memory scratchpad_;
+  size_t scratchpad_bytes_ = 0;
+  int num_threads_ = 1;
+  std::vector<dnnl::memory> memories_;  // keeps handles in args_ alive
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+// Re-points a Prepare-created memory at a run-time buffer (no allocation).
+Status SetHandle(const dnnl::memory& memory, const void* data,
+                 std::string_view where);
+
+// Reorders a constant (plain layout `from`) into `to` (possibly blocked) once
+// at Prepare; returns memory owned by the caller. Throws dnnl::error.
+dnnl::memory ReorderConstant(const Context& context,
+                             const dnnl::memory::desc& from, const void* data,
+                             const dnnl::memory::desc& to);
+
+}  // namespace braid::onednn
+
+#endif  // BRAID_KERNELS_CPU_ONEDNN_COMMON_H_

@@ -1,0 +1,30 @@
+// Factories of the CPU backend's kernels (oneDNN-based and braid's own),
+// registered by kernels/cpu/register.cc. Tests and benchmarks may create
+// them directly.
+#ifndef BRAID_KERNELS_CPU_ONEDNN_KERNELS_H_
+#define BRAID_KERNELS_CPU_ONEDNN_KERNELS_H_
+
+#include <memory>
+
+#include "kernels/backend.h"
+
+namespace braid {
+
+// oneDNN ("onednn").
+std::unique_ptr<Kernel> CreateConvOnednn();
+std::unique_ptr<Kernel> CreateMatMulOnednn();
+std::unique_ptr<Kernel> CreateGemmOnednn();
+std::unique_ptr<Kernel> CreatePoolOnednn();         // Max/Average/Global*
+std::unique_ptr<Kernel> CreateEltwiseOnednn();      // unary activations
+std::unique_ptr<Kernel> CreateBinaryOnednn();       // Add Sub Mul Div Min Max
+std::unique_ptr<Kernel> CreateSoftmaxOnednn();
+std::unique_ptr<Kernel> CreateLayerNormOnednn();
+std::unique_ptr<Kernel> CreateBatchNormOnednn();
+std::unique_ptr<Kernel> CreateConcatOnednn();
+
+// braid's own CPU kernels ("cpu").
+std::unique_ptr<Kernel> CreateTransposeCpu();
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_CPU_ONEDNN_KERNELS_H_

@@ -1,0 +1,47 @@
+// RegisterCpuKernels: oneDNN kernels (priority 20), braid's own CPU kernels
+// (priority 10), then the reference kernels (priority 0), so one call gives
+// every CPU implementation in the order PrepareFirstAccepting tries them.
+#include "kernels/cpu/cpu_device.h"
+#include "kernels/cpu/onednn_kernels.h"
+
+namespace braid {
+namespace {
+
+constexpr int kOnednnPriority = 20;
+constexpr int kCpuPriority = 10;
+
+void Add(KernelRegistry& registry, const char* op_type, const char* impl,
+         int priority, std::unique_ptr<Kernel> (*create)()) {
+  registry.Register(KernelEntry{op_type, DeviceKind::kCpu, impl, priority,
+                                [create] { return create(); }});
+}
+
+}  // namespace
+
+void RegisterCpuKernels(KernelRegistry& registry) {
+  auto onednn = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {
+    Add(registry, op, "onednn", kOnednnPriority, create);
+  };
+  onednn("Conv", CreateConvOnednn);
+  onednn("MatMul", CreateMatMulOnednn);
+  onednn("Gemm", CreateGemmOnednn);
+  for (const char* op :
+       {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
+    onednn(op, CreatePoolOnednn);
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Neg",
+        "Reciprocal", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"})
+    onednn(op, CreateEltwiseOnednn);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"})
+    onednn(op, CreateBinaryOnednn);
+  onednn("Softmax", CreateSoftmaxOnednn);
+  onednn("LayerNormalization", CreateLayerNormOnednn);
+  onednn("BatchNormalization", CreateBatchNormOnednn);
+  onednn("Concat", CreateConcatOnednn);
+
+  Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
+
+  RegisterReferenceKernels(registry);
+}
+
+}  // namespace braid

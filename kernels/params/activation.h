@@ -1,0 +1,73 @@
+// The fused activation that FuseActivations records on Conv / Gemm / MatMul
+// nodes (docs/ir.md: "activation", "activation_min"/"activation_max",
+// "activation_alpha"/"activation_beta"), parsed once at Prepare.
+//
+//   ASSIGN_OR_RETURN(Activation act, ParseFusedActivation(args));
+//   ...
+//   y[i] = act.Apply(acc + bias);        // after the bias, per element
+//   act.ApplyInPlace(y, count);          // or over a whole row
+//
+// Kind::kNone (no "activation" attribute) makes Apply the identity.
+#ifndef BRAID_KERNELS_PARAMS_ACTIVATION_H_
+#define BRAID_KERNELS_PARAMS_ACTIVATION_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/backend.h"
+
+namespace braid {
+
+struct Activation {
+  enum class Kind {
+    kNone,
+    kRelu,
+    kClip,
+    kHardSwish,
+    kSigmoid,
+    kSiLU,
+    kHardSigmoid,
+    kLeakyRelu,
+  };
+  Kind kind = Kind::kNone;
+  float alpha = 0.0f;  // HardSigmoid slope, LeakyRelu negative slope
+  float beta = 0.0f;   // HardSigmoid offset
+  float min = -std::numeric_limits<float>::infinity();  // Clip bounds
+  float max = std::numeric_limits<float>::infinity();
+
+  bool none() const { return kind == Kind::kNone; }
+  // The attribute spelling: "Relu", "Clip", ...; "none" for kNone.
+  const char* Name() const;
+
+  float Apply(float x) const {
+    switch (kind) {
+      case Kind::kNone: return x;
+      case Kind::kRelu: return x > 0.0f ? x : 0.0f;
+      case Kind::kClip: return std::min(std::max(x, min), max);
+      case Kind::kHardSwish:
+        return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
+      case Kind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+      case Kind::kSiLU: return x / (1.0f + std::exp(-x));
+      case Kind::kHardSigmoid:
+        return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+      case Kind::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
+    }
+    return x;
+  }
+  void ApplyInPlace(float* data, int64_t count) const {
+    if (kind == Kind::kNone) return;
+    for (int64_t i = 0; i < count; ++i) data[i] = Apply(data[i]);
+  }
+};
+
+// Reads the fused-activation attributes of args.node. Missing parameters take
+// the ONNX defaults of the unfused op (Clip: -inf/+inf, HardSigmoid: 0.2/0.5,
+// LeakyRelu: 0.01). An unknown "activation" name or Clip min > max is
+// InvalidArgument naming the node.
+StatusOr<Activation> ParseFusedActivation(const PrepareArgs& args);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_PARAMS_ACTIVATION_H_

@@ -1,0 +1,358 @@
+#include "kernels/params/data_ops.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/params/elementwise.h"
+#include "kernels/params/parse_util.h"
+
+namespace braid {
+
+using params_internal::EffectiveOpset;
+using params_internal::HasInput;
+using params_internal::Invalid;
+using params_internal::IntsToString;
+using params_internal::Unsupported;
+
+bool IsConstantInput(const PrepareArgs& args, size_t i) {
+  return HasInput(args, i) && i < args.constants.size() &&
+         args.constants[i] != nullptr;
+}
+
+Status CheckIntsInput(const PrepareArgs& args, size_t i, const char* what) {
+  const TensorDesc& desc = args.inputs[i];
+  if (desc.dtype != DataType::kI64 && desc.dtype != DataType::kI32)
+    return Invalid(args, std::string(what)
+                             .append(" must be i32 or i64, got ")
+                             .append(desc.ToString()));
+  if (desc.rank() > 1)
+    return Invalid(args, std::string(what)
+                             .append(" must be 1-D, got ")
+                             .append(desc.ToString()));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<int64_t>> ConstantInts(const PrepareArgs& args, size_t i,
+                                            const char* what) {
+  if (!IsConstantInput(args, i))
+    return Invalid(args, std::string(what).append(" is not a constant"));
+  RETURN_IF_ERROR(CheckIntsInput(args, i, what));
+  const TensorDesc& desc = args.inputs[i];
+  const TensorData& data = *args.constants[i];
+  if (data.size() != desc.bytes())
+    return Invalid(args, std::string(what)
+                             .append(" constant holds ")
+                             .append(std::to_string(data.size()))
+                             .append(" bytes, ")
+                             .append(desc.ToString())
+                             .append(" needs ")
+                             .append(std::to_string(desc.bytes())));
+  IntsView view(data.data(), desc.dtype, desc.elements());
+  std::vector<int64_t> out(static_cast<size_t>(view.size()));
+  for (int64_t k = 0; k < view.size(); ++k) out[static_cast<size_t>(k)] = view[k];
+  return out;
+}
+
+namespace {
+
+// Normalizes axes[k] for `rank`, rejecting out-of-range and repeated axes
+// (quadratic scan: no allocation, a handful of axes).
+StatusOr<int> AxisAt(IntsView axes, int64_t k, int rank) {
+  const int64_t raw = axes.empty() ? k : axes[k];
+  if (raw < -rank || raw >= rank)
+    return InvalidArgument(std::string("axis ")
+                               .append(std::to_string(raw))
+                               .append(" is out of range for rank ")
+                               .append(std::to_string(rank)));
+  const int64_t axis = raw < 0 ? raw + rank : raw;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t other = axes.empty() ? j : (axes[j] < 0 ? axes[j] + rank : axes[j]);
+    if (other == axis)
+      return InvalidArgument(std::string("axis ")
+                                 .append(std::to_string(raw))
+                                 .append(" is repeated"));
+  }
+  return static_cast<int>(axis);
+}
+
+}  // namespace
+
+Status ResolveSlice(std::span<const int64_t> in_dims, IntsView starts,
+                    IntsView ends, IntsView axes, IntsView steps,
+                    std::span<SliceDim> out) {
+  const int rank = static_cast<int>(in_dims.size());
+  if (out.size() != in_dims.size())
+    return InvalidArgument("slice output holder has the wrong rank");
+  for (int a = 0; a < rank; ++a) out[static_cast<size_t>(a)] = {0, 1, in_dims[static_cast<size_t>(a)]};
+  const int64_t n = starts.size();
+  if (ends.size() != n || (!axes.empty() && axes.size() != n) ||
+      (!steps.empty() && steps.size() != n))
+    return InvalidArgument(std::string("starts/ends/axes/steps sizes differ (")
+                               .append(std::to_string(n))
+                               .append("/")
+                               .append(std::to_string(ends.size()))
+                               .append("/")
+                               .append(std::to_string(axes.size()))
+                               .append("/")
+                               .append(std::to_string(steps.size()))
+                               .append(")"));
+  if (n > rank)
+    return InvalidArgument(std::string("slices ")
+                               .append(std::to_string(n))
+                               .append(" axes of a rank-")
+                               .append(std::to_string(rank))
+                               .append(" input"));
+  for (int64_t k = 0; k < n; ++k) {
+    ASSIGN_OR_RETURN(int axis, AxisAt(axes, k, rank));
+    const int64_t step = steps.empty() ? 1 : steps[k];
+    if (step == 0) return InvalidArgument("slice step is 0");
+    const int64_t dim = in_dims[static_cast<size_t>(axis)];
+    int64_t start = starts[k];
+    int64_t end = ends[k];
+    if (start < 0) start += dim;  // no overflow: dim >= 0
+    if (end < 0) end += dim;
+    SliceDim& d = out[static_cast<size_t>(axis)];
+    d.step = step;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      d.count = end > start ? (end - start - 1) / step + 1 : 0;
+    } else {
+      start = std::clamp<int64_t>(start, -1, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
+      d.count = start > end
+                    ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1
+                    : 0;
+    }
+    d.start = d.count > 0 ? start : 0;
+  }
+  return Status::Ok();
+}
+
+StatusOr<SliceParams> ParseSlice(const PrepareArgs& args) {
+  SliceParams p;
+  const int rank = args.inputs[0].rank();
+  p.dims.resize(static_cast<size_t>(rank));
+  Status resolved;
+  if (EffectiveOpset(args) < 10) {
+    const std::vector<int64_t> starts = args.node->attrs.GetInts("starts");
+    const std::vector<int64_t> ends = args.node->attrs.GetInts("ends");
+    const std::vector<int64_t> axes = args.node->attrs.GetInts("axes");
+    p.constant = true;
+    resolved = ResolveSlice(args.inputs[0].dims, IntsView(starts), IntsView(ends),
+                            IntsView(axes), IntsView(), p.dims);
+  } else {
+    if (!HasInput(args, 1) || !HasInput(args, 2))
+      return Invalid(args, "starts and ends inputs are required");
+    const char* names[] = {"", "starts", "ends", "axes", "steps"};
+    int* indices[] = {nullptr, &p.starts_input, &p.ends_input, &p.axes_input,
+                      &p.steps_input};
+    bool all_constant = true;
+    std::vector<int64_t> values[5];
+    for (size_t i = 1; i <= 4; ++i) {
+      if (!HasInput(args, i)) continue;
+      RETURN_IF_ERROR(CheckIntsInput(args, i, names[i]));
+      *indices[i] = static_cast<int>(i);
+      if (IsConstantInput(args, i)) {
+        ASSIGN_OR_RETURN(values[i], ConstantInts(args, i, names[i]));
+      } else {
+        all_constant = false;
+      }
+    }
+    if (!all_constant) return p;
+    p.constant = true;
+    resolved = ResolveSlice(args.inputs[0].dims, IntsView(values[1]),
+                            IntsView(values[2]), IntsView(values[3]),
+                            IntsView(values[4]), p.dims);
+  }
+  if (!resolved.ok()) return resolved.WithPrefix(args.Where());
+  std::vector<int64_t> out_dims;
+  for (const SliceDim& d : p.dims) out_dims.push_back(d.count);
+  if (args.outputs.empty() || args.outputs[0].dims != out_dims)
+    return Invalid(args, std::string("output ")
+                             .append(args.outputs.empty() ? "(none)" : args.outputs[0].ToString())
+                             .append(" does not match the slice shape ")
+                             .append(IntsToString(out_dims)));
+  return p;
+}
+
+Status ResolvePads(int rank, IntsView pads, IntsView axes,
+                   std::span<int64_t> begin, std::span<int64_t> end) {
+  std::fill(begin.begin(), begin.end(), 0);
+  std::fill(end.begin(), end.end(), 0);
+  const int64_t naxes = axes.empty() ? rank : axes.size();
+  if (pads.size() != 2 * naxes)
+    return InvalidArgument(std::string("pads has ")
+                               .append(std::to_string(pads.size()))
+                               .append(" values, expected ")
+                               .append(std::to_string(2 * naxes)));
+  for (int64_t k = 0; k < naxes; ++k) {
+    ASSIGN_OR_RETURN(int axis, AxisAt(axes, k, rank));
+    begin[static_cast<size_t>(axis)] = pads[k];
+    end[static_cast<size_t>(axis)] = pads[naxes + k];
+  }
+  return Status::Ok();
+}
+
+StatusOr<PadParams> ParsePad(const PrepareArgs& args) {
+  PadParams p;
+  const std::string mode = args.node->attrs.GetString("mode", "constant");
+  if (mode == "constant") {
+    p.mode = PadMode::kConstant;
+  } else if (mode == "reflect") {
+    p.mode = PadMode::kReflect;
+  } else if (mode == "edge") {
+    p.mode = PadMode::kEdge;
+  } else {
+    return Unsupported(args, std::string("pad mode '").append(mode).append("'"));
+  }
+  const int rank = args.inputs[0].rank();
+  p.begin.assign(static_cast<size_t>(rank), 0);
+  p.end.assign(static_cast<size_t>(rank), 0);
+  Status resolved;
+  if (EffectiveOpset(args) < 11) {
+    const std::vector<int64_t> pads = args.node->attrs.GetInts("pads");
+    p.value = args.node->attrs.GetFloat("value", 0.0f);
+    p.constant = true;
+    resolved = ResolvePads(rank, IntsView(pads), IntsView(), p.begin, p.end);
+  } else {
+    if (!HasInput(args, 1)) return Invalid(args, "pads input is required");
+    RETURN_IF_ERROR(CheckIntsInput(args, 1, "pads"));
+    p.pads_input = 1;
+    if (HasInput(args, 2)) {
+      const TensorDesc& v = args.inputs[2];
+      if (v.elements() != 1 || v.dtype != args.inputs[0].dtype)
+        return Invalid(args, std::string("constant_value ")
+                                 .append(v.ToString())
+                                 .append(" must be one element of the input dtype"));
+      if (IsConstantInput(args, 2) && args.constants[2]->size() >= v.bytes()) {
+        p.value = ReadScalarAsDouble(args.constants[2]->data(), v.dtype);
+      } else {
+        p.value_input = 2;
+      }
+    }
+    std::vector<int64_t> pads, axes;
+    bool constant = IsConstantInput(args, 1);
+    if (constant) {
+      ASSIGN_OR_RETURN(pads, ConstantInts(args, 1, "pads"));
+    }
+    if (HasInput(args, 3)) {
+      RETURN_IF_ERROR(CheckIntsInput(args, 3, "axes"));
+      p.axes_input = 3;
+      if (IsConstantInput(args, 3)) {
+        ASSIGN_OR_RETURN(axes, ConstantInts(args, 3, "axes"));
+      } else {
+        constant = false;
+      }
+    }
+    if (!constant) return p;
+    p.constant = true;
+    resolved = ResolvePads(rank, IntsView(pads), IntsView(axes), p.begin, p.end);
+  }
+  if (!resolved.ok()) return resolved.WithPrefix(args.Where());
+  std::vector<int64_t> out_dims;
+  for (int a = 0; a < rank; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    out_dims.push_back(args.inputs[0].dims[i] + p.begin[i] + p.end[i]);
+  }
+  if (args.outputs.empty() || args.outputs[0].dims != out_dims)
+    return Invalid(args, std::string("output ")
+                             .append(args.outputs.empty() ? "(none)" : args.outputs[0].ToString())
+                             .append(" does not match the padded shape ")
+                             .append(IntsToString(out_dims)));
+  return p;
+}
+
+StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank) {
+  const int64_t raw = args.node->attrs.GetInt("axis", fallback);
+  std::optional<int64_t> axis = params_internal::NormalizeAxis(raw, rank);
+  if (!axis)
+    return Invalid(args, std::string("axis ")
+                             .append(std::to_string(raw))
+                             .append(" is out of range for rank ")
+                             .append(std::to_string(rank)));
+  return static_cast<int>(*axis);
+}
+
+StatusOr<SplitParams> ParseSplit(const PrepareArgs& args) {
+  SplitParams p;
+  const TensorDesc& in = args.inputs[0];
+  ASSIGN_OR_RETURN(p.axis, ParseAxis(args, 0, in.rank()));
+  const size_t axis = static_cast<size_t>(p.axis);
+  // Sizes come from the output descs (they are always known); a given
+  // `split` must agree with them.
+  for (size_t k = 0; k < args.outputs.size(); ++k) {
+    const TensorDesc& out = args.outputs[k];
+    if (!out.present() || out.rank() != in.rank())
+      return Invalid(args, std::string("output ")
+                               .append(std::to_string(k))
+                               .append(" ")
+                               .append(out.ToString())
+                               .append(" does not have the input's rank"));
+    for (size_t a = 0; a < in.dims.size(); ++a) {
+      if (a != axis && out.dims[a] != in.dims[a])
+        return Invalid(args, std::string("output ")
+                                 .append(out.ToString())
+                                 .append(" differs from input ")
+                                 .append(in.ToString())
+                                 .append(" off the split axis"));
+    }
+    p.sizes.push_back(out.dims[axis]);
+  }
+  int64_t total = 0;
+  for (int64_t s : p.sizes) total += s;
+  if (total != in.dims[axis])
+    return Invalid(args, std::string("outputs ")
+                             .append(IntsToString(p.sizes))
+                             .append(" do not add up to the input extent ")
+                             .append(std::to_string(in.dims[axis])));
+  std::vector<int64_t> given;
+  if (EffectiveOpset(args) < 13) {
+    given = args.node->attrs.GetInts("split");
+  } else if (IsConstantInput(args, 1)) {
+    ASSIGN_OR_RETURN(given, ConstantInts(args, 1, "split"));
+  }
+  if (!given.empty() && given != p.sizes)
+    return Invalid(args, std::string("split ")
+                             .append(IntsToString(given))
+                             .append(" does not match the outputs ")
+                             .append(IntsToString(p.sizes)));
+  return p;
+}
+
+StatusOr<std::vector<int>> ParsePerm(const PrepareArgs& args) {
+  const int rank = args.inputs[0].rank();
+  std::vector<int64_t> raw = args.node->attrs.GetInts("perm");
+  if (raw.empty())
+    for (int a = rank - 1; a >= 0; --a) raw.push_back(a);
+  if (static_cast<int>(raw.size()) != rank)
+    return Invalid(args, std::string("perm ")
+                             .append(IntsToString(raw))
+                             .append(" does not match rank ")
+                             .append(std::to_string(rank)));
+  std::vector<int> perm;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t v : raw) {
+    const int64_t a = v < 0 ? v + rank : v;
+    if (a < 0 || a >= rank || seen[static_cast<size_t>(a)])
+      return Invalid(args, std::string("perm ")
+                               .append(IntsToString(raw))
+                               .append(" is not a permutation"));
+    seen[static_cast<size_t>(a)] = true;
+    perm.push_back(static_cast<int>(a));
+  }
+  return perm;
+}
+
+ShapeRange ParseShapeRange(const PrepareArgs& args, int rank) {
+  int64_t start = args.node->attrs.GetInt("start", 0);
+  int64_t end = args.node->attrs.GetInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return {static_cast<int>(start), static_cast<int>(end)};
+}
+
+}  // namespace braid

@@ -1,0 +1,130 @@
+// Parameter parsing shared by every backend's data-movement kernels: Slice,
+// Pad, Split, Transpose, Gather, Shape, Concat. Parameters that ONNX passes as
+// inputs (Slice starts/ends/axes/steps, Pad pads) come from
+// PrepareArgs::constants when constant; otherwise a kernel keeps the input
+// index and resolves the values at Run with the allocation-free Resolve*
+// functions below, writing into storage it sized at Prepare.
+//
+//   ASSIGN_OR_RETURN(SliceParams p, ParseSlice(args));
+//   if (p.constant) use p.dims;                       // resolved at Prepare
+//   else RETURN_IF_ERROR(ResolveSlice(in_dims, IntsView(src[1], dtype, n), ..., dims));
+//
+// Errors are prefixed with PrepareArgs::Where() by the Parse* functions; the
+// Resolve* functions return bare messages for the caller to prefix.
+#ifndef BRAID_KERNELS_PARAMS_DATA_OPS_H_
+#define BRAID_KERNELS_PARAMS_DATA_OPS_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace braid {
+
+// Read-only view of an i32 or i64 tensor's values as int64 (no copy).
+class IntsView {
+ public:
+  IntsView() = default;
+  IntsView(const void* data, DataType dtype, int64_t size)
+      : data_(data), dtype_(dtype), size_(size) {}
+  explicit IntsView(std::span<const int64_t> values)
+      : data_(values.data()), dtype_(DataType::kI64),
+        size_(static_cast<int64_t>(values.size())) {}
+  int64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t operator[](int64_t i) const {
+    return dtype_ == DataType::kI32 ? static_cast<const int32_t*>(data_)[i]
+                                    : static_cast<const int64_t*>(data_)[i];
+  }
+
+ private:
+  const void* data_ = nullptr;
+  DataType dtype_ = DataType::kI64;
+  int64_t size_ = 0;
+};
+
+// Values of constant integer input `i` (i32 or i64). Errors: not constant,
+// another dtype, size mismatch; each names the node and `what`.
+StatusOr<std::vector<int64_t>> ConstantInts(const PrepareArgs& args, size_t i,
+                                            const char* what);
+bool IsConstantInput(const PrepareArgs& args, size_t i);
+// Integer parameter input `i` must be i32/i64 and rank <= 1.
+Status CheckIntsInput(const PrepareArgs& args, size_t i, const char* what);
+
+// ---- Slice ------------------------------------------------------------------
+
+// What one input axis contributes to the output: elements
+// start, start + step, ... (count of them).
+struct SliceDim {
+  int64_t start = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+};
+
+// ONNX Slice semantics: negative starts/ends count from the end, values are
+// clamped (to [0, dim] for positive steps, [-1, dim-1] for negative ones),
+// axes may be negative and default to 0..n-1, steps default to 1 and must
+// not be 0. `out` has one entry per input axis (untouched axes take all).
+Status ResolveSlice(std::span<const int64_t> in_dims, IntsView starts,
+                    IntsView ends, IntsView axes, IntsView steps,
+                    std::span<SliceDim> out);
+
+struct SliceParams {
+  bool constant = false;      // every parameter known at Prepare
+  std::vector<SliceDim> dims;  // when constant
+  // Inputs to read at Run otherwise (-1: absent): starts, ends, axes, steps.
+  int starts_input = -1, ends_input = -1, axes_input = -1, steps_input = -1;
+  // Attributes before opset 10 (constant is then true).
+};
+StatusOr<SliceParams> ParseSlice(const PrepareArgs& args);
+
+// ---- Pad --------------------------------------------------------------------
+
+enum class PadMode { kConstant, kReflect, kEdge };
+
+// pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over `axes` (empty:
+// all axes). Writes begin/end per input axis (rank entries each). Negative
+// pads crop.
+Status ResolvePads(int rank, IntsView pads, IntsView axes,
+                   std::span<int64_t> begin, std::span<int64_t> end);
+
+struct PadParams {
+  PadMode mode = PadMode::kConstant;
+  bool constant = false;      // pads known at Prepare
+  std::vector<int64_t> begin, end;
+  int pads_input = -1;        // read at Run otherwise
+  int axes_input = -1;
+  double value = 0.0;         // constant_value (attribute or constant input 2)
+  int value_input = -1;       // computed constant_value input, read at Run
+};
+StatusOr<PadParams> ParsePad(const PrepareArgs& args);
+
+// ---- the rest ---------------------------------------------------------------
+
+// Split sizes along `axis`: the `split` attribute (< 13) or input 1 (>= 13),
+// else an even split over the outputs (the last chunk may be smaller, as
+// opset 18 allows). Checked against the output descs.
+struct SplitParams {
+  int axis = 0;
+  std::vector<int64_t> sizes;
+};
+StatusOr<SplitParams> ParseSplit(const PrepareArgs& args);
+
+// Transpose perm (default: reversed axes), checked to be a permutation.
+StatusOr<std::vector<int>> ParsePerm(const PrepareArgs& args);
+
+// Normalized `axis` attribute (default `fallback`) for an input of `rank`.
+StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank);
+
+// Shape's [start, end) after clamping (opset 15 attributes).
+struct ShapeRange {
+  int start = 0;
+  int end = 0;
+};
+ShapeRange ParseShapeRange(const PrepareArgs& args, int rank);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_PARAMS_DATA_OPS_H_

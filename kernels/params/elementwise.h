@@ -1,0 +1,67 @@
+// Parameter parsing shared by every backend's elementwise kernels (binary
+// arithmetic, unary activations, Clip, Cast, Where), plus the hand-written
+// f16 <-> f32 conversion.
+//
+//   ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));  // Add, Where, ...
+//   ASSIGN_OR_RETURN(ClipParams clip, ParseClip(args));            // bounds or inputs
+//   ASSIGN_OR_RETURN(DataType to, ParseCastTarget(args));
+//   uint16_t h = FloatToHalf(1.0f);   // 0x3C00
+//
+// Every error is prefixed with PrepareArgs::Where(). Opset 0 (graphs built in
+// code) means the newest semantics (params_internal::EffectiveOpset).
+#ifndef BRAID_KERNELS_PARAMS_ELEMENTWISE_H_
+#define BRAID_KERNELS_PARAMS_ELEMENTWISE_H_
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/backend.h"
+#include "kernels/params/broadcast.h"
+
+namespace braid {
+
+// IEEE binary16 <-> binary32. FloatToHalf rounds to nearest, ties to even;
+// overflow gives +-inf, NaN stays NaN (quiet), subnormals are exact both ways.
+uint16_t FloatToHalf(float value);
+float HalfToFloat(uint16_t bits);
+
+// Plans broadcasting of inputs [first, first + count) (count -1: all the
+// rest) and checks that the result equals outputs[0].dims. Omitted inputs are
+// an error.
+StatusOr<BroadcastPlan> PrepareBroadcast(const PrepareArgs& args,
+                                         size_t first = 0, int count = -1);
+
+// Checks that inputs [first, first + count) (count -1: all the rest) share
+// one dtype and returns it.
+StatusOr<DataType> CommonInputType(const PrepareArgs& args, size_t first = 0,
+                                   int count = -1);
+
+// Reads element 0 of a one-element tensor of any numeric dtype as double.
+double ReadScalarAsDouble(const void* data, DataType dtype);
+
+// Clip bounds: attributes `min`/`max` before opset 11; optional scalar
+// inputs 1 and 2 from 11. A constant input is read here; a computed one is
+// named by its input index and read at Run (ReadScalarAsDouble).
+struct ClipParams {
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  int min_input = -1;  // input to read min from at Run, or -1
+  int max_input = -1;
+};
+StatusOr<ClipParams> ParseClip(const PrepareArgs& args);
+
+// HardSigmoid: alpha (0.2), beta (0.5); LeakyRelu: alpha (0.01).
+struct AlphaBeta {
+  float alpha = 0;
+  float beta = 0;
+};
+AlphaBeta ParseHardSigmoid(const PrepareArgs& args);
+float ParseLeakyReluAlpha(const PrepareArgs& args);
+
+// Cast's `to` (an ONNX TensorProto enum) as a braid DataType; checks that it
+// matches outputs[0].dtype.
+StatusOr<DataType> ParseCastTarget(const PrepareArgs& args);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_PARAMS_ELEMENTWISE_H_

@@ -1,0 +1,50 @@
+// ReduceSum / ReduceMean / ReduceMax parameters. Axes come from the "axes"
+// attribute, or from the constant second input (ReduceSum at opset >= 13,
+// the others at >= 18); keepdims; noop_with_empty_axes.
+//
+//   ASSIGN_OR_RETURN(ReduceParams p, ParseReduce(args));
+//   if (p.noop) { copy X to Y; }
+//   else if (p.contiguous) {
+//     // X viewed as [outer, reduced_size, inner] -> Y [outer, inner]
+//   } else {
+//     // general: p.reduced[d] marks reduced input axes; Y element for input
+//     // index x is at sum over kept d of idx[d] * p.out_strides[d]
+//   }
+#ifndef BRAID_KERNELS_PARAMS_REDUCE_H_
+#define BRAID_KERNELS_PARAMS_REDUCE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace braid {
+
+struct ReduceParams {
+  enum class Kind { kSum, kMean, kMax };
+  Kind kind = Kind::kSum;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> in_dims;
+  std::vector<int64_t> axes;    // normalized, sorted, unique
+  std::vector<bool> reduced;    // per input axis
+  bool keepdims = true;
+  // noop_with_empty_axes = 1 with no axes: Y is a copy of X.
+  bool noop = false;
+  int64_t reduced_size = 1;     // product of reduced extents (Mean divisor)
+  int64_t output_elements = 1;
+  // Element stride in Y of each input axis (0 for reduced axes).
+  std::vector<int64_t> out_strides;
+  // Reduced axes form one contiguous run: X = [outer, reduced_size, inner].
+  bool contiguous = false;
+  int64_t outer = 1;
+  int64_t inner = 1;
+};
+
+// Errors: axes out of range or duplicated, a non-constant axes input
+// (Unimplemented: the output shape would not be static), output shape
+// mismatch. Kind follows args.node->op_type.
+StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_PARAMS_REDUCE_H_

@@ -1,0 +1,293 @@
+// Reference broadcasting binary ops: Add Sub Mul Div Min Max (variadic) Equal
+// on f32/i32/i64/i8/u8 (Min/Max also f16, Equal also bool), and Pow with any
+// mix of f32/i32/i64 base and exponent. Each op is one functor; BinaryKernel<Op> does the
+// broadcasting walk (kernels/params/broadcast.h) and folds the inputs left to
+// right, so Min/Max of n inputs is min(min(a, b), c)...
+//
+// Integer semantics: +, -, * wrap (two's complement, no UB); Div truncates
+// toward zero like C and ONNX Runtime, x / 0 is 0 and INT_MIN / -1 wraps.
+// Float Min/Max propagate NaN like numpy.minimum/maximum; f16 Min/Max compare
+// in float and return the winning operand's bits unchanged.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/params/elementwise.h"
+#include "kernels/params/parse_util.h"
+#include "kernels/reference/data_kernel_util.h"
+
+namespace braid::reference {
+namespace {
+
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// IEEE binary16 storage; only Min/Max accept it (Op::kHalf).
+struct Half {
+  uint16_t bits;
+};
+
+template <typename T>
+T Wrap(Unsigned<T> v) {
+  return static_cast<T>(v);
+}
+
+struct AddOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = false;
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return Wrap<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+    else
+      return a + b;
+  }
+};
+
+struct SubOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = false;
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return Wrap<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
+    else
+      return a - b;
+  }
+};
+
+struct MulOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = false;
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return Wrap<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
+    else
+      return a * b;
+  }
+};
+
+struct DivOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = false;
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return Wrap<T>(0 - static_cast<Unsigned<T>>(a));
+      }
+      return static_cast<T>(a / b);  // C++ truncates toward zero
+    } else {
+      return a / b;
+    }
+  }
+};
+
+struct MinOp {
+  static constexpr bool kHalf = true;
+  static constexpr bool kVariadic = true;
+  static constexpr bool kCompare = false;
+  static Half Apply(Half a, Half b) {
+    const float fa = HalfToFloat(a.bits), fb = HalfToFloat(b.bits);
+    if (std::isnan(fa)) return a;
+    if (std::isnan(fb)) return b;
+    return fb < fa ? b : a;
+  }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return b < a ? b : a;
+  }
+};
+
+struct MaxOp {
+  static constexpr bool kHalf = true;
+  static constexpr bool kVariadic = true;
+  static constexpr bool kCompare = false;
+  static Half Apply(Half a, Half b) {
+    const float fa = HalfToFloat(a.bits), fb = HalfToFloat(b.bits);
+    if (std::isnan(fa)) return a;
+    if (std::isnan(fb)) return b;
+    return fa < fb ? b : a;
+  }
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return a < b ? b : a;
+  }
+};
+
+struct EqualOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = true;
+  template <typename T>
+  static uint8_t Apply(T a, T b) {
+    return a == b ? 1 : 0;
+  }
+};
+
+template <typename Op>
+class BinaryKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(
+        args, Op::kVariadic ? 1 : 2,
+        Op::kVariadic ? static_cast<size_t>(kMaxBroadcastInputs) : 2));
+    ASSIGN_OR_RETURN(const DataType type, CommonInputType(args));
+    ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
+    const DataType out_type = Op::kCompare ? DataType::kBool : type;
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), out_type));
+    switch (type) {
+      case DataType::kF32: run_ = &RunTyped<float>; break;
+      case DataType::kI32: run_ = &RunTyped<int32_t>; break;
+      case DataType::kI64: run_ = &RunTyped<int64_t>; break;
+      case DataType::kI8: run_ = &RunTyped<int8_t>; break;
+      case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
+      case DataType::kF16:
+        if constexpr (Op::kHalf) {
+          run_ = &RunTyped<Half>;
+          break;
+        } else {
+          return UnsupportedDtype(args, type);
+        }
+      case DataType::kBool:
+        if (!Op::kCompare) return UnsupportedDtype(args, type);
+        run_ = &RunTyped<uint8_t>;
+        break;
+      default: return UnsupportedDtype(args, type);
+    }
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override { return run_(*this, args); }
+
+ private:
+  template <typename T>
+  static Status RunTyped(const BinaryKernel& k, const RunArgs& args) {
+    using Out = decltype(Op::Apply(T{}, T{}));
+    Out* y = static_cast<Out*>(args.dst[0]);
+    const int n = k.plan_.num_inputs();
+    const T* const* x = reinterpret_cast<const T* const*>(args.src.data());
+    k.plan_.ForEachRow([&](int64_t out, const int64_t* in, const int64_t* step,
+                           int64_t count) {
+      for (int64_t e = 0; e < count; ++e) {
+        if constexpr (Op::kCompare) {
+          y[out + e] = Op::Apply(x[0][in[0] + e * step[0]], x[1][in[1] + e * step[1]]);
+        } else {
+          T acc = x[0][in[0] + e * step[0]];
+          for (int i = 1; i < n; ++i) acc = Op::Apply(acc, x[i][in[i] + e * step[i]]);
+          y[out + e] = acc;
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  BroadcastPlan plan_;
+  Status (*run_)(const BinaryKernel&, const RunArgs&) = nullptr;
+};
+
+// Float -> integer without UB: NaN is 0, out-of-range saturates.
+template <typename T>
+T SaturateToInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+// Pow: the output has the base's dtype; the exponent may differ (ONNX T1).
+class PowKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+    ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
+    const DataType base = args.inputs[0].dtype;
+    const DataType exponent = args.inputs[1].dtype;
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), base));
+    run_ = Select(base, exponent);
+    if (run_ == nullptr) {
+      const bool base_ok = base == DataType::kF32 || base == DataType::kI32 ||
+                           base == DataType::kI64;
+      return UnsupportedDtype(args, base_ok ? exponent : base,
+                              base_ok ? "exponent" : "base");
+    }
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override { return run_(*this, args); }
+
+ private:
+  using RunFn = Status (*)(const PowKernel&, const RunArgs&);
+
+  template <typename B>
+  static RunFn SelectExponent(DataType exponent) {
+    switch (exponent) {
+      case DataType::kF32: return &RunTyped<B, float>;
+      case DataType::kI32: return &RunTyped<B, int32_t>;
+      case DataType::kI64: return &RunTyped<B, int64_t>;
+      default: return nullptr;
+    }
+  }
+  static RunFn Select(DataType base, DataType exponent) {
+    switch (base) {
+      case DataType::kF32: return SelectExponent<float>(exponent);
+      case DataType::kI32: return SelectExponent<int32_t>(exponent);
+      case DataType::kI64: return SelectExponent<int64_t>(exponent);
+      default: return nullptr;
+    }
+  }
+
+  template <typename B, typename E>
+  static Status RunTyped(const PowKernel& k, const RunArgs& args) {
+    const B* base = static_cast<const B*>(args.src[0]);
+    const E* exponent = static_cast<const E*>(args.src[1]);
+    B* y = static_cast<B*>(args.dst[0]);
+    k.plan_.ForEachRow([&](int64_t out, const int64_t* in, const int64_t* step,
+                           int64_t count) {
+      for (int64_t e = 0; e < count; ++e) {
+        const B b = base[in[0] + e * step[0]];
+        const E p = exponent[in[1] + e * step[1]];
+        if constexpr (std::is_same_v<B, float>) {
+          y[out + e] = std::pow(b, static_cast<float>(p));
+        } else {
+          y[out + e] = SaturateToInt<B>(
+              std::pow(static_cast<double>(b), static_cast<double>(p)));
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  BroadcastPlan plan_;
+  RunFn run_ = nullptr;
+};
+
+}  // namespace
+
+void RegisterBinaryKernels(KernelRegistry& registry) {
+  RegisterReference<BinaryKernel<AddOp>>(registry, "Add");
+  RegisterReference<BinaryKernel<SubOp>>(registry, "Sub");
+  RegisterReference<BinaryKernel<MulOp>>(registry, "Mul");
+  RegisterReference<BinaryKernel<DivOp>>(registry, "Div");
+  RegisterReference<BinaryKernel<MinOp>>(registry, "Min");
+  RegisterReference<BinaryKernel<MaxOp>>(registry, "Max");
+  RegisterReference<BinaryKernel<EqualOp>>(registry, "Equal");
+  RegisterReference<PowKernel>(registry, "Pow");
+}
+
+}  // namespace braid::reference

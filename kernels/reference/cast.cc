@@ -1,0 +1,134 @@
+// Reference Cast between f32, f16, i64, i32, i8, u8 and bool.
+//   float -> integer: truncation toward zero; NaN gives 0 and values outside
+//     int64 saturate, then the int64 wraps to narrower types (defined
+//     behaviour where ONNX leaves it undefined).
+//   integer -> narrower integer: two's complement wrap (numpy astype).
+//   anything -> bool: != 0 (NaN is true); bool -> anything: 0 or 1.
+//   f16: hand-written conversion, round to nearest even (kernels/params/elementwise.h).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/params/elementwise.h"
+#include "kernels/params/parse_util.h"
+#include "kernels/reference/data_kernel_util.h"
+
+namespace braid::reference {
+namespace {
+
+// Storage type per DataType.
+template <DataType D> struct Storage;
+template <> struct Storage<DataType::kF32> { using type = float; };
+template <> struct Storage<DataType::kF16> { using type = uint16_t; };
+template <> struct Storage<DataType::kI64> { using type = int64_t; };
+template <> struct Storage<DataType::kI32> { using type = int32_t; };
+template <> struct Storage<DataType::kI8> { using type = int8_t; };
+template <> struct Storage<DataType::kU8> { using type = uint8_t; };
+template <> struct Storage<DataType::kBool> { using type = uint8_t; };
+
+// A loaded value: float for float types, int64 otherwise.
+template <DataType S>
+auto Load(typename Storage<S>::type v) {
+  if constexpr (S == DataType::kF16) return HalfToFloat(v);
+  else if constexpr (S == DataType::kF32) return v;
+  else if constexpr (S == DataType::kBool) return static_cast<int64_t>(v != 0);
+  else return static_cast<int64_t>(v);
+}
+
+int64_t TruncateToInt64(float v) {
+  if (std::isnan(v)) return 0;
+  if (v <= -9.2233720368547758e18f) return std::numeric_limits<int64_t>::min();
+  if (v >= 9.2233720368547758e18f) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);  // truncates toward zero
+}
+
+template <DataType D, typename V>
+typename Storage<D>::type StoreAs(V v) {
+  using Out = typename Storage<D>::type;
+  if constexpr (D == DataType::kBool) {
+    return v != 0 ? 1 : 0;  // NaN != 0 holds, so NaN is true
+  } else if constexpr (D == DataType::kF32) {
+    return static_cast<float>(v);
+  } else if constexpr (D == DataType::kF16) {
+    return FloatToHalf(static_cast<float>(v));
+  } else if constexpr (std::is_floating_point_v<V>) {
+    return static_cast<Out>(TruncateToInt64(v));  // integral narrowing wraps
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+using CastFn = void (*)(const void* src, void* dst, int64_t n);
+
+template <DataType S, DataType D>
+void CastLoop(const void* src, void* dst, int64_t n) {
+  const auto* x = static_cast<const typename Storage<S>::type*>(src);
+  auto* y = static_cast<typename Storage<D>::type*>(dst);
+  if constexpr (S == D) {
+    if (n > 0 && src != dst) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(*x));
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = StoreAs<D>(Load<S>(x[i]));
+  }
+}
+
+template <DataType S>
+CastFn SelectTarget(DataType to) {
+  switch (to) {
+    case DataType::kF32: return &CastLoop<S, DataType::kF32>;
+    case DataType::kF16: return &CastLoop<S, DataType::kF16>;
+    case DataType::kI64: return &CastLoop<S, DataType::kI64>;
+    case DataType::kI32: return &CastLoop<S, DataType::kI32>;
+    case DataType::kI8: return &CastLoop<S, DataType::kI8>;
+    case DataType::kU8: return &CastLoop<S, DataType::kU8>;
+    case DataType::kBool: return &CastLoop<S, DataType::kBool>;
+    case DataType::kUndefined: break;
+  }
+  return nullptr;
+}
+
+CastFn SelectCast(DataType from, DataType to) {
+  switch (from) {
+    case DataType::kF32: return SelectTarget<DataType::kF32>(to);
+    case DataType::kF16: return SelectTarget<DataType::kF16>(to);
+    case DataType::kI64: return SelectTarget<DataType::kI64>(to);
+    case DataType::kI32: return SelectTarget<DataType::kI32>(to);
+    case DataType::kI8: return SelectTarget<DataType::kI8>(to);
+    case DataType::kU8: return SelectTarget<DataType::kU8>(to);
+    case DataType::kBool: return SelectTarget<DataType::kBool>(to);
+    case DataType::kUndefined: break;
+  }
+  return nullptr;
+}
+
+class CastKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    ASSIGN_OR_RETURN(const DataType to, ParseCastTarget(args));
+    const TensorDesc& in = args.inputs[0];
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, to));
+    cast_ = SelectCast(in.dtype, to);
+    if (cast_ == nullptr) return UnsupportedDtype(args, in.dtype);
+    elements_ = in.elements();
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    cast_(args.src[0], args.dst[0], elements_);
+    return Status::Ok();
+  }
+
+ private:
+  CastFn cast_ = nullptr;
+  int64_t elements_ = 0;
+};
+
+}  // namespace
+
+void RegisterCastKernel(KernelRegistry& registry) {
+  RegisterReference<CastKernel>(registry, "Cast");
+}
+
+}  // namespace braid::reference

@@ -1,0 +1,31 @@
+// Registers the reference compute kernels (one file per op family in this
+// directory) under impl "reference", priority 0, on the CPU.
+#include "kernels/reference/registration.h"
+
+namespace braid {
+
+void RegisterReferenceConv(KernelRegistry& registry);          // conv.cc
+void RegisterReferenceMaxPool(KernelRegistry& registry);       // max_pool.cc
+void RegisterReferenceAveragePool(KernelRegistry& registry);   // average_pool.cc
+void RegisterReferenceGlobalPools(KernelRegistry& registry);   // global_pool.cc
+void RegisterReferenceGemm(KernelRegistry& registry);          // gemm.cc
+void RegisterReferenceMatMul(KernelRegistry& registry);        // matmul.cc
+void RegisterReferenceBatchNorm(KernelRegistry& registry);     // batch_norm.cc
+void RegisterReferenceLayerNorm(KernelRegistry& registry);     // layer_norm.cc
+void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc
+void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
+
+void RegisterReferenceComputeKernels(KernelRegistry& registry) {
+  RegisterReferenceConv(registry);
+  RegisterReferenceMaxPool(registry);
+  RegisterReferenceAveragePool(registry);
+  RegisterReferenceGlobalPools(registry);
+  RegisterReferenceGemm(registry);
+  RegisterReferenceMatMul(registry);
+  RegisterReferenceBatchNorm(registry);
+  RegisterReferenceLayerNorm(registry);
+  RegisterReferenceSoftmax(registry);
+  RegisterReferenceReduce(registry);
+}
+
+}  // namespace braid

@@ -1,0 +1,24 @@
+#include "kernels/reference/data_kernel_util.h"
+#include "kernels/reference/registration.h"
+
+namespace braid {
+
+void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
+  reference::RegisterBinaryKernels(registry);
+  reference::RegisterUnaryKernels(registry);
+  reference::RegisterClipKernel(registry);
+  reference::RegisterCastKernel(registry);
+  reference::RegisterWhereKernel(registry);
+  reference::RegisterCopyKernels(registry);
+  reference::RegisterShapeKernel(registry);
+  reference::RegisterGatherKernel(registry);
+  reference::RegisterSliceKernel(registry);
+  reference::RegisterConcatKernel(registry);
+  reference::RegisterSplitKernel(registry);
+  reference::RegisterTransposeKernel(registry);
+  reference::RegisterExpandKernel(registry);
+  reference::RegisterPadKernel(registry);
+  reference::RegisterConstantOfShapeKernel(registry);
+}
+
+}  // namespace braid

@@ -1,0 +1,304 @@
+// The op-harness cases of the compute ops (Conv, pools, Gemm, MatMul,
+// normalizations, Softmax, reductions). Tolerances: fp32 products and sums
+// (Conv, Gemm, MatMul, pools, reductions) abs 1e-4 + rel 1e-4, since other
+// implementations accumulate in float in another order; normalizations and
+// Softmax abs 1e-5 + rel 1e-4; integer outputs are compared exactly.
+#include <string>
+#include <vector>
+
+#include "tests/kernels/op_harness.h"
+
+namespace braid {
+namespace {
+
+using Attr = std::pair<std::string, AttributeValue>;
+using Ints = std::vector<int64_t>;
+
+Attr I(const std::string& name, int64_t v) { return {name, v}; }
+Attr F(const std::string& name, float v) { return {name, v}; }
+Attr S(const std::string& name, const std::string& v) { return {name, v}; }
+Attr L(const std::string& name, Ints v) { return {name, std::move(v)}; }
+
+OpInput X(Ints dims) { return OpInput{DataType::kF32, std::move(dims)}; }
+OpInput Const(Ints dims) {
+  OpInput in{DataType::kF32, std::move(dims)};
+  in.constant = true;
+  return in;
+}
+OpInput Positive(Ints dims) {  // variances
+  OpInput in = Const(std::move(dims));
+  in.low = 0.5;
+  in.high = 1.5;
+  return in;
+}
+OpInput Omitted() {
+  OpInput in;
+  in.omitted = true;
+  return in;
+}
+OpInput AxesInput(Ints axes) {
+  OpInput in{DataType::kI64, {static_cast<int64_t>(axes.size())}};
+  in.constant = true;
+  in.values = std::move(axes);
+  return in;
+}
+OpInput IntX(DataType dtype, Ints dims) {
+  OpInput in{dtype, std::move(dims)};
+  in.low = -100;
+  in.high = 100;
+  return in;
+}
+
+constexpr double kProductTol = 1e-4;
+constexpr double kNormAbsTol = 1e-5;
+constexpr double kNormRelTol = 1e-4;
+
+OpCase Conv(std::string name, Ints x, Ints w, bool bias, std::vector<Attr> attrs) {
+  OpCase c{std::move(name), "Conv", 17, std::move(attrs), {X(x), Const(w)}};
+  if (bias) c.inputs.push_back(Const({w[0]}));
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+OpCase Pool(std::string name, std::string op, Ints x, std::vector<Attr> attrs,
+            DataType dtype = DataType::kF32) {
+  OpCase c{std::move(name), std::move(op), 17, std::move(attrs),
+           {dtype == DataType::kF32 ? X(x) : IntX(dtype, x)}};
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+OpCase Gemm(std::string name, Ints a, Ints b, std::vector<OpInput> c_input,
+            std::vector<Attr> attrs) {
+  OpCase c{std::move(name), "Gemm", 17, std::move(attrs), {X(a), Const(b)}};
+  for (OpInput& in : c_input) c.inputs.push_back(std::move(in));
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+OpCase MatMul(std::string name, OpInput a, OpInput b, std::vector<Attr> attrs = {}) {
+  OpCase c{std::move(name), "MatMul", 17, std::move(attrs), {std::move(a), std::move(b)}};
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+OpCase Norm(std::string name, std::string op, int64_t opset, std::vector<OpInput> inputs,
+            std::vector<Attr> attrs, int outputs = 1) {
+  OpCase c{std::move(name), std::move(op), opset, std::move(attrs), std::move(inputs), outputs};
+  c.abs_tolerance = kNormAbsTol;
+  c.rel_tolerance = kNormRelTol;
+  return c;
+}
+
+OpCase Reduce(std::string name, std::string op, int64_t opset, std::vector<OpInput> inputs,
+              std::vector<Attr> attrs) {
+  OpCase c{std::move(name), std::move(op), opset, std::move(attrs), std::move(inputs)};
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+std::vector<OpCase> MakeCases() {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+
+  // --- Conv ---
+  add(Conv("conv_3x3_s1_p1", {1, 8, 10, 10}, {16, 8, 3, 3}, true, {L("pads", {1, 1, 1, 1})}));
+  add(Conv("conv_3x3_s2_p1", {2, 4, 11, 9}, {8, 4, 3, 3}, true,
+           {L("pads", {1, 1, 1, 1}), L("strides", {2, 2})}));
+  add(Conv("conv_3x3_dilated", {1, 4, 12, 12}, {6, 4, 3, 3}, true,
+           {L("pads", {2, 2, 2, 2}), L("dilations", {2, 2})}));
+  add(Conv("conv_dilated_strided", {1, 3, 15, 14}, {4, 3, 3, 3}, false,
+           {L("dilations", {2, 3}), L("strides", {2, 1})}));
+  add(Conv("conv_grouped", {1, 8, 9, 9}, {12, 4, 3, 3}, true,
+           {I("group", 2), L("pads", {1, 1, 1, 1})}));
+  add(Conv("conv_grouped_4", {2, 12, 7, 8}, {8, 3, 3, 3}, false, {I("group", 4)}));
+  add(Conv("conv_depthwise", {1, 8, 10, 10}, {8, 1, 3, 3}, true,
+           {I("group", 8), L("pads", {1, 1, 1, 1})}));
+  add(Conv("conv_depthwise_s2", {2, 6, 9, 9}, {6, 1, 3, 3}, true,
+           {I("group", 6), L("pads", {1, 1, 1, 1}), L("strides", {2, 2})}));
+  add(Conv("conv_depthwise_multiplier", {1, 4, 8, 8}, {8, 1, 3, 3}, true,
+           {I("group", 4), L("pads", {1, 1, 1, 1})}));
+  add(Conv("conv_1x1", {2, 16, 7, 7}, {24, 16, 1, 1}, true, {}));
+  add(Conv("conv_1x1_s2", {1, 8, 9, 9}, {4, 8, 1, 1}, false, {L("strides", {2, 2})}));
+  add(Conv("conv_asymmetric_pads", {1, 3, 8, 7}, {5, 3, 3, 3}, true,
+           {L("pads", {0, 1, 2, 1})}));
+  add(Conv("conv_no_bias", {1, 4, 6, 6}, {4, 4, 3, 3}, false, {L("pads", {1, 1, 1, 1})}));
+  add(Conv("conv_same_upper", {1, 3, 9, 9}, {4, 3, 4, 4}, true,
+           {S("auto_pad", "SAME_UPPER"), L("strides", {2, 2})}));
+  add(Conv("conv_same_lower", {1, 3, 9, 9}, {4, 3, 4, 4}, true,
+           {S("auto_pad", "SAME_LOWER"), L("strides", {2, 2})}));
+  add(Conv("conv_valid", {1, 3, 9, 8}, {4, 3, 3, 3}, true,
+           {S("auto_pad", "VALID")}));
+  add(Conv("conv_odd_sizes", {3, 5, 13, 7}, {7, 5, 3, 2}, true,
+           {L("strides", {2, 1}), L("pads", {1, 0, 1, 1})}));
+  add(Conv("conv_5x5_rect", {1, 3, 12, 10}, {6, 3, 5, 3}, true, {L("pads", {2, 1, 2, 1})}));
+  add(Conv("conv_1d", {2, 4, 17}, {6, 4, 5}, true, {L("pads", {2, 2}), L("strides", {2})}));
+  add(Conv("conv_3d", {1, 3, 6, 7, 5}, {4, 3, 3, 3, 3}, true, {L("pads", {1, 1, 1, 1, 1, 1})}));
+  {
+    OpCase c = Conv("conv_runtime_weight", {1, 4, 6, 6}, {4, 4, 3, 3}, true,
+                    {L("pads", {1, 1, 1, 1})});
+    c.inputs[1].constant = false;
+    add(std::move(c));
+  }
+  const std::vector<std::pair<std::string, std::vector<Attr>>> activations = {
+      {"relu", {S("activation", "Relu")}},
+      {"clip", {S("activation", "Clip"), F("activation_min", -0.25f), F("activation_max", 0.5f)}},
+      {"relu6", {S("activation", "Clip"), F("activation_min", 0.0f), F("activation_max", 6.0f)}},
+      {"hardswish", {S("activation", "HardSwish")}},
+      {"sigmoid", {S("activation", "Sigmoid")}},
+      {"silu", {S("activation", "SiLU")}},
+      {"hardsigmoid", {S("activation", "HardSigmoid"), F("activation_alpha", 0.3f),
+                       F("activation_beta", 0.4f)}},
+      {"leakyrelu", {S("activation", "LeakyRelu"), F("activation_alpha", 0.1f)}},
+  };
+  for (const auto& [suffix, act] : activations) {
+    std::vector<Attr> attrs = act;
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    add(Conv("conv_fused_" + suffix, {1, 6, 7, 7}, {8, 6, 3, 3}, true, attrs));
+  }
+  {
+    std::vector<Attr> attrs = activations[0].second;
+    attrs.push_back(I("group", 6));
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    add(Conv("conv_depthwise_fused_relu", {1, 6, 7, 7}, {6, 1, 3, 3}, true, attrs));
+  }
+
+  // --- MaxPool / AveragePool / global pools ---
+  add(Pool("maxpool_2x2_s2", "MaxPool", {1, 4, 8, 8}, {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  add(Pool("maxpool_3x3_s2_p1", "MaxPool", {2, 3, 11, 11},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1})}));
+  add(Pool("maxpool_ceil_mode", "MaxPool", {1, 2, 10, 10},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), I("ceil_mode", 1)}));
+  add(Pool("maxpool_ceil_mode_padded", "MaxPool", {1, 2, 9, 8},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1}),
+            I("ceil_mode", 1)}));
+  add(Pool("maxpool_dilated", "MaxPool", {1, 3, 9, 9},
+           {L("kernel_shape", {2, 2}), L("dilations", {2, 2})}));
+  add(Pool("maxpool_asymmetric_pads", "MaxPool", {1, 3, 7, 8},
+           {L("kernel_shape", {3, 2}), L("pads", {0, 1, 2, 0})}));
+  add(Pool("maxpool_same_upper", "MaxPool", {1, 2, 7, 7},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2}), S("auto_pad", "SAME_UPPER")}));
+  add(Pool("maxpool_1d", "MaxPool", {2, 3, 13}, {L("kernel_shape", {3}), L("strides", {2})}));
+  add(Pool("maxpool_3d", "MaxPool", {1, 2, 5, 6, 7},
+           {L("kernel_shape", {2, 2, 2}), L("strides", {2, 2, 2})}));
+  add(Pool("maxpool_i32", "MaxPool", {1, 3, 6, 6},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}, DataType::kI32));
+  add(Pool("avgpool_2x2_s2", "AveragePool", {1, 4, 8, 8},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  add(Pool("avgpool_3x3_p1_exclude_pad", "AveragePool", {2, 3, 9, 9},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1})}));
+  add(Pool("avgpool_3x3_p1_include_pad", "AveragePool", {2, 3, 9, 9},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1}),
+            I("count_include_pad", 1)}));
+  add(Pool("avgpool_ceil_mode", "AveragePool", {1, 2, 10, 10},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), I("ceil_mode", 1)}));
+  add(Pool("avgpool_ceil_mode_include_pad", "AveragePool", {1, 2, 10, 9},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1}),
+            I("ceil_mode", 1), I("count_include_pad", 1)}));
+  add(Pool("avgpool_asymmetric_pads", "AveragePool", {1, 3, 7, 8},
+           {L("kernel_shape", {3, 2}), L("pads", {0, 1, 2, 0})}));
+  add(Pool("avgpool_1d", "AveragePool", {2, 3, 13}, {L("kernel_shape", {4}), L("strides", {3})}));
+  add(Pool("avgpool_3d", "AveragePool", {1, 2, 6, 5, 4},
+           {L("kernel_shape", {2, 2, 2}), L("strides", {2, 1, 2})}));
+  add(Pool("globalavgpool", "GlobalAveragePool", {2, 8, 7, 7}, {}));
+  add(Pool("globalavgpool_1d", "GlobalAveragePool", {2, 5, 11}, {}));
+  add(Pool("globalmaxpool", "GlobalMaxPool", {2, 8, 5, 6}, {}));
+  add(Pool("globalmaxpool_3d", "GlobalMaxPool", {1, 3, 4, 3, 5}, {}));
+
+  // --- Gemm --- A is [M,K] (or [K,M] with transA), B is [K,N] (or [N,K]).
+  add(Gemm("gemm_nn", {5, 7}, {7, 6}, {Const({6})}, {}));
+  add(Gemm("gemm_tn", {7, 5}, {7, 6}, {Const({6})}, {I("transA", 1)}));
+  add(Gemm("gemm_nt", {5, 7}, {6, 7}, {Const({6})}, {I("transB", 1)}));
+  add(Gemm("gemm_tt_alpha_beta", {7, 5}, {6, 7}, {Const({5, 6})},
+           {I("transA", 1), I("transB", 1), F("alpha", 0.5f), F("beta", 2.0f)}));
+  add(Gemm("gemm_c_scalar", {4, 9}, {9, 3}, {Const({1})}, {F("beta", 0.75f)}));
+  add(Gemm("gemm_c_row_1n", {4, 9}, {9, 3}, {Const({1, 3})}, {}));
+  add(Gemm("gemm_c_column", {4, 9}, {9, 3}, {Const({4, 1})}, {}));
+  add(Gemm("gemm_c_full", {4, 9}, {9, 3}, {Const({4, 3})}, {F("alpha", 1.5f)}));
+  add(Gemm("gemm_c_runtime", {4, 9}, {9, 3}, {X({4, 3})}, {}));
+  add(Gemm("gemm_no_c", {6, 8}, {8, 5}, {}, {}));
+  add(Gemm("gemm_fc_relu", {3, 64}, {32, 64}, {Const({32})},
+           {I("transB", 1), S("activation", "Relu")}));
+  add(Gemm("gemm_fused_hardswish", {2, 16}, {16, 10}, {Const({10})},
+           {S("activation", "HardSwish")}));
+  add(Gemm("gemm_fused_clip", {2, 16}, {16, 10}, {Const({10})},
+           {S("activation", "Clip"), F("activation_min", -0.5f), F("activation_max", 0.5f)}));
+  {
+    OpCase c = Gemm("gemm_runtime_b", {5, 7}, {7, 6}, {Const({6})}, {});
+    c.inputs[1].constant = false;
+    add(std::move(c));
+  }
+
+  // --- MatMul ---
+  add(MatMul("matmul_2d", X({5, 7}), X({7, 6})));
+  add(MatMul("matmul_const_b", X({4, 16}), Const({16, 8})));
+  add(MatMul("matmul_batched", X({3, 5, 7}), X({3, 7, 6})));
+  add(MatMul("matmul_broadcast_b", X({2, 3, 5, 7}), Const({7, 6})));
+  add(MatMul("matmul_broadcast_a", X({5, 7}), X({2, 7, 6})));
+  add(MatMul("matmul_broadcast_both", X({2, 1, 5, 7}), X({1, 3, 7, 6})));
+  add(MatMul("matmul_1d_a", X({7}), X({3, 7, 6})));
+  add(MatMul("matmul_1d_b", X({3, 5, 7}), X({7})));
+  add(MatMul("matmul_1d_both", X({7}), X({7})));
+  add(MatMul("matmul_fused_relu", X({2, 4, 8}), Const({8, 5}), {S("activation", "Relu")}));
+
+  // --- BatchNormalization / LayerNormalization ---
+  add(Norm("batchnorm_4d", "BatchNormalization", 15,
+           {X({2, 6, 5, 5}), Const({6}), Const({6}), Const({6}), Positive({6})},
+           {F("epsilon", 1e-3f)}));
+  add(Norm("batchnorm_2d", "BatchNormalization", 9,
+           {X({4, 6}), Const({6}), Const({6}), Const({6}), Positive({6})}, {}));
+  add(Norm("batchnorm_3d_input", "BatchNormalization", 14,
+           {X({2, 3, 10}), Const({3}), Const({3}), Const({3}), Positive({3})}, {}));
+  add(Norm("layernorm_last_axis", "LayerNormalization", 17,
+           {X({2, 5, 16}), Const({16}), Const({16})}, {}));
+  add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,
+           {X({3, 4, 6}), Const({4, 6})}, {I("axis", 1), F("epsilon", 1e-3f)}));
+  add(Norm("layernorm_broadcast_scale", "LayerNormalization", 17,
+           {X({2, 3, 8}), Const({1, 8}), Const({8})}, {I("axis", -2)}));
+  add(Norm("layernorm_mean_invstd", "LayerNormalization", 17,
+           {X({2, 3, 10}), Const({10}), Const({10})}, {}, 3));
+
+  // --- Softmax ---
+  add(Norm("softmax_last_axis", "Softmax", 13, {X({3, 10})}, {}));
+  add(Norm("softmax_middle_axis", "Softmax", 13, {X({2, 5, 4})}, {I("axis", 1)}));
+  add(Norm("softmax_axis0", "Softmax", 13, {X({4, 3})}, {I("axis", 0)}));
+  add(Norm("softmax_opset11_coerce_2d", "Softmax", 11, {X({2, 3, 4})}, {}));
+  add(Norm("softmax_opset11_axis2", "Softmax", 11, {X({2, 3, 4})}, {I("axis", 2)}));
+  add(Norm("softmax_opset11_axis0", "Softmax", 11, {X({2, 3, 4})}, {I("axis", 0)}));
+  add(Norm("softmax_wide_values", "Softmax", 13, {[] {
+             OpInput in = X({4, 33});
+             in.low = -30;
+             in.high = 30;
+             return in;
+           }()},
+           {}));
+
+  // --- Reductions ---
+  add(Reduce("reducemean_spatial", "ReduceMean", 13, {X({2, 3, 4, 5})}, {L("axes", {2, 3})}));
+  add(Reduce("reducemean_keepdims0", "ReduceMean", 11, {X({2, 3, 4})},
+             {L("axes", {1}), I("keepdims", 0)}));
+  add(Reduce("reducemean_all", "ReduceMean", 13, {X({3, 4, 5})}, {}));
+  add(Reduce("reducesum_axes_input", "ReduceSum", 13, {X({2, 3, 4}), AxesInput({1})},
+             {I("keepdims", 0)}));
+  add(Reduce("reducesum_noncontiguous", "ReduceSum", 13, {X({2, 3, 4, 5}), AxesInput({0, 2})}, {}));
+  add(Reduce("reducesum_negative_axis", "ReduceSum", 13, {X({3, 6}), AxesInput({-1})}, {}));
+  add(Reduce("reducesum_opset11_attr", "ReduceSum", 11, {X({4, 5, 3})}, {L("axes", {0, 1})}));
+  add(Reduce("reducesum_noop_empty_axes", "ReduceSum", 13, {X({3, 4}), Omitted()},
+             {I("noop_with_empty_axes", 1)}));
+  add(Reduce("reducesum_i64", "ReduceSum", 13,
+             {IntX(DataType::kI64, {3, 4, 5}), AxesInput({1})}, {}));
+  add(Reduce("reducemax_last", "ReduceMax", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
+  add(Reduce("reducemax_all_keepdims0", "ReduceMax", 13, {X({3, 4})}, {I("keepdims", 0)}));
+  add(Reduce("reducemax_i32", "ReduceMax", 13, {IntX(DataType::kI32, {4, 6})},
+             {L("axes", {0})}));
+  return cases;
+}
+
+}  // namespace
+
+std::span<const OpCase> ComputeOpCases() {
+  static const std::vector<OpCase>* cases = new std::vector<OpCase>(MakeCases());
+  return *cases;
+}
+
+}  // namespace braid

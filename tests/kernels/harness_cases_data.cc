@@ -1,0 +1,177 @@
+// The op-harness cases of the elementwise and data-movement ops (binary with
+// broadcasting in the shapes oneDNN's binary primitive special-cases, unary
+// activations, Clip, Cast, Where and the data-movement ops). Tolerances:
+// elementwise math abs 1e-5 + rel 1e-5 (other implementations may use
+// vectorised exp/tanh/erf approximations); data movement and integer outputs
+// are exact. The parameterized test running them is at the end of this file.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <iostream>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tests/kernels/op_harness.h"
+
+namespace braid {
+
+std::span<const OpCase> DataOpCases();
+
+namespace {
+
+using Attr = std::pair<std::string, AttributeValue>;
+using Ints = std::vector<int64_t>;
+
+Attr I(const std::string& name, int64_t v) { return {name, v}; }
+Attr F(const std::string& name, float v) { return {name, v}; }
+Attr S(const std::string& name, const std::string& v) { return {name, v}; }
+Attr L(const std::string& name, Ints v) { return {name, std::move(v)}; }
+
+OpInput X(Ints dims, double low = -1.0, double high = 1.0) {
+  OpInput in{DataType::kF32, std::move(dims)};
+  in.low = low;
+  in.high = high;
+  return in;
+}
+OpInput Ix(DataType dtype, Ints dims, double low = -100, double high = 100) {
+  OpInput in{dtype, std::move(dims)};
+  in.low = low;
+  in.high = high;
+  return in;
+}
+OpInput ConstScalar(double low, double high) {
+  OpInput in = X({}, low, high);
+  in.constant = true;
+  return in;
+}
+OpInput Ints64(Ints values, bool constant = true) {
+  OpInput in{DataType::kI64, {static_cast<int64_t>(values.size())}};
+  in.constant = constant;
+  in.values = std::move(values);
+  return in;
+}
+OpInput Omitted() {
+  OpInput in;
+  in.omitted = true;
+  return in;
+}
+
+OpCase Make(std::string name, std::string op, std::vector<OpInput> inputs,
+            std::vector<Attr> attrs = {}, int num_outputs = 1, int64_t opset = 17) {
+  OpCase c{std::move(name), std::move(op), opset, std::move(attrs), std::move(inputs)};
+  c.num_outputs = num_outputs;
+  return c;
+}
+
+std::vector<OpCase> MakeCases() {
+  std::vector<OpCase> cases;
+  auto add = [&cases](OpCase c) { cases.push_back(std::move(c)); };
+
+  // Binary: same shape, scalar, per-channel, trailing vector, general, rank mismatch.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"}) {
+    const std::string lower = [op] {
+      std::string s = op;
+      for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return s;
+    }();
+    add(Make(lower + "_same", op, {X({2, 3, 4, 5}), X({2, 3, 4, 5})}));
+    add(Make(lower + "_scalar", op, {X({2, 3, 4, 5}), X({})}));
+    add(Make(lower + "_per_channel", op, {X({2, 8, 3, 3}), X({1, 8, 1, 1})}));
+    add(Make(lower + "_trailing", op, {X({2, 3, 7}), X({7})}));
+    add(Make(lower + "_general", op, {X({4, 1, 3}), X({1, 5, 1})}));
+    add(Make(lower + "_first_broadcast", op, {X({3, 1}), X({2, 3, 4})}));
+  }
+  add(Make("add_i32", "Add", {Ix(DataType::kI32, {3, 4}), Ix(DataType::kI32, {4})}));
+  add(Make("mul_i64", "Mul", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {2, 1})}));
+  add(Make("div_i64_truncates", "Div", {Ix(DataType::kI64, {2, 5}), Ix(DataType::kI64, {5}, -7, 7)}));
+  add(Make("max_variadic", "Max", {X({2, 3}), X({3}), X({2, 1})}));
+  add(Make("min_single", "Min", {X({5})}));
+  add(Make("pow_f32", "Pow", {X({2, 3, 4}, 0.5, 2.0), X({4}, -2.0, 2.0)}));
+  add(Make("pow_int_exponent", "Pow", {X({6}, -2.0, 2.0), Ix(DataType::kI64, {}, 1, 3)}));
+  add(Make("equal_i64", "Equal", {Ix(DataType::kI64, {4, 5}, -2, 2), Ix(DataType::kI64, {5}, -2, 2)}));
+
+  // Unary activations (inputs inside each op's domain).
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish"})
+    add(Make(std::string("unary_") + op, op, {X({2, 3, 8, 8}, -4.0, 4.0)}));
+  add(Make("unary_Log", "Log", {X({3, 17}, 0.1, 10.0)}));
+  add(Make("unary_Sqrt", "Sqrt", {X({3, 17}, 0.1, 10.0)}));
+  add(Make("unary_Reciprocal", "Reciprocal", {X({3, 17}, 0.5, 4.0)}));
+  add(Make("hard_sigmoid", "HardSigmoid", {X({4, 9}, -5.0, 5.0)}, {F("alpha", 0.3f), F("beta", 0.4f)}));
+  add(Make("leaky_relu", "LeakyRelu", {X({4, 9})}, {F("alpha", 0.2f)}));
+  add(Make("relu_i64", "Relu", {Ix(DataType::kI64, {10})}));
+  add(Make("clip_inputs", "Clip", {X({3, 10}), ConstScalar(-0.5, -0.4), ConstScalar(0.4, 0.5)}));
+  add(Make("clip_max_only", "Clip", {X({3, 10}), Omitted(), ConstScalar(0.2, 0.3)}));
+  add(Make("clip_relu6_attrs", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)}, 1, 6));
+
+  add(Make("cast_f32_i32", "Cast", {X({4, 6}, -50.0, 50.0)}, {I("to", 6)}));
+  add(Make("cast_i64_f32", "Cast", {Ix(DataType::kI64, {4, 6})}, {I("to", 1)}));
+  add(Make("cast_f32_bool", "Cast", {X({10})}, {I("to", 9)}));
+  add(Make("where_broadcast", "Where", {OpInput{DataType::kBool, {2, 1, 4}}, X({3, 4}), X({2, 3, 1})}));
+
+  // Data movement.
+  add(Make("identity", "Identity", {X({2, 3})}));
+  add(Make("reshape", "Reshape", {X({2, 3, 4}), Ints64({4, -1})}));
+  add(Make("flatten", "Flatten", {X({2, 3, 4})}, {I("axis", 2)}));
+  add(Make("squeeze", "Squeeze", {X({2, 1, 4}), Ints64({1})}));
+  add(Make("unsqueeze", "Unsqueeze", {X({2, 4}), Ints64({0, -1})}));
+  add(Make("shape_slice", "Shape", {X({2, 3, 4})}, {I("start", 1)}));
+  add(Make("gather_axis0", "Gather", {X({5, 4}), Ints64({4, -1, 0}, false)}));
+  add(Make("gather_axis1_i32", "Gather", {X({2, 5, 3}), Ix(DataType::kI32, {2, 2}, -5, 4)}, {I("axis", 1)}));
+  add(Make("slice_steps", "Slice", {X({6, 8}), Ints64({1, -1}), Ints64({5, 0}), Ints64({0, 1}), Ints64({2, -3})}));
+  add(Make("slice_attrs", "Slice", {X({6, 8})}, {L("starts", {2}), L("ends", {100}), L("axes", {1})}, 1, 9));
+  add(Make("concat_axis1", "Concat", {X({2, 3, 4}), X({2, 1, 4}), X({2, 2, 4})}, {I("axis", 1)}));
+  add(Make("concat_last", "Concat", {X({2, 3}), X({2, 5})}, {I("axis", -1)}));
+  add(Make("split_uneven", "Split", {X({4, 10}), Ints64({3, 7})}, {I("axis", 1)}, 2));
+  add(Make("split_equal", "Split", {X({6, 2})}, {}, 3));
+  add(Make("transpose_default", "Transpose", {X({2, 3, 4})}));
+  add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
+  add(Make("expand", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
+  add(Make("pad_constant", "Pad", {X({2, 3, 4}), Ints64({0, 1, 2, 0, 1, 0}), ConstScalar(0.5, 0.6)}));
+  add(Make("pad_reflect", "Pad", {X({1, 2, 4, 4}), Ints64({0, 0, 2, 1, 0, 0, 1, 3})},
+           {S("mode", "reflect")}));
+  add(Make("pad_edge", "Pad", {X({1, 2, 3, 3}), Ints64({0, 0, 1, 1, 0, 0, 2, 2})}, {S("mode", "edge")}));
+  add(Make("constant_of_shape", "ConstantOfShape", {Ints64({2, 3})}));
+  return cases;
+}
+
+}  // namespace
+
+std::span<const OpCase> DataOpCases() {
+  static const std::vector<OpCase>* cases = new std::vector<OpCase>(MakeCases());
+  return *cases;
+}
+
+namespace {
+
+// ------------------------------------------------------------- op harness
+
+class DataOpHarness : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(DataOpHarness, AllImplementationsMatchReference) {
+  const CaseReport report = RunOpCase(GetParam(), HarnessRegistry());
+  std::cout << "[harness] " << report.ToString() << "\n";
+  EXPECT_TRUE(report.status.ok()) << report.ToString();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DataOpHarness, ::testing::ValuesIn(DataOpCases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+TEST(DataOpHarnessCases, NamesUniqueAndEveryOpCovered) {
+  std::set<std::string> names, ops;
+  for (const OpCase& c : DataOpCases()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    ops.insert(c.op_type);
+  }
+  for (const char* op :
+       {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
+        "Abs", "Neg", "Sqrt", "Reciprocal", "Erf", "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Where",
+        "Cast", "Identity", "Shape", "Gather", "Slice", "Concat", "Split", "Transpose", "Reshape",
+        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape"})
+    EXPECT_TRUE(ops.count(op)) << op;
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,368 @@
+#include "tests/kernels/op_harness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "graph/passes/passes.h"
+#include "graph/status.h"
+#include "kernels/cpu/cpu_device.h"
+
+namespace braid {
+namespace {
+
+uint32_t NameHash(const std::string& s) {
+  uint32_t h = 2166136261u;  // FNV-1a: stable across runs and platforms
+  for (unsigned char ch : s) h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+template <typename T>
+void FillInts(const OpInput& in, std::mt19937& rng, std::span<T> out) {
+  if (!in.values.empty()) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(in.values[i]);
+    return;
+  }
+  const auto low = static_cast<int64_t>(std::ceil(in.low));
+  const auto high = static_cast<int64_t>(std::floor(in.high));
+  std::uniform_int_distribution<int64_t> dist(low, std::max(low, high));
+  for (T& v : out) {
+    int64_t x = dist(rng);
+    // Non-zero unless the range admits nothing else.
+    for (int tries = 0; x == 0 && tries < 64 && (low != 0 || high != 0); ++tries)
+      x = dist(rng);
+    v = static_cast<T>(x);
+  }
+}
+
+Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
+  const size_t count = static_cast<size_t>(TensorDesc{in.dtype, in.dims}.elements());
+  if (!in.values.empty() && in.values.size() != count)
+    return InvalidArgument(std::string("explicit values: ")
+                               .append(std::to_string(in.values.size()))
+                               .append(" for ")
+                               .append(std::to_string(count))
+                               .append(" elements"));
+  switch (in.dtype) {
+    case DataType::kF32: {
+      std::uniform_real_distribution<double> dist(in.low, in.high);
+      const double floor = 0.01 * std::max(std::fabs(in.low), std::fabs(in.high));
+      std::span<float> out = data.mutable_as<float>();
+      for (size_t i = 0; i < count; ++i) {
+        if (!in.values.empty()) {
+          out[i] = static_cast<float>(in.values[i]);
+          continue;
+        }
+        double x = dist(rng);
+        for (int tries = 0; std::fabs(x) < floor && tries < 64; ++tries) x = dist(rng);
+        out[i] = static_cast<float>(x);
+      }
+      return Status::Ok();
+    }
+    case DataType::kI64: FillInts(in, rng, data.mutable_as<int64_t>()); return Status::Ok();
+    case DataType::kI32: FillInts(in, rng, data.mutable_as<int32_t>()); return Status::Ok();
+    case DataType::kI8: FillInts(in, rng, data.mutable_as<int8_t>()); return Status::Ok();
+    case DataType::kU8: FillInts(in, rng, data.mutable_as<uint8_t>()); return Status::Ok();
+    case DataType::kBool: {
+      std::span<uint8_t> out = data.mutable_as<uint8_t>();
+      for (size_t i = 0; i < count; ++i)
+        out[i] = in.values.empty() ? static_cast<uint8_t>(rng() & 1u)
+                                   : static_cast<uint8_t>(in.values[i] != 0);
+      return Status::Ok();
+    }
+    default:
+      return Unimplemented(std::string("harness cannot generate ")
+                               .append(DataTypeName(in.dtype))
+                               .append(" inputs"));
+  }
+}
+
+// Devices the harness runs on. Only the host CPU today; other device kinds
+// join here once they exist (inputs/outputs then need stream copies).
+std::vector<std::unique_ptr<Device>>& AvailableDevices() {
+  static auto* devices = [] {
+    auto* list = new std::vector<std::unique_ptr<Device>>;
+    list->push_back(CreateCpuDevice());
+    return list;
+  }();
+  return *devices;
+}
+
+double ToDouble(DataType dtype, const void* p, size_t i) {
+  switch (dtype) {
+    case DataType::kF32: return static_cast<const float*>(p)[i];
+    case DataType::kI64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DataType::kI32: return static_cast<const int32_t*>(p)[i];
+    case DataType::kI8: return static_cast<const int8_t*>(p)[i];
+    case DataType::kU8:
+    case DataType::kBool: return static_cast<const uint8_t*>(p)[i];
+    default: return 0;
+  }
+}
+
+// Compares one output; returns a description of the first mismatches
+// (empty when it matches) and updates the maximum absolute error.
+std::string CompareOutput(const OpCase& c, size_t index, const TensorDesc& desc,
+                          const void* got, const void* want, double* max_abs) {
+  const auto n = static_cast<size_t>(desc.elements());
+  const bool exact = desc.dtype != DataType::kF32;
+  std::ostringstream why;
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double g = ToDouble(desc.dtype, got, i);
+    const double w = ToDouble(desc.dtype, want, i);
+    if (std::isnan(g) && std::isnan(w)) continue;
+    const double err = std::fabs(g - w);
+    if (!std::isnan(err)) *max_abs = std::max(*max_abs, err);
+    const double bound = exact ? 0.0 : c.abs_tolerance + c.rel_tolerance * std::fabs(w);
+    if (!(err <= bound)) {
+      if (bad < 4)
+        why << (bad ? "; " : "") << "output " << index << "[" << i << "] = " << g
+            << ", reference " << w << " (bound " << bound << ")";
+      ++bad;
+    }
+  }
+  if (bad > 4) why << "; " << bad << " elements differ in total";
+  return why.str();
+}
+
+constexpr int kImplThreads = 2;
+
+}  // namespace
+
+void PrintTo(const OpCase& c, std::ostream* os) {
+  *os << c.name << " (" << c.op_type << ", opset " << c.opset << ")";
+}
+
+StatusOr<std::unique_ptr<OpCaseInstance>> OpCaseInstance::Build(const OpCase& c,
+                                                                uint32_t seed) {
+  std::unique_ptr<OpCaseInstance> inst(new OpCaseInstance);
+  inst->case_ = c;
+  Graph& g = inst->graph_;
+  g.name() = c.name;
+  g.set_opset(c.opset);
+  std::mt19937 rng(NameHash(c.name) ^ (seed * 0x9e3779b9u));
+  Node node;
+  node.name = c.name;
+  node.op_type = c.op_type;
+  for (const auto& [name, value] : c.attributes) node.attrs.Set(name, value);
+  inst->input_data_.resize(c.inputs.size());
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const OpInput& in = c.inputs[i];
+    if (in.omitted) {
+      node.inputs.push_back(kNoValue);
+      continue;
+    }
+    const std::string name = std::string("input").append(std::to_string(i));
+    TensorData data = TensorData::Allocate(TensorDesc{in.dtype, in.dims}.bytes());
+    RETURN_IF_ERROR(FillRandom(in, rng, data).WithPrefix(c.name + " " + name));
+    inst->input_data_[i] = data;
+    node.inputs.push_back(in.constant
+                              ? g.AddConstant(name, in.dtype, StaticShape(in.dims), data)
+                              : g.AddInput(name, in.dtype, StaticShape(in.dims)));
+  }
+  for (int o = 0; o < c.num_outputs; ++o) {
+    const ValueId out = g.AddValue(std::string("output").append(std::to_string(o)));
+    node.outputs.push_back(out);
+    g.outputs().push_back(out);
+  }
+  g.AddNode(std::move(node));
+  RETURN_IF_ERROR(InferShapes(g).WithPrefix("case " + c.name));
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const OpInput& in = c.inputs[i];
+    inst->input_descs_.push_back(in.omitted ? TensorDesc{} : TensorDesc{in.dtype, in.dims});
+    inst->constants_.push_back(in.constant && !in.omitted ? &inst->input_data_[i] : nullptr);
+    inst->input_ptrs_.push_back(in.omitted ? nullptr : inst->input_data_[i].data());
+  }
+  for (ValueId out : g.node(0).outputs) {
+    const Value& v = g.value(out);
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticExtents(v.shape));
+    inst->output_descs_.push_back(TensorDesc{v.dtype, std::move(dims)});
+  }
+  return inst;
+}
+
+PrepareArgs OpCaseInstance::MakePrepareArgs(Device* device, int num_threads) const {
+  PrepareArgs args;
+  args.node = &graph_.node(0);
+  args.opset = case_.opset;
+  args.inputs = input_descs_;
+  args.outputs = output_descs_;
+  args.constants = constants_;
+  args.num_threads = num_threads;
+  args.device = device;
+  return args;
+}
+
+StatusOr<std::unique_ptr<PreparedImpl>> PreparedImpl::Prepare(
+    const OpCaseInstance& instance, const KernelEntry& entry, Device& device,
+    int num_threads) {
+  std::unique_ptr<PreparedImpl> p(new PreparedImpl);
+  p->entry_ = &entry;
+  p->kernel_ = entry.create();
+  RETURN_IF_ERROR(p->kernel_->Prepare(instance.MakePrepareArgs(&device, num_threads)));
+  ASSIGN_OR_RETURN(p->stream_, device.CreateStream());
+  for (const TensorDesc& d : instance.output_descs()) {
+    // At least one byte so every present output has a distinct address.
+    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buf, device.Allocate(std::max<size_t>(d.bytes(), 1)));
+    // Poison the outputs: a kernel that skips elements shows up as NaN.
+    std::memset(buf->data(), 0xff, buf->size());
+    p->dst_.push_back(buf->data());
+    p->buffers_.push_back(std::move(buf));
+  }
+  if (const size_t ws = p->kernel_->workspace_bytes(); ws > 0) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buf, device.Allocate(ws));
+    p->workspace_ = buf->data();
+    p->buffers_.push_back(std::move(buf));
+  }
+  p->src_ = instance.input_pointers();
+  return p;
+}
+
+Status PreparedImpl::Run() {
+  RunArgs run;
+  run.src = src_;
+  run.dst = dst_;
+  run.workspace = workspace_;
+  run.stream = stream_.get();
+  RETURN_IF_ERROR(kernel_->Run(run));
+  return stream_->Synchronize();
+}
+
+const KernelRegistry& HarnessRegistry() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry;
+    RegisterCpuKernels(*r);  // includes the reference kernels today
+    bool has_reference = false;
+    for (const std::string& op : r->OpTypes(DeviceKind::kCpu))
+      for (const KernelEntry* e : r->Candidates(op, DeviceKind::kCpu))
+        has_reference = has_reference || e->impl == "reference";
+    if (!has_reference) RegisterReferenceKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+const KernelEntry* FindReference(const KernelRegistry& registry,
+                                 const std::string& op_type) {
+  for (const KernelEntry* e : registry.Candidates(op_type, DeviceKind::kCpu))
+    if (e->impl == "reference") return e;
+  return nullptr;
+}
+
+bool CaseReport::ok() const {
+  if (!status.ok()) return false;
+  for (const ImplReport& r : impls)
+    if (r.outcome == ImplReport::Outcome::kMismatch ||
+        r.outcome == ImplReport::Outcome::kError)
+      return false;
+  return true;
+}
+
+int CaseReport::matched() const {
+  int n = 0;
+  for (const ImplReport& r : impls) n += r.outcome == ImplReport::Outcome::kMatched;
+  return n;
+}
+
+std::string CaseReport::ToString() const {
+  std::ostringstream s;
+  s << case_name << ": ";
+  if (!status.ok()) return s.str() + status.ToString();
+  s << "reference ok";
+  if (impls.empty()) s << "; no other implementation registered (reference only)";
+  for (const ImplReport& r : impls) {
+    s << "; " << r.impl << "@" << r.device << " ";
+    switch (r.outcome) {
+      case ImplReport::Outcome::kMatched:
+        s << "matched (max abs err " << r.max_abs_error << ")";
+        break;
+      case ImplReport::Outcome::kDeclined: s << "declined: " << r.detail; break;
+      case ImplReport::Outcome::kMismatch: s << "MISMATCH: " << r.detail; break;
+      case ImplReport::Outcome::kError: s << "ERROR: " << r.detail; break;
+    }
+  }
+  return s.str();
+}
+
+CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry) {
+  CaseReport report;
+  report.case_name = c.name;
+  StatusOr<std::unique_ptr<OpCaseInstance>> inst = OpCaseInstance::Build(c);
+  if (!inst.ok()) {
+    report.status = inst.status();
+    return report;
+  }
+  const OpCaseInstance& instance = **inst;
+  const KernelEntry* reference = FindReference(registry, c.op_type);
+  if (reference == nullptr) {
+    report.status = NotFound("no reference kernel for " + c.op_type);
+    return report;
+  }
+  Device& cpu = *AvailableDevices().front();
+  StatusOr<std::unique_ptr<PreparedImpl>> ref =
+      PreparedImpl::Prepare(instance, *reference, cpu);
+  if (!ref.ok()) {
+    report.status = ref.status().WithPrefix("reference Prepare");
+    return report;
+  }
+  if (Status s = (*ref)->Run(); !s.ok()) {
+    report.status = s.WithPrefix("reference Run");
+    return report;
+  }
+  // The outputs were poisoned with NaN: the reference must write them all.
+  for (size_t o = 0; o < instance.output_descs().size(); ++o) {
+    const TensorDesc& d = instance.output_descs()[o];
+    if (d.dtype != DataType::kF32) continue;
+    const float* v = static_cast<const float*>((*ref)->output(o));
+    for (int64_t i = 0; i < d.elements(); ++i)
+      if (std::isnan(v[i])) {
+        report.status = Internal(std::string("reference output ")
+                                     .append(std::to_string(o))
+                                     .append(" element ")
+                                     .append(std::to_string(i))
+                                     .append(" is NaN (not written?)"));
+        return report;
+      }
+  }
+  for (const std::unique_ptr<Device>& device : AvailableDevices()) {
+    std::set<std::string> seen;
+    for (const KernelEntry* e : registry.Candidates(c.op_type, device->kind())) {
+      if (e->impl == "reference" || !seen.insert(e->impl).second) continue;
+      ImplReport r;
+      r.impl = e->impl;
+      r.device = device->name();
+      // Two intra-op threads (the CI machine's core count): threading bugs
+      // show up as mismatches too.
+      StatusOr<std::unique_ptr<PreparedImpl>> impl =
+          PreparedImpl::Prepare(instance, *e, *device, kImplThreads);
+      Status s = impl.ok() ? (*impl)->Run() : impl.status();
+      if (!s.ok()) {
+        r.outcome = s.code() == StatusCode::kUnimplemented && !impl.ok()
+                        ? ImplReport::Outcome::kDeclined
+                        : ImplReport::Outcome::kError;
+        r.detail = s.ToString();
+      } else {
+        std::string why;
+        for (size_t o = 0; o < instance.output_descs().size(); ++o) {
+          const TensorDesc& d = instance.output_descs()[o];
+          if (!d.present()) continue;
+          const std::string m =
+              CompareOutput(c, o, d, (*impl)->output(o), (*ref)->output(o), &r.max_abs_error);
+          if (!m.empty()) why.append(why.empty() ? "" : "; ").append(m);
+        }
+        if (!why.empty()) {
+          r.outcome = ImplReport::Outcome::kMismatch;
+          r.detail = why;
+        }
+      }
+      report.impls.push_back(std::move(r));
+    }
+  }
+  return report;
+}
+
+}  // namespace braid

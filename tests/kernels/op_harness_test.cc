@@ -1,0 +1,121 @@
+// The cross-backend op harness over ComputeOpCases(): every implementation
+// registered for an op must match the reference kernel; plus checks that the
+// harness itself detects mismatches and declines and feeds seeded non-zero
+// inputs.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "kernels/backend.h"
+#include "kernels/reference/registration.h"
+#include "tests/kernels/op_harness.h"
+
+namespace braid {
+namespace {
+
+const KernelRegistry& ReferenceRegistry() {
+  static const KernelRegistry* r = [] {
+    auto* reg = new KernelRegistry;
+    RegisterReferenceComputeKernels(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+class ComputeOpHarness : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(ComputeOpHarness, AllImplementationsMatchReference) {
+  const CaseReport report = RunOpCase(GetParam(), HarnessRegistry());
+  std::cout << "[harness] " << report.ToString() << "\n";
+  EXPECT_TRUE(report.ok()) << report.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ComputeOpHarness, ::testing::ValuesIn(ComputeOpCases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+TEST(OpHarness, CaseNamesAreUniqueAndEveryComputeOpIsCovered) {
+  std::set<std::string> names, ops;
+  for (const OpCase& c : ComputeOpCases()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    ops.insert(c.op_type);
+  }
+  for (const char* op : {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                         "Gemm", "MatMul", "BatchNormalization", "LayerNormalization", "Softmax",
+                         "ReduceMean", "ReduceSum", "ReduceMax"})
+    EXPECT_TRUE(ops.count(op)) << op;
+}
+
+// A deliberately wrong implementation and a declining one: the harness must
+// report a mismatch for the first and a decline for the second.
+class OffByOneGemm final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    inner_ = FindReference(ReferenceRegistry(), "Gemm")->create();
+    return inner_->Prepare(args);
+  }
+  Status Run(const RunArgs& args) override {
+    RETURN_IF_ERROR(inner_->Run(args));
+    static_cast<float*>(args.dst[0])[1] += 1e-2f;
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
+class DecliningGemm final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    return Unimplemented(args.Where() + ": not for me");
+  }
+  Status Run(const RunArgs&) override { return Internal("unreachable"); }
+};
+
+TEST(OpHarness, ReportsMismatchesAndDeclines) {
+  KernelRegistry registry;
+  RegisterReferenceComputeKernels(registry);
+  registry.Register({"Gemm", DeviceKind::kCpu, "broken", 5, [] { return std::make_unique<OffByOneGemm>(); }});
+  registry.Register({"Gemm", DeviceKind::kCpu, "picky", 4, [] { return std::make_unique<DecliningGemm>(); }});
+  const OpCase* gemm = nullptr;
+  for (const OpCase& c : ComputeOpCases())
+    if (c.name == "gemm_nn") gemm = &c;
+  ASSERT_NE(gemm, nullptr);
+  const CaseReport report = RunOpCase(*gemm, registry);
+  ASSERT_TRUE(report.status.ok()) << report.status.ToString();
+  ASSERT_EQ(report.impls.size(), 2u);
+  EXPECT_EQ(report.impls[0].impl, "broken");
+  EXPECT_EQ(report.impls[0].outcome, ImplReport::Outcome::kMismatch);
+  EXPECT_NE(report.impls[0].detail.find("output 0[1]"), std::string::npos) << report.ToString();
+  EXPECT_EQ(report.impls[1].outcome, ImplReport::Outcome::kDeclined);
+  EXPECT_FALSE(report.ok());
+
+  KernelRegistry reference_only;
+  RegisterReferenceComputeKernels(reference_only);
+  const CaseReport alone = RunOpCase(*gemm, reference_only);
+  EXPECT_TRUE(alone.ok()) << alone.ToString();
+  EXPECT_NE(alone.ToString().find("reference only"), std::string::npos);
+}
+
+TEST(OpHarness, InputsAreSeededAndNonZero) {
+  for (const OpCase& c : ComputeOpCases()) {
+    auto a = OpCaseInstance::Build(c);
+    auto b = OpCaseInstance::Build(c);
+    ASSERT_TRUE(a.ok() && b.ok()) << c.name;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      const TensorDesc& d = (*a)->input_descs()[i];
+      if (!d.present() || d.dtype != DataType::kF32) continue;
+      const float* va = static_cast<const float*>((*a)->input_pointers()[i]);
+      const float* vb = static_cast<const float*>((*b)->input_pointers()[i]);
+      for (int64_t k = 0; k < d.elements(); ++k) {
+        ASSERT_NE(va[k], 0.0f) << c.name << " input " << i;
+        ASSERT_EQ(va[k], vb[k]) << c.name << " input " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace braid

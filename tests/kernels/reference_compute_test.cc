@@ -1,0 +1,767 @@
+// Reference compute kernels against hand-computed values (arithmetic in the
+// comments) and against independent naive formulations written here (conv as
+// im2col + matmul, numpy-style matmul broadcasting, softmax/layernorm
+// invariants); parameter errors naming the node; the libonnx-testdata node
+// cases of these ops. The op harness runs in op_harness_test.cc.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/onnx_importer.h"
+#include "graph/onnx_tensor.h"
+#include "kernels/backend.h"
+#include "kernels/params/conv.h"
+#include "kernels/params/matmul.h"
+#include "kernels/reference/registration.h"
+#include "tests/kernels/op_harness.h"
+
+namespace braid {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Floats = std::vector<float>;
+
+// One input: f32 values (or i64/i32 in `ints`), constant or not.
+struct In {
+  TensorDesc desc;
+  Floats f;
+  Ints ints;
+  bool constant = false;
+};
+In F(Ints dims, Floats v, bool constant = false) {
+  return In{{DataType::kF32, std::move(dims)}, std::move(v), {}, constant};
+}
+In I64(Ints dims, Ints v, bool constant = true) {
+  return In{{DataType::kI64, std::move(dims)}, {}, std::move(v), constant};
+}
+In I32(Ints dims, Ints v) { return In{{DataType::kI32, std::move(dims)}, {}, std::move(v), false}; }
+In Missing() { return In{}; }
+TensorDesc Out(Ints dims, DataType t = DataType::kF32) { return {t, std::move(dims)}; }
+
+Floats Random(int64_t n, uint32_t seed, float low = -1.0f, float high = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  Floats v(static_cast<size_t>(n));
+  for (float& x : v) {
+    do x = dist(rng); while (std::fabs(x) < 0.01f);
+  }
+  return v;
+}
+
+Node MakeNode(const std::string& op, std::vector<std::pair<std::string, AttributeValue>> attrs = {}) {
+  Node n;
+  n.name = "n_" + op;
+  n.op_type = op;
+  for (auto& [k, v] : attrs) n.attrs.Set(k, v);
+  return n;
+}
+
+const KernelRegistry& ReferenceRegistry() {
+  static const KernelRegistry* r = [] {
+    auto* reg = new KernelRegistry;
+    RegisterReferenceComputeKernels(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+struct Bound {
+  std::vector<TensorData> data;
+  PrepareArgs args;
+};
+
+Bound Bind(const Node& node, int64_t opset, const std::vector<In>& inputs,
+           const std::vector<TensorDesc>& outputs) {
+  Bound b;
+  b.data.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const In& in = inputs[i];
+    if (!in.desc.present()) continue;
+    b.data[i] = TensorData::Allocate(std::max<size_t>(in.desc.bytes(), 1));
+    if (in.desc.dtype == DataType::kF32) {
+      EXPECT_EQ(in.f.size(), static_cast<size_t>(in.desc.elements())) << "test input " << i;
+      std::copy(in.f.begin(), in.f.end(), b.data[i].mutable_as<float>().begin());
+    } else if (in.desc.dtype == DataType::kI64) {
+      std::copy(in.ints.begin(), in.ints.end(), b.data[i].mutable_as<int64_t>().begin());
+    } else if (in.desc.dtype == DataType::kI32) {
+      for (size_t k = 0; k < in.ints.size(); ++k)
+        b.data[i].mutable_as<int32_t>()[k] = static_cast<int32_t>(in.ints[k]);
+    } else if (in.desc.dtype == DataType::kU8) {
+      for (size_t k = 0; k < in.ints.size(); ++k)
+        b.data[i].mutable_as<uint8_t>()[k] = static_cast<uint8_t>(in.ints[k]);
+    }
+  }
+  b.args.node = &node;
+  b.args.opset = opset;
+  b.args.outputs = outputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    b.args.inputs.push_back(inputs[i].desc);
+    b.args.constants.push_back(inputs[i].constant ? &b.data[i] : nullptr);
+  }
+  return b;
+}
+
+// Prepares and runs the reference kernel; returns every output as doubles.
+StatusOr<std::vector<std::vector<double>>> RunReference(
+    const Node& node, int64_t opset, const std::vector<In>& inputs,
+    const std::vector<TensorDesc>& outputs) {
+  const KernelEntry* entry = FindReference(ReferenceRegistry(), node.op_type);
+  if (entry == nullptr) return NotFound("no reference " + node.op_type);
+  Bound b = Bind(node, opset, inputs, outputs);
+  std::unique_ptr<Kernel> kernel = entry->create();
+  RETURN_IF_ERROR(kernel->Prepare(b.args));
+  std::vector<std::vector<std::byte>> out_bytes;
+  std::vector<void*> dst;
+  for (const TensorDesc& d : outputs) {
+    out_bytes.emplace_back(std::max<size_t>(d.bytes(), 1), std::byte{0xff});  // NaN poison
+    dst.push_back(d.present() ? out_bytes.back().data() : nullptr);
+  }
+  std::vector<const void*> src;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    src.push_back(inputs[i].desc.present() ? b.data[i].data() : nullptr);
+  std::vector<std::byte> workspace(kernel->workspace_bytes() + 1);
+  RunArgs run;
+  run.src = src;
+  run.dst = dst;
+  run.workspace = workspace.data();
+  RETURN_IF_ERROR(kernel->Run(run));
+  std::vector<std::vector<double>> result;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    std::vector<double> v;
+    for (int64_t i = 0; outputs[o].present() && i < outputs[o].elements(); ++i) {
+      const std::byte* p = out_bytes[o].data();
+      switch (outputs[o].dtype) {
+        case DataType::kF32: v.push_back(reinterpret_cast<const float*>(p)[i]); break;
+        case DataType::kI64: v.push_back(static_cast<double>(reinterpret_cast<const int64_t*>(p)[i])); break;
+        case DataType::kI32: v.push_back(reinterpret_cast<const int32_t*>(p)[i]); break;
+        case DataType::kU8: v.push_back(reinterpret_cast<const uint8_t*>(p)[i]); break;
+        default: return Internal("test cannot read this output dtype");
+      }
+    }
+    result.push_back(std::move(v));
+  }
+  return result;
+}
+
+std::vector<double> Run1(const Node& node, const std::vector<In>& inputs, TensorDesc out,
+                         int64_t opset = 17) {
+  auto r = RunReference(node, opset, inputs, {std::move(out)});
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? (*r)[0] : std::vector<double>{};
+}
+
+void ExpectNear(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol + tol * std::fabs(want[i])) << "element " << i;
+}
+
+Status PrepareOnly(const Node& node, const std::vector<In>& inputs,
+                   const std::vector<TensorDesc>& outputs, int64_t opset = 17) {
+  return RunReference(node, opset, inputs, outputs).status();
+}
+
+void ExpectErrorNaming(const Status& s, StatusCode code, const std::string& node,
+                       const std::string& fragment) {
+  EXPECT_EQ(s.code(), code) << s.ToString();
+  EXPECT_NE(s.message().find("node '" + node + "'"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find(fragment), std::string::npos) << s.ToString();
+}
+
+// ---------------------------------------------------------------- activation
+
+TEST(FusedActivation, ParsesEveryKindAndApplies) {
+  struct Row { std::vector<std::pair<std::string, AttributeValue>> attrs; float x, want; };
+  const std::vector<Row> rows = {
+      {{}, -2.0f, -2.0f},
+      {{{"activation", std::string("Relu")}}, -2.0f, 0.0f},
+      {{{"activation", std::string("Clip")}, {"activation_min", 0.0f}, {"activation_max", 6.0f}}, 7.5f, 6.0f},
+      // HardSwish(3) = 3 * min(1, 3/6 + 0.5) = 3; (1) = 1 * (1/6 + 1/2) = 0.6666667
+      {{{"activation", std::string("HardSwish")}}, 1.0f, 2.0f / 3.0f},
+      // Sigmoid(0.5) = 1 / (1 + e^-0.5) = 1 / 1.6065307 = 0.6224593
+      {{{"activation", std::string("Sigmoid")}}, 0.5f, 0.6224593f},
+      // SiLU(-1) = -1 * sigmoid(-1) = -0.2689414
+      {{{"activation", std::string("SiLU")}}, -1.0f, -0.2689414f},
+      // HardSigmoid(1; 0.3, 0.4) = 0.3 + 0.4 = 0.7
+      {{{"activation", std::string("HardSigmoid")}, {"activation_alpha", 0.3f}, {"activation_beta", 0.4f}}, 1.0f, 0.7f},
+      // LeakyRelu(-2; 0.1) = -0.2
+      {{{"activation", std::string("LeakyRelu")}, {"activation_alpha", 0.1f}}, -2.0f, -0.2f},
+  };
+  for (const Row& r : rows) {
+    Node node = MakeNode("Conv", r.attrs);
+    PrepareArgs args;
+    args.node = &node;
+    StatusOr<Activation> act = ParseFusedActivation(args);
+    ASSERT_TRUE(act.ok()) << act.status().ToString();
+    EXPECT_NEAR(act->Apply(r.x), r.want, 1e-6) << act->Name();
+  }
+}
+
+TEST(FusedActivation, RejectsUnknownNameAndUnorderedClip) {
+  Node bad = MakeNode("Gemm", {{"activation", std::string("Swish7")}});
+  PrepareArgs args;
+  args.node = &bad;
+  ExpectErrorNaming(ParseFusedActivation(args).status(), StatusCode::kInvalidArgument,
+                    "n_Gemm", "Swish7");
+  Node clip = MakeNode("Conv", {{"activation", std::string("Clip")},
+                                {"activation_min", 2.0f}, {"activation_max", 1.0f}});
+  args.node = &clip;
+  ExpectErrorNaming(ParseFusedActivation(args).status(), StatusCode::kInvalidArgument,
+                    "n_Conv", "Clip");
+}
+
+// ---------------------------------------------------------------------- Conv
+
+const Floats kX3x3 = {1, 2, 3, 4, 5, 6, 7, 8, 9};  // [[1,2,3],[4,5,6],[7,8,9]]
+
+TEST(ReferenceConv, HandComputed2x2) {
+  // W = [[1,2],[3,4]], bias 0.5: y00 = 1*1 + 2*2 + 3*4 + 4*5 + 0.5 = 37.5,
+  // y01 = 2+6+15+24 + .5 = 47.5, y10 = 4+10+21+32 + .5 = 67.5, y11 = 5+12+24+36 + .5 = 77.5
+  Node node = MakeNode("Conv");
+  ExpectNear(Run1(node, {F({1, 1, 3, 3}, kX3x3), F({1, 1, 2, 2}, {1, 2, 3, 4}, true),
+                         F({1}, {0.5f}, true)},
+                  Out({1, 1, 2, 2})),
+             {37.5, 47.5, 67.5, 77.5}, 1e-6);
+}
+
+TEST(ReferenceConv, HandComputedPaddedStrided) {
+  // pads 1, stride 2: windows start at -1 and 1 on each axis.
+  // y00 = x00*w11 = 4; y01 = x01*w10 + x02*w11 = 6 + 12 = 18;
+  // y10 = x10*w01 + x20*w11 = 8 + 28 = 36; y11 = 5 + 12 + 24 + 36 = 77.
+  Node node = MakeNode("Conv", {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}});
+  ExpectNear(Run1(node, {F({1, 1, 3, 3}, kX3x3), F({1, 1, 2, 2}, {1, 2, 3, 4}, true)},
+                  Out({1, 1, 2, 2})),
+             {4, 18, 36, 77}, 1e-6);
+}
+
+TEST(ReferenceConv, HandComputedDilated1dAndGroupedWithRelu) {
+  // 1-D, dilation 2, W = [1, 10]: y[i] = x[i] + 10 * x[i+2] = 1+30, 2+40, 3+50.
+  Node dilated = MakeNode("Conv", {{"dilations", Ints{2}}});
+  ExpectNear(Run1(dilated, {F({1, 1, 5}, {1, 2, 3, 4, 5}), F({1, 1, 2}, {1, 10}, true)},
+                  Out({1, 1, 3})),
+             {31, 42, 53}, 1e-6);
+  // group 2, 1x1 kernels w = [2, -3], bias [1, 1], then Relu:
+  // channel 0: relu(2*[1,2] + 1) = [3,5]; channel 1: relu(-3*[4,-5] + 1) = [0, 16].
+  Node grouped = MakeNode("Conv", {{"group", int64_t{2}}, {"activation", std::string("Relu")}});
+  ExpectNear(Run1(grouped, {F({1, 2, 1, 2}, {1, 2, 4, -5}), F({2, 1, 1, 1}, {2, -3}, true),
+                            F({2}, {1, 1}, true)},
+                  Out({1, 2, 1, 2})),
+             {3, 5, 0, 16}, 1e-6);
+}
+
+// Independent formulation: im2col + matrix product, 2-D only.
+std::vector<double> ConvIm2col(const Floats& x, const Ints& xd, const Floats& w, const Ints& wd,
+                               const Floats& bias, int64_t group, const Ints& strides,
+                               const Ints& dil, const Ints& pads, Ints* out_dims) {
+  const int64_t n = xd[0], c = xd[1], h = xd[2], wi = xd[3], m = wd[0], cg = wd[1],
+                kh = wd[2], kw = wd[3];
+  const int64_t oh = (h + pads[0] + pads[2] - ((kh - 1) * dil[0] + 1)) / strides[0] + 1;
+  const int64_t ow = (wi + pads[1] + pads[3] - ((kw - 1) * dil[1] + 1)) / strides[1] + 1;
+  *out_dims = {n, m, oh, ow};
+  std::vector<double> y(static_cast<size_t>(n * m * oh * ow));
+  const int64_t mg = m / group, rows = cg * kh * kw;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < group; ++g) {
+      // columns: [rows, oh*ow]
+      std::vector<double> col(static_cast<size_t>(rows * oh * ow), 0.0);
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t s = 0; s < kw; ++s)
+            for (int64_t p = 0; p < oh; ++p)
+              for (int64_t q = 0; q < ow; ++q) {
+                const int64_t iy = p * strides[0] - pads[0] + r * dil[0];
+                const int64_t ix = q * strides[1] - pads[1] + s * dil[1];
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wi) continue;
+                col[static_cast<size_t>(((ci * kh + r) * kw + s) * oh * ow + p * ow + q)] =
+                    x[static_cast<size_t>(((b * c + g * cg + ci) * h + iy) * wi + ix)];
+              }
+      for (int64_t mo = 0; mo < mg; ++mo) {
+        const int64_t oc = g * mg + mo;
+        for (int64_t pq = 0; pq < oh * ow; ++pq) {
+          double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
+          for (int64_t r = 0; r < rows; ++r)
+            acc += w[static_cast<size_t>(oc * rows + r)] * col[static_cast<size_t>(r * oh * ow + pq)];
+          y[static_cast<size_t>((b * m + oc) * oh * ow + pq)] = acc;
+        }
+      }
+    }
+  return y;
+}
+
+TEST(ReferenceConv, MatchesIm2colOnRandomConfigurations) {
+  struct Config { Ints x, w; int64_t group; Ints strides, dil, pads; bool bias; };
+  const std::vector<Config> configs = {
+      {{1, 3, 7, 7}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {{2, 4, 9, 8}, {6, 2, 3, 2}, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}, true},
+      {{1, 6, 8, 8}, {6, 1, 3, 3}, 6, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},
+      {{1, 2, 10, 6}, {3, 2, 1, 1}, 1, {3, 2}, {1, 1}, {0, 0, 0, 0}, true},
+      {{1, 4, 11, 11}, {8, 4, 5, 5}, 1, {2, 2}, {2, 2}, {3, 1, 2, 4}, true},
+  };
+  uint32_t seed = 11;
+  for (const Config& cfg : configs) {
+    const Floats x = Random(TensorDesc{DataType::kF32, cfg.x}.elements(), seed++);
+    const Floats w = Random(TensorDesc{DataType::kF32, cfg.w}.elements(), seed++);
+    const Floats bias = cfg.bias ? Random(cfg.w[0], seed++) : Floats{};
+    Ints out_dims;
+    const std::vector<double> want = ConvIm2col(x, cfg.x, w, cfg.w, bias, cfg.group,
+                                                cfg.strides, cfg.dil, cfg.pads, &out_dims);
+    Node node = MakeNode("Conv", {{"group", cfg.group}, {"strides", cfg.strides},
+                                  {"dilations", cfg.dil}, {"pads", cfg.pads}});
+    std::vector<In> inputs = {F(cfg.x, x), F(cfg.w, w, true)};
+    if (cfg.bias) inputs.push_back(F({cfg.w[0]}, bias, true));
+    ExpectNear(Run1(node, inputs, Out(out_dims)), want, 1e-5);
+  }
+}
+
+TEST(ReferenceConv, Conv1dEqualsConv2dWithUnitHeight) {
+  const Floats x = Random(2 * 3 * 12, 5), w = Random(4 * 3 * 3, 6), b = Random(4, 7);
+  Node c1 = MakeNode("Conv", {{"pads", Ints{2, 1}}, {"strides", Ints{2}}, {"dilations", Ints{2}}});
+  Node c2 = MakeNode("Conv", {{"pads", Ints{0, 2, 0, 1}}, {"strides", Ints{1, 2}},
+                              {"dilations", Ints{1, 2}}});
+  // L_out = (12 + 3 - 5) / 2 + 1 = 6
+  const auto y1 = Run1(c1, {F({2, 3, 12}, x), F({4, 3, 3}, w, true), F({4}, b, true)}, Out({2, 4, 6}));
+  const auto y2 = Run1(c2, {F({2, 3, 1, 12}, x), F({4, 3, 1, 3}, w, true), F({4}, b, true)},
+                       Out({2, 4, 1, 6}));
+  ExpectNear(y1, y2, 1e-6);
+}
+
+TEST(ReferenceConv, AutoPadResolvesToExplicitPads) {
+  // in 9, kernel 4, stride 2: out ceil(9/2) = 5, total pad (5-1)*2 + 4 - 9 = 3:
+  // SAME_UPPER pads 1 before / 2 after, SAME_LOWER 2 / 1.
+  const Floats x = Random(2 * 9 * 9, 8), w = Random(3 * 2 * 16, 9);
+  for (const auto& [mode, explicit_pads] :
+       std::vector<std::pair<std::string, Ints>>{{"SAME_UPPER", {1, 1, 2, 2}},
+                                                 {"SAME_LOWER", {2, 2, 1, 1}}}) {
+    Node same = MakeNode("Conv", {{"auto_pad", mode}, {"strides", Ints{2, 2}}});
+    Node expl = MakeNode("Conv", {{"pads", explicit_pads}, {"strides", Ints{2, 2}}});
+    std::vector<In> inputs = {F({1, 2, 9, 9}, x), F({3, 2, 4, 4}, w, true)};
+    Bound b = Bind(same, 17, inputs, {Out({1, 3, 5, 5})});
+    StatusOr<ConvParams> p = ParseConv(b.args);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->pads_begin, (Ints{explicit_pads[0], explicit_pads[1]})) << mode;
+    EXPECT_EQ(p->pads_end, (Ints{explicit_pads[2], explicit_pads[3]})) << mode;
+    ExpectNear(Run1(same, inputs, Out({1, 3, 5, 5})), Run1(expl, inputs, Out({1, 3, 5, 5})), 0);
+  }
+}
+
+TEST(ReferenceConv, BadConfigurationsNameTheNode) {
+  Node node = MakeNode("Conv", {{"group", int64_t{3}}});
+  const Floats x = Random(4 * 9, 1), w = Random(4 * 4 * 9, 2);
+  // 4 output channels are not divisible by group 3.
+  ExpectErrorNaming(PrepareOnly(node, {F({1, 4, 3, 3}, x), F({4, 4, 3, 3}, w)}, {Out({1, 4, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_Conv", "group 3");
+  Node plain = MakeNode("Conv");
+  ExpectErrorNaming(PrepareOnly(plain, {F({1, 4, 3, 3}, x), F({4, 4, 3, 3}, w), F({3}, {1, 2, 3})},
+                                {Out({1, 4, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_Conv", "bias");
+  ExpectErrorNaming(PrepareOnly(plain, {F({1, 4, 3, 3}, x), F({4, 4, 3, 3}, w)}, {Out({1, 4, 2, 2})}),
+                    StatusCode::kInvalidArgument, "n_Conv", "output");
+  ExpectErrorNaming(PrepareOnly(plain, {F({1, 2, 3, 3}, Random(18, 3)), F({4, 4, 3, 3}, w)},
+                                {Out({1, 4, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_Conv", "channels");
+  Node bad_pad = MakeNode("Conv", {{"auto_pad", std::string("SAME")}});
+  ExpectErrorNaming(PrepareOnly(bad_pad, {F({1, 4, 3, 3}, x), F({4, 4, 3, 3}, w)}, {Out({1, 4, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_Conv", "auto_pad");
+  In half{{DataType::kF16, {1, 4, 3, 3}}, {}, {}, false};
+  In half_w{{DataType::kF16, {4, 4, 3, 3}}, {}, {}, true};
+  ExpectErrorNaming(PrepareOnly(plain, {half, half_w}, {Out({1, 4, 1, 1}, DataType::kF16)}),
+                    StatusCode::kUnimplemented, "n_Conv", "f16");
+}
+
+// --------------------------------------------------------------------- pools
+
+TEST(ReferencePool, MaxPoolHandComputed) {
+  Ints x16(16);
+  Floats f16v(16);
+  std::iota(f16v.begin(), f16v.end(), 1.0f);  // 1..16, row major 4x4
+  Node m = MakeNode("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  ExpectNear(Run1(m, {F({1, 1, 4, 4}, f16v)}, Out({1, 1, 2, 2})), {6, 8, 14, 16}, 0);
+  // Negative input with padding: padding never wins. Windows start at -1, 1:
+  // y00 = -1; y01 = max(-2,-3) = -2; y10 = max(-4,-7) = -4; y11 = max(-5,-6,-8,-9) = -5.
+  Floats neg(9);
+  for (int i = 0; i < 9; ++i) neg[static_cast<size_t>(i)] = -(i + 1.0f);
+  Node padded = MakeNode("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}},
+                                     {"pads", Ints{1, 1, 1, 1}}});
+  ExpectNear(Run1(padded, {F({1, 1, 3, 3}, neg)}, Out({1, 1, 2, 2})), {-1, -2, -4, -5}, 0);
+}
+
+TEST(ReferencePool, MaxPoolCeilModeAndIntegers) {
+  // 5x5 = 1..25, kernel 2 stride 2, ceil_mode: out 3 (last window holds one
+  // column/row): y = [[7,9,10],[17,19,20],[22,24,25]].
+  Floats x(25);
+  std::iota(x.begin(), x.end(), 1.0f);
+  Node m = MakeNode("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}},
+                                {"ceil_mode", int64_t{1}}});
+  ExpectNear(Run1(m, {F({1, 1, 5, 5}, x)}, Out({1, 1, 3, 3})), {7, 9, 10, 17, 19, 20, 22, 24, 25}, 0);
+  Node m1 = MakeNode("MaxPool", {{"kernel_shape", Ints{3}}, {"strides", Ints{2}}});
+  // windows [5,-3,2] [2,8,-1] -> 5, 8
+  ExpectNear(Run1(m1, {I32({1, 1, 5}, {5, -3, 2, 8, -1})}, Out({1, 1, 2}, DataType::kI32)), {5, 8}, 0);
+}
+
+// MaxPool's Indices output: tests/kernels/max_pool_indices_test.cc.
+
+TEST(ReferencePool, AveragePoolPaddingRules) {
+  // 3x3 = 1..9, kernel 2, stride 2, pads 1: windows
+  // y00 {1}, y01 {2,3}, y10 {4,7}, y11 {5,6,8,9}.
+  // exclude pad: 1, 2.5, 5.5, 7; include pad (divide by 4): 0.25, 1.25, 2.75, 7.
+  for (int64_t include : {0, 1}) {
+    Node a = MakeNode("AveragePool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}},
+                                      {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", include}});
+    const std::vector<double> want =
+        include ? std::vector<double>{0.25, 1.25, 2.75, 7} : std::vector<double>{1, 2.5, 5.5, 7};
+    ExpectNear(Run1(a, {F({1, 1, 3, 3}, kX3x3)}, Out({1, 1, 2, 2})), want, 1e-7);
+  }
+  // ceil_mode overhang never counts: [1..5], kernel 2 stride 2, ceil: windows
+  // {1,2} {3,4} {5} -> 1.5, 3.5, 5 even with count_include_pad.
+  Node c = MakeNode("AveragePool", {{"kernel_shape", Ints{1, 2}}, {"strides", Ints{1, 2}},
+                                    {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}});
+  ExpectNear(Run1(c, {F({1, 1, 1, 5}, {1, 2, 3, 4, 5})}, Out({1, 1, 1, 3})), {1.5, 3.5, 5}, 1e-7);
+}
+
+TEST(ReferencePool, GlobalPools) {
+  // channel 0 = [1,2,3,4] -> avg 2.5, max 4; channel 1 = [-1,-5,2,-3] -> avg -1.75, max 2
+  const Floats x = {1, 2, 3, 4, -1, -5, 2, -3};
+  ExpectNear(Run1(MakeNode("GlobalAveragePool"), {F({1, 2, 2, 2}, x)}, Out({1, 2, 1, 1})),
+             {2.5, -1.75}, 1e-7);
+  ExpectNear(Run1(MakeNode("GlobalMaxPool"), {F({1, 2, 2, 2}, x)}, Out({1, 2, 1, 1})), {4, 2}, 0);
+}
+
+TEST(ReferencePool, BadAttributesNameTheNode) {
+  Node m = MakeNode("MaxPool", {{"kernel_shape", Ints{2}}});
+  ExpectErrorNaming(PrepareOnly(m, {F({1, 1, 3, 3}, kX3x3)}, {Out({1, 1, 2, 2})}),
+                    StatusCode::kInvalidArgument, "n_MaxPool", "kernel_shape");
+  Node s = MakeNode("AveragePool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{0, 1}}});
+  ExpectErrorNaming(PrepareOnly(s, {F({1, 1, 3, 3}, kX3x3)}, {Out({1, 1, 2, 2})}),
+                    StatusCode::kInvalidArgument, "n_AveragePool", "positive");
+  Node p = MakeNode("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{2, 0, 0, 0}}});
+  ExpectErrorNaming(PrepareOnly(p, {F({1, 1, 3, 3}, kX3x3)}, {Out({1, 1, 4, 2})}),
+                    StatusCode::kInvalidArgument, "n_MaxPool", "pads");
+}
+
+// ---------------------------------------------------------------- Gemm/MatMul
+
+// A = [[1,2,3],[4,5,6]], B = [[1,0],[0,1],[1,1]]: AB = [[4,5],[10,11]].
+const Floats kA = {1, 2, 3, 4, 5, 6}, kAt = {1, 4, 2, 5, 3, 6};
+const Floats kB = {1, 0, 0, 1, 1, 1}, kBt = {1, 0, 1, 0, 1, 1};
+
+TEST(ReferenceGemm, AllTransposeCombinations) {
+  // alpha 2, beta 0.5, C [M,1] = [10, 20]: [[8+5, 10+5], [20+10, 22+10]].
+  const std::vector<double> want = {13, 15, 30, 32};
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      Node g = MakeNode("Gemm", {{"transA", ta}, {"transB", tb}, {"alpha", 2.0f}, {"beta", 0.5f}});
+      ExpectNear(Run1(g, {F(ta ? Ints{3, 2} : Ints{2, 3}, ta ? kAt : kA),
+                          F(tb ? Ints{2, 3} : Ints{3, 2}, tb ? kBt : kB, true),
+                          F({2, 1}, {10, 20}, true)},
+                      Out({2, 2})),
+                 want, 1e-6);
+    }
+}
+
+TEST(ReferenceGemm, CBroadcastKindsAndActivation) {
+  Node g = MakeNode("Gemm");
+  // scalar 1: [[5,6],[11,12]]; row [1,2]: [[5,7],[11,13]]; full.
+  ExpectNear(Run1(g, {F({2, 3}, kA), F({3, 2}, kB), F({1}, {1})}, Out({2, 2})), {5, 6, 11, 12}, 0);
+  ExpectNear(Run1(g, {F({2, 3}, kA), F({3, 2}, kB), F({2}, {1, 2})}, Out({2, 2})), {5, 7, 11, 13}, 0);
+  ExpectNear(Run1(g, {F({2, 3}, kA), F({3, 2}, kB), F({1, 2}, {1, 2})}, Out({2, 2})), {5, 7, 11, 13}, 0);
+  ExpectNear(Run1(g, {F({2, 3}, kA), F({3, 2}, kB), F({2, 2}, {-4, 0, 0, -20})}, Out({2, 2})),
+             {0, 5, 10, -9}, 0);
+  // Clip [4.5, 10.5] after the bias: [[4.5,5],[10,10.5]]
+  Node clip = MakeNode("Gemm", {{"activation", std::string("Clip")}, {"activation_min", 4.5f},
+                                {"activation_max", 10.5f}});
+  ExpectNear(Run1(clip, {F({2, 3}, kA), F({3, 2}, kB)}, Out({2, 2})), {4.5, 5, 10, 10.5}, 0);
+}
+
+TEST(ReferenceGemm, BadShapesNameTheNode) {
+  Node g = MakeNode("Gemm");
+  ExpectErrorNaming(PrepareOnly(g, {F({2, 3}, kA), F({2, 3}, kB)}, {Out({2, 3})}),
+                    StatusCode::kInvalidArgument, "n_Gemm", "inner dimensions");
+  ExpectErrorNaming(PrepareOnly(g, {F({2, 3}, kA), F({3, 2}, kB), F({3}, {1, 2, 3})}, {Out({2, 2})}),
+                    StatusCode::kInvalidArgument, "n_Gemm", "broadcast");
+}
+
+TEST(ReferenceMatMul, HandComputedAndVectors) {
+  Node mm = MakeNode("MatMul");
+  ExpectNear(Run1(mm, {F({2, 3}, kA), F({3, 2}, kB)}, Out({2, 2})), {4, 5, 10, 11}, 0);
+  // [1,2,3] . [4,5,6] = 4 + 10 + 18 = 32, a scalar.
+  ExpectNear(Run1(mm, {F({3}, {1, 2, 3}), F({3}, {4, 5, 6})}, Out({})), {32}, 0);
+  // [1,2,3] x B = [1+3, 2+3]; A x [1,1] = [6, 15]
+  ExpectNear(Run1(mm, {F({3}, {1, 2, 3}), F({3, 2}, kB)}, Out({2})), {4, 5}, 0);
+  ExpectNear(Run1(mm, {F({2, 3}, kA), F({3}, {1, 1, 1})}, Out({2})), {6, 15}, 0);
+  Node bad = MakeNode("MatMul");
+  ExpectErrorNaming(PrepareOnly(bad, {F({2, 2, 3}, Random(12, 1)), F({3, 3, 2}, Random(18, 2))},
+                                {Out({3, 2, 2})}),
+                    StatusCode::kInvalidArgument, "n_MatMul", "batch");
+}
+
+TEST(ReferenceMatMul, BroadcastBatchesMatchNaiveIndexing) {
+  // A [2,1,4,5] x B [1,3,5,6] -> [2,3,4,6]: batch (i, j) reads A[i,0] and B[0,j].
+  const Floats a = Random(2 * 4 * 5, 21), b = Random(3 * 5 * 6, 22);
+  std::vector<double> want;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 6; ++c) {
+          double acc = 0;
+          for (int k = 0; k < 5; ++k)
+            acc += static_cast<double>(a[static_cast<size_t>(i * 20 + r * 5 + k)]) *
+                   b[static_cast<size_t>(j * 30 + k * 6 + c)];
+          want.push_back(acc);
+        }
+  Node mm = MakeNode("MatMul");
+  std::vector<In> inputs = {F({2, 1, 4, 5}, a), F({1, 3, 5, 6}, b)};
+  ExpectNear(Run1(mm, inputs, Out({2, 3, 4, 6})), want, 1e-6);
+  Bound bound = Bind(mm, 17, inputs, {Out({2, 3, 4, 6})});
+  StatusOr<MatMulParams> p = ParseMatMul(bound.args);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->a_offsets, (Ints{0, 0, 0, 20, 20, 20}));
+  EXPECT_EQ(p->b_offsets, (Ints{0, 30, 60, 0, 30, 60}));
+}
+
+// ------------------------------------------------------------ normalizations
+
+TEST(ReferenceNorm, BatchNormHandComputed) {
+  // scale 2, B 1, mean 1, var 15, eps 1: y = 2 (x - 1) / 4 + 1 = (x + 1) / 2.
+  // channel 1: scale 1, B 0, mean 0, var 3, eps 1: y = x / 2.
+  Node bn = MakeNode("BatchNormalization", {{"epsilon", 1.0f}});
+  ExpectNear(Run1(bn, {F({1, 2, 2}, {3, 5, 4, -6}), F({2}, {2, 1}), F({2}, {1, 0}), F({2}, {1, 0}),
+                       F({2}, {15, 3})},
+                  Out({1, 2, 2}), 15),
+             {2, 3, 2, -3}, 1e-7);
+  Node train = MakeNode("BatchNormalization", {{"training_mode", int64_t{1}}});
+  EXPECT_EQ(PrepareOnly(train, {F({1, 2}, {1, 2}), F({2}, {1, 1}), F({2}, {0, 0}), F({2}, {0, 0}),
+                                F({2}, {1, 1})},
+                        {Out({1, 2})}, 15)
+                .code(),
+            StatusCode::kUnimplemented);
+}
+
+TEST(ReferenceNorm, LayerNormHandComputedWithStatistics) {
+  // row [1,2,3,4]: mean 2.5, variance (2.25+0.25+0.25+2.25)/4 = 1.25,
+  // inv_std = 1/sqrt(1.25) = 0.8944272; normalized [-1.5,-.5,.5,1.5] * 0.8944272
+  // = [-1.3416408, -0.4472136, 0.4472136, 1.3416408]; scale [1,1,2,2] and
+  // bias [0,0,0,1] -> [-1.3416408, -0.4472136, 0.8944272, 3.6832816].
+  Node ln = MakeNode("LayerNormalization", {{"epsilon", 0.0f}});
+  auto r = RunReference(ln, 17, {F({1, 4}, {1, 2, 3, 4}), F({4}, {1, 1, 2, 2}), F({4}, {0, 0, 0, 1})},
+                        {Out({1, 4}), Out({1, 1}), Out({1, 1})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ExpectNear((*r)[0], {-1.3416408, -0.4472136, 0.8944272, 3.6832816}, 1e-6);
+  ExpectNear((*r)[1], {2.5}, 1e-7);
+  ExpectNear((*r)[2], {0.8944272}, 1e-6);
+}
+
+TEST(ReferenceNorm, LayerNormRowsHaveZeroMeanUnitVariance) {
+  // axis 1 of [3,4,5]: each of the 3 rows of 20 elements normalizes to mean 0,
+  // variance 1 (eps 1e-6 against a variance ~ 1/3 changes it by ~3e-6).
+  const Floats x = Random(60, 31, -3.0f, 3.0f);
+  Node ln = MakeNode("LayerNormalization", {{"axis", int64_t{1}}, {"epsilon", 1e-6f}});
+  const auto y = Run1(ln, {F({3, 4, 5}, x), F({4, 5}, Floats(20, 1.0f))}, Out({3, 4, 5}));
+  ASSERT_EQ(y.size(), 60u);
+  for (int row = 0; row < 3; ++row) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 20; ++i) mean += y[static_cast<size_t>(row * 20 + i)] / 20;
+    for (int i = 0; i < 20; ++i) var += std::pow(y[static_cast<size_t>(row * 20 + i)] - mean, 2) / 20;
+    EXPECT_NEAR(mean, 0.0, 1e-6);
+    EXPECT_NEAR(var, 1.0, 1e-4);
+  }
+  // Broadcast scale [1,5] against normalized [4,5]: y = scale[i % 5] * norm.
+  const Floats s = Random(5, 32);
+  const auto ys = Run1(ln, {F({3, 4, 5}, x), F({1, 5}, s)}, Out({3, 4, 5}));
+  for (size_t i = 0; i < 60; ++i) EXPECT_NEAR(ys[i], y[i] * s[i % 5], 1e-5);
+  Node bad = MakeNode("LayerNormalization", {{"axis", int64_t{3}}});
+  ExpectErrorNaming(PrepareOnly(bad, {F({3, 4, 5}, x), F({5}, s)}, {Out({3, 4, 5})}),
+                    StatusCode::kInvalidArgument, "n_LayerNormalization", "axis 3");
+}
+
+TEST(ReferenceSoftmax, HandComputedAndStable) {
+  // [1,2,3]: exp(-2), exp(-1), 1 = 0.1353353, 0.3678794, 1; sum 1.5032147
+  // -> 0.0900306, 0.2447285, 0.6652410. [1000,1001] -> 1/(1+e), e/(1+e).
+  Node sm = MakeNode("Softmax");
+  ExpectNear(Run1(sm, {F({1, 3}, {1, 2, 3})}, Out({1, 3})), {0.0900306, 0.2447285, 0.6652410}, 1e-6);
+  ExpectNear(Run1(sm, {F({2}, {1000, 1001})}, Out({2})), {0.2689414, 0.7310586}, 1e-6);
+}
+
+TEST(ReferenceSoftmax, OpsetSemanticsDiffer) {
+  // [2,3,4], axis 1: opset 13 normalizes each of 2*4 columns of 3 elements;
+  // opset 11 normalizes each of 2 blocks of 12 elements.
+  const Floats x = Random(24, 41, -2.0f, 2.0f);
+  Node sm = MakeNode("Softmax", {{"axis", int64_t{1}}});
+  const auto y13 = Run1(sm, {F({2, 3, 4}, x)}, Out({2, 3, 4}), 13);
+  const auto y11 = Run1(sm, {F({2, 3, 4}, x)}, Out({2, 3, 4}), 11);
+  for (int b = 0; b < 2; ++b) {
+    double block = 0;
+    for (int i = 0; i < 12; ++i) block += y11[static_cast<size_t>(b * 12 + i)];
+    EXPECT_NEAR(block, 1.0, 1e-6);
+    for (int col = 0; col < 4; ++col) {
+      double sum = 0;
+      for (int a = 0; a < 3; ++a) sum += y13[static_cast<size_t>(b * 12 + a * 4 + col)];
+      EXPECT_NEAR(sum, 1.0, 1e-6);
+    }
+  }
+  // Independent check of one opset-13 element: exp(x0) / sum over the column.
+  const double d = std::exp(x[0]) + std::exp(x[4]) + std::exp(x[8]);
+  EXPECT_NEAR(y13[0], std::exp(x[0]) / d, 1e-6);
+  Node bad = MakeNode("Softmax", {{"axis", int64_t{3}}});
+  ExpectErrorNaming(PrepareOnly(bad, {F({2, 3, 4}, x)}, {Out({2, 3, 4})}, 13),
+                    StatusCode::kInvalidArgument, "n_Softmax", "axis 3");
+}
+
+// ---------------------------------------------------------------- reductions
+
+TEST(ReferenceReduce, HandComputed) {
+  const Floats x = {1, 2, 3, 4, 5, 6};  // [[1,2,3],[4,5,6]]
+  // sum over axis 0: [5,7,9]; mean over axis 1: [2,5]; max over all: 6.
+  ExpectNear(Run1(MakeNode("ReduceSum", {{"keepdims", int64_t{0}}}), {F({2, 3}, x), I64({1}, {0})},
+                  Out({3}), 13),
+             {5, 7, 9}, 0);
+  ExpectNear(Run1(MakeNode("ReduceMean", {{"axes", Ints{1}}}), {F({2, 3}, x)}, Out({2, 1}), 13),
+             {2, 5}, 0);
+  ExpectNear(Run1(MakeNode("ReduceMax", {{"keepdims", int64_t{0}}}), {F({2, 3}, x)}, Out({}), 13),
+             {6}, 0);
+  // noop_with_empty_axes copies; integer sum over axis 1 of [[1,-2],[3,4]] = [-1, 7].
+  ExpectNear(Run1(MakeNode("ReduceSum", {{"noop_with_empty_axes", int64_t{1}}}), {F({2, 3}, x)},
+                  Out({2, 3}), 13),
+             {1, 2, 3, 4, 5, 6}, 0);
+  ExpectNear(Run1(MakeNode("ReduceSum"), {I64({2, 2}, {1, -2, 3, 4}, false), I64({1}, {1})},
+                  Out({2, 1}, DataType::kI64), 13),
+             {-1, 7}, 0);
+}
+
+TEST(ReferenceReduce, NonContiguousAxesMatchNaiveLoop) {
+  // [2,3,4] over axes {0,2} -> [1,3,1]: out[j] = sum_{i,k} x[i][j][k].
+  const Floats x = Random(24, 51);
+  std::vector<double> want(3, 0.0);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) want[static_cast<size_t>(j)] += x[static_cast<size_t>(i * 12 + j * 4 + k)];
+  ExpectNear(Run1(MakeNode("ReduceSum"), {F({2, 3, 4}, x), I64({2}, {2, 0})}, Out({1, 3, 1}), 13),
+             want, 1e-6);
+  for (double& w : want) w /= 8;
+  ExpectNear(Run1(MakeNode("ReduceMean", {{"axes", Ints{0, -1}}}), {F({2, 3, 4}, x)}, Out({1, 3, 1}), 13),
+             want, 1e-6);
+}
+
+TEST(ReferenceReduce, BadAxesNameTheNode) {
+  const Floats x = Random(6, 3);
+  ExpectErrorNaming(PrepareOnly(MakeNode("ReduceMean", {{"axes", Ints{2}}}), {F({2, 3}, x)}, {Out({2, 3})}),
+                    StatusCode::kInvalidArgument, "n_ReduceMean", "axis 2");
+  ExpectErrorNaming(PrepareOnly(MakeNode("ReduceMax", {{"axes", Ints{1, -1}}}), {F({2, 3}, x)}, {Out({2, 1})}),
+                    StatusCode::kInvalidArgument, "n_ReduceMax", "repeat");
+  // Axes computed at run time: the output shape is not static.
+  ExpectErrorNaming(PrepareOnly(MakeNode("ReduceSum"), {F({2, 3}, x), I64({1}, {1}, false)},
+                                {Out({2, 1})}, 13),
+                    StatusCode::kUnimplemented, "n_ReduceSum", "constant");
+  ExpectErrorNaming(PrepareOnly(MakeNode("ReduceSum"), {F({2, 3}, x), Missing()}, {Out({2, 1})}, 13),
+                    StatusCode::kInvalidArgument, "n_ReduceSum", "output");
+}
+
+// ------------------------------------------------- ONNX backend node cases
+
+namespace fs = std::filesystem;
+
+StatusOr<TensorAttr> ReadPb(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return NotFound("cannot open " + path.string());
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(std::string(std::istreambuf_iterator<char>(file), {})))
+    return DataLoss("cannot parse " + path.string());
+  return onnx_import::TensorReader("").Read(proto, path.filename().string());
+}
+
+In ToIn(const TensorAttr& t, bool constant) {
+  In in{{t.dtype, t.dims}, {}, {}, constant};
+  const auto n = static_cast<size_t>(in.desc.elements());
+  for (size_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case DataType::kF32: in.f.push_back(t.data.as<float>()[i]); break;
+      case DataType::kI64: in.ints.push_back(t.data.as<int64_t>()[i]); break;
+      case DataType::kI32: in.ints.push_back(t.data.as<int32_t>()[i]); break;
+      case DataType::kU8: in.ints.push_back(t.data.as<uint8_t>()[i]); break;
+      default: break;
+    }
+  }
+  return in;
+}
+
+// The libonnx-testdata node cases of the compute ops, found by prefix; the
+// excluded ones need what the reference kernels leave Unimplemented.
+std::vector<std::string> OnnxComputeCases() {
+  std::vector<std::string> names;
+  const fs::path root = fs::path(BRAID_ONNX_TESTDATA_DIR) / "node";
+  if (!fs::exists(root)) return names;
+  const char* const prefixes[] = {"test_conv_", "test_basic_conv_", "test_maxpool_", "test_averagepool_",
+                                  "test_globalaveragepool", "test_globalmaxpool", "test_gemm_",
+                                  "test_matmul_", "test_batchnorm_", "test_layer_normalization_",
+                                  "test_softmax_", "test_reduce_sum_", "test_reduce_mean_",
+                                  "test_reduce_max_"};
+  const char* const excluded[] = {"expanded", "training_mode", "with_argmax", "reduce_sum_square"};
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    bool match = false;
+    for (const char* p : prefixes) match = match || name.rfind(p, 0) == 0;
+    for (const char* e : excluded) match = match && name.find(e) == std::string::npos;
+    if (match) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class ReferenceOnnxComputeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReferenceOnnxComputeTest, MatchesExpectedOutputs) {
+  const fs::path dir = fs::path(BRAID_ONNX_TESTDATA_DIR) / "node" / GetParam();
+  StatusOr<Graph> graph = ImportOnnxFile((dir / "model.onnx").string());
+  if (!graph.ok() && graph.status().message().find("older than braid supports") != std::string::npos)
+    GTEST_SKIP() << graph.status().ToString();  // opset-1 models (global pools)
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_EQ(graph->num_nodes(), 1);
+  const Node& node = graph->node(0);
+  std::vector<In> inputs;
+  for (ValueId id : node.inputs) {
+    if (id == kNoValue) {
+      inputs.push_back(Missing());
+      continue;
+    }
+    const Value& v = graph->value(id);
+    const auto pos = std::find(graph->inputs().begin(), graph->inputs().end(), id);
+    StatusOr<TensorAttr> t =
+        v.constant ? StatusOr<TensorAttr>(TensorAttr{v.dtype, *StaticExtents(v.shape), *v.constant})
+                   : ReadPb(dir / "test_data_set_0" /
+                            ("input_" + std::to_string(pos - graph->inputs().begin()) + ".pb"));
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    // Integer inputs after the first (axes) are initializers in real models.
+    inputs.push_back(ToIn(*t, v.constant || (!inputs.empty() && t->dtype == DataType::kI64)));
+  }
+  std::vector<TensorAttr> expected;
+  std::vector<TensorDesc> outputs;
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    StatusOr<TensorAttr> t = ReadPb(dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb"));
+    if (!t.ok()) break;
+    outputs.push_back({t->dtype, t->dims});
+    expected.push_back(std::move(*t));
+  }
+  auto got = RunReference(node, graph->opset(), inputs, outputs);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  for (size_t o = 0; o < expected.size(); ++o) {
+    const In want = ToIn(expected[o], false);
+    std::vector<double> w(want.f.begin(), want.f.end());
+    if (w.empty()) w.assign(want.ints.begin(), want.ints.end());
+    SCOPED_TRACE("output " + std::to_string(o));
+    ExpectNear((*got)[o], w, 1e-5);  // the test data is computed in float
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ReferenceOnnxComputeTest, ::testing::ValuesIn(OnnxComputeCases()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,127 @@
+// Built-in models through Session::Open (oneDNN / CPU / reference kernels as
+// the registry chooses) against a session with only the reference kernels,
+// on seeded random non-zero inputs. Error measure: max |a - b| over the
+// output divided by max |b| (the reference's largest magnitude); tolerance
+// 1e-4. Batch 1, then batch 3 on the same Session (re-plan), whose first
+// image is the batch-1 image, so row 0 must match the batch-1 reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_device.h"
+#include "runtime/model_loader.h"
+#include "runtime/session_internal.h"
+
+namespace braid {
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+std::vector<float> RandomNonZero(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> magnitude(0.05f, 1.0f);
+  std::bernoulli_distribution negative(0.5);
+  std::vector<float> v(n);
+  for (float& x : v) x = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  return v;
+}
+
+std::unique_ptr<Session> ReferenceSession(const std::string& model) {
+  StatusOr<Graph> graph = LoadGraphForExecution(model);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  if (!graph.ok()) return nullptr;
+  auto registry = std::make_shared<KernelRegistry>();
+  RegisterReferenceKernels(*registry);
+  SessionOptions options;
+  options.num_threads = 1;
+  StatusOr<std::unique_ptr<Session>> s =
+      CreateSession(std::move(*graph), options, std::move(registry), CreateCpuDevice());
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// Runs `session` on `input` of batch n; returns the single output's values.
+std::vector<float> RunOnce(Session& session, const std::vector<float>& input,
+                           std::vector<int64_t> dims) {
+  const TensorInfo& in = session.inputs().at(0);
+  Status s = session.SetInput(in.name, Tensor::Borrow(DataType::kF32, dims,
+                                                      const_cast<float*>(input.data())));
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  s = session.Run();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (!s.ok()) return {};
+  StatusOr<Tensor> out = session.GetOutput(session.outputs().at(0).name);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->dims().at(0), dims[0]);
+  return std::vector<float>(out->data<float>(), out->data<float>() + out->elements());
+}
+
+double RelativeError(std::span<const float> got, std::span<const float> want) {
+  double max_diff = 0, max_ref = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>(got[i]) - want[i]));
+    max_ref = std::max(max_ref, std::fabs(static_cast<double>(want[i])));
+  }
+  return max_diff / std::max(max_ref, 1e-30);
+}
+
+class BuiltinModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BuiltinModel, MatchesReferenceKernelsAcrossBatchChange) {
+  const std::string model = "builtin:" + GetParam();
+  SessionOptions options;
+  options.num_threads = 2;
+  StatusOr<std::unique_ptr<Session>> opened = Session::Open(model, options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Session& session = **opened;
+  std::unique_ptr<Session> reference = ReferenceSession(model);
+  ASSERT_NE(reference, nullptr);
+
+  ASSERT_EQ(session.inputs().size(), 1u);
+  std::vector<int64_t> dims = session.inputs()[0].dims;
+  ASSERT_EQ(dims[0], -1) << "batch should be symbolic";
+  dims[0] = 1;
+  int64_t per_image = 1;
+  for (size_t i = 1; i < dims.size(); ++i) per_image *= dims[i];
+  std::vector<float> batch3 = RandomNonZero(static_cast<size_t>(3 * per_image), 42);
+  std::vector<float> image(batch3.begin(), batch3.begin() + per_image);
+
+  std::vector<float> want = RunOnce(*reference, image, dims);
+  ASSERT_FALSE(want.empty());
+  std::vector<float> got1 = RunOnce(session, image, dims);
+  ASSERT_EQ(got1.size(), want.size());
+  EXPECT_LE(RelativeError(got1, want), kTolerance) << "batch 1";
+  const size_t peak1 = session.planned_peak_bytes();
+  EXPECT_GT(peak1, 0u);
+
+  dims[0] = 3;
+  std::vector<float> got3 = RunOnce(session, batch3, dims);
+  ASSERT_EQ(got3.size(), 3 * want.size());
+  EXPECT_LE(RelativeError(std::span<const float>(got3).first(want.size()), want), kTolerance)
+      << "batch 3, image 0";
+  EXPECT_GT(session.planned_peak_bytes(), peak1);
+  // Images 1 and 2 differ from image 0, so their outputs must too.
+  EXPECT_GT(RelativeError(std::span<const float>(got3).subspan(want.size(), want.size()), want),
+            kTolerance);
+
+  // Every node is placed on the CPU; fallbacks carry their reason.
+  std::vector<NodePlacement> placements = session.placements();
+  ASSERT_FALSE(placements.empty());
+  for (const NodePlacement& p : placements) {
+    EXPECT_EQ(p.device, "cpu");
+    EXPECT_FALSE(p.implementation.empty()) << p.node;
+    EXPECT_EQ(p.fallback, !p.reason.empty()) << p.node;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BuiltinModel,
+                         ::testing::Values("tiny_cnn", "squeezenet1_1", "mobilenet_v2",
+                                           "resnet18", "vit_tiny"));
+
+}  // namespace
+}  // namespace braid

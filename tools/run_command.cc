@@ -1,0 +1,469 @@
+// braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--threads T]
+//   [--iterations N] [--warmup W] [--seed S] [--batch B] [--json]
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <random>
+#include <thread>
+#include <type_traits>
+
+#include "braid/braid.h"
+#include "tools/commands.h"
+#include "tools/npy.h"
+
+namespace braid::cli {
+namespace {
+
+constexpr char kRunHelp[] =
+    "Usage: braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR]\n"
+    "                 [--threads T] [--iterations N] [--warmup W] [--seed S]\n"
+    "                 [--batch B] [--device cpu] [--json]\n"
+    "\n"
+    "Opens MODEL in a Session (CPU), runs it W times untimed and N times\n"
+    "timed, and prints the latency (min/median/p90), the planned peak memory\n"
+    "of intermediate tensors, where every node ran (counts per\n"
+    "implementation and every fallback with its reason) and per output its\n"
+    "shape, min/max/mean and first values.\n"
+    "\n"
+    "  MODEL                a .onnx file, a .braid file, or builtin:NAME\n"
+    "  --input NAME=FILE    feed input NAME from a .npy file (repeatable);\n"
+    "                       inputs not given are random: f32/f16 uniform in\n"
+    "                       [-1,1), integers in [0,4), bool 0/1\n"
+    "  --seed S             seed of the random inputs (default 1)\n"
+    "  --batch B            extent of symbolic dimensions of random inputs\n"
+    "                       (default 1)\n"
+    "  --threads T          intra-op threads (default 0: all cores)\n"
+    "  --iterations N       timed runs (default 10)\n"
+    "  --warmup W           untimed runs first (default 2; the first run plans\n"
+    "                       and allocates)\n"
+    "  --output-dir DIR     write each output as DIR/NAME.npy\n"
+    "  --device D           cpu only for now (also --devices D,...)\n"
+    "  --json               print {\"latency_ms\":{\"min\",\"median\",\"p90\"},\n"
+    "                       \"iterations\",\"threads\",\"seed\",\"peak_bytes\",\n"
+    "                       \"placements\":{IMPL:COUNT},\"fallbacks\":[{\"node\",\n"
+    "                       \"op\",\"implementation\",\"reason\"}],\"outputs\":[{\"name\",\n"
+    "                       \"shape\",\"dtype\",\"min\",\"max\",\"mean\"}]} instead\n"
+    "\n"
+    "Exit status: 0 success, 1 the run failed or an output could not be\n"
+    "written, 2 bad arguments, bad model or bad input.\n";
+
+constexpr int kShownValues = 5;
+
+struct RunFlags {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, file
+  std::string output_dir;
+  int threads = 0;
+  int iterations = 10;
+  int warmup = 2;
+  uint64_t seed = 1;
+  int64_t batch = 1;
+  bool json = false;
+};
+
+StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& text,
+                           int64_t min_value) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    return InvalidArgument(flag + " expects an integer, got '" + text + "'");
+  if (v < min_value)
+    return InvalidArgument(std::string(flag).append(" must be >= ")
+                               .append(std::to_string(min_value)));
+  return v;
+}
+
+StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
+  RunFlags f;
+  f.json = scan.Flag("--json");
+  while (true) {
+    ASSIGN_OR_RETURN(std::optional<std::string> in, scan.Value("--input"));
+    if (!in) break;
+    const size_t eq = in->find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == in->size())
+      return InvalidArgument("--input expects NAME=FILE.npy, got '" + *in + "'");
+    f.inputs.emplace_back(in->substr(0, eq), in->substr(eq + 1));
+  }
+  for (size_t i = 0; i < f.inputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (f.inputs[i].first == f.inputs[j].first)
+        return InvalidArgument("--input " + f.inputs[i].first + " given twice");
+  for (const char* flag : {"--device", "--devices"}) {
+    ASSIGN_OR_RETURN(std::optional<std::string> d, scan.Value(flag));
+    if (!d) continue;
+    size_t start = 0;
+    while (start <= d->size()) {
+      const size_t comma = std::min(d->find(',', start), d->size());
+      const std::string one = d->substr(start, comma - start);
+      if (one != "cpu")
+        return InvalidArgument(std::string(flag).append(" '").append(one).append(
+            "': braid run supports only the cpu device so far (cuda and vgpu "
+            "backends are not built into this runner)"));
+      start = comma + 1;
+    }
+  }
+  auto int_flag = [&](const char* name, int64_t min_value,
+                      auto& target) -> Status {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value(name));
+    if (!v) return Status::Ok();
+    ASSIGN_OR_RETURN(int64_t parsed, ParseInt(name, *v, min_value));
+    if (parsed > std::numeric_limits<int32_t>::max())
+      return InvalidArgument(std::string(name).append(" is too large"));
+    target = static_cast<std::remove_reference_t<decltype(target)>>(parsed);
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(int_flag("--threads", 0, f.threads));
+  RETURN_IF_ERROR(int_flag("--iterations", 1, f.iterations));
+  RETURN_IF_ERROR(int_flag("--warmup", 0, f.warmup));
+  RETURN_IF_ERROR(int_flag("--batch", 1, f.batch));
+  {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value("--seed"));
+    if (v) {
+      ASSIGN_OR_RETURN(int64_t s, ParseInt("--seed", *v, 0));
+      f.seed = static_cast<uint64_t>(s);
+    }
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> dir, scan.Value("--output-dir"));
+  if (dir) f.output_dir = *dir;
+  ASSIGN_OR_RETURN(std::vector<std::string> pos, scan.Positionals());
+  if (pos.size() != 1) return InvalidArgument("expected one MODEL (see --help)");
+  f.model = pos[0];
+  return f;
+}
+
+std::string DimsToString(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s.append(i ? "," : "").append(std::to_string(dims[i]));
+  return s + "]";
+}
+
+// An input's data: read from a .npy file or generated.
+struct InputData {
+  std::string name;
+  std::string source;  // "FILE.npy" or "random"
+  npy::Array array;
+};
+
+// Matches a .npy array against what the model expects (symbolic dims accept
+// any extent).
+Status CheckAgainst(const TensorInfo& info, const npy::Array& a,
+                    const std::string& file) {
+  if (a.dtype != info.dtype)
+    return InvalidArgument(std::string(file).append(": dtype ")
+                               .append(DataTypeName(a.dtype))
+                               .append(", model expects ")
+                               .append(info.ToString()));
+  bool match = a.dims.size() == info.dims.size();
+  for (size_t i = 0; match && i < a.dims.size(); ++i)
+    match = info.dims[i] < 0 || info.dims[i] == a.dims[i];
+  if (!match)
+    return InvalidArgument(std::string(file).append(": shape ")
+                               .append(DimsToString(a.dims))
+                               .append(", model expects ")
+                               .append(info.ToString()));
+  return Status::Ok();
+}
+
+npy::Array RandomInput(const TensorInfo& info, int64_t batch,
+                       std::mt19937_64& rng) {
+  npy::Array a;
+  a.dtype = info.dtype;
+  for (int64_t d : info.dims) a.dims.push_back(d < 0 ? batch : d);
+  const auto n = static_cast<size_t>(a.elements());
+  a.data.resize(n * DataTypeSize(a.dtype));
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 3);
+  for (size_t i = 0; i < n; ++i) {
+    void* p = a.data.data() + i * DataTypeSize(a.dtype);
+    switch (a.dtype) {
+      case DataType::kF32: *static_cast<float*>(p) = real(rng); break;
+      case DataType::kF16: *static_cast<uint16_t*>(p) = npy::FloatToHalf(real(rng)); break;
+      case DataType::kI64: *static_cast<int64_t*>(p) = small(rng); break;
+      case DataType::kI32: *static_cast<int32_t*>(p) = small(rng); break;
+      case DataType::kI8: *static_cast<int8_t*>(p) = static_cast<int8_t>(small(rng)); break;
+      case DataType::kU8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(small(rng)); break;
+      case DataType::kBool: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(small(rng) & 1); break;
+      case DataType::kUndefined: break;
+    }
+  }
+  return a;
+}
+
+double ElementAsDouble(const Tensor& t, int64_t i) {
+  const auto k = static_cast<size_t>(i);
+  switch (t.dtype()) {
+    case DataType::kF32: return t.data<float>()[k];
+    case DataType::kF16: return npy::HalfToFloat(t.data<uint16_t>()[k]);
+    case DataType::kI64: return static_cast<double>(t.data<int64_t>()[k]);
+    case DataType::kI32: return t.data<int32_t>()[k];
+    case DataType::kI8: return t.data<int8_t>()[k];
+    case DataType::kU8: return t.data<uint8_t>()[k];
+    case DataType::kBool: return t.data<uint8_t>()[k] ? 1.0 : 0.0;
+    case DataType::kUndefined: break;
+  }
+  return 0;
+}
+
+struct OutputSummary {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> dims;
+  double min = 0, max = 0, mean = 0;  // NaN when empty
+  std::vector<double> first;
+};
+
+OutputSummary Summarize(const std::string& name, const Tensor& t) {
+  OutputSummary s;
+  s.name = name;
+  s.dtype = t.dtype();
+  s.dims = t.dims();
+  const int64_t n = t.elements();
+  if (n == 0) {
+    s.min = s.max = s.mean = std::nan("");
+    return s;
+  }
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = ElementAsDouble(t, i);
+    // NaN poisons mean (visible); min/max skip it.
+    if (v < s.min) s.min = v;
+    if (v > s.max) s.max = v;
+    sum += v;
+    if (i < kShownValues) s.first.push_back(v);
+  }
+  s.mean = sum / static_cast<double>(n);
+  return s;
+}
+
+struct Latency {
+  double min = 0, median = 0, p90 = 0;
+};
+
+Latency Summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  Latency l;
+  l.min = ms.front();
+  l.median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  // Nearest rank: the smallest value with at least 90% at or below it.
+  const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));
+  l.p90 = ms[std::max<size_t>(rank, 1) - 1];
+  return l;
+}
+
+// A file name for an output: anything but [A-Za-z0-9._-] becomes '_'.
+std::string FileNameFor(const std::string& name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      c = '_';
+  if (s == "." || s == "..") s = "_";
+  return s;
+}
+
+std::string Format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+void PrintText(std::ostream& out, const RunFlags& f, int threads,
+               const std::vector<InputData>& inputs, const Latency& lat,
+               size_t peak, const std::vector<NodePlacement>& placements,
+               const std::vector<OutputSummary>& outputs) {
+  out << "model: " << f.model << "\n";
+  for (const InputData& in : inputs)
+    out << "input: " << in.name << " " << DataTypeName(in.array.dtype)
+        << DimsToString(in.array.dims) << " from " << in.source << "\n";
+  out << "threads: " << threads << ", warmup " << f.warmup << ", iterations "
+      << f.iterations << "\n";
+  out << "latency (CPU): min " << Format("%.3f", lat.min) << " ms, median "
+      << Format("%.3f", lat.median) << " ms, p90 " << Format("%.3f", lat.p90)
+      << " ms\n";
+  out << "planned peak memory: " << Format("%.2f", static_cast<double>(peak) / 1e6)
+      << " MB (" << peak << " bytes)\n";
+  std::map<std::string, int> counts;
+  for (const NodePlacement& p : placements) ++counts[p.device + "/" + p.implementation];
+  out << "placements: " << placements.size() << " nodes:";
+  for (const auto& [impl, n] : counts) out << " " << impl << " " << n;
+  out << "\n";
+  int fallbacks = 0;
+  for (const NodePlacement& p : placements) {
+    if (!p.fallback) continue;
+    ++fallbacks;
+    out << "  fallback: node '" << p.node << "' (" << p.op_type << ") -> "
+        << p.implementation << ": " << p.reason << "\n";
+  }
+  out << "  " << fallbacks << " fallbacks\n";
+  out << "outputs:\n";
+  for (const OutputSummary& o : outputs) {
+    out << "  " << o.name << " " << DataTypeName(o.dtype) << DimsToString(o.dims)
+        << "  min " << Format("%.6g", o.min) << " max " << Format("%.6g", o.max)
+        << " mean " << Format("%.6g", o.mean) << "  first:";
+    for (double v : o.first) out << " " << Format("%.6g", v);
+    out << "\n";
+  }
+}
+
+void PrintJson(std::ostream& out, const RunFlags& f, int threads,
+               const Latency& lat, size_t peak,
+               const std::vector<NodePlacement>& placements,
+               const std::vector<OutputSummary>& outputs) {
+  std::map<std::string, int> counts;
+  for (const NodePlacement& p : placements) ++counts[p.implementation];
+  out << "{\"model\":" << JsonString(f.model) << ",\"latency_ms\":{\"min\":"
+      << JsonNumber(lat.min) << ",\"median\":" << JsonNumber(lat.median)
+      << ",\"p90\":" << JsonNumber(lat.p90) << "},\"iterations\":" << f.iterations
+      << ",\"warmup\":" << f.warmup << ",\"threads\":" << threads
+      << ",\"batch\":" << f.batch << ",\"seed\":" << f.seed
+      << ",\"peak_bytes\":" << peak << ",\"placements\":{";
+  bool first = true;
+  for (const auto& [impl, n] : counts) {
+    out << (first ? "" : ",") << JsonString(impl) << ":" << n;
+    first = false;
+  }
+  out << "},\"fallbacks\":[";
+  first = true;
+  for (const NodePlacement& p : placements) {
+    if (!p.fallback) continue;
+    out << (first ? "" : ",") << "{\"node\":" << JsonString(p.node)
+        << ",\"op\":" << JsonString(p.op_type) << ",\"device\":"
+        << JsonString(p.device) << ",\"implementation\":"
+        << JsonString(p.implementation) << ",\"reason\":" << JsonString(p.reason)
+        << "}";
+    first = false;
+  }
+  out << "],\"outputs\":[";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputSummary& o = outputs[i];
+    out << (i ? "," : "") << "{\"name\":" << JsonString(o.name) << ",\"shape\":[";
+    for (size_t d = 0; d < o.dims.size(); ++d) out << (d ? "," : "") << o.dims[d];
+    out << "],\"dtype\":" << JsonString(DataTypeName(o.dtype))
+        << ",\"min\":" << JsonNumber(o.min) << ",\"max\":" << JsonNumber(o.max)
+        << ",\"mean\":" << JsonNumber(o.mean) << "}";
+  }
+  out << "]}\n";
+}
+
+}  // namespace
+
+int RunRun(Args args, std::ostream& out, std::ostream& err) {
+  ArgScanner scan(args);
+  if (scan.Flag("--help") || scan.Flag("-h")) {
+    out << kRunHelp;
+    return kExitOk;
+  }
+  StatusOr<RunFlags> parsed = ParseFlags(scan);
+  if (!parsed.ok()) return ReportError(err, "run", parsed.status());
+  const RunFlags& f = *parsed;
+
+  SessionOptions options;
+  options.num_threads = f.threads;
+  StatusOr<std::unique_ptr<Session>> opened = Session::Open(f.model, options);
+  if (!opened.ok()) return ReportError(err, "run", opened.status());
+  Session& session = **opened;
+  const int threads =
+      f.threads > 0 ? f.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  // Inputs: every --input must name a model input; the rest are random.
+  std::string expected;
+  for (const TensorInfo& info : session.inputs())
+    expected.append(expected.empty() ? "" : ", ").append(info.ToString());
+  for (const auto& [name, file] : f.inputs) {
+    const bool known = std::any_of(session.inputs().begin(), session.inputs().end(),
+                                   [&](const TensorInfo& i) { return i.name == name; });
+    if (!known)
+      return ReportError(err, "run", InvalidArgument("--input: model has no input '" + name +
+                                                     "' (inputs: " + expected + ")"));
+  }
+  std::mt19937_64 rng(f.seed);
+  std::vector<InputData> inputs;
+  for (const TensorInfo& info : session.inputs()) {
+    InputData in;
+    in.name = info.name;
+    auto given = std::find_if(f.inputs.begin(), f.inputs.end(),
+                              [&](const auto& p) { return p.first == info.name; });
+    if (given != f.inputs.end()) {
+      StatusOr<npy::Array> a = npy::ReadFile(given->second);
+      if (!a.ok()) return ReportError(err, "run", a.status());
+      if (Status s = CheckAgainst(info, *a, given->second); !s.ok())
+        return ReportError(err, "run", s);
+      in.array = std::move(*a);
+      in.source = given->second;
+    } else {
+      in.array = RandomInput(info, f.batch, rng);
+      in.source = "random (seed " + std::to_string(f.seed) + ")";
+    }
+    inputs.push_back(std::move(in));
+  }
+  for (InputData& in : inputs) {
+    Tensor t = Tensor::Borrow(in.array.dtype, in.array.dims, in.array.data.data());
+    if (Status s = session.SetInput(in.name, t); !s.ok())
+      return ReportError(err, "run", s);
+  }
+
+  std::vector<double> ms;
+  for (int i = 0; i < f.warmup + f.iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Status s = session.Run();
+    const auto stop = std::chrono::steady_clock::now();
+    if (!s.ok()) {
+      err << "braid run: error: " << s.message() << "\n";
+      return kExitFailure;
+    }
+    if (i >= f.warmup)
+      ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  const Latency lat = Summarize(ms);
+
+  std::vector<OutputSummary> outputs;
+  if (!f.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output_dir, ec);
+    if (ec) {
+      err << "braid run: error: " << f.output_dir << ": " << ec.message() << "\n";
+      return kExitFailure;
+    }
+  }
+  for (const TensorInfo& info : session.outputs()) {
+    StatusOr<Tensor> t = session.GetOutput(info.name);
+    if (!t.ok()) {
+      err << "braid run: error: " << t.status().message() << "\n";
+      return kExitFailure;
+    }
+    outputs.push_back(Summarize(info.name, *t));
+    if (!f.output_dir.empty()) {
+      const std::string path =
+          (std::filesystem::path(f.output_dir) / (FileNameFor(info.name) + ".npy")).string();
+      if (Status s = npy::WriteFile(path, t->dtype(), t->dims(), t->raw_data()); !s.ok()) {
+        err << "braid run: error: " << s.message() << "\n";
+        return kExitFailure;
+      }
+    }
+  }
+  const std::vector<NodePlacement> placements = session.placements();
+  const size_t peak = session.planned_peak_bytes();
+  if (f.json) {
+    PrintJson(out, f, threads, lat, peak, placements, outputs);
+  } else {
+    PrintText(out, f, threads, inputs, lat, peak, placements, outputs);
+  }
+  return kExitOk;
+}
+
+}  // namespace braid::cli
