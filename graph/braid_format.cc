@@ -12,6 +12,7 @@
 #include <map>
 #include <utility>
 
+#include "graph/braid_format_internal.h"
 #include "graph/braid_generated.h"
 
 namespace braid {
@@ -87,23 +88,6 @@ Status CheckTensorSize(DataType dtype, const std::vector<int64_t>& dims,
     return InvalidArgument(what + ": holds " + std::to_string(data.size()) +
                            " bytes but dtype " + DataTypeName(dtype) +
                            " and its shape need " + std::to_string(expected));
-  return Status::Ok();
-}
-
-Status CheckAnnotation(const Annotation& a, const std::string& where) {
-  const std::pair<const char*, double> fields[] = {
-      {"flops", a.flops},
-      {"bytes", a.bytes},
-      {"intensity", a.intensity},
-      {"weight_sparsity", a.weight_sparsity},
-      {"activation_sparsity", a.activation_sparsity}};
-  for (const auto& [field, number] : fields)
-    if (!std::isfinite(number))
-      return InvalidArgument(where + ": annotation " + field +
-                             " is not finite (" + std::to_string(number) + ")");
-  if (a.params < 0)
-    return InvalidArgument(where + ": annotation params is negative (" +
-                           std::to_string(a.params) + ")");
   return Status::Ok();
 }
 
@@ -183,7 +167,7 @@ StatusOr<flatbuffers::Offset<fb::Value>> WriteValue(
 StatusOr<flatbuffers::Offset<fb::Node>> WriteNode(
     flatbuffers::FlatBufferBuilder& fbb, BlobLayout& blob, const Node& node) {
   const std::string where = DescribeNode(node);
-  RETURN_IF_ERROR(CheckAnnotation(node.annotation, where));
+  RETURN_IF_ERROR(format_internal::CheckAnnotation(node.annotation, where));
   std::vector<FbAttribute> attributes;
   attributes.reserve(node.attrs.map().size());
   for (const auto& [name, value] : node.attrs.map()) {
@@ -322,5 +306,26 @@ bool LooksLikeBraid(const void* data, size_t size) {
   return std::memcmp(static_cast<const uint8_t*>(data) + kIdentifierOffset,
                      fb::ModelIdentifier(), 4) == 0;
 }
+
+namespace format_internal {
+
+Status CheckAnnotation(const Annotation& a, const std::string& where) {
+  const std::pair<const char*, double> fields[] = {
+      {"flops", a.flops},
+      {"bytes", a.bytes},
+      {"intensity", a.intensity},
+      {"weight_sparsity", a.weight_sparsity},
+      {"activation_sparsity", a.activation_sparsity}};
+  for (const auto& [field, number] : fields)
+    if (!std::isfinite(number))
+      return InvalidArgument(where + ": annotation " + field +
+                             " is not finite (" + std::to_string(number) + ")");
+  if (a.params < 0)
+    return InvalidArgument(where + ": annotation params is negative (" +
+                           std::to_string(a.params) + ")");
+  return Status::Ok();
+}
+
+}  // namespace format_internal
 
 }  // namespace braid

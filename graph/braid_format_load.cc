@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "graph/braid_format.h"
+#include "graph/braid_format_internal.h"
 #include "graph/braid_generated.h"
 
 namespace braid {
@@ -353,19 +354,7 @@ StatusOr<Node> Reader::ReadNode(const fb::Node& fn, size_t index) {
     a.params = fa->params();
     a.weight_sparsity = fa->weight_sparsity();
     a.activation_sparsity = fa->activation_sparsity();
-    const std::pair<const char*, double> fields[] = {
-        {"flops", a.flops},
-        {"bytes", a.bytes},
-        {"intensity", a.intensity},
-        {"weight_sparsity", a.weight_sparsity},
-        {"activation_sparsity", a.activation_sparsity}};
-    for (const auto& [field, number] : fields)
-      if (!std::isfinite(number))
-        return InvalidArgument(where + ": annotation " + field +
-                               " is not finite");
-    if (a.params < 0)
-      return InvalidArgument(where + ": annotation params is negative (" +
-                             std::to_string(a.params) + ")");
+    RETURN_IF_ERROR(format_internal::CheckAnnotation(a, where));
   }
   return node;
 }

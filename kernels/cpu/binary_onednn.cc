@@ -24,25 +24,28 @@ constexpr BinaryOp kBinaryOps[] = {
     {"Min", algorithm::binary_min, true}, {"Max", algorithm::binary_max, true},
 };
 
-class BinaryOnednn final : public Kernel {
+class BinaryOnednn final : public onednn::PrimitiveKernel {
  public:
+  BinaryOnednn() : PrimitiveKernel("binary") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     const BinaryOp* op = nullptr;
     for (const BinaryOp& candidate : kBinaryOps)
       if (args.node->op_type == candidate.op_type) op = &candidate;
-    if (op == nullptr) return Unimplemented(where_ + ": not a oneDNN binary op");
+    if (op == nullptr)
+      return Unimplemented(where() + ": not a oneDNN binary op");
     if (args.inputs.size() != 2)
-      return Unimplemented(where_ + ": oneDNN binary takes two inputs");
+      return Unimplemented(where() + ": oneDNN binary takes two inputs");
     ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
     ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args));
     if (dtype != DataType::kF32 || args.outputs[0].dtype != DataType::kF32)
-      return Unimplemented(where_ + ": oneDNN binary handles f32 only");
+      return Unimplemented(where() + ": oneDNN binary handles f32 only");
     const int rank = std::max(plan.output_rank(), 1);
     if (rank > DNNL_MAX_NDIMS)
-      return Unimplemented(where_ + ": rank too large for oneDNN");
+      return Unimplemented(where() + ": rank too large for oneDNN");
     if (plan.output_elements() == 0)
-      return Unimplemented(where_ + ": empty tensor");
+      return Unimplemented(where() + ": empty tensor");
     // Which operand oneDNN sees first: it must have the output's shape.
     const bool a_full = plan.input(0).pattern == BroadcastPattern::kSameShape;
     const bool b_full = plan.input(1).pattern == BroadcastPattern::kSameShape;
@@ -51,11 +54,9 @@ class BinaryOnednn final : public Kernel {
     } else if (b_full && op->commutative) {
       first_ = 1;
     } else {
-      return Unimplemented(where_ + ": oneDNN 2.6 broadcasts only src1");
+      return Unimplemented(where() + ": oneDNN 2.6 broadcasts only src1");
     }
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "binary", onednn::Phase::kPrepare, [&] {
-      context_ = onednn::Context::Create();
+    return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       const std::vector<int64_t>& out_dims = plan.output_dims();
       memory::desc src0_md = onednn::PlainDescOfRank(
@@ -65,30 +66,25 @@ class BinaryOnednn final : public Kernel {
       memory::desc dst_md = onednn::PlainDescOfRank(out_dims, rank, f32);
       dnnl::binary::desc desc(op->algo, src0_md, src1_md, dst_md);
       dnnl::binary::primitive_desc pd(desc, onednn::UserScratchpadAttr(),
-                                      context_.engine);
-      exec_.Init(context_, dnnl::binary(pd), pd.scratchpad_desc(),
-                 args.num_threads);
-      src0_ = exec_.Bind(DNNL_ARG_SRC_0, pd.src0_desc());
-      src1_ = exec_.Bind(DNNL_ARG_SRC_1, pd.src1_desc());
-      dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+                                      context().engine);
+      exec().Init(context(), dnnl::binary(pd), pd.scratchpad_desc(),
+                  args.num_threads);
+      src0_ = exec().Bind(DNNL_ARG_SRC_0, pd.src0_desc());
+      src1_ = exec().Bind(DNNL_ARG_SRC_1, pd.src1_desc());
+      dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
       return Status::Ok();
     });
   }
 
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src0_, args.src[first_], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(src1_, args.src[1 - first_], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "binary");
+    RETURN_IF_ERROR(onednn::SetHandle(src0_, args.src[first_], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(src1_, args.src[1 - first_], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
   }
 
  private:
-  std::string where_;
   size_t first_ = 0;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
   memory src0_, src1_, dst_;
 };
 

@@ -11,12 +11,14 @@ namespace {
 
 using dnnl::memory;
 
-class ConcatOnednn final : public Kernel {
+class ConcatOnednn final : public onednn::PrimitiveKernel {
  public:
+  ConcatOnednn() : PrimitiveKernel("concat") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     if (args.inputs.empty() || args.outputs.empty())
-      return InvalidArgument(where_ + ": needs inputs and an output");
+      return InvalidArgument(where() + ": needs inputs and an output");
     const TensorDesc& out = args.outputs[0];
     ASSIGN_OR_RETURN(int axis, ParseAxis(args, 0, out.rank()));
     memory::data_type type;
@@ -26,66 +28,60 @@ class ConcatOnednn final : public Kernel {
       case 2: type = memory::data_type::f16; break;
       case 4: type = memory::data_type::s32; break;
       case 8: type = memory::data_type::s32; split_pairs = true; break;
-      default: return Unimplemented(where_ + ": element size for oneDNN");
+      default: return Unimplemented(where() + ": element size for oneDNN");
     }
     if (out.rank() + (split_pairs ? 1 : 0) > DNNL_MAX_NDIMS || out.rank() == 0)
-      return Unimplemented(where_ + ": rank for oneDNN concat");
+      return Unimplemented(where() + ": rank for oneDNN concat");
     int64_t total = 0;
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       const TensorDesc& in = args.inputs[i];
       if (in.dtype != out.dtype || in.rank() != out.rank())
-        return InvalidArgument(where_ + ": input " + std::to_string(i) + " " +
+        return InvalidArgument(where() + ": input " + std::to_string(i) + " " +
                                in.ToString() + " does not match output " +
                                out.ToString());
       for (int d = 0; d < out.rank(); ++d)
         if (d != axis && in.dims[static_cast<size_t>(d)] !=
                              out.dims[static_cast<size_t>(d)])
-          return InvalidArgument(where_ + ": input " + in.ToString() +
+          return InvalidArgument(where() + ": input " + in.ToString() +
                                  " does not match output " + out.ToString());
       total += in.dims[static_cast<size_t>(axis)];
       if (in.elements() > 0) used_inputs_.push_back(i);
     }
     if (total != out.dims[static_cast<size_t>(axis)])
-      return InvalidArgument(where_ + ": inputs do not add up to output " +
+      return InvalidArgument(where() + ": inputs do not add up to output " +
                              out.ToString());
-    if (used_inputs_.empty()) return Unimplemented(where_ + ": empty output");
+    if (used_inputs_.empty()) return Unimplemented(where() + ": empty output");
     auto desc_of = [&](std::vector<int64_t> dims) {
       if (split_pairs) dims.push_back(2);
       return onednn::PlainDesc(dims, type);
     };
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "concat", onednn::Phase::kPrepare, [&] {
-      context_ = onednn::Context::Create();
+    return BuildPrimitive(args, [&] {
       std::vector<memory::desc> src_mds;
-      for (size_t i : used_inputs_) src_mds.push_back(desc_of(args.inputs[i].dims));
+      for (size_t i : used_inputs_)
+        src_mds.push_back(desc_of(args.inputs[i].dims));
       dnnl::concat::primitive_desc pd(desc_of(out.dims), axis, src_mds,
-                                      context_.engine,
+                                      context().engine,
                                       onednn::UserScratchpadAttr());
-      exec_.Init(context_, dnnl::concat(pd), pd.scratchpad_desc(),
-                 args.num_threads);
+      exec().Init(context(), dnnl::concat(pd), pd.scratchpad_desc(),
+                  args.num_threads);
       for (size_t i = 0; i < src_mds.size(); ++i)
-        srcs_.push_back(exec_.Bind(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
-                                   src_mds[i]));
-      dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+        srcs_.push_back(exec().Bind(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
+                                    src_mds[i]));
+      dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
       return Status::Ok();
     });
   }
 
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
   Status Run(const RunArgs& args) override {
     for (size_t i = 0; i < srcs_.size(); ++i)
       RETURN_IF_ERROR(
-          onednn::SetHandle(srcs_[i], args.src[used_inputs_[i]], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "concat");
+          onednn::SetHandle(srcs_[i], args.src[used_inputs_[i]], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
   }
 
  private:
-  std::string where_;
   std::vector<size_t> used_inputs_;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
   std::vector<memory> srcs_;
   memory dst_;
 };

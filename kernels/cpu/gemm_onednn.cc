@@ -15,49 +15,46 @@ namespace {
 
 using dnnl::memory;
 
-class GemmOnednn final : public Kernel {
+class GemmOnednn final : public onednn::PrimitiveKernel {
  public:
+  GemmOnednn() : PrimitiveKernel("matmul (Gemm)") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     ASSIGN_OR_RETURN(GemmParams p, ParseGemm(args));
     if (p.dtype != DataType::kF32)
-      return Unimplemented(where_ + ": oneDNN gemm handles f32 only");
+      return Unimplemented(where() + ": oneDNN gemm handles f32 only");
     if (p.m == 0 || p.n == 0 || p.k == 0)
-      return Unimplemented(where_ + ": empty gemm");
+      return Unimplemented(where() + ": empty gemm");
     constant_b_ = args.constants.size() > 1 && args.constants[1] != nullptr;
     const bool use_c = p.has_c() && p.beta != 0.0f;
     constant_c_ = use_c && args.constants.size() > 2 && args.constants[2];
     if (!constant_b_ && p.alpha != 1.0f && use_c)
-      return Unimplemented(where_ + ": run-time B with alpha != 1 and C");
+      return Unimplemented(where() + ": run-time B with alpha != 1 and C");
     if (use_c && !constant_c_ && p.beta != 1.0f)
-      return Unimplemented(where_ + ": run-time C with beta != 1");
+      return Unimplemented(where() + ": run-time C with beta != 1");
     c_mode_ = !use_c ? CMode::kNone
               : (constant_c_ && (p.c_kind == GemmParams::CKind::kScalar ||
                                  p.c_kind == GemmParams::CKind::kRow))
                   ? CMode::kBias
                   : CMode::kPostOp;
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "matmul (Gemm)", onednn::Phase::kPrepare,
-                           [&] { return Build(args, p); });
+    return BuildPrimitive(args, [&] { return Build(args, p); });
   }
 
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
+    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where()));
     if (!constant_b_)
-      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where_));
+      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where()));
     if (c_mode_ == CMode::kPostOp && !constant_c_)
-      RETURN_IF_ERROR(onednn::SetHandle(c_, args.src[2], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "matmul (Gemm)");
+      RETURN_IF_ERROR(onednn::SetHandle(c_, args.src[2], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
   }
 
  private:
   enum class CMode { kNone, kBias, kPostOp };
 
   Status Build(const PrepareArgs& args, const GemmParams& p) {
-    context_ = onednn::Context::Create();
     const memory::data_type f32 = memory::data_type::f32;
     const int64_t m = p.m, n = p.n, k = p.k;
     memory::desc src_md({m, k}, f32,
@@ -90,10 +87,10 @@ class GemmOnednn final : public Kernel {
     attr.set_post_ops(ops);
 
     dnnl::matmul::desc desc(src_md, b_md, bias_md, dst_md);
-    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
-    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(),
-               args.num_threads);
-    src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+    dnnl::matmul::primitive_desc pd(desc, attr, context().engine);
+    exec().Init(context(), dnnl::matmul(pd), pd.scratchpad_desc(),
+                args.num_threads);
+    src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
     if (constant_b_) {
       const float* b = reinterpret_cast<const float*>(args.constants[1]->data());
       std::vector<float> scaled;
@@ -102,17 +99,17 @@ class GemmOnednn final : public Kernel {
         for (float& v : scaled) v *= p.alpha;
         b = scaled.data();
       }
-      weights_ = onednn::ReorderConstant(context_, plain_b_md, b,
-                                         pd.weights_desc());
-      exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+      weights_ =
+          onednn::ReorderConstant(context(), plain_b_md, b, pd.weights_desc());
+      exec().BindOwned(DNNL_ARG_WEIGHTS, weights_);
     } else {
-      weights_ = exec_.Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
+      weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
     }
     if (c_mode_ != CMode::kNone && constant_c_) {
       // Owned copy of beta * C in the bias ([1,N]) or post-op (C view) shape.
       const float* c = reinterpret_cast<const float*>(args.constants[2]->data());
       const memory::desc& md = c_mode_ == CMode::kBias ? bias_md : c_md;
-      c_ = memory(md, context_.engine);
+      c_ = memory(md, context().engine);
       float* out = static_cast<float*>(c_.get_data_handle());
       const int64_t rows = md.dims()[0], cols = md.dims()[1];
       for (int64_t i = 0; i < rows; ++i)
@@ -120,25 +117,22 @@ class GemmOnednn final : public Kernel {
           out[i * cols + j] = p.beta * c[i * p.c_stride_m + j * p.c_stride_n];
     }
     if (c_mode_ == CMode::kBias) {
-      exec_.BindOwned(DNNL_ARG_BIAS, c_);
+      exec().BindOwned(DNNL_ARG_BIAS, c_);
     } else if (c_mode_ == CMode::kPostOp) {
       const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(c_post_op) | DNNL_ARG_SRC_1;
       if (constant_c_) {
-        exec_.BindOwned(arg, c_);
+        exec().BindOwned(arg, c_);
       } else {
-        c_ = exec_.Bind(arg, c_md);
+        c_ = exec().Bind(arg, c_md);
       }
     }
-    dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+    dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
     return Status::Ok();
   }
 
-  std::string where_;
   bool constant_b_ = false;
   bool constant_c_ = false;
   CMode c_mode_ = CMode::kNone;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
   memory src_, weights_, c_, dst_;
 };
 

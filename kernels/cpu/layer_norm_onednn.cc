@@ -11,23 +11,23 @@ namespace {
 
 using dnnl::memory;
 
-class LayerNormOnednn final : public Kernel {
+class LayerNormOnednn final : public onednn::PrimitiveKernel {
  public:
+  LayerNormOnednn() : PrimitiveKernel("layer_normalization") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     ASSIGN_OR_RETURN(LayerNormParams p, ParseLayerNorm(args));
     if (p.dtype != DataType::kF32)
-      return Unimplemented(where_ + ": oneDNN layer norm handles f32 only");
+      return Unimplemented(where() + ": oneDNN layer norm handles f32 only");
     if (p.has_mean_output || p.has_inv_std_output)
-      return Unimplemented(where_ + ": Mean/InvStdDev outputs");
+      return Unimplemented(where() + ": Mean/InvStdDev outputs");
     if (!p.scale_full || (p.has_bias && !p.bias_full))
-      return Unimplemented(where_ + ": broadcast scale/bias");
-    if (p.outer * p.inner == 0) return Unimplemented(where_ + ": empty tensor");
+      return Unimplemented(where() + ": broadcast scale/bias");
+    if (p.outer * p.inner == 0)
+      return Unimplemented(where() + ": empty tensor");
     has_bias_ = p.has_bias;
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "layer_normalization",
-                           onednn::Phase::kPrepare, [&] {
-      context_ = onednn::Context::Create();
+    return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       memory::desc md({p.outer, p.inner}, f32, memory::format_tag::ab);
       dnnl::normalization_flags flags = dnnl::normalization_flags::use_scale;
@@ -35,33 +35,29 @@ class LayerNormOnednn final : public Kernel {
       dnnl::layer_normalization_forward::desc desc(
           dnnl::prop_kind::forward_inference, md, p.epsilon, flags);
       dnnl::layer_normalization_forward::primitive_desc pd(
-          desc, onednn::UserScratchpadAttr(), context_.engine);
-      exec_.Init(context_, dnnl::layer_normalization_forward(pd),
-                 pd.scratchpad_desc(), args.num_threads);
+          desc, onednn::UserScratchpadAttr(), context().engine);
+      exec().Init(context(), dnnl::layer_normalization_forward(pd),
+                  pd.scratchpad_desc(), args.num_threads);
       memory::desc vector_md({p.inner}, f32, memory::format_tag::a);
-      src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
-      scale_ = exec_.Bind(DNNL_ARG_SCALE, vector_md);
-      if (has_bias_) shift_ = exec_.Bind(DNNL_ARG_SHIFT, vector_md);
-      dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+      src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
+      scale_ = exec().Bind(DNNL_ARG_SCALE, vector_md);
+      if (has_bias_) shift_ = exec().Bind(DNNL_ARG_SHIFT, vector_md);
+      dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
       return Status::Ok();
     });
   }
 
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(scale_, args.src[1], where_));
-    if (has_bias_) RETURN_IF_ERROR(onednn::SetHandle(shift_, args.src[2], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "layer_normalization");
+    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(scale_, args.src[1], where()));
+    if (has_bias_)
+      RETURN_IF_ERROR(onednn::SetHandle(shift_, args.src[2], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
   }
 
  private:
-  std::string where_;
   bool has_bias_ = false;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
   memory src_, scale_, shift_, dst_;
 };
 

@@ -11,36 +11,33 @@ namespace {
 
 using dnnl::memory;
 
-class MatMulOnednn final : public Kernel {
+class MatMulOnednn final : public onednn::PrimitiveKernel {
  public:
+  MatMulOnednn() : PrimitiveKernel("matmul") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     ASSIGN_OR_RETURN(MatMulParams p, ParseMatMul(args));
     if (p.dtype != DataType::kF32)
-      return Unimplemented(where_ + ": oneDNN matmul handles f32 only");
+      return Unimplemented(where() + ": oneDNN matmul handles f32 only");
     if (p.batch_dims.size() + 2 > DNNL_MAX_NDIMS)
-      return Unimplemented(where_ + ": too many batch dims for oneDNN");
+      return Unimplemented(where() + ": too many batch dims for oneDNN");
     if (p.m == 0 || p.n == 0 || p.k == 0)
-      return Unimplemented(where_ + ": empty matmul");
+      return Unimplemented(where() + ": empty matmul");
     constant_b_ = args.constants.size() > 1 && args.constants[1] != nullptr;
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "matmul", onednn::Phase::kPrepare,
-                           [&] { return Build(args, p); });
+    return BuildPrimitive(args, [&] { return Build(args, p); });
   }
 
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
+    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where()));
     if (!constant_b_)
-      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "matmul");
+      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where()));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
   }
 
  private:
   Status Build(const PrepareArgs& args, const MatMulParams& p) {
-    context_ = onednn::Context::Create();
     const memory::data_type f32 = memory::data_type::f32;
     auto with_matrix = [](std::vector<int64_t> batch, int64_t rows,
                           int64_t cols) {
@@ -64,26 +61,23 @@ class MatMulOnednn final : public Kernel {
     dnnl::post_ops ops;
     onednn::AppendActivation(p.activation, ops);
     attr.set_post_ops(ops);
-    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
+    dnnl::matmul::primitive_desc pd(desc, attr, context().engine);
 
-    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(),
-               args.num_threads);
-    src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+    exec().Init(context(), dnnl::matmul(pd), pd.scratchpad_desc(),
+                args.num_threads);
+    src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
     if (constant_b_) {
       weights_ = onednn::ReorderConstant(
-          context_, plain_b_md, args.constants[1]->data(), pd.weights_desc());
-      exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+          context(), plain_b_md, args.constants[1]->data(), pd.weights_desc());
+      exec().BindOwned(DNNL_ARG_WEIGHTS, weights_);
     } else {
-      weights_ = exec_.Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
+      weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
     }
-    dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+    dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
     return Status::Ok();
   }
 
-  std::string where_;
   bool constant_b_ = false;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
   memory src_, weights_, dst_;
 };
 

@@ -1,21 +1,26 @@
 // Plumbing shared by the oneDNN kernels: engine/stream, the one place where
 // dnnl::error becomes a braid::Status, dtype/dims -> memory::desc helpers,
-// fused-activation post-ops, and a primitive whose arguments are bound once at
-// Prepare so Run only re-points handles.
+// fused-activation post-ops, a primitive whose arguments are bound once at
+// Prepare so Run only re-points handles, and a base for kernels of one such
+// primitive.
 //
-//   class ReluKernel : public Kernel {
+//   class SoftmaxKernel final : public onednn::PrimitiveKernel {
+//    public:
+//     SoftmaxKernel() : PrimitiveKernel("softmax") {}
 //     Status Prepare(const PrepareArgs& a) override {
-//       where_ = a.Where();
-//       return onednn::Guarded(where_, "eltwise", onednn::Phase::kPrepare, [&] {
-//         ... build pd with onednn::UserScratchpadAttr() ...
-//         exec_.Init(ctx_, dnnl::eltwise_forward(pd), pd.scratchpad_desc());
-//         src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+//       SetNode(a);
+//       ... validate, returning Unimplemented(where() + ...) ...
+//       return BuildPrimitive(a, [&] {  // no dnnl::error escapes
+//         ... build pd with onednn::UserScratchpadAttr(), context().engine ...
+//         exec().Init(context(), dnnl::softmax_forward(pd),
+//                     pd.scratchpad_desc(), a.num_threads);
+//         src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
 //         return Status::Ok();
 //       });
 //     }
 //     Status Run(const RunArgs& r) override {
-//       onednn::SetHandle(src_, r.src[0]); ...
-//       return exec_.Execute(r.workspace, where_);  // no dnnl::error escapes
+//       RETURN_IF_ERROR(onednn::SetHandle(src_, r.src[0], where())); ...
+//       return Execute(r);  // no dnnl::error escapes
 //     }
 //   };
 #ifndef BRAID_KERNELS_CPU_ONEDNN_COMMON_H_
@@ -144,6 +149,80 @@ Status SetHandle(const dnnl::memory& memory, const void* data,
 dnnl::memory ReorderConstant(const Context& context,
                              const dnnl::memory::desc& from, const void* data,
                              const dnnl::memory::desc& to);
+
+// Base of the kernels that run one BoundPrimitive: keeps the node's name for
+// error messages, the engine/stream and the primitive, and does the
+// Prepare/Run plumbing they all share. Not copyable: exec() points at
+// context().
+class PrimitiveKernel : public Kernel {
+ public:
+  PrimitiveKernel(const PrimitiveKernel&) = delete;
+  PrimitiveKernel& operator=(const PrimitiveKernel&) = delete;
+
+  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
+
+ protected:
+  // `primitive_name` (a string literal) names the primitive in errors.
+  explicit PrimitiveKernel(std::string_view primitive_name)
+      : primitive_name_(primitive_name) {}
+
+  // Call first in Prepare: where() then names the node.
+  void SetNode(const PrepareArgs& args) { where_ = args.Where(); }
+
+  // Runs `build` (returning Status) with a fresh context(), under
+  // args.num_threads OpenMP threads so primitives are tuned for the count
+  // they run with; oneDNN errors become Prepare-phase Statuses.
+  template <typename Build>
+  Status BuildPrimitive(const PrepareArgs& args, Build&& build) {
+    ScopedOmpThreads threads(args.num_threads);
+    return Guarded(where_, primitive_name_, Phase::kPrepare, [&] {
+      context_ = Context::Create();
+      return build();
+    });
+  }
+
+  // Runs exec() with the run's workspace as scratchpad.
+  Status Execute(const RunArgs& args) const {
+    return exec_.Execute(args.workspace, where_, primitive_name_);
+  }
+
+  const std::string& where() const { return where_; }
+  const Context& context() const { return context_; }
+  BoundPrimitive& exec() { return exec_; }
+
+ private:
+  std::string_view primitive_name_;
+  std::string where_;
+  Context context_;
+  BoundPrimitive exec_;
+};
+
+// A PrimitiveKernel whose primitive reads one source (the node's input 0) and
+// writes one destination (output 0): pooling, softmax, eltwise-like ops.
+class SrcDstKernel : public PrimitiveKernel {
+ public:
+  Status Run(const RunArgs& args) final {
+    RETURN_IF_ERROR(SetHandle(src_, args.src[0], where()));
+    RETURN_IF_ERROR(SetHandle(dst_, args.dst[0], where()));
+    return Execute(args);
+  }
+
+ protected:
+  using PrimitiveKernel::PrimitiveKernel;
+
+  // Call inside BuildPrimitive: creates exec() from `pd` and binds its
+  // source and destination.
+  template <typename Primitive>
+  void InitSrcDst(const typename Primitive::primitive_desc& pd,
+                  int num_threads) {
+    exec().Init(context(), Primitive(pd), pd.scratchpad_desc(), num_threads);
+    src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
+    dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
+  }
+
+ private:
+  dnnl::memory src_, dst_;
+};
 
 }  // namespace braid::onednn
 

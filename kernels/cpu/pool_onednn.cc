@@ -14,19 +14,22 @@ namespace {
 
 using dnnl::memory;
 
-class PoolOnednn final : public Kernel {
+class PoolOnednn final : public onednn::SrcDstKernel {
  public:
+  PoolOnednn() : SrcDstKernel("pooling") {}
+
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
+    SetNode(args);
     ASSIGN_OR_RETURN(PoolParams p, ParsePool(args));
     if (p.dtype != DataType::kF32)
-      return Unimplemented(where_ + ": oneDNN pooling handles f32 only");
+      return Unimplemented(where() + ": oneDNN pooling handles f32 only");
     if (p.has_indices)
-      return Unimplemented(where_ + ": oneDNN pooling has no ONNX Indices");
+      return Unimplemented(where() + ": oneDNN pooling has no ONNX Indices");
     if (p.spatial_rank < 1 || p.spatial_rank > 3)
-      return Unimplemented(where_ + ": oneDNN pooling handles 1-3 spatial dims");
+      return Unimplemented(where() +
+                           ": oneDNN pooling handles 1-3 spatial dims");
     if (p.batch * p.channels * p.out_spatial_size() == 0)
-      return Unimplemented(where_ + ": empty pooling");
+      return Unimplemented(where() + ": empty pooling");
     memory::dims pads_end;
     for (int d = 0; d < p.spatial_rank; ++d) {
       const size_t i = static_cast<size_t>(d);
@@ -38,14 +41,12 @@ class PoolOnednn final : public Kernel {
                                      lowest + p.strides[i] - 1);
       if (p.kind == PoolParams::Kind::kAverage && p.count_include_pad &&
           end != p.pads_end[i])
-        return Unimplemented(where_ + ": include-pad average with ceil_mode");
+        return Unimplemented(where() + ": include-pad average with ceil_mode");
       if (end < 0)
-        return Unimplemented(where_ + ": negative end padding for oneDNN");
+        return Unimplemented(where() + ": negative end padding for oneDNN");
       pads_end.push_back(end);
     }
-    onednn::ScopedOmpThreads threads(args.num_threads);
-    return onednn::Guarded(where_, "pooling", onednn::Phase::kPrepare, [&] {
-      context_ = onednn::Context::Create();
+    return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       dnnl::algorithm algorithm =
           p.kind == PoolParams::Kind::kMax ? dnnl::algorithm::pooling_max
@@ -61,28 +62,11 @@ class PoolOnednn final : public Kernel {
           memory::dims(p.kernel.begin(), p.kernel.end()), dilations,
           memory::dims(p.pads_begin.begin(), p.pads_begin.end()), pads_end);
       dnnl::pooling_v2_forward::primitive_desc pd(
-          desc, onednn::UserScratchpadAttr(), context_.engine);
-      exec_.Init(context_, dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
-                 args.num_threads);
-      src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
-      dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+          desc, onednn::UserScratchpadAttr(), context().engine);
+      InitSrcDst<dnnl::pooling_v2_forward>(pd, args.num_threads);
       return Status::Ok();
     });
   }
-
-  size_t workspace_bytes() const override { return exec_.scratchpad_bytes(); }
-
-  Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-    return exec_.Execute(args.workspace, where_, "pooling");
-  }
-
- private:
-  std::string where_;
-  onednn::Context context_;
-  onednn::BoundPrimitive exec_;
-  memory src_, dst_;
 };
 
 }  // namespace

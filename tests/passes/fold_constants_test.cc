@@ -11,45 +11,18 @@
 
 #include "graph/ops/constant_eval.h"
 #include "graph/passes/passes.h"
+#include "tests/passes/pass_test_util.h"
 
 namespace braid {
 namespace {
 
 const Dim kN = Dim::Symbol("N");
 
-class Builder {
- public:
-  ValueId Input(const std::string& name, Shape shape) {
-    return g_.AddInput(name, DataType::kF32, std::move(shape));
-  }
-  ValueId Ints(const std::string& name, std::vector<int64_t> v,
-               bool scalar = false) {
-    Shape s = scalar ? Shape{} : Shape{Dim(static_cast<int64_t>(v.size()))};
-    return g_.AddConstant(name, DataType::kI64, s,
-                          TensorData::Copy(v.data(), v.size() * 8));
-  }
-  ValueId Floats(const std::string& name, Shape shape,
-                 const std::vector<float>& v) {
-    return g_.AddConstant(name, DataType::kF32, std::move(shape),
-                          TensorData::Copy(v.data(), v.size() * 4));
-  }
-  ValueId Op(const std::string& op, const std::string& name,
-             std::vector<ValueId> inputs, Attributes attrs = {}) {
-    Node n;
-    n.name = name;
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    n.outputs = {g_.AddValue(name + "_out")};
-    ValueId out = n.outputs[0];
-    g_.AddNode(std::move(n));
-    return out;
-  }
-  Graph& graph() { return g_; }
+using pass_test::GraphBuilder;
+using pass_test::OpTypes;
 
- private:
-  Graph g_;
-};
+// Node outputs are named "<node>_out", which the expectations look up.
+constexpr char kOutputSuffix[] = "_out";
 
 Attributes A(std::initializer_list<std::pair<const char*, AttributeValue>> kv) {
   Attributes a;
@@ -82,14 +55,8 @@ bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-std::vector<std::string> OpTypes(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
-  return ops;
-}
-
 TEST(FoldConstants, StaticShapeChainCollapses) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId x = b.Input("x", {2, 3, 4, 5});
   ValueId shape = b.Op("Shape", "shape", {x});
   ValueId dims = b.Op("Gather", "gather", {shape, b.Ints("idx", {0, 1})});
@@ -106,7 +73,7 @@ TEST(FoldConstants, StaticShapeChainCollapses) {
 }
 
 TEST(FoldConstants, StaticDimsOfSymbolicShapeFold) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId x = b.Input("x", {kN, 6, 4});
   ValueId shape = b.Op("Shape", "shape", {x});
   ValueId batch = b.Op("Gather", "batch", {shape, b.Ints("i0", {0})});
@@ -126,7 +93,7 @@ TEST(FoldConstants, StaticDimsOfSymbolicShapeFold) {
 }
 
 TEST(FoldConstants, FloatArithmeticIsBitwiseExact) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   const std::vector<float> av = RandomFloats(6, 1), bv = RandomFloats(3, 2);
   ValueId a = b.Floats("a", {2, 3}, av);
   ValueId c = b.Floats("c", {3}, bv);
@@ -168,7 +135,7 @@ TEST(FoldConstants, FloatArithmeticIsBitwiseExact) {
 }
 
 TEST(FoldConstants, IndexingAndIntegerOps) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   std::vector<float> data(24);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f - 3.0f;
   ValueId x = b.Floats("x", {2, 3, 4}, data);
@@ -208,7 +175,7 @@ TEST(FoldConstants, IndexingAndIntegerOps) {
 }
 
 TEST(FoldConstants, ConstantNodesAndConstantOfShape) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   TensorAttr two;
   two.dtype = DataType::kF32;
   two.dims = {1};
@@ -232,7 +199,7 @@ TEST(FoldConstants, ConstantNodesAndConstantOfShape) {
 TEST(FoldConstants, SizeCapLeavesLargeOutputs) {
   const std::vector<float> big = RandomFloats(32, 3);  // 128 bytes
   for (size_t cap : {size_t{64}, kMaxFoldedBytes}) {
-    Builder b;
+    GraphBuilder b(kOutputSuffix);
     ValueId a = b.Floats("a", {32}, big);
     ValueId y = b.Op("Neg", "neg", {a});
     b.graph().outputs().push_back(y);
@@ -242,7 +209,7 @@ TEST(FoldConstants, SizeCapLeavesLargeOutputs) {
 }
 
 TEST(FoldConstants, KeepsGraphOutputNamesAndLeavesRuntimeNodes) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId x = b.Input("x", {kN, 4});
   ValueId w = b.Op("Transpose", "wt", {b.Floats("w", {4, 4}, RandomFloats(16, 4))});
   ValueId y = b.Op("MatMul", "mm", {x, w});
@@ -262,7 +229,7 @@ TEST(FoldConstants, IntegerOverflowWrapsAndCastsSaturate) {
   // out-of-range float->int casts were undefined behaviour.
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   const int64_t kMax = std::numeric_limits<int64_t>::max();
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId lo = b.Ints("lo", {kMin, 6});
   ValueId divisor = b.Ints("divisor", {-1, -4});
   ValueId big = b.Ints("big", {int64_t{1} << 62, kMax});
@@ -290,7 +257,7 @@ TEST(FoldConstants, IntegerOverflowWrapsAndCastsSaturate) {
 }
 
 TEST(FoldConstants, SliceOfEmptyAxisWithNegativeStepFoldsToEmpty) {
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId x = b.Floats("x", {0, 2}, {});
   ValueId y = b.Op("Slice", "slice",
                    {x, b.Ints("st", {-1}), b.Ints("en", {-100}),
@@ -307,7 +274,7 @@ TEST(FoldConstants, SliceOfEmptyAxisWithNegativeStepFoldsToEmpty) {
 
 TEST(FoldConstants, SliceWithHugeStepPicksTheStartElement) {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
-  Builder b;
+  GraphBuilder b(kOutputSuffix);
   ValueId x = b.Floats("x", {2, 3}, {1, 2, 3, 4, 5, 6});
   ValueId y = b.Op("Slice", "slice",
                    {x, b.Ints("st", {1}), b.Ints("en", {kMax}),

@@ -8,45 +8,24 @@
 #include <vector>
 
 #include "graph/passes/passes.h"
+#include "tests/passes/pass_test_util.h"
 
 namespace braid {
 namespace {
 
 const Dim kN = Dim::Symbol("N");
 
-struct TestGraph {
-  Graph graph;
-  ValueId Floats(const std::string& name, Shape shape, float value) {
-    std::vector<float> v(static_cast<size_t>(ElementCount(shape)), value);
-    return graph.AddConstant(name, DataType::kF32, std::move(shape),
-                             TensorData::Copy(v.data(), v.size() * 4));
-  }
-  ValueId Ints(const std::string& name, std::vector<int64_t> v, bool scalar) {
-    Shape s = scalar ? Shape{} : Shape{Dim(static_cast<int64_t>(v.size()))};
-    return graph.AddConstant(name, DataType::kI64, s,
-                             TensorData::Copy(v.data(), v.size() * 8));
-  }
-  ValueId Op(const std::string& op, const std::string& name,
-             std::vector<ValueId> inputs, Attributes attrs = {}) {
-    Node n;
-    n.name = name;
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    n.outputs = {graph.AddValue(name)};
-    ValueId out = n.outputs[0];
-    graph.AddNode(std::move(n));
-    return out;
-  }
-};
+using pass_test::AddDynamicFlattenTarget;
+using pass_test::GraphBuilder;
+using pass_test::OpTypes;
 
 // x -> Identity -> Conv -> BatchNormalization -> Relu -> Reshape([N, -1])
 //   -> MatMul(Transpose(w)) -> y, where the Reshape target comes from
 // Shape->Gather->Unsqueeze->Concat and the bias scale from a foldable
 // constant chain Sqrt(Mul(c, c)).
-TestGraph BuildGraph() {
-  TestGraph t;
-  Graph& g = t.graph;
+GraphBuilder BuildGraph() {
+  GraphBuilder t;
+  Graph& g = t.graph();
   g.set_opset(13);
   ValueId x = g.AddInput("x", DataType::kF32, {kN, 3, 8, 8});
   ValueId id = t.Op("Identity", "identity", {x});
@@ -59,12 +38,7 @@ TestGraph BuildGraph() {
                     {conv, t.Floats("scale", {4}, 1.5f), t.Floats("shift", {4}, 0.1f),
                      t.Floats("mean", {4}, 0.2f), t.Floats("var", {4}, 2.0f)});
   ValueId relu = t.Op("Relu", "relu", {bn});
-  ValueId shape = t.Op("Shape", "shape", {relu});
-  ValueId batch = t.Op("Gather", "gather", {shape, t.Ints("zero", {0}, true)});
-  ValueId unsq = t.Op("Unsqueeze", "unsqueeze", {batch, t.Ints("axes", {0}, false)});
-  Attributes axis0;
-  axis0.Set("axis", int64_t{0});
-  ValueId target = t.Op("Concat", "concat", {unsq, t.Ints("rest", {-1}, false)}, axis0);
+  ValueId target = AddDynamicFlattenTarget(t, relu);
   ValueId flat = t.Op("Reshape", "reshape", {relu, target});
   ValueId weight = t.Op("Transpose", "transpose", {t.Floats("fc", {10, 64}, 0.01f)});
   ValueId c = t.Floats("c", {10}, 3.0f);
@@ -75,18 +49,12 @@ TestGraph BuildGraph() {
   return t;
 }
 
-std::vector<std::string> OpTypes(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
-  return ops;
-}
-
 TEST(Pipeline, DefaultPassesWithFusion) {
-  TestGraph t = BuildGraph();
-  ASSERT_TRUE(t.graph.Validate().ok());
-  Status s = RunDefaultPasses(t.graph);
+  GraphBuilder t = BuildGraph();
+  ASSERT_TRUE(t.graph().Validate().ok());
+  Status s = RunDefaultPasses(t.graph());
   ASSERT_TRUE(s.ok()) << s.ToString();
-  const Graph& g = t.graph;
+  const Graph& g = t.graph();
   EXPECT_EQ(OpTypes(g),
             (std::vector<std::string>{"Conv", "Shape", "Gather", "Unsqueeze",
                                       "Concat", "Reshape", "MatMul", "Add"}));
@@ -109,25 +77,25 @@ TEST(Pipeline, DefaultPassesWithFusion) {
 }
 
 TEST(Pipeline, DefaultPassesWithoutFusion) {
-  TestGraph t = BuildGraph();
+  GraphBuilder t = BuildGraph();
   PassOptions options;
   options.fuse = false;
-  Status s = RunDefaultPasses(t.graph, options);
+  Status s = RunDefaultPasses(t.graph(), options);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(OpTypes(t.graph),
+  EXPECT_EQ(OpTypes(t.graph()),
             (std::vector<std::string>{"Conv", "BatchNormalization", "Relu",
                                       "Shape", "Gather", "Unsqueeze", "Concat",
                                       "Reshape", "MatMul", "Add"}));
-  EXPECT_FALSE(t.graph.node(0).attrs.Has("activation"));
-  EXPECT_EQ(t.graph.value(t.graph.outputs()[0]).shape, (Shape{kN, 10}));
+  EXPECT_FALSE(t.graph().node(0).attrs.Has("activation"));
+  EXPECT_EQ(t.graph().value(t.graph().outputs()[0]).shape, (Shape{kN, 10}));
 }
 
 TEST(Pipeline, ShapeErrorStopsPipelineNamingNode) {
-  TestGraph t;
-  ValueId a = t.graph.AddInput("a", DataType::kF32, {2, 3});
-  ValueId b = t.graph.AddInput("b", DataType::kF32, {5, 7});
-  t.graph.outputs().push_back(t.Op("MatMul", "bad_matmul", {a, b}));
-  Status s = RunDefaultPasses(t.graph);
+  GraphBuilder t;
+  ValueId a = t.graph().AddInput("a", DataType::kF32, {2, 3});
+  ValueId b = t.graph().AddInput("b", DataType::kF32, {5, 7});
+  t.graph().outputs().push_back(t.Op("MatMul", "bad_matmul", {a, b}));
+  Status s = RunDefaultPasses(t.graph());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("bad_matmul"), std::string::npos) << s.message();
 }

@@ -8,64 +8,37 @@
 
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "tests/passes/pass_test_util.h"
 
 namespace braid {
 namespace {
 
 const Dim kN = Dim::Symbol("N");
 
-struct TestGraph {
-  Graph graph;
-  ValueId Ints(const std::string& name, std::vector<int64_t> v, bool scalar) {
-    Shape s = scalar ? Shape{} : Shape{Dim(static_cast<int64_t>(v.size()))};
-    return graph.AddConstant(name, DataType::kI64, s,
-                             TensorData::Copy(v.data(), v.size() * 8));
-  }
-  ValueId Op(const std::string& op, const std::string& name,
-             std::vector<ValueId> inputs, Attributes attrs = {}) {
-    Node n;
-    n.name = name;
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    n.outputs = {graph.AddValue(name)};
-    ValueId out = n.outputs[0];
-    graph.AddNode(std::move(n));
-    return out;
-  }
-};
+using pass_test::AddDynamicFlattenTarget;
+using pass_test::GraphBuilder;
+using pass_test::OpTypes;
 
 // x[N,3,4,4] -> Relu -> Reshape(relu, Concat(Unsqueeze(Gather(Shape(relu), 0)), [-1]))
-TestGraph BuildFlattenGraph() {
-  TestGraph t;
-  Graph& g = t.graph;
+GraphBuilder BuildFlattenGraph() {
+  GraphBuilder t;
+  Graph& g = t.graph();
   g.set_opset(13);
   ValueId x = g.AddInput("x", DataType::kF32, {kN, 3, 4, 4});
   ValueId relu = t.Op("Relu", "relu", {x});
-  ValueId shape = t.Op("Shape", "shape", {relu});
-  ValueId batch = t.Op("Gather", "gather", {shape, t.Ints("zero", {0}, true)});
-  ValueId unsq = t.Op("Unsqueeze", "unsqueeze", {batch, t.Ints("axes", {0}, false)});
-  Attributes axis0;
-  axis0.Set("axis", int64_t{0});
-  ValueId target = t.Op("Concat", "concat", {unsq, t.Ints("rest", {-1}, false)}, axis0);
-  g.outputs().push_back(t.Op("Reshape", "y", {relu, target}));
+  g.outputs().push_back(
+      t.Op("Reshape", "y", {relu, AddDynamicFlattenTarget(t, relu)}));
   return t;
 }
 
-std::vector<std::string> OpTypes(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes()) ops.push_back(n.op_type);
-  return ops;
-}
-
 TEST(SpecializeSymbols, ConcreteBatchFoldsShapeChain) {
-  TestGraph t = BuildFlattenGraph();
-  ASSERT_TRUE(RunDefaultPasses(t.graph).ok());
+  GraphBuilder t = BuildFlattenGraph();
+  ASSERT_TRUE(RunDefaultPasses(t.graph()).ok());
   // With N symbolic the chain cannot fold.
-  ASSERT_EQ(OpTypes(t.graph).size(), 6u);
-  Status s = SpecializeSymbols(t.graph, {{"N", 3}});
+  ASSERT_EQ(OpTypes(t.graph()).size(), 6u);
+  Status s = SpecializeSymbols(t.graph(), {{"N", 3}});
   ASSERT_TRUE(s.ok()) << s.ToString();
-  const Graph& g = t.graph;
+  const Graph& g = t.graph();
   EXPECT_EQ(OpTypes(g), (std::vector<std::string>{"Relu", "Reshape"}));
   const Node& reshape = g.node(1);
   ASSERT_TRUE(g.IsConstant(reshape.inputs[1]));
@@ -83,8 +56,8 @@ TEST(SpecializeSymbols, ConcreteBatchFoldsShapeChain) {
 }
 
 TEST(SpecializeSymbols, UnlistedSymbolStaysSymbolic) {
-  TestGraph t;
-  Graph& g = t.graph;
+  GraphBuilder t;
+  Graph& g = t.graph();
   ValueId a = g.AddInput("a", DataType::kF32, {kN, Dim::Symbol("T"), 8});
   g.outputs().push_back(t.Op("Relu", "r", {a}));
   Status s = SpecializeSymbols(g, {{"N", 2}});
@@ -93,11 +66,11 @@ TEST(SpecializeSymbols, UnlistedSymbolStaysSymbolic) {
 }
 
 TEST(SpecializeSymbols, NegativeExtentIsInvalidArgument) {
-  TestGraph t = BuildFlattenGraph();
-  Status s = SpecializeSymbols(t.graph, {{"N", -2}});
+  GraphBuilder t = BuildFlattenGraph();
+  Status s = SpecializeSymbols(t.graph(), {{"N", -2}});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("'N'"), std::string::npos) << s.message();
-  EXPECT_EQ(t.graph.value(t.graph.inputs()[0]).shape, (Shape{kN, 3, 4, 4}));
+  EXPECT_EQ(t.graph().value(t.graph().inputs()[0]).shape, (Shape{kN, 3, 4, 4}));
 }
 
 }  // namespace
