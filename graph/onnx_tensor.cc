@@ -25,6 +25,22 @@ std::optional<DataType> MapDataType(int32_t onnx_type) {
   }
 }
 
+bool ParseProtoFile(const std::string& path,
+                    google::protobuf::MessageLite* message) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  const std::string bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  return message->ParseFromString(bytes);
+}
+
+StatusOr<TensorAttr> ReadTensorProtoFile(const std::string& path) {
+  onnx::TensorProto proto;
+  if (!ParseProtoFile(path, &proto))
+    return DataLoss(path + ": cannot read or parse the TensorProto");
+  return TensorReader("").Read(proto, fs::path(path).filename().string());
+}
+
 std::string OnnxDataTypeName(int32_t onnx_type) {
   if (onnx::TensorProto::DataType_IsValid(onnx_type))
     return onnx::TensorProto::DataType_Name(

@@ -25,6 +25,13 @@ std::optional<DataType> MapDataType(int32_t onnx_type);
 // "DOUBLE", "STRING", ... for messages; the number when unknown.
 std::string OnnxDataTypeName(int32_t onnx_type);
 
+// Parses a binary protobuf file (a model.onnx, a backend test case's
+// input_0.pb); false when it cannot be opened or parsed.
+bool ParseProtoFile(const std::string& path,
+                    google::protobuf::MessageLite* message);
+// Reads a serialized TensorProto file (ONNX backend test data).
+StatusOr<TensorAttr> ReadTensorProtoFile(const std::string& path);
+
 class TensorReader {
  public:
   // `base_dir` is the folder external-data locations are relative to; empty

@@ -63,14 +63,6 @@ struct Tolerance {
   double atol = 1e-7;
 };
 
-template <typename Proto>
-bool ReadProto(const fs::path& path, Proto* proto) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  const std::string bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
-  return proto->ParseFromString(bytes);
-}
 
 bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
@@ -368,7 +360,7 @@ StatusOr<std::vector<LoadedTensor>> ReadTensors(const fs::path& case_dir,
     onnx::TensorProto proto;
     const std::string what = files[i].parent_path().filename().string() + "/" +
                              files[i].filename().string();
-    if (!ReadProto(files[i], &proto)) return DataLoss(what + ": cannot parse TensorProto");
+    if (!onnx_import::ParseProtoFile(files[i], &proto)) return DataLoss(what + ": cannot parse TensorProto");
     if (!onnx_import::MapDataType(proto.data_type())) {
       skip = "dtype " + onnx_import::OnnxDataTypeName(proto.data_type()) + " (" + what + ")";
       return out;
@@ -390,7 +382,7 @@ StatusOr<std::vector<LoadedTensor>> ReadTensors(const fs::path& case_dir,
 
 CaseResult RunCase(const fs::path& dir, const Tolerance& tol, bool verbose) {
   onnx::ModelProto model;
-  if (!ReadProto(dir / "model.onnx", &model)) return Fail("cannot parse model.onnx");
+  if (!onnx_import::ParseProtoFile(dir / "model.onnx", &model)) return Fail("cannot parse model.onnx");
   if (std::string reason = SkipReason(model); !reason.empty()) return Skip(reason);
 
   std::set<std::string> initializers;

@@ -90,43 +90,32 @@ struct DivOp {
   }
 };
 
-struct MinOp {
+// Min and Max differ only in which operand wins; NaN propagates.
+template <bool kTakeMax>
+struct ExtremumOp {
   static constexpr bool kHalf = true;
   static constexpr bool kVariadic = true;
   static constexpr bool kCompare = false;
+  template <typename T>
+  static bool SecondWins(T a, T b) {
+    return kTakeMax ? a < b : b < a;
+  }
   static Half Apply(Half a, Half b) {
     const float fa = HalfToFloat(a.bits), fb = HalfToFloat(b.bits);
     if (std::isnan(fa)) return a;
     if (std::isnan(fb)) return b;
-    return fb < fa ? b : a;
+    return SecondWins(fa, fb) ? b : a;
   }
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
     }
-    return b < a ? b : a;
+    return SecondWins(a, b) ? b : a;
   }
 };
-
-struct MaxOp {
-  static constexpr bool kHalf = true;
-  static constexpr bool kVariadic = true;
-  static constexpr bool kCompare = false;
-  static Half Apply(Half a, Half b) {
-    const float fa = HalfToFloat(a.bits), fb = HalfToFloat(b.bits);
-    if (std::isnan(fa)) return a;
-    if (std::isnan(fb)) return b;
-    return fa < fb ? b : a;
-  }
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-    }
-    return a < b ? b : a;
-  }
-};
+using MinOp = ExtremumOp<false>;
+using MaxOp = ExtremumOp<true>;
 
 struct EqualOp {
   static constexpr bool kHalf = false;

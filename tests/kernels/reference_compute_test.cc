@@ -668,14 +668,6 @@ TEST(ReferenceReduce, BadAxesNameTheNode) {
 
 namespace fs = std::filesystem;
 
-StatusOr<TensorAttr> ReadPb(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return NotFound("cannot open " + path.string());
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(std::string(std::istreambuf_iterator<char>(file), {})))
-    return DataLoss("cannot parse " + path.string());
-  return onnx_import::TensorReader("").Read(proto, path.filename().string());
-}
 
 In ToIn(const TensorAttr& t, bool constant) {
   In in{{t.dtype, t.dims}, {}, {}, constant};
@@ -735,8 +727,10 @@ TEST_P(ReferenceOnnxComputeTest, MatchesExpectedOutputs) {
     const auto pos = std::find(graph->inputs().begin(), graph->inputs().end(), id);
     StatusOr<TensorAttr> t =
         v.constant ? StatusOr<TensorAttr>(TensorAttr{v.dtype, *StaticExtents(v.shape), *v.constant})
-                   : ReadPb(dir / "test_data_set_0" /
-                            ("input_" + std::to_string(pos - graph->inputs().begin()) + ".pb"));
+                   : onnx_import::ReadTensorProtoFile(
+                         (dir / "test_data_set_0" /
+                          ("input_" + std::to_string(pos - graph->inputs().begin()) + ".pb"))
+                             .string());
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     // Integer inputs after the first (axes) are initializers in real models.
     inputs.push_back(ToIn(*t, v.constant || (!inputs.empty() && t->dtype == DataType::kI64)));
@@ -744,7 +738,8 @@ TEST_P(ReferenceOnnxComputeTest, MatchesExpectedOutputs) {
   std::vector<TensorAttr> expected;
   std::vector<TensorDesc> outputs;
   for (size_t o = 0; o < node.outputs.size(); ++o) {
-    StatusOr<TensorAttr> t = ReadPb(dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb"));
+    StatusOr<TensorAttr> t = onnx_import::ReadTensorProtoFile(
+        (dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb")).string());
     if (!t.ok()) break;
     outputs.push_back({t->dtype, t->dims});
     expected.push_back(std::move(*t));

@@ -25,15 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-StatusOr<TensorAttr> ReadTensor(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path.string());
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) return DataLoss("cannot parse " + path.string());
-  onnx_import::TensorReader reader("");
-  return reader.Read(proto, path.filename().string());
-}
 
 double Element(const TensorAttr& t, size_t i) {
   const std::byte* p = t.data.data() + i * DataTypeSize(t.dtype);
@@ -83,7 +74,8 @@ std::string RunNodeCase(const std::string& name) {
     size_t index = 0;
     while (index < graph.inputs().size() && graph.inputs()[index] != id) ++index;
     StatusOr<TensorAttr> t =
-        ReadTensor(dir / "test_data_set_0" / ("input_" + std::to_string(index) + ".pb"));
+        onnx_import::ReadTensorProtoFile(
+            (dir / "test_data_set_0" / ("input_" + std::to_string(index) + ".pb")).string());
     if (!t.ok()) return t.status().ToString();
     inputs.push_back(std::move(*t));
   }
@@ -97,7 +89,8 @@ std::string RunNodeCase(const std::string& name) {
   std::vector<TensorAttr> expected;
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     StatusOr<TensorAttr> t =
-        ReadTensor(dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb"));
+        onnx_import::ReadTensorProtoFile(
+            (dir / "test_data_set_0" / ("output_" + std::to_string(o) + ".pb")).string());
     if (!t.ok()) break;  // optional outputs the case does not check
     args.outputs.push_back(TensorDesc{t->dtype, t->dims});
     expected.push_back(std::move(*t));

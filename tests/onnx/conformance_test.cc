@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "graph/onnx_importer.h"
+#include "graph/onnx_tensor.h"
 #include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "gtest/gtest.h"
@@ -33,27 +34,7 @@ constexpr int64_t kMaxFedElements = 64;
 
 fs::path NodeCasesDir() { return fs::path(BRAID_ONNX_TESTDATA_DIR) / "node"; }
 
-template <typename Proto>
-bool ReadProto(const fs::path& path, Proto* proto) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  const std::string bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
-  return proto->ParseFromString(bytes);
-}
 
-std::optional<DataType> BraidDataType(int32_t onnx_type) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT: return DataType::kF32;
-    case onnx::TensorProto::FLOAT16: return DataType::kF16;
-    case onnx::TensorProto::INT64: return DataType::kI64;
-    case onnx::TensorProto::INT32: return DataType::kI32;
-    case onnx::TensorProto::INT8: return DataType::kI8;
-    case onnx::TensorProto::UINT8: return DataType::kU8;
-    case onnx::TensorProto::BOOL: return DataType::kBool;
-    default: return std::nullopt;
-  }
-}
 
 enum class Claim {
   kClaimed,
@@ -70,7 +51,7 @@ enum class Claim {
 // or STRING tensors exercise dtypes, not ops).
 Claim ClaimCase(const fs::path& dir) {
   onnx::ModelProto model;
-  if (!ReadProto(dir / "model.onnx", &model)) return Claim::kUnreadable;
+  if (!onnx_import::ParseProtoFile(dir / "model.onnx", &model)) return Claim::kUnreadable;
   for (const onnx::OperatorSetIdProto& entry : model.opset_import())
     if ((entry.domain().empty() || entry.domain() == "ai.onnx") &&
         (entry.version() < kMinOnnxOpset || entry.version() > kMaxOnnxOpset))
@@ -84,14 +65,14 @@ Claim ClaimCase(const fs::path& dir) {
   }
   auto typed = [](const onnx::ValueInfoProto& info) {
     return info.type().has_tensor_type() &&
-           BraidDataType(info.type().tensor_type().elem_type()).has_value();
+           onnx_import::MapDataType(info.type().tensor_type().elem_type()).has_value();
   };
   for (const auto& info : model.graph().input())
     if (!typed(info)) return Claim::kUnsupportedType;
   for (const auto& info : model.graph().output())
     if (!typed(info)) return Claim::kUnsupportedType;
   for (const auto& t : model.graph().initializer())
-    if (!BraidDataType(t.data_type())) return Claim::kUnsupportedType;
+    if (!onnx_import::MapDataType(t.data_type())) return Claim::kUnsupportedType;
   return Claim::kClaimed;
 }
 
@@ -149,7 +130,7 @@ std::string FeedSmallIntInputs(const fs::path& dir, Graph& graph) {
     const fs::path pb = dir / "test_data_set_0" /
                         ("input_" + std::to_string(i) + ".pb");
     Value& value = graph.value(inputs[i]);
-    if (!ReadProto(pb, &tensor)) {
+    if (!onnx_import::ParseProtoFile(pb, &tensor)) {
       kept.push_back(inputs[i]);
       continue;
     }
@@ -209,10 +190,10 @@ std::string RunCase(const std::string& name) {
     onnx::TensorProto expected;
     const fs::path pb = dir / "test_data_set_0" /
                         ("output_" + std::to_string(i) + ".pb");
-    if (!ReadProto(pb, &expected)) return "cannot read " + pb.string();
+    if (!onnx_import::ParseProtoFile(pb, &expected)) return "cannot read " + pb.string();
     const Value& v = graph.value(graph.outputs()[i]);
     const Shape want(expected.dims().begin(), expected.dims().end());
-    std::optional<DataType> want_type = BraidDataType(expected.data_type());
+    std::optional<DataType> want_type = onnx_import::MapDataType(expected.data_type());
     if (!v.has_shape || v.shape != want ||
         !want_type || v.dtype != *want_type) {
       problems += (problems.empty() ? "" : "; ") + std::string("output '") +
