@@ -6,6 +6,12 @@ dependency of the library. Needs Debian's python3-torchvision (run with /usr/bin
 
   /usr/bin/python3 scripts/export_torchvision.py --out build/zoo [--opsets 13 17] [--models resnet18 ...]
 
+Weights are torchvision's random initialisation, then made non-degenerate with a fixed seed:
+BatchNorm statistics and affine parameters are drawn around their identity values and
+parameters torchvision initialises to all zeros (e.g. vit_b_16's head) get small random values,
+so that outputs are non-trivial and numerical comparisons (bench/check_equivalence.py) mean
+something.
+
 Writes OUT/<model>_op<opset>.onnx and OUT/manifest.json: per file the input shape, the
 output shape PyTorch computed, and the sorted list of ONNX op types in the export.
 """
@@ -28,6 +34,23 @@ def build(name):
     if name == "googlenet":
         kwargs.update(aux_logits=False, init_weights=True)
     return getattr(torchvision.models, name)(**kwargs).eval()
+
+
+def randomize(model, seed):
+    """Non-degenerate random parameters (see the module docstring)."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                n = m.num_features
+                m.weight.copy_(0.5 + torch.rand(n, generator=gen))
+                m.bias.copy_(0.2 * torch.rand(n, generator=gen) - 0.1)
+                m.running_mean.copy_(0.2 * torch.rand(n, generator=gen) - 0.1)
+                m.running_var.copy_(0.5 + torch.rand(n, generator=gen))
+        for p in model.parameters():
+            if p.numel() > 1 and torch.count_nonzero(p) == 0:
+                p.copy_(0.02 * torch.randn(p.shape, generator=gen))
 
 
 def main():
@@ -53,6 +76,7 @@ def main():
     done = 0
     for name in args.models:
         model = build(name)
+        randomize(model, seed=0)
         x = torch.randn(1, 3, 224, 224)
         with torch.no_grad():
             y = model(x)
