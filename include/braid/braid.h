@@ -18,9 +18,10 @@
 // (it does not block and does not corrupt the first). Use one Session per
 // thread for concurrent inference; Sessions share nothing mutable.
 //
-// Memory: the first Run for a set of input shapes plans and allocates; every
-// later Run with the same shapes allocates nothing. New input shapes (e.g. a
-// different batch) re-plan once.
+// Memory: the first Run for a set of input shapes plans and allocates; later
+// Runs with the same shapes allocate nothing in braid itself (oneDNN 2.6
+// still allocates a few small blocks inside each primitive execution; see
+// docs/runtime.md). New input shapes (e.g. a different batch) re-plan once.
 #ifndef BRAID_BRAID_H_
 #define BRAID_BRAID_H_
 
