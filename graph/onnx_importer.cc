@@ -346,6 +346,29 @@ StatusOr<Attributes> Importer::ConvertAttributes(onnx::NodeProto& node,
   return attrs;
 }
 
+// Constant's value_float/value_floats (or value_int/value_ints) forms: a
+// scalar or a 1-D tensor of T. Returns false when neither attribute is there.
+template <typename T>
+bool ScalarOrListConstant(const Attributes& attrs, const std::string& scalar_name,
+                          const std::string& list_name, DataType dtype,
+                          TensorAttr* out) {
+  if (const AttributeValue* v = attrs.Find(scalar_name);
+      v && std::holds_alternative<T>(*v)) {
+    out->dtype = dtype;
+    out->data = TensorData::Copy(&std::get<T>(*v), sizeof(T));
+    return true;
+  }
+  if (const AttributeValue* v = attrs.Find(list_name);
+      v && std::holds_alternative<std::vector<T>>(*v)) {
+    const auto& values = std::get<std::vector<T>>(*v);
+    out->dtype = dtype;
+    out->dims = {static_cast<int64_t>(values.size())};
+    out->data = TensorData::Copy(values.data(), values.size() * sizeof(T));
+    return true;
+  }
+  return false;
+}
+
 Status Importer::AddConstantNode(onnx::NodeProto& node,
                                  const std::string& where) {
   if (node.output_size() != 1 || node.output(0).empty())
@@ -354,26 +377,11 @@ Status Importer::AddConstantNode(onnx::NodeProto& node,
   TensorAttr t;
   if (const TensorAttr* value = attrs.GetTensor("value")) {
     t = *value;
-  } else if (const AttributeValue* f = attrs.Find("value_float");
-             f && std::holds_alternative<float>(*f)) {
-    t.dtype = DataType::kF32;
-    t.data = TensorData::Copy(&std::get<float>(*f), sizeof(float));
-  } else if (const AttributeValue* fs = attrs.Find("value_floats");
-             fs && std::holds_alternative<std::vector<float>>(*fs)) {
-    const auto& floats = std::get<std::vector<float>>(*fs);
-    t.dtype = DataType::kF32;
-    t.dims = {static_cast<int64_t>(floats.size())};
-    t.data = TensorData::Copy(floats.data(), floats.size() * sizeof(float));
-  } else if (const AttributeValue* i = attrs.Find("value_int");
-             i && std::holds_alternative<int64_t>(*i)) {
-    t.dtype = DataType::kI64;
-    t.data = TensorData::Copy(&std::get<int64_t>(*i), sizeof(int64_t));
-  } else if (const AttributeValue* is = attrs.Find("value_ints");
-             is && std::holds_alternative<std::vector<int64_t>>(*is)) {
-    const auto& ints = std::get<std::vector<int64_t>>(*is);
-    t.dtype = DataType::kI64;
-    t.dims = {static_cast<int64_t>(ints.size())};
-    t.data = TensorData::Copy(ints.data(), ints.size() * sizeof(int64_t));
+  } else if (ScalarOrListConstant<float>(attrs, "value_float", "value_floats",
+                                         DataType::kF32, &t) ||
+             ScalarOrListConstant<int64_t>(attrs, "value_int", "value_ints",
+                                           DataType::kI64, &t)) {
+    // t filled from the scalar or list form.
   } else {
     std::string names;
     for (const auto& [name, unused] : attrs.map())

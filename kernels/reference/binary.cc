@@ -10,6 +10,7 @@
 // in float and return the winning operand's bits unchanged.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -33,44 +34,25 @@ T Wrap(Unsigned<T> v) {
   return static_cast<T>(v);
 }
 
-struct AddOp {
+// Add, Sub and Mul differ only in the operator; integers go through the
+// unsigned type so overflow wraps instead of being undefined.
+template <typename Operator>
+struct WrappingArithmeticOp {
   static constexpr bool kHalf = false;
   static constexpr bool kVariadic = false;
   static constexpr bool kCompare = false;
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>)
-      return Wrap<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+      return Wrap<T>(static_cast<Unsigned<T>>(
+          Operator()(static_cast<Unsigned<T>>(a), static_cast<Unsigned<T>>(b))));
     else
-      return a + b;
+      return Operator()(a, b);
   }
 };
-
-struct SubOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = false;
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>)
-      return Wrap<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
-    else
-      return a - b;
-  }
-};
-
-struct MulOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = false;
-  template <typename T>
-  static T Apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>)
-      return Wrap<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
-    else
-      return a * b;
-  }
-};
+using AddOp = WrappingArithmeticOp<std::plus<>>;
+using SubOp = WrappingArithmeticOp<std::minus<>>;
+using MulOp = WrappingArithmeticOp<std::multiplies<>>;
 
 struct DivOp {
   static constexpr bool kHalf = false;

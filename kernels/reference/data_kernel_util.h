@@ -16,6 +16,7 @@
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/params/parse_util.h"
 
 namespace braid::reference {
 
@@ -88,6 +89,19 @@ inline Status RankTooLarge(const PrepareArgs& args, int rank) {
                            .append(std::to_string(kMaxDataRank))
                            .append(", got ")
                            .append(std::to_string(rank)));
+}
+
+// Pad and Slice keep the input's dtype and rank; checks output 0 against
+// input 0 and the rank limit of the strided walkers.
+inline Status CheckSameDtypeAndRank(const PrepareArgs& args) {
+  const TensorDesc& in = args.inputs[0];
+  if (in.rank() > kMaxDataRank) return RankTooLarge(args, in.rank());
+  if (args.outputs[0].dtype != in.dtype || args.outputs[0].rank() != in.rank())
+    return params_internal::Invalid(args, std::string("output ")
+                                              .append(args.outputs[0].ToString())
+                                              .append(" does not match the input ")
+                                              .append(in.ToString()));
+  return Status::Ok();
 }
 
 // One per file.

@@ -19,12 +19,7 @@ class SliceKernel final : public Kernel {
   Status Prepare(const PrepareArgs& args) override {
     RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 5));
     const TensorDesc& in = args.inputs[0];
-    if (in.rank() > kMaxDataRank) return RankTooLarge(args, in.rank());
-    if (args.outputs[0].dtype != in.dtype || args.outputs[0].rank() != in.rank())
-      return params_internal::Invalid(args, std::string("output ")
-                                                .append(args.outputs[0].ToString())
-                                                .append(" does not match the input ")
-                                                .append(in.ToString()));
+    RETURN_IF_ERROR(CheckSameDtypeAndRank(args));
     ASSIGN_OR_RETURN(params_, ParseSlice(args));
     in_dims_ = in.dims;
     in_strides_ = ContiguousStrides(in.dims);
