@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "graph/json.h"
 
 namespace braid::cli {
 
@@ -59,9 +60,9 @@ StatusOr<LoadedModel> LoadModel(const std::string& path,
 int ReportError(std::ostream& err, std::string_view command,
                 const Status& status);
 
-// Minimal JSON text helpers (strings escaped; non-finite numbers -> null).
-std::string JsonString(std::string_view s);
-std::string JsonNumber(double v);
+// JSON text helpers live in graph/json.h; the CLI uses them unqualified.
+using ::braid::JsonNumber;
+using ::braid::JsonString;
 
 }  // namespace braid::cli
 

@@ -1,0 +1,71 @@
+#include "graph/json.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace braid {
+namespace {
+
+TEST(JsonTest, ParsesNestedDocument) {
+  StatusOr<JsonValue> doc = ParseJson(
+      R"( {"a": [1, -2.5e2, true, null, "x\"\u00e9\ud83d\ude00"], "b": {"c": false}} )");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const JsonValue* a = doc->Find("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->is_array());
+  ASSERT_EQ(a->array().size(), 5u);
+  EXPECT_EQ(a->array()[0].number(), 1);
+  EXPECT_EQ(a->array()[1].number(), -250);
+  EXPECT_TRUE(a->array()[2].boolean());
+  EXPECT_TRUE(a->array()[3].is_null());
+  EXPECT_EQ(a->array()[4].string(), "x\"\xc3\xa9\xf0\x9f\x98\x80");
+  StatusOr<bool> c = doc->Find("b")->GetBool("c", true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(*c);
+}
+
+TEST(JsonTest, TypedLookupsUseFallbackOnlyWhenAbsent) {
+  StatusOr<JsonValue> doc = ParseJson(R"({"n": 3, "s": "x"})");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(*doc->GetNumber("missing", 7), 7);
+  EXPECT_EQ(*doc->GetNumber("n", 7), 3);
+  EXPECT_EQ(*doc->GetString("s", ""), "x");
+  StatusOr<double> wrong = doc->GetNumber("s", 0);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("'s' must be a number"), std::string::npos);
+}
+
+TEST(JsonTest, ErrorsCarryLineAndColumn) {
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01x", "\"\\q\"", "tru", "{} x",
+                          "\"unterminated", "[1 2]", "-", "1.", "1e"}) {
+    StatusOr<JsonValue> doc = ParseJson(bad);
+    EXPECT_FALSE(doc.ok()) << bad;
+  }
+  StatusOr<JsonValue> doc = ParseJson("{\n  \"a\": ?\n}");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.status().message().find("line 2, column 8"), std::string::npos)
+      << doc.status().ToString();
+}
+
+TEST(JsonTest, DeepNestingIsRejectedNotACrash) {
+  std::string deep(100000, '[');
+  StatusOr<JsonValue> doc = ParseJson(deep);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.status().message().find("nesting"), std::string::npos);
+}
+
+TEST(JsonTest, WritersRoundTrip) {
+  const std::string text = "{\"k\":" + JsonString("tab\tquote\"ctl\x01") + ",\"v\":" +
+                           JsonNumber(0.125) + ",\"i\":" + JsonNumber(42) +
+                           ",\"nan\":" + JsonNumber(0.0 / 0.0) + "}";
+  StatusOr<JsonValue> doc = ParseJson(text);
+  ASSERT_TRUE(doc.ok()) << text;
+  EXPECT_EQ(*doc->GetString("k", ""), "tab\tquote\"ctl\x01");
+  EXPECT_EQ(*doc->GetNumber("v", 0), 0.125);
+  EXPECT_EQ(JsonNumber(42), "42");
+  EXPECT_TRUE(doc->Find("nan")->is_null());
+}
+
+}  // namespace
+}  // namespace braid
