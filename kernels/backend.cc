@@ -27,7 +27,7 @@ std::string TensorDesc::ToString() const {
     if (i) s += ",";
     s += std::to_string(dims[i]);
   }
-  return s + "]";
+  return s + (layout == TensorLayout::kChannelsLast ? "]nhwc" : "]");
 }
 
 std::string PrepareArgs::Where() const {
@@ -69,7 +69,19 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
                          " kernel for op " + op);
   std::string declined;
   std::vector<DeclinedCandidate> declined_candidates;
+  auto channels_last = [](const TensorDesc& d) {
+    return d.layout == TensorLayout::kChannelsLast;
+  };
+  const bool needs_channels_last =
+      std::any_of(args.inputs.begin(), args.inputs.end(), channels_last) ||
+      std::any_of(args.outputs.begin(), args.outputs.end(), channels_last);
   for (const KernelEntry* entry : candidates) {
+    if (needs_channels_last && !entry->channels_last) {
+      const std::string reason = "no channels-last (nhwc) support";
+      declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + reason;
+      declined_candidates.push_back({entry->impl, reason});
+      continue;
+    }
     std::unique_ptr<Kernel> kernel = entry->create();
     Status s = kernel->Prepare(args);
     if (s.ok())

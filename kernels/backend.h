@@ -35,17 +35,25 @@ namespace braid {
 enum class DeviceKind { kCpu, kCuda, kVirtualGpu };
 const char* DeviceKindName(DeviceKind kind);  // "cpu", "cuda", "vgpu"
 
-// A dense tensor as kernels see it: static dims, row-major in ONNX axis
-// order. dtype kUndefined marks an omitted optional input.
+// How a tensor's elements are laid out in memory. `dims` are always in ONNX
+// axis order (N, C, H, W); only the memory order differs.
+enum class TensorLayout {
+  kPlain,        // row-major in ONNX axis order
+  kChannelsLast, // 4-D only: N, H, W, C in memory (oneDNN's nhwc / acdb)
+};
+
+// A dense tensor as kernels see it: static dims in ONNX axis order, laid out
+// as `layout` says. dtype kUndefined marks an omitted optional input.
 struct TensorDesc {
   DataType dtype = DataType::kUndefined;
   std::vector<int64_t> dims;
+  TensorLayout layout = TensorLayout::kPlain;
 
   bool present() const { return dtype != DataType::kUndefined; }
   int rank() const { return static_cast<int>(dims.size()); }
   int64_t elements() const;
   size_t bytes() const { return static_cast<size_t>(elements()) * DataTypeSize(dtype); }
-  std::string ToString() const;  // "f32[1,3,224,224]"
+  std::string ToString() const;  // "f32[1,3,224,224]", "f32[1,8,4,4]nhwc"
   bool operator==(const TensorDesc&) const = default;
 };
 
@@ -151,6 +159,9 @@ struct KernelEntry {
   std::string impl;  // "onednn", "cpu", "reference", "cudnn", ...
   int priority = 0;  // higher tried first; reference kernels use 0
   std::function<std::unique_ptr<Kernel>()> create;
+  // Reads and writes TensorLayout::kChannelsLast tensors. Entries without it
+  // are never handed one: PrepareFirstAccepting declines them instead.
+  bool channels_last = false;
 };
 
 // Explicit registry: each backend fills it from its RegisterXxxKernels().

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/layout.h"
 #include "runtime/memory_planner.h"
 
 namespace braid {
@@ -29,6 +30,25 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(Graph graph,
                                                      const KernelRegistry& registry,
                                                      Device& device,
                                                      const ExecutorOptions& options) {
+  if (!options.channels_last) return Build(std::move(graph), registry, device, options);
+  // A kernel that handles nhwc may still decline one node at Prepare with no
+  // nhwc-capable implementation behind it: then run the model plain, and say so.
+  Graph plain_copy = graph;
+  StatusOr<std::unique_ptr<Executor>> exec = Build(std::move(graph), registry, device, options);
+  if (exec.ok() || exec.status().code() != StatusCode::kUnimplemented) return exec;
+  ExecutorOptions plain = options;
+  plain.channels_last = false;
+  StatusOr<std::unique_ptr<Executor>> retry =
+      Build(std::move(plain_copy), registry, device, plain);
+  if (retry.ok())
+    (*retry)->layout_note_ = "channels-last layout turned off: " + exec.status().message();
+  return retry;
+}
+
+StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
+                                                    const KernelRegistry& registry,
+                                                    Device& device,
+                                                    const ExecutorOptions& options) {
   if (options.num_threads < 1)
     return InvalidArgument("Executor: num_threads must be >= 1, got " +
                            std::to_string(options.num_threads));
@@ -100,7 +120,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(Graph graph,
 
   // Prepare one kernel per node.
   const int64_t opset = g.opset();
-  for (size_t n = 0; n < num_steps; ++n) {
+  auto prepare_node = [&](size_t n) -> StatusOr<PreparedKernel> {
     const Node& node = g.node(static_cast<NodeId>(n));
     const std::string where = NodeWhere(node);
     PrepareArgs args;
@@ -127,8 +147,49 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(Graph graph,
       ASSIGN_OR_RETURN(TensorDesc d, desc_of(out, where));
       args.outputs.push_back(std::move(d));
     }
-    ASSIGN_OR_RETURN(PreparedKernel prepared,
-                     PrepareFirstAccepting(registry, device.kind(), args));
+    return PrepareFirstAccepting(registry, device.kind(), args);
+  };
+
+  // Channels-last (runtime/layout.h): a node takes part when the kernel that
+  // will run it handles nhwc. When the top candidate does, that is known
+  // without preparing; otherwise prepare it plain and look at who accepted.
+  std::vector<PreparedKernel> prepared_plain(num_steps);
+  if (options.channels_last) {
+    std::vector<bool> handles(num_steps, false);
+    for (size_t n = 0; n < num_steps; ++n) {
+      const Node& node = g.node(static_cast<NodeId>(n));
+      if (!TakesPartInChannelsLast(node)) continue;
+      const std::vector<const KernelEntry*> candidates =
+          registry.Candidates(node.op_type, device.kind());
+      if (candidates.empty()) continue;
+      if (candidates.front()->channels_last) {
+        handles[n] = true;
+        continue;
+      }
+      ASSIGN_OR_RETURN(prepared_plain[n], prepare_node(n));
+      handles[n] = prepared_plain[n].entry->channels_last;
+    }
+    const std::vector<TensorLayout> layouts = AssignChannelsLast(g, handles);
+    for (size_t v = 0; v < num_values; ++v) descs[v].layout = layouts[v];
+    for (size_t n = 0; n < num_steps; ++n) {
+      if (prepared_plain[n].kernel == nullptr) continue;
+      const Node& node = g.node(static_cast<NodeId>(n));
+      bool relaid = false;
+      for (const std::vector<ValueId>* ids : {&node.inputs, &node.outputs})
+        for (ValueId id : *ids)
+          relaid |= id != kNoValue && layouts[static_cast<size_t>(id)] != TensorLayout::kPlain;
+      if (relaid) prepared_plain[n] = PreparedKernel();  // prepared again, nhwc
+    }
+  }
+
+  for (size_t n = 0; n < num_steps; ++n) {
+    const Node& node = g.node(static_cast<NodeId>(n));
+    PreparedKernel prepared;
+    if (prepared_plain[n].kernel != nullptr) {
+      prepared = std::move(prepared_plain[n]);
+    } else {
+      ASSIGN_OR_RETURN(prepared, prepare_node(n));
+    }
     NodePlacement placement;
     placement.node = node.name;
     placement.op_type = node.op_type;

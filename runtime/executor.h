@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "braid/braid.h"
@@ -28,6 +29,8 @@ namespace braid {
 
 struct ExecutorOptions {
   int num_threads = 1;  // intra-op threads; must be >= 1 (resolved by the caller)
+  // Keep 4-D activations nhwc between kernels that handle it (runtime/layout.h).
+  bool channels_last = true;
 };
 
 class Executor {
@@ -49,10 +52,14 @@ class Executor {
 
   const std::vector<NodePlacement>& placements() const { return placements_; }
   size_t arena_bytes() const { return arena_bytes_; }
+  // Set when channels-last was requested but the model had to run plain.
+  const std::string& layout_note() const { return layout_note_; }
   size_t workspace_bytes() const { return workspace_bytes_; }
 
  private:
   Executor() = default;
+  static StatusOr<std::unique_ptr<Executor>> Build(Graph graph, const KernelRegistry& registry,
+                                                   Device& device, const ExecutorOptions& options);
 
   struct Step {
     const Node* node = nullptr;
@@ -91,6 +98,7 @@ class Executor {
   std::unique_ptr<Buffer> workspace_;
   std::unique_ptr<Stream> stream_;
   size_t arena_bytes_ = 0;
+  std::string layout_note_;
   size_t workspace_bytes_ = 0;
 };
 

@@ -59,11 +59,18 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
     return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       const std::vector<int64_t>& out_dims = plan.output_dims();
-      memory::desc src0_md = onednn::PlainDescOfRank(
-          args.inputs[static_cast<size_t>(first_)].dims, rank, f32);
-      memory::desc src1_md = onednn::PlainDescOfRank(
-          args.inputs[static_cast<size_t>(1 - first_)].dims, rank, f32);
-      memory::desc dst_md = onednn::PlainDescOfRank(out_dims, rank, f32);
+      // Operands of the output's rank keep their layout (plain or nhwc);
+      // lower-rank broadcast operands are plain and right-aligned.
+      const TensorLayout layout = args.outputs[0].layout;
+      auto desc_of = [&](const TensorDesc& d) {
+        return d.rank() == rank ? onednn::DescIn(d, layout, f32)
+                                : onednn::PlainDescOfRank(d.dims, rank, f32);
+      };
+      memory::desc src0_md = desc_of(args.inputs[static_cast<size_t>(first_)]);
+      memory::desc src1_md = desc_of(args.inputs[static_cast<size_t>(1 - first_)]);
+      memory::desc dst_md = args.outputs[0].rank() == rank
+                                ? onednn::DescOf(args.outputs[0], f32)
+                                : onednn::PlainDescOfRank(out_dims, rank, f32);
       dnnl::binary::desc desc(op->algo, src0_md, src1_md, dst_md);
       dnnl::binary::primitive_desc pd(desc, onednn::UserScratchpadAttr(),
                                       context().engine);

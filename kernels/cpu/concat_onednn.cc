@@ -1,7 +1,9 @@
-// Concat on oneDNN's concat primitive in the plain layout. Concat only moves
-// bytes, so every dtype maps to a oneDNN type of its size; 8-byte elements
-// (i64) become pairs of s32 along an extra innermost dim. Inputs that are
-// empty along the axis are skipped.
+// Concat on oneDNN's concat primitive, plain or channels-last. Concat only
+// moves bytes, so every dtype maps to a oneDNN type of its size; 8-byte
+// elements (i64) become pairs of s32 along an extra innermost dim (plain
+// only). Inputs that are empty along the axis are skipped.
+#include <algorithm>
+
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/data_ops.h"
@@ -32,6 +34,11 @@ class ConcatOnednn final : public onednn::PrimitiveKernel {
     }
     if (out.rank() + (split_pairs ? 1 : 0) > DNNL_MAX_NDIMS || out.rank() == 0)
       return Unimplemented(where() + ": rank for oneDNN concat");
+    if (split_pairs && (out.layout != TensorLayout::kPlain ||
+                        std::any_of(args.inputs.begin(), args.inputs.end(), [](const TensorDesc& d) {
+                          return d.layout != TensorLayout::kPlain;
+                        })))
+      return Unimplemented(where() + ": 64-bit concat handles plain layouts only");
     int64_t total = 0;
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       const TensorDesc& in = args.inputs[i];
@@ -51,15 +58,17 @@ class ConcatOnednn final : public onednn::PrimitiveKernel {
       return InvalidArgument(where() + ": inputs do not add up to output " +
                              out.ToString());
     if (used_inputs_.empty()) return Unimplemented(where() + ": empty output");
-    auto desc_of = [&](std::vector<int64_t> dims) {
-      if (split_pairs) dims.push_back(2);
+    auto desc_of = [&](const TensorDesc& d) {
+      if (!split_pairs) return onednn::DescOf(d, type);
+      std::vector<int64_t> dims = d.dims;  // 64-bit values as s32 pairs: plain only
+      dims.push_back(2);
       return onednn::PlainDesc(dims, type);
     };
     return BuildPrimitive(args, [&] {
       std::vector<memory::desc> src_mds;
       for (size_t i : used_inputs_)
-        src_mds.push_back(desc_of(args.inputs[i].dims));
-      dnnl::concat::primitive_desc pd(desc_of(out.dims), axis, src_mds,
+        src_mds.push_back(desc_of(args.inputs[i]));
+      dnnl::concat::primitive_desc pd(desc_of(out), axis, src_mds,
                                       context().engine,
                                       onednn::UserScratchpadAttr());
       exec().Init(context(), dnnl::concat(pd), pd.scratchpad_desc(),

@@ -2,9 +2,11 @@
 // depthwise), dilations, asymmetric pads, bias and the fused activation as
 // eltwise post-ops. Constant weights are reordered once at Prepare into the
 // layout the primitive prefers (format_tag::any). Activations arrive and
-// leave in the plain ONNX layout (ncw/nchw/ncdhw); when oneDNN would only
-// offer its im2col+GEMM fallback for plain activations, the kernel reorders
-// them through the workspace into the blocked layout of the direct kernel.
+// leave in the layout their TensorDesc gives: plain ONNX (ncw/nchw/ncdhw) or
+// channels-last (nhwc, chosen by the runtime's layout pass so consecutive
+// convs need no reorders). When oneDNN would only offer its im2col+GEMM
+// fallback for those layouts, the kernel reorders source and/or destination
+// through the workspace into the layouts of the direct kernel.
 // Run re-points handles and executes.
 #include <algorithm>
 
@@ -39,22 +41,23 @@ class ConvOnednn final : public Kernel {
 
   Status Run(const RunArgs& args) override {
     if (has_bias_) RETURN_IF_ERROR(onednn::SetHandle(bias_, args.src[2], where_));
-    if (!blocked_) {
-      RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where_));
-      RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where_));
-      return exec_.Execute(args.workspace, where_, "convolution");
-    }
-    // plain src -> blocked src (workspace) -> conv -> blocked dst -> plain dst
+    // src -> (reorder into the workspace) -> conv -> (reorder out of it) -> dst
     std::byte* ws = static_cast<std::byte*>(args.workspace);
-    void* blocked_src = ws + blocked_src_offset_;
-    void* blocked_dst = ws + blocked_dst_offset_;
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, args.src[0], where_));
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_in_dst_, blocked_src, where_));
-    RETURN_IF_ERROR(reorder_in_.Execute(ws, where_, "reorder (conv src)"));
-    RETURN_IF_ERROR(onednn::SetHandle(src_, blocked_src, where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, blocked_dst, where_));
+    const void* conv_src = args.src[0];
+    void* conv_dst = args.dst[0];
+    if (reorder_src_) {
+      void* staged = ws + staged_src_offset_;
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, args.src[0], where_));
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_dst_, staged, where_));
+      RETURN_IF_ERROR(reorder_in_.Execute(ws, where_, "reorder (conv src)"));
+      conv_src = staged;
+    }
+    if (reorder_dst_) conv_dst = ws + staged_dst_offset_;
+    RETURN_IF_ERROR(onednn::SetHandle(src_, conv_src, where_));
+    RETURN_IF_ERROR(onednn::SetHandle(dst_, conv_dst, where_));
     RETURN_IF_ERROR(exec_.Execute(ws, where_, "convolution"));
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, blocked_dst, where_));
+    if (!reorder_dst_) return Status::Ok();
+    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
     RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
     return reorder_out_.Execute(ws, where_, "reorder (conv dst)");
   }
@@ -63,8 +66,8 @@ class ConvOnednn final : public Kernel {
   Status Build(const PrepareArgs& args, const ConvParams& p) {
     context_ = onednn::Context::Create();
     const memory::data_type f32 = memory::data_type::f32;
-    memory::desc src_md = onednn::PlainDesc(args.inputs[0].dims, f32);
-    memory::desc dst_md = onednn::PlainDesc(args.outputs[0].dims, f32);
+    memory::desc src_md = onednn::DescOf(args.inputs[0], f32);
+    memory::desc dst_md = onednn::DescOf(args.outputs[0], f32);
 
     // Weights [OC, IC/G, k...], or [G, OC/G, IC/G, k...] when grouped: the
     // same row-major bytes either way.
@@ -98,22 +101,21 @@ class ConvOnednn final : public Kernel {
                                                        context_.engine);
     };
     dnnl::convolution_forward::primitive_desc pd = make_pd(src_md, dst_md);
-    // With plain activations oneDNN often falls back to im2col + GEMM; the
-    // direct (blocked-layout) kernels are several times faster, so convert
-    // in and out through the workspace when they are available. A later
-    // layout-propagation step would keep activations blocked between convs
-    // and drop both reorders.
+    // For some layouts (plain activations mostly) oneDNN only has im2col +
+    // GEMM; the direct kernels are several times faster, so let oneDNN pick
+    // the activation layouts and convert through the workspace. The
+    // runtime's channels-last pass makes this rare between convs.
     if (IsGemmFallback(pd)) {
       const memory::desc any_src(src_md.dims(), f32, memory::format_tag::any);
       const memory::desc any_dst(dst_md.dims(), f32, memory::format_tag::any);
-      dnnl::convolution_forward::primitive_desc blocked_pd =
-          make_pd(any_src, any_dst);
-      if (!IsGemmFallback(blocked_pd) &&
-          !(blocked_pd.src_desc() == src_md && blocked_pd.dst_desc() == dst_md)) {
-        pd = blocked_pd;
-        blocked_ = true;
-      }
+      // Keep the requested destination if a direct kernel can write it
+      // (the first conv of a channels-last chain reads a plain image).
+      dnnl::convolution_forward::primitive_desc direct_pd = make_pd(any_src, dst_md);
+      if (IsGemmFallback(direct_pd)) direct_pd = make_pd(any_src, any_dst);
+      if (!IsGemmFallback(direct_pd)) pd = direct_pd;
     }
+    reorder_src_ = pd.src_desc() != src_md;
+    reorder_dst_ = pd.dst_desc() != dst_md;
 
     weights_ = onednn::ReorderConstant(context_, plain_weights_md,
                                        args.constants[1]->data(),
@@ -124,47 +126,51 @@ class ConvOnednn final : public Kernel {
     exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
     if (has_bias_) bias_ = exec_.Bind(DNNL_ARG_BIAS, pd.bias_desc());
     dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
-    workspace_bytes_ = exec_.scratchpad_bytes();
-    if (blocked_) {
-      const dnnl::primitive_attr reorder_attr = onednn::UserScratchpadAttr();
-      dnnl::reorder::primitive_desc in_pd(context_.engine, src_md,
-                                          context_.engine, pd.src_desc(),
-                                          reorder_attr);
-      dnnl::reorder::primitive_desc out_pd(context_.engine, pd.dst_desc(),
-                                           context_.engine, dst_md,
-                                           reorder_attr);
+    const dnnl::primitive_attr reorder_attr = onednn::UserScratchpadAttr();
+    if (reorder_src_) {
+      dnnl::reorder::primitive_desc in_pd(context_.engine, src_md, context_.engine,
+                                          pd.src_desc(), reorder_attr);
       reorder_in_.Init(context_, dnnl::reorder(in_pd), in_pd.scratchpad_desc(),
                        args.num_threads);
       reorder_in_src_ = reorder_in_.Bind(DNNL_ARG_FROM, src_md);
       reorder_in_dst_ = reorder_in_.Bind(DNNL_ARG_TO, pd.src_desc());
-      reorder_out_.Init(context_, dnnl::reorder(out_pd),
-                        out_pd.scratchpad_desc(), args.num_threads);
+    }
+    if (reorder_dst_) {
+      dnnl::reorder::primitive_desc out_pd(context_.engine, pd.dst_desc(), context_.engine,
+                                           dst_md, reorder_attr);
+      reorder_out_.Init(context_, dnnl::reorder(out_pd), out_pd.scratchpad_desc(),
+                        args.num_threads);
       reorder_out_src_ = reorder_out_.Bind(DNNL_ARG_FROM, pd.dst_desc());
       reorder_out_dst_ = reorder_out_.Bind(DNNL_ARG_TO, dst_md);
-      // [shared scratchpad | blocked src | blocked dst], 64-byte aligned.
-      auto align = [](size_t n) { return (n + 63) / 64 * 64; };
-      const size_t scratch = std::max({exec_.scratchpad_bytes(),
-                                       reorder_in_.scratchpad_bytes(),
-                                       reorder_out_.scratchpad_bytes()});
-      blocked_src_offset_ = align(scratch);
-      blocked_dst_offset_ = blocked_src_offset_ + align(pd.src_desc().get_size());
-      workspace_bytes_ = blocked_dst_offset_ + align(pd.dst_desc().get_size());
     }
+    // [shared scratchpad | staged src | staged dst], 64-byte aligned.
+    auto align = [](size_t n) { return (n + 63) / 64 * 64; };
+    const size_t scratch = std::max({exec_.scratchpad_bytes(), reorder_in_.scratchpad_bytes(),
+                                     reorder_out_.scratchpad_bytes()});
+    staged_src_offset_ = align(scratch);
+    staged_dst_offset_ =
+        staged_src_offset_ + (reorder_src_ ? align(pd.src_desc().get_size()) : 0);
+    workspace_bytes_ =
+        staged_dst_offset_ + (reorder_dst_ ? align(pd.dst_desc().get_size()) : 0);
     return Status::Ok();
   }
 
+  // im2col + GEMM or the reference loops: what oneDNN offers when no direct
+  // kernel handles the requested layouts.
   static bool IsGemmFallback(
       const dnnl::convolution_forward::primitive_desc& pd) {
-    return std::string_view(pd.impl_info_str()).find("gemm") !=
-           std::string_view::npos;
+    const std::string_view impl(pd.impl_info_str());
+    return impl.find("gemm") != std::string_view::npos ||
+           impl.find("ref") != std::string_view::npos;
   }
 
   std::string where_;
   bool has_bias_ = false;
-  bool blocked_ = false;
+  bool reorder_src_ = false;
+  bool reorder_dst_ = false;
   size_t workspace_bytes_ = 0;
-  size_t blocked_src_offset_ = 0;
-  size_t blocked_dst_offset_ = 0;
+  size_t staged_src_offset_ = 0;
+  size_t staged_dst_offset_ = 0;
   onednn::BoundPrimitive reorder_in_, reorder_out_;
   memory reorder_in_src_, reorder_in_dst_, reorder_out_src_, reorder_out_dst_;
   onednn::Context context_;

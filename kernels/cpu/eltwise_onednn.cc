@@ -76,6 +76,9 @@ class EltwiseOnednn final : public Kernel {
       return InvalidArgument(where_ + ": output " + args.outputs[0].ToString() +
                              " differs from input " + x.ToString());
     if (x.elements() == 0) return Unimplemented(where_ + ": empty tensor");
+    // The primitive sees a flat array: any layout works if both sides agree.
+    if (args.outputs[0].layout != x.layout)
+      return Unimplemented(where_ + ": input and output layouts differ");
     if (stages.size() > stages_.size())
       return Internal(where_ + ": too many eltwise stages");
     num_stages_ = stages.size();

@@ -67,6 +67,22 @@ dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
   return dnnl::memory::desc(d, type, strides);
 }
 
+dnnl::memory::desc DescOf(const TensorDesc& desc, dnnl::memory::data_type type) {
+  if (desc.layout == TensorLayout::kChannelsLast && desc.rank() == 4)
+    return dnnl::memory::desc(ToDims(desc.dims), type, dnnl::memory::format_tag::acdb);
+  return PlainDesc(desc.dims, type);
+}
+
+dnnl::memory::desc DescIn(const TensorDesc& desc, TensorLayout layout,
+                          dnnl::memory::data_type type) {
+  if (desc.rank() == 4 && desc.dims[2] * desc.dims[3] == 1) {
+    TensorDesc as = desc;
+    as.layout = layout;
+    return DescOf(as, type);
+  }
+  return DescOf(desc, type);
+}
+
 dnnl::memory::desc PlainDescOfRank(const std::vector<int64_t>& dims, int rank,
                                    dnnl::memory::data_type type) {
   std::vector<int64_t> padded(static_cast<size_t>(rank), 1);

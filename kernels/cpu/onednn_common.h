@@ -96,6 +96,14 @@ dnnl::memory::dims ToDims(const std::vector<int64_t>& dims);
 // Row-major (plain ONNX layout) descriptor; rank 0 becomes [1].
 dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims,
                              dnnl::memory::data_type type);
+// The descriptor of `desc` as laid out: plain, or nhwc (acdb) for a 4-D
+// TensorLayout::kChannelsLast tensor.
+dnnl::memory::desc DescOf(const TensorDesc& desc, dnnl::memory::data_type type);
+// The same, but a 4-D tensor with H = W = 1 (identical bytes in both
+// layouts) is described in `layout`, so a primitive sees one format on all
+// its operands (e.g. a global pool's [N,C,1,1] output next to an nhwc input).
+dnnl::memory::desc DescIn(const TensorDesc& desc, TensorLayout layout,
+                          dnnl::memory::data_type type);
 // Plain descriptor of `dims` right-aligned to `rank` with leading 1s.
 dnnl::memory::desc PlainDescOfRank(const std::vector<int64_t>& dims, int rank,
                                    dnnl::memory::data_type type);

@@ -56,8 +56,8 @@ class PoolOnednn final : public onednn::SrcDstKernel {
       for (int64_t d : p.dilations) dilations.push_back(d - 1);
       dnnl::pooling_v2_forward::desc desc(
           dnnl::prop_kind::forward_inference, algorithm,
-          onednn::PlainDesc(args.inputs[0].dims, f32),
-          onednn::PlainDesc(args.outputs[0].dims, f32),
+          onednn::DescOf(args.inputs[0], f32),
+          onednn::DescIn(args.outputs[0], args.inputs[0].layout, f32),
           memory::dims(p.strides.begin(), p.strides.end()),
           memory::dims(p.kernel.begin(), p.kernel.end()), dilations,
           memory::dims(p.pads_begin.begin(), p.pads_begin.end()), pads_end);

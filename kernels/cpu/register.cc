@@ -1,6 +1,8 @@
 // RegisterCpuKernels: oneDNN kernels (priority 20), braid's own CPU kernels
 // (priority 10), then the reference kernels (priority 0), so one call gives
 // every CPU implementation in the order PrepareFirstAccepting tries them.
+#include <string_view>
+
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_kernels.h"
 
@@ -11,16 +13,23 @@ constexpr int kOnednnPriority = 20;
 constexpr int kCpuPriority = 10;
 
 void Add(KernelRegistry& registry, const char* op_type, const char* impl,
-         int priority, std::unique_ptr<Kernel> (*create)()) {
+         int priority, std::unique_ptr<Kernel> (*create)(), bool channels_last = false) {
   registry.Register(KernelEntry{op_type, DeviceKind::kCpu, impl, priority,
-                                [create] { return create(); }});
+                                [create] { return create(); }, channels_last});
+}
+
+// oneDNN kernels that build their memory descriptors from the TensorDesc
+// layout (onednn::DescOf), so they read and write nhwc tensors too.
+bool OnednnHandlesChannelsLast(std::string_view op) {
+  return op != "MatMul" && op != "Gemm" && op != "Softmax" && op != "LayerNormalization" &&
+         op != "BatchNormalization";
 }
 
 }  // namespace
 
 void RegisterCpuKernels(KernelRegistry& registry) {
   auto onednn = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {
-    Add(registry, op, "onednn", kOnednnPriority, create);
+    Add(registry, op, "onednn", kOnednnPriority, create, OnednnHandlesChannelsLast(op));
   };
   onednn("Conv", CreateConvOnednn);
   onednn("MatMul", CreateMatMulOnednn);

@@ -1,0 +1,101 @@
+#include "runtime/layout.h"
+
+#include <numeric>
+#include <string_view>
+
+namespace braid {
+namespace {
+
+bool IsConv(const Node& node) { return node.op_type == "Conv"; }
+
+// A 4-D f32 activation with a static shape and more than one pixel: the
+// tensors whose layout matters.
+bool IsSpatialActivation(const Graph& graph, ValueId id) {
+  if (id == kNoValue || graph.IsConstant(id)) return false;
+  const Value& v = graph.value(id);
+  if (v.dtype != DataType::kF32 || v.shape.size() != 4 || !IsStatic(v.shape)) return false;
+  return v.shape[2].extent() * v.shape[3].extent() > 1;
+}
+
+class Groups {
+ public:
+  explicit Groups(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  size_t Find(size_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void Join(size_t a, size_t b) { parent_[Find(a)] = Find(b); }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+}  // namespace
+
+bool TakesPartInChannelsLast(const Node& node) {
+  static constexpr std::string_view kOps[] = {
+      "Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Add", "Sub",
+      "Mul", "Div", "Min", "Max", "Relu", "Sigmoid", "Tanh", "Clip", "HardSwish", "HardSigmoid",
+      "LeakyRelu", "Concat"};
+  for (std::string_view op : kOps)
+    if (node.op_type == op) return true;
+  return false;
+}
+
+std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
+                                             const std::vector<bool>& node_handles_channels_last) {
+  const size_t num_values = static_cast<size_t>(graph.num_values());
+  std::vector<TensorLayout> layout(num_values, TensorLayout::kPlain);
+  std::vector<bool> can(num_values, false);
+  for (size_t v = 0; v < num_values; ++v)
+    can[v] = IsSpatialActivation(graph, static_cast<ValueId>(v));
+  for (ValueId id : graph.inputs()) can[static_cast<size_t>(id)] = false;
+  for (ValueId id : graph.outputs()) can[static_cast<size_t>(id)] = false;
+
+  // A value can go nhwc only when its producer and every consumer handle it.
+  auto handles = [&](size_t node) {
+    return node < node_handles_channels_last.size() && node_handles_channels_last[node] &&
+           TakesPartInChannelsLast(graph.nodes()[node]);
+  };
+  std::vector<bool> produced(num_values, false);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue) continue;
+      produced[static_cast<size_t>(out)] = true;
+      if (!handles(n)) can[static_cast<size_t>(out)] = false;
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      // A conv reads only its data input (0) in either layout; weights and
+      // bias are plain.
+      const bool layout_free_slot = IsConv(node) && i == 0;
+      if (node.inputs[i] != kNoValue && (!handles(n) || (IsConv(node) && !layout_free_slot)))
+        can[static_cast<size_t>(node.inputs[i])] = false;
+    }
+  }
+  for (size_t v = 0; v < num_values; ++v)
+    if (!produced[v]) can[v] = false;
+
+  // Non-conv nodes want one layout over their spatial operands.
+  Groups groups(num_values);
+  for (const Node& node : graph.nodes()) {
+    if (IsConv(node)) continue;
+    ValueId first = kNoValue;
+    auto join = [&](ValueId id) {
+      if (!IsSpatialActivation(graph, id)) return;
+      if (first == kNoValue) first = id;
+      else groups.Join(static_cast<size_t>(first), static_cast<size_t>(id));
+    };
+    for (ValueId in : node.inputs) join(in);
+    for (ValueId out : node.outputs) join(out);
+  }
+  std::vector<bool> group_ok(num_values, true);
+  for (size_t v = 0; v < num_values; ++v)
+    if (IsSpatialActivation(graph, static_cast<ValueId>(v)) && !can[v])
+      group_ok[groups.Find(v)] = false;
+  for (size_t v = 0; v < num_values; ++v)
+    if (can[v] && group_ok[groups.Find(v)]) layout[v] = TensorLayout::kChannelsLast;
+  return layout;
+}
+
+}  // namespace braid

@@ -1,0 +1,40 @@
+// The channels-last pass: chooses which 4-D activations stay nhwc between CPU
+// kernels that accept it, so a chain of convolutions (with pools, residual
+// adds, activations and concats between them) runs without a reorder per
+// conv. Graph inputs and outputs stay plain.
+//
+//   std::vector<bool> handles(graph.nodes().size());
+//   for (size_t i = 0; i < handles.size(); ++i)
+//     handles[i] = /* node i's kernel accepts TensorLayout::kChannelsLast */;
+//   std::vector<braid::TensorLayout> layout = braid::AssignChannelsLast(graph, handles);
+//   desc.layout = layout[value_id];
+//
+// Convolutions reorder whatever they receive, so their inputs and outputs are
+// free; every other node that takes part (pools, binary ops, unary
+// activations, concat) wants one layout on all of its 4-D operands, so those
+// operands are grouped and a group goes nhwc only when every value in it can.
+// A [N,C,1,1] tensor has the same bytes in both layouts: it is left plain and
+// never holds a group back (kernels describe it in their operands' layout).
+#ifndef BRAID_RUNTIME_LAYOUT_H_
+#define BRAID_RUNTIME_LAYOUT_H_
+
+#include <vector>
+
+#include "graph/ir.h"
+#include "kernels/backend.h"
+
+namespace braid {
+
+// Ops the pass can route channels-last tensors through (when their kernel
+// handles it): Conv, pools, binary elementwise, unary activations, Concat.
+bool TakesPartInChannelsLast(const Node& node);
+
+// One layout per graph value. `node_handles_channels_last[i]` says whether
+// node i's kernel accepts channels-last tensors; the graph must have static
+// shapes.
+std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
+                                             const std::vector<bool>& node_handles_channels_last);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_LAYOUT_H_

@@ -1,0 +1,116 @@
+// The channels-last pass (runtime/layout.h) on built-in models, and the
+// executor with it on and off: same outputs, fewer plain activations.
+#include "runtime/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "graph/passes/specialize.h"
+#include "kernels/cpu/cpu_device.h"
+#include "runtime/executor.h"
+#include "runtime/model_loader.h"
+
+namespace braid {
+namespace {
+
+Graph StaticModel(const std::string& name) {
+  StatusOr<Graph> g = LoadGraphForExecution("builtin:" + name);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE(SpecializeSymbols(*g, {{"N", 1}}).ok());
+  return std::move(*g);
+}
+
+bool Spatial(const Graph& g, ValueId id) {
+  const Value& v = g.value(id);
+  return v.shape.size() == 4 && !g.IsConstant(id) &&
+         v.shape[2].extent() * v.shape[3].extent() > 1;
+}
+
+TEST(LayoutTest, ResNetKeepsConvChainsNhwcAndEdgesPlain) {
+  Graph g = StaticModel("resnet18");
+  const std::vector<TensorLayout> layout =
+      AssignChannelsLast(g, std::vector<bool>(g.nodes().size(), true));
+  auto of = [&](ValueId id) { return layout[static_cast<size_t>(id)]; };
+  for (ValueId id : g.inputs()) EXPECT_EQ(of(id), TensorLayout::kPlain);
+  for (ValueId id : g.outputs()) EXPECT_EQ(of(id), TensorLayout::kPlain);
+  int nhwc = 0;
+  for (size_t v = 0; v < layout.size(); ++v) {
+    if (layout[v] != TensorLayout::kChannelsLast) continue;
+    ++nhwc;
+    EXPECT_TRUE(Spatial(g, static_cast<ValueId>(v))) << g.value(static_cast<ValueId>(v)).name;
+  }
+  EXPECT_GE(nhwc, 20);
+  // Every non-conv node sees one layout on its spatial operands.
+  for (const Node& n : g.nodes()) {
+    if (n.op_type == "Conv") continue;
+    std::vector<TensorLayout> seen;
+    for (const std::vector<ValueId>* ids : {&n.inputs, &n.outputs})
+      for (ValueId id : *ids)
+        if (id != kNoValue && Spatial(g, id)) seen.push_back(of(id));
+    for (TensorLayout l : seen) EXPECT_EQ(l, seen.front()) << n.name;
+  }
+}
+
+TEST(LayoutTest, ANodeThatCannotTakeNhwcKeepsItsGroupPlain) {
+  Graph g = StaticModel("resnet18");
+  std::vector<bool> handles(g.nodes().size(), true);
+  int add = -1;
+  for (int i = 0; i < g.num_nodes() && add < 0; ++i)
+    if (g.node(i).op_type == "Add") add = i;
+  ASSERT_GE(add, 0);
+  handles[static_cast<size_t>(add)] = false;
+  const std::vector<TensorLayout> layout = AssignChannelsLast(g, handles);
+  for (ValueId id : g.node(add).inputs)
+    EXPECT_EQ(layout[static_cast<size_t>(id)], TensorLayout::kPlain) << g.value(id).name;
+  for (ValueId id : g.node(add).outputs)
+    EXPECT_EQ(layout[static_cast<size_t>(id)], TensorLayout::kPlain) << g.value(id).name;
+  const std::vector<TensorLayout> none =
+      AssignChannelsLast(g, std::vector<bool>(g.nodes().size(), false));
+  for (TensorLayout l : none) EXPECT_EQ(l, TensorLayout::kPlain);
+}
+
+std::vector<float> RunExecutor(Executor& exec, const std::vector<float>& input) {
+  const void* inputs[] = {input.data()};
+  Status s = exec.Run(inputs);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  const float* out = static_cast<const float*>(exec.output(0));
+  return std::vector<float>(out, out + exec.output_desc(0).elements());
+}
+
+TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
+  KernelRegistry registry;
+  RegisterCpuKernels(registry);
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  for (const char* model : {"mobilenet_v2", "squeezenet1_1"}) {
+    std::vector<std::unique_ptr<Executor>> execs;
+    for (bool nhwc : {true, false}) {
+      ExecutorOptions options;
+      options.channels_last = nhwc;
+      StatusOr<std::unique_ptr<Executor>> e =
+          Executor::Create(StaticModel(model), registry, *cpu, options);
+      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      EXPECT_EQ((*e)->layout_note(), "");
+      execs.push_back(std::move(*e));
+    }
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> input(static_cast<size_t>(execs[0]->input_desc(0).elements()));
+    for (float& x : input) x = dist(rng);
+    const std::vector<float> a = RunExecutor(*execs[0], input);
+    const std::vector<float> b = RunExecutor(*execs[1], input);
+    ASSERT_EQ(a.size(), b.size());
+    double max_ref = 0, max_diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      max_ref = std::max(max_ref, std::fabs(double{b[i]}));
+      max_diff = std::max(max_diff, std::fabs(double{a[i]} - b[i]));
+    }
+    // Same kernels, other memory order: only summation order differs.
+    EXPECT_LE(max_diff, 1e-4 * max_ref) << model;
+    EXPECT_GT(max_ref, 0) << model;
+  }
+}
+
+}  // namespace
+}  // namespace braid
