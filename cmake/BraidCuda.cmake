@@ -30,3 +30,21 @@ if(BRAID_HAVE_CUDA)
   endif()
   enable_language(CUDA)
 endif()
+
+# braid_cuda_host_only_options(): call inside a directory that builds CUDA
+# sources. Compile options inherited from parent directories (the
+# BRAID_SANITIZE -fsanitize flags, ...) are GCC flags that nvcc rejects, so
+# they are rewrapped to apply to C and C++ sources only. Device code is not
+# sanitized (use compute-sanitizer: tests/cuda/run_gpu_checks.sh).
+function(braid_cuda_host_only_options)
+  get_directory_property(_inherited COMPILE_OPTIONS)
+  set(_wrapped)
+  foreach(_opt IN LISTS _inherited)
+    if(_opt MATCHES "^\\$<")
+      list(APPEND _wrapped "${_opt}")
+    else()
+      list(APPEND _wrapped "$<$<COMPILE_LANGUAGE:C,CXX>:${_opt}>")
+    endif()
+  endforeach()
+  set_directory_properties(PROPERTIES COMPILE_OPTIONS "${_wrapped}")
+endfunction()

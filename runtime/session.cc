@@ -1,21 +1,41 @@
-// SessionImpl: binds inputs, (re)plans when the bound shapes change, runs
-// the executor. Planning = specialize symbols to the bound extents
-// (graph/passes/specialize.h), then Executor::Create (kernels, memory plan,
-// pointers).
+// SessionImpl: binds inputs, (re)plans when the bound shapes change, runs.
+// Planning = specialize symbols to the bound extents
+// (graph/passes/specialize.h), make a Plan (policy or plan file, pins,
+// validation), then either the sequential Executor (one CPU device, no
+// slices, no trace: the fast path) or the heterogeneous Engine
+// (runtime/engine.h). A device that stops answering (Unavailable) is dropped
+// and the model re-planned onto the remaining devices, with a notice.
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "runtime/engine.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
+#include "scheduler/policy.h"
 
 namespace braid {
 namespace {
 
-constexpr const char* kKnownPolicies[] = {"cpu-only"};
+const PolicyRegistry& BasicPolicies() {
+  static const PolicyRegistry* registry = [] {
+    auto* r = new PolicyRegistry;
+    RegisterBasicPolicies(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+bool IsKnownDeviceName(const std::string& name) {
+  if (name == "cpu" || name == "vgpu" || name == "cuda") return true;
+  if (name.rfind("cuda:", 0) != 0 || name.size() == 5) return false;
+  return name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
 
 TensorInfo InfoOf(const Value& value) {
   TensorInfo info;
@@ -56,11 +76,15 @@ class SessionImpl final : public Session {
  public:
   SessionImpl(Graph graph, const SessionOptions& options,
               std::shared_ptr<const KernelRegistry> registry,
-              std::unique_ptr<Device> device)
+              std::vector<SessionDevice> devices, SessionInternals internals)
       : graph_(std::move(graph)),
         registry_(std::move(registry)),
-        device_(std::move(device)),
-        num_threads_(ResolveNumThreads(options.num_threads)) {
+        devices_(std::move(devices)),
+        num_threads_(ResolveNumThreads(options.num_threads)),
+        policy_(options.policy),
+        trace_(options.trace),
+        explicit_plan_(std::move(internals.plan)),
+        policies_(internals.policies) {
     for (ValueId id : graph_.inputs()) {
       InputSlot slot;
       slot.info = InfoOf(graph_.value(id));
@@ -107,11 +131,30 @@ class SessionImpl final : public Session {
         return InvalidArgument("Session::Run: input '" + slot.info.name +
                                "' was not set (expects " + slot.info.ToString() +
                                "); call SetInput for every input: " + ListInputs());
-    if (!executor_ || !SameShapesAsPlanned()) RETURN_IF_ERROR(Plan());
     for (size_t k = 0; k < slots_.size(); ++k) input_pointers_[k] = slots_[k].data;
-    RETURN_IF_ERROR(executor_->Run(input_pointers_));
+    for (size_t attempt = 0;; ++attempt) {
+      Status s = PlanAndRun();
+      if (s.ok()) break;
+      // A device that went away: drop it, re-plan on the rest, run again.
+      if (s.code() != StatusCode::kUnavailable || attempt >= devices_.size() ||
+          !DropUnavailableDevices(s))
+        return s;
+    }
     has_outputs_ = true;
     return Status::Ok();
+  }
+
+  std::vector<std::string> notices() const override { return notices_; }
+
+  Status WriteTrace(const std::string& path) const override {
+    if (!trace_)
+      return FailedPrecondition("WriteTrace('" + path +
+                                "'): tracing is off; set SessionOptions::trace");
+    if (!engine_ || !has_outputs_)
+      return FailedPrecondition("WriteTrace('" + path + "'): no successful Run to trace");
+    TraceWriter trace;
+    engine_->AppendTrace(trace);
+    return trace.WriteFile(path);
   }
 
   StatusOr<Tensor> GetOutput(std::string_view name) const override {
@@ -120,8 +163,9 @@ class SessionImpl final : public Session {
       if (!has_outputs_)
         return FailedPrecondition("GetOutput('" + std::string(name) +
                                   "'): no outputs; the last Run failed or Run was not called");
-      const TensorDesc& desc = executor_->output_desc(k);
-      return Tensor::Borrow(desc.dtype, desc.dims, executor_->output(k));
+      const TensorDesc& desc = engine_ ? engine_->output_desc(k) : executor_->output_desc(k);
+      return Tensor::Borrow(desc.dtype, desc.dims,
+                            engine_ ? engine_->output(k) : executor_->output(k));
     }
     std::string names;
     for (const TensorInfo& o : outputs_) names += (names.empty() ? "" : ", ") + o.ToString();
@@ -130,9 +174,11 @@ class SessionImpl final : public Session {
   }
 
   std::vector<NodePlacement> placements() const override {
+    if (engine_) return engine_->placements();
     return executor_ ? executor_->placements() : std::vector<NodePlacement>{};
   }
   size_t planned_peak_bytes() const override {
+    if (engine_) return engine_->arena_bytes();
     return executor_ ? executor_->arena_bytes() : 0;
   }
 
@@ -247,8 +293,78 @@ class SessionImpl final : public Session {
     return bound;
   }
 
-  Status Plan() {
+  Status PlanAndRun() {
+    if ((!executor_ && !engine_) || !SameShapesAsPlanned()) RETURN_IF_ERROR(Replan());
+    if (engine_) return engine_->Run(input_pointers_);
+    return executor_->Run(input_pointers_);
+  }
+
+  std::vector<std::string> DeviceNames() const {
+    std::vector<std::string> names;
+    for (const SessionDevice& d : devices_) names.push_back(d.device->name());
+    return names;
+  }
+
+  // The plan for the specialized graph: the explicit one (minus lost
+  // devices) or the policy's.
+  StatusOr<braid::Plan> MakeSessionPlan(const Graph& g) const {
+    const std::vector<std::string> names = DeviceNames();
+    PlacementContext context;
+    context.devices = names;
+    for (const Node& node : g.nodes()) {
+      std::vector<std::string> allowed;
+      for (const SessionDevice& d : devices_)
+        if (!registry_->Candidates(node.op_type, d.device->kind()).empty())
+          allowed.push_back(d.device->name());
+      context.allowed_devices.push_back(std::move(allowed));
+    }
+    auto open = [&](const std::string& d) {
+      return std::find(names.begin(), names.end(), d) != names.end();
+    };
+    if (!explicit_plan_) {
+      const PolicyRegistry& policies = policies_ ? *policies_ : BasicPolicies();
+      std::string policy = policy_;
+      if (!lost_.empty() && names.size() == 1) policy = "cpu-only";
+      return MakePlan(policies, policy, g, context);
+    }
+    braid::Plan plan = *explicit_plan_;
+    for (const std::string& d : plan.devices)
+      if (!open(d) && std::find(lost_.begin(), lost_.end(), d) == lost_.end()) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
+        return FailedPrecondition("plan uses device '" + d + "', which is not open (devices: " +
+                                  list + "); add it to the session's devices");
+      }
+    // Devices that went away: their work moves to the CPU.
+    plan.devices.erase(std::remove_if(plan.devices.begin(), plan.devices.end(),
+                                      [&](const std::string& d) { return !open(d); }),
+                       plan.devices.end());
+    if (plan.devices.empty() || plan.devices.front() != "cpu")
+      plan.devices.insert(plan.devices.begin(), "cpu");
+    for (NodePlan& n : plan.nodes) {
+      if (!open(n.device)) {
+        n.device = "cpu";
+        n.stream = 0;
+        n.reason = "re-planned: its device is unavailable";
+      }
+      if (n.slice && (!open(n.slice->other_device) || n.slice->other_device == n.device))
+        n.slice.reset();
+    }
+    RETURN_IF_ERROR(ApplyDevicePins(g, plan));
+    RETURN_IF_ERROR(ValidatePlan(plan, g));
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      const NodePlan& p = plan.nodes[i];
+      for (const std::string* d : {&p.device, p.slice ? &p.slice->other_device : nullptr})
+        if (d != nullptr && !context.Allows(i, *d))
+          return FailedPrecondition("plan places node '" + p.node + "' (" + g.nodes()[i].op_type +
+                                    ") on '" + *d + "', which has no kernel for it");
+    }
+    return plan;
+  }
+
+  Status Replan() {
     executor_.reset();  // frees the previous arena before allocating the next
+    engine_.reset();
     for (auto& dims : planned_dims_) dims.clear();
     std::string shapes;
     for (const InputSlot& slot : slots_)
@@ -258,31 +374,83 @@ class SessionImpl final : public Session {
     ASSIGN_OR_RETURN(auto symbols, BindSymbols());
     Graph specialized = graph_;
     RETURN_IF_ERROR(SpecializeSymbols(specialized, symbols).WithPrefix(where));
-    ExecutorOptions options;
-    options.num_threads = num_threads_;
-    StatusOr<std::unique_ptr<Executor>> executor =
-        Executor::Create(std::move(specialized), *registry_, *device_, options);
-    if (!executor.ok()) return executor.status().WithPrefix(where);
-    for (size_t k = 0; k < slots_.size(); ++k) {
-      if (executor->get()->input_desc(k).dims != slots_[k].dims)
-        return Internal(where + ": input '" + slots_[k].info.name + "' planned as " +
-                        executor->get()->input_desc(k).ToString());
+    StatusOr<braid::Plan> plan = MakeSessionPlan(specialized);
+    if (!plan.ok()) return plan.status().WithPrefix(where);
+    bool single_cpu = !trace_;
+    for (const NodePlan& n : plan->nodes)
+      single_cpu = single_cpu && n.device == "cpu" && n.stream == 0 && !n.slice;
+    if (single_cpu) {
+      // The fast path: the sequential executor on the calling thread.
+      ExecutorOptions options;
+      options.num_threads = num_threads_;
+      StatusOr<std::unique_ptr<Executor>> executor =
+          Executor::Create(std::move(specialized), *registry_, *devices_.front().device, options);
+      if (!executor.ok()) return executor.status().WithPrefix(where);
+      executor_ = std::move(*executor);
+    } else {
+      std::vector<EngineDevice> devices;
+      for (const SessionDevice& d : devices_) {
+        EngineDevice e;
+        e.device = d.device.get();
+        e.host_addressable = d.host_addressable;
+        e.threads = d.threads;
+        devices.push_back(e);
+      }
+      EngineOptions options;
+      options.num_threads = num_threads_;
+      StatusOr<std::unique_ptr<Engine>> engine =
+          Engine::Create(std::move(specialized), *plan, *registry_, devices, options);
+      if (!engine.ok()) return engine.status().WithPrefix(where);
+      engine_ = std::move(*engine);
     }
-    executor_ = std::move(*executor);
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      const TensorDesc& d = engine_ ? engine_->input_desc(k) : executor_->input_desc(k);
+      if (d.dims != slots_[k].dims)
+        return Internal(where + ": input '" + slots_[k].info.name + "' planned as " + d.ToString());
+    }
     for (size_t k = 0; k < slots_.size(); ++k) planned_dims_[k] = slots_[k].dims;
     return Status::Ok();
   }
 
+  // Probes every accelerator with a one-byte allocation; the ones that
+  // answer Unavailable are dropped. True when at least one was.
+  bool DropUnavailableDevices(const Status& cause) {
+    engine_.reset();
+    executor_.reset();
+    bool dropped = false;
+    for (size_t d = devices_.size(); d-- > 1;) {
+      StatusOr<std::unique_ptr<Buffer>> probe = devices_[d].device->Allocate(1);
+      if (probe.ok() || probe.status().code() != StatusCode::kUnavailable) continue;
+      const std::string name = devices_[d].device->name();
+      lost_.push_back(name);
+      devices_.erase(devices_.begin() + static_cast<std::ptrdiff_t>(d));
+      std::string rest;
+      for (const std::string& n : DeviceNames()) rest += (rest.empty() ? "" : ", ") + n;
+      notices_.push_back("device '" + name + "' became unavailable (" + probe.status().message() +
+                         "; the run failed with: " + cause.message() + "); re-planned onto " +
+                         rest);
+      dropped = true;
+    }
+    return dropped;
+  }
+
   const Graph graph_;  // after passes; symbolic dims kept
   std::shared_ptr<const KernelRegistry> registry_;
-  std::unique_ptr<Device> device_;
+  std::vector<SessionDevice> devices_;  // [0] is the host CPU
   const int num_threads_;
+  const std::string policy_;
+  const bool trace_;
+  const std::optional<braid::Plan> explicit_plan_;
+  std::shared_ptr<const PolicyRegistry> policies_;
+  std::vector<std::string> lost_;
+  std::vector<std::string> notices_;
 
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
   std::vector<InputSlot> slots_;
 
   std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Engine> engine_;
   std::vector<std::vector<int64_t>> planned_dims_;
   std::vector<const void*> input_pointers_;
   uint64_t generation_ = 0;
@@ -303,33 +471,73 @@ Status ValidateSessionOptions(const SessionOptions& options) {
                            std::to_string(options.num_threads));
   if (options.devices.empty())
     return InvalidArgument("SessionOptions: devices is empty; use {\"cpu\"}");
-  for (const std::string& device : options.devices)
-    if (device != "cpu")
-      return Unavailable("SessionOptions: device '" + device +
-                         "' is not available in this build / on this machine "
-                         "(available: cpu)");
-  bool known = false;
-  std::string policies;
-  for (const char* policy : kKnownPolicies) {
-    known = known || options.policy == policy;
-    policies += (policies.empty() ? "" : ", ") + std::string(policy);
+  for (size_t i = 0; i < options.devices.size(); ++i) {
+    const std::string& device = options.devices[i];
+    if (!IsKnownDeviceName(device))
+      return InvalidArgument("SessionOptions: unknown device '" + device +
+                             "' (known: cpu, vgpu, cuda, cuda:K)");
+    for (size_t j = 0; j < i; ++j)
+      if (options.devices[j] == device)
+        return InvalidArgument("SessionOptions: device '" + device + "' given twice");
   }
-  if (!known)
+  if (options.plan_file.empty() && !BasicPolicies().Create(options.policy).ok()) {
+    std::string policies;
+    for (const std::string& p : BasicPolicies().Names())
+      policies += (policies.empty() ? "" : ", ") + p;
     return InvalidArgument("SessionOptions: unknown policy '" + options.policy +
                            "'; known policies: " + policies);
+  }
   return Status::Ok();
+}
+
+StatusOr<braid::Plan> LoadPlanFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("plan file '" + path + "' cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<braid::Plan> plan = PlanFromJson(text.str());
+  if (!plan.ok()) return plan.status().WithPrefix("plan file '" + path + "'");
+  return plan;
+}
+
+StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptions& options,
+                                                 std::shared_ptr<const KernelRegistry> registry,
+                                                 std::vector<SessionDevice> devices,
+                                                 SessionInternals internals) {
+  RETURN_IF_ERROR(ValidateSessionOptions(options));
+  if (!registry || devices.empty()) return InvalidArgument("CreateSession: no registry or device");
+  for (const SessionDevice& d : devices)
+    if (!d.device) return InvalidArgument("CreateSession: null device");
+  if (devices.front().device->kind() != DeviceKind::kCpu)
+    return InvalidArgument("CreateSession: the first device must be the host CPU");
+  for (const std::string& name : options.devices) {
+    bool found = false;
+    for (const SessionDevice& d : devices)
+      found = found || PinMatchesDevice(name, d.device->name());
+    if (!found) {
+      std::string list;
+      for (const SessionDevice& d : devices) list += (list.empty() ? "" : ", ") + d.device->name();
+      return Unavailable("SessionOptions: device '" + name +
+                         "' is not available in this build / on this machine (available: " + list +
+                         ")");
+    }
+  }
+  if (!internals.plan && !options.plan_file.empty()) {
+    ASSIGN_OR_RETURN(internals.plan, LoadPlanFile(options.plan_file));
+  }
+  RETURN_IF_ERROR(graph.Validate());
+  // Output infos need shapes (symbolic until Run binds the inputs).
+  RETURN_IF_ERROR(InferShapes(graph));
+  return std::unique_ptr<Session>(std::make_unique<SessionImpl>(
+      std::move(graph), options, std::move(registry), std::move(devices), std::move(internals)));
 }
 
 StatusOr<std::unique_ptr<Session>> CreateSession(
     Graph graph, const SessionOptions& options,
     std::shared_ptr<const KernelRegistry> registry, std::unique_ptr<Device> device) {
-  RETURN_IF_ERROR(ValidateSessionOptions(options));
-  if (!registry || !device) return InvalidArgument("CreateSession: no registry or device");
-  RETURN_IF_ERROR(graph.Validate());
-  // Output infos need shapes (symbolic until Run binds the inputs).
-  RETURN_IF_ERROR(InferShapes(graph));
-  return std::unique_ptr<Session>(std::make_unique<SessionImpl>(
-      std::move(graph), options, std::move(registry), std::move(device)));
+  std::vector<SessionDevice> devices(1);
+  devices[0].device = std::move(device);
+  return CreateSession(std::move(graph), options, std::move(registry), std::move(devices), {});
 }
 
 }  // namespace braid

@@ -11,17 +11,48 @@
 #define BRAID_RUNTIME_SESSION_INTERNAL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "braid/braid.h"
 #include "graph/ir.h"
 #include "kernels/backend.h"
+#include "scheduler/plan.h"
+
+namespace braid {
+class PolicyRegistry;
+}
 
 namespace braid {
 
-// Devices other than "cpu" are Unavailable; policies other than "cpu-only"
-// are InvalidArgument listing the known ones; num_threads must be >= 0.
+// Unknown device names and unknown policies (without a plan file) are
+// InvalidArgument listing the known ones; num_threads must be >= 0.
+// Availability of the named devices is checked when they are created.
 Status ValidateSessionOptions(const SessionOptions& options);
+
+// One device of a session; devices[0] is the host CPU.
+struct SessionDevice {
+  std::unique_ptr<Device> device;
+  bool host_addressable = false;  // integrated GPU with mapped host memory
+  int threads = 1;                // intra-op threads of its kernels (non-CPU)
+};
+
+// What tests (and embedders of the internal API) may inject.
+struct SessionInternals {
+  std::optional<Plan> plan;  // wins over SessionOptions::policy / plan_file
+  std::shared_ptr<const PolicyRegistry> policies;  // default: RegisterBasicPolicies
+};
+
+// A plan JSON file (`braid plan --save`); errors name the file.
+StatusOr<Plan> LoadPlanFile(const std::string& path);
+
+// Every name in options.devices must match one of `devices` (else
+// Unavailable listing what is there).
+StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptions& options,
+                                                 std::shared_ptr<const KernelRegistry> registry,
+                                                 std::vector<SessionDevice> devices,
+                                                 SessionInternals internals = {});
 
 // `graph` has run its passes (runtime/model_loader.h); shapes may keep
 // symbolic dims, which are bound from the inputs at Run.

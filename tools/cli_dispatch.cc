@@ -19,6 +19,16 @@ std::span<const Command> Commands() {
       {"onnx-test", "run ONNX backend test cases (model.onnx + test_data_set_*) "
                     "and compare outputs",
        RunOnnxTest},
+      {"plan", "placement table and SIMULATED latency/energy of a policy on a "
+               "device profile",
+       RunPlan},
+      {"profile", "per-op measured times next to the cost model's predictions; "
+                  "trace, SVG, CSV, energy",
+       RunProfile},
+      {"calibrate", "measure this host and write a device profile", RunCalibrate},
+      {"devices", "list the devices braid can use (cpu, cuda, or why not) and, "
+                  "with --ops, which ops each runs",
+       RunDevices},
   };
   return kCommands;
 }

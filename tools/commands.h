@@ -12,6 +12,10 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err);
 int RunInspect(Args args, std::ostream& out, std::ostream& err);
 int RunRun(Args args, std::ostream& out, std::ostream& err);
 int RunOnnxTest(Args args, std::ostream& out, std::ostream& err);
+int RunDevices(Args args, std::ostream& out, std::ostream& err);
+int RunPlan(Args args, std::ostream& out, std::ostream& err);
+int RunProfile(Args args, std::ostream& out, std::ostream& err);
+int RunCalibrate(Args args, std::ostream& out, std::ostream& err);
 
 // Top level: `braid [--help|--version] COMMAND ARGS...`.
 int RunBraid(Args args, std::ostream& out, std::ostream& err);

@@ -1,5 +1,6 @@
-// braid convert IN -o OUT [--no-fuse] [--opset-check]
+// braid convert IN -o OUT [--no-fuse] [--opset-check] [--prune RATIO ...]
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include "graph/onnx_importer.h"
 #include "graph/op_schema.h"
 #include "graph/passes/passes.h"
+#include "graph/passes/prune.h"
 #include "models/builtin.h"
 #include "tools/commands.h"
 
@@ -18,6 +20,7 @@ namespace {
 
 constexpr char kConvertHelp[] =
     "Usage: braid convert IN -o OUT [--no-fuse] [--opset-check] [--quiet]\n"
+    "                     [--prune RATIO [--prune-structure S] [--prune-skip L]]\n"
     "\n"
     "Converts a model into braid's .braid format: imports it, infers shapes\n"
     "(symbolic batch stays symbolic), folds constants, folds BatchNorm into\n"
@@ -30,7 +33,16 @@ constexpr char kConvertHelp[] =
     "  --no-fuse        keep BatchNorm and activations as separate nodes\n"
     "  --opset-check    only check that the opset and every operator are\n"
     "                   supported (lists every unsupported node); write nothing\n"
-    "  -q, --quiet      no progress lines on stderr\n";
+    "  -q, --quiet      no progress lines on stderr\n"
+    "  --prune RATIO    magnitude-prune each Conv/Gemm/MatMul weight: zero the\n"
+    "                   RATIO (0..1) of it with the smallest |w|, per layer,\n"
+    "                   after the passes and before annotation. For sparsity\n"
+    "                   experiments: it CHANGES THE MODEL'S ACCURACY.\n"
+    "  --prune-structure unstructured (default) or block:RxC (R outputs x C\n"
+    "                   reduction elements zeroed together, e.g. block:4x1)\n"
+    "  --prune-skip L   comma list of layers kept dense: first (the stem\n"
+    "                   conv), depthwise\n"
+    "Sparsity already in a model's weights is annotated without --prune.\n";
 
 class Stopwatch {
  public:
@@ -115,6 +127,35 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   const bool no_fuse = scan.Flag("--no-fuse");
   const bool opset_check = scan.Flag("--opset-check");
   const bool quiet = scan.Flag("--quiet") || scan.Flag("-q");
+  std::optional<PruneOptions> prune;
+  {
+    StatusOr<std::optional<std::string>> ratio = scan.Value("--prune");
+    StatusOr<std::optional<std::string>> structure = scan.Value("--prune-structure");
+    StatusOr<std::optional<std::string>> skip = scan.Value("--prune-skip");
+    for (const auto* v : {&ratio, &structure, &skip})
+      if (!v->ok()) return ReportError(err, "convert", v->status());
+    if (!ratio->has_value() && (structure->has_value() || skip->has_value()))
+      return ReportError(err, "convert",
+                         InvalidArgument("--prune-structure and --prune-skip need --prune RATIO"));
+    if (ratio->has_value()) {
+      PruneOptions options;
+      char* end = nullptr;
+      const std::string& text = **ratio;
+      options.ratio = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() ||
+          !(options.ratio >= 0.0 && options.ratio <= 1.0))
+        return ReportError(err, "convert",
+                           InvalidArgument("--prune needs a fraction in [0, 1], got '" +
+                                           text + "'"));
+      if (structure->has_value())
+        if (Status s = ParsePruneStructure(**structure, options); !s.ok())
+          return ReportError(err, "convert", s);
+      if (skip->has_value())
+        if (Status s = ParsePruneSkip(**skip, options); !s.ok())
+          return ReportError(err, "convert", s);
+      prune = options;
+    }
+  }
   StatusOr<std::optional<std::string>> output = scan.Value("--output");
   if (!output.ok()) return ReportError(err, "convert", output.status());
   if (!output->has_value()) {
@@ -135,7 +176,7 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::string& out_path = **output;
 
-  Progress progress(err, quiet, 4);
+  Progress progress(err, quiet, prune ? 5 : 4);
   progress.Begin("load " + in);
   StatusOr<LoadedModel> model = LoadModel(in);
   if (!model.ok()) {
@@ -156,6 +197,31 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   progress.End(std::to_string(imported_nodes) + " -> " +
                std::to_string(g.num_nodes()) + " nodes");
+
+  if (prune) {
+    progress.Begin("prune");
+    StatusOr<PruneReport> report = PruneWeights(g, *prune);
+    if (!report.ok()) {
+      progress.Fail();
+      return ReportError(err, "convert", report.status().WithPrefix(in));
+    }
+    progress.End(std::to_string(report->layers.size()) + " layers");
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "pruned %zu layers to %.1f%% (%s): %lld of %lld weights are now "
+                  "zero (%lld newly zeroed), %zu layers kept dense. Pruning changes "
+                  "the model's accuracy.\n",
+                  report->layers.size(), prune->ratio * 100.0,
+                  prune->block_rows == 1 && prune->block_cols == 1
+                      ? "unstructured"
+                      : ("block " + std::to_string(prune->block_rows) + "x" +
+                         std::to_string(prune->block_cols)).c_str(),
+                  static_cast<long long>(report->zeros_after),
+                  static_cast<long long>(report->elements),
+                  static_cast<long long>(report->zeros_after - report->zeros_before),
+                  report->skipped.size());
+    out << line;
+  }
 
   progress.Begin("annotate");
   if (Status s = Annotate(g); !s.ok()) {

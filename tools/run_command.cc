@@ -1,5 +1,7 @@
 // braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--threads T]
 //   [--iterations N] [--warmup W] [--seed S] [--batch B] [--json]
+//   [--devices cpu,vgpu|cpu,cuda] [--policy NAME] [--plan PLAN.json]
+//   [--trace FILE.json] [--vgpu-timing none|orin-like]
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <map>
 #include <ostream>
 #include <random>
+#include <set>
 #include <thread>
 #include <type_traits>
 
@@ -23,7 +26,9 @@ namespace {
 constexpr char kRunHelp[] =
     "Usage: braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR]\n"
     "                 [--threads T] [--iterations N] [--warmup W] [--seed S]\n"
-    "                 [--batch B] [--device cpu] [--json]\n"
+    "                 [--batch B] [--devices cpu,vgpu|cpu,cuda] [--policy NAME]\n"
+    "                 [--plan PLAN.json] [--trace FILE.json]\n"
+    "                 [--vgpu-timing none|orin-like] [--json]\n"
     "\n"
     "Opens MODEL in a Session (CPU), runs it W times untimed and N times\n"
     "timed, and prints the latency (min/median/p90), the planned peak memory\n"
@@ -43,7 +48,17 @@ constexpr char kRunHelp[] =
     "  --warmup W           untimed runs first (default 2; the first run plans\n"
     "                       and allocates)\n"
     "  --output-dir DIR     write each output as DIR/NAME.npy\n"
-    "  --device D           cpu only for now (also --devices D,...)\n"
+    "  --devices D,...      devices to use (also --device): cpu, vgpu (the\n"
+    "                       virtual GPU: CPU kernels on their own threads and\n"
+    "                       memory; a test/demo device, never a GPU figure),\n"
+    "                       cuda or cuda:K. Without a usable GPU, cuda exits 2\n"
+    "                       with the CUDA reason. Default cpu\n"
+    "  --policy NAME        placement policy (default cpu-only; gpu-only, ...)\n"
+    "  --plan PLAN.json     run this plan (braid plan --save); wins over --policy\n"
+    "  --trace FILE.json    write the last run's per-step timeline as a Chrome\n"
+    "                       trace (chrome://tracing, ui.perfetto.dev)\n"
+    "  --vgpu-timing T      pad vgpu kernels and copies to a timing model:\n"
+    "                       none (default) or orin-like (a model, not a GPU)\n"
     "  --json               print {\"latency_ms\":{\"min\",\"median\",\"p90\"},\n"
     "                       \"iterations\",\"threads\",\"seed\",\"peak_bytes\",\n"
     "                       \"placements\":{IMPL:COUNT},\"fallbacks\":[{\"node\",\n"
@@ -65,6 +80,11 @@ struct RunFlags {
   uint64_t seed = 1;
   int64_t batch = 1;
   bool json = false;
+  std::vector<std::string> devices = {"cpu"};
+  std::string policy = "cpu-only";
+  std::string plan;
+  std::string trace;
+  std::string vgpu_timing = "none";
 };
 
 StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& text,
@@ -102,16 +122,19 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   for (const char* flag : {"--device", "--devices"}) {
     ASSIGN_OR_RETURN(std::optional<std::string> d, scan.Value(flag));
     if (!d) continue;
+    f.devices.clear();
     size_t start = 0;
     while (start <= d->size()) {
       const size_t comma = std::min(d->find(',', start), d->size());
-      const std::string one = d->substr(start, comma - start);
-      if (one != "cpu")
-        return InvalidArgument(std::string(flag).append(" '").append(one).append(
-            "': braid run supports only the cpu device so far (cuda and vgpu "
-            "backends are not built into this runner)"));
+      f.devices.push_back(d->substr(start, comma - start));
       start = comma + 1;
     }
+  }
+  for (auto [flag, target] : {std::pair{"--policy", &f.policy}, std::pair{"--plan", &f.plan},
+                              std::pair{"--trace", &f.trace},
+                              std::pair{"--vgpu-timing", &f.vgpu_timing}}) {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value(flag));
+    if (v) *target = *v;
   }
   auto int_flag = [&](const char* name, int64_t min_value,
                       auto& target) -> Status {
@@ -281,17 +304,31 @@ std::string Format(const char* fmt, double v) {
   return buf;
 }
 
+// "CPU", or "cpu + vgpu [virtual device; timing: none]" when more devices run.
+std::string DevicesLabel(const RunFlags& f, const std::vector<NodePlacement>& placements) {
+  std::set<std::string> used;
+  for (const NodePlacement& p : placements) used.insert(p.device);
+  if (used.size() <= 1 && (used.empty() || *used.begin() == "cpu")) return "CPU";
+  std::string label;
+  for (const std::string& d : used) label += (label.empty() ? "" : " + ") + d;
+  if (used.count("vgpu"))
+    label += " [vgpu is a virtual device; timing model: " + f.vgpu_timing + "]";
+  return label;
+}
+
 void PrintText(std::ostream& out, const RunFlags& f, int threads,
                const std::vector<InputData>& inputs, const Latency& lat,
                size_t peak, const std::vector<NodePlacement>& placements,
-               const std::vector<OutputSummary>& outputs) {
+               const std::vector<OutputSummary>& outputs,
+               const std::vector<std::string>& notices) {
+  const std::string devices_label = DevicesLabel(f, placements);
   out << "model: " << f.model << "\n";
   for (const InputData& in : inputs)
     out << "input: " << in.name << " " << DataTypeName(in.array.dtype)
         << DimsToString(in.array.dims) << " from " << in.source << "\n";
   out << "threads: " << threads << ", warmup " << f.warmup << ", iterations "
       << f.iterations << "\n";
-  out << "latency (CPU): min " << Format("%.3f", lat.min) << " ms, median "
+  out << "latency (" << devices_label << "): min " << Format("%.3f", lat.min) << " ms, median "
       << Format("%.3f", lat.median) << " ms, p90 " << Format("%.3f", lat.p90)
       << " ms\n";
   out << "planned peak memory: " << Format("%.2f", static_cast<double>(peak) / 1e6)
@@ -309,6 +346,16 @@ void PrintText(std::ostream& out, const RunFlags& f, int threads,
         << p.implementation << ": " << p.reason << "\n";
   }
   out << "  " << fallbacks << " fallbacks\n";
+  if (devices_label != "CPU") {
+    // Several devices: where every node ran.
+    for (const NodePlacement& p : placements) {
+      out << "  node '" << p.node << "' (" << p.op_type << ") -> " << p.device
+          << (p.device == "vgpu" ? " (virtual)" : "") << " " << p.implementation;
+      if (!p.slice.empty()) out << " [" << p.slice << "]";
+      out << "\n";
+    }
+  }
+  for (const std::string& n : notices) out << "notice: " << n << "\n";
   out << "outputs:\n";
   for (const OutputSummary& o : outputs) {
     out << "  " << o.name << " " << DataTypeName(o.dtype) << DimsToString(o.dims)
@@ -322,7 +369,8 @@ void PrintText(std::ostream& out, const RunFlags& f, int threads,
 void PrintJson(std::ostream& out, const RunFlags& f, int threads,
                const Latency& lat, size_t peak,
                const std::vector<NodePlacement>& placements,
-               const std::vector<OutputSummary>& outputs) {
+               const std::vector<OutputSummary>& outputs,
+               const std::vector<std::string>& notices) {
   std::map<std::string, int> counts;
   for (const NodePlacement& p : placements) ++counts[p.implementation];
   out << "{\"model\":" << JsonString(f.model) << ",\"latency_ms\":{\"min\":"
@@ -347,7 +395,19 @@ void PrintJson(std::ostream& out, const RunFlags& f, int threads,
         << "}";
     first = false;
   }
-  out << "],\"outputs\":[";
+  out << "],\"nodes\":[";
+  for (size_t i = 0; i < placements.size(); ++i) {
+    const NodePlacement& p = placements[i];
+    out << (i ? "," : "") << "{\"node\":" << JsonString(p.node) << ",\"op\":"
+        << JsonString(p.op_type) << ",\"device\":" << JsonString(p.device)
+        << ",\"virtual\":" << (p.device == "vgpu" ? "true" : "false")
+        << ",\"implementation\":" << JsonString(p.implementation)
+        << ",\"slice\":" << JsonString(p.slice) << "}";
+  }
+  out << "],\"notices\":[";
+  for (size_t i = 0; i < notices.size(); ++i) out << (i ? "," : "") << JsonString(notices[i]);
+  out << "],\"vgpu_timing\":" << JsonString(f.vgpu_timing);
+  out << ",\"outputs\":[";
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputSummary& o = outputs[i];
     out << (i ? "," : "") << "{\"name\":" << JsonString(o.name) << ",\"shape\":[";
@@ -373,6 +433,11 @@ int RunRun(Args args, std::ostream& out, std::ostream& err) {
 
   SessionOptions options;
   options.num_threads = f.threads;
+  options.devices = f.devices;
+  options.policy = f.policy;
+  options.plan_file = f.plan;
+  options.trace = !f.trace.empty();
+  options.vgpu_timing = f.vgpu_timing;
   StatusOr<std::unique_ptr<Session>> opened = Session::Open(f.model, options);
   if (!opened.ok()) return ReportError(err, "run", opened.status());
   Session& session = **opened;
@@ -458,10 +523,16 @@ int RunRun(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::vector<NodePlacement> placements = session.placements();
   const size_t peak = session.planned_peak_bytes();
+  if (!f.trace.empty()) {
+    if (Status s = session.WriteTrace(f.trace); !s.ok()) {
+      err << "braid run: error: " << s.message() << "\n";
+      return kExitFailure;
+    }
+  }
   if (f.json) {
-    PrintJson(out, f, threads, lat, peak, placements, outputs);
+    PrintJson(out, f, threads, lat, peak, placements, outputs, session.notices());
   } else {
-    PrintText(out, f, threads, inputs, lat, peak, placements, outputs);
+    PrintText(out, f, threads, inputs, lat, peak, placements, outputs, session.notices());
   }
   return kExitOk;
 }

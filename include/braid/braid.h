@@ -67,6 +67,16 @@ struct SessionOptions {
   std::vector<std::string> devices = {"cpu"};
   std::string policy = "cpu-only";        // placement policy (scheduler)
   bool fuse = true;                       // .onnx opened directly: BN folding and fusion
+  // Heterogeneous engine (docs/engine.md). devices may add "vgpu" (the
+  // virtual GPU: CPU kernels on their own threads and memory, a test/demo
+  // device) and "cuda" / "cuda:K". policy is looked up in the scheduler's
+  // policy registry ("cpu-only", "gpu-only", ...) unless plan_file names a
+  // plan JSON (`braid plan --save`), which then wins.
+  std::string plan_file;
+  // Record a per-step timeline on every Run (Session::WriteTrace).
+  bool trace = false;
+  // vgpu timing shaping: "none" or "orin-like" (a model, never a GPU figure).
+  std::string vgpu_timing = "none";
 };
 
 // What a model expects at one input or produces at one output. Symbolic
@@ -87,6 +97,9 @@ struct NodePlacement {
   std::string implementation;  // "onednn", "cpu", "reference", ...
   bool fallback = false;       // true when a preferred implementation declined
   std::string reason;          // why the preferred implementation declined
+  // For the parts and join of a sliced node ("conv1#0", "conv1#join"): the
+  // range it computes, e.g. "channels [0,24) of 48"; empty otherwise.
+  std::string slice;
 };
 
 class Session {
@@ -113,6 +126,15 @@ class Session {
   // peak bytes of intermediate tensors.
   virtual std::vector<NodePlacement> placements() const = 0;
   virtual size_t planned_peak_bytes() const = 0;
+
+  // Things the session decided on its own and wants the caller to know, e.g.
+  // "device 'vgpu' became unavailable (...); re-planned onto cpu".
+  virtual std::vector<std::string> notices() const { return {}; }
+  // Writes the last Run's per-step timeline as Chrome trace JSON (needs
+  // SessionOptions::trace). FailedPrecondition when there is none.
+  virtual Status WriteTrace(const std::string& path) const {
+    return FailedPrecondition("WriteTrace: this session records no trace (" + path + ")");
+  }
 };
 
 }  // namespace braid

@@ -70,7 +70,7 @@ void braid_status_free(braid_status* status);                        /* NULL is 
 
 typedef struct braid_session_options {
   int num_threads;    /* intra-op threads; 0 = all cores */
-  const char* device; /* "cpu" */
+  const char* device; /* "cpu", "vgpu" or "cuda" (the CPU is always opened) */
   const char* policy; /* "cpu-only" */
   int fuse;           /* nonzero: BN folding and activation fusion for .onnx / builtin */
 } braid_session_options;

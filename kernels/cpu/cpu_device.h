@@ -9,14 +9,29 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/sparse/sparse_kernels.h"
 
 namespace braid {
 
 std::unique_ptr<Device> CreateCpuDevice();
 
-// Registers every CPU kernel: oneDNN first, braid's own CPU kernels next,
-// reference kernels last (kernels/reference/).
+// Registers every CPU kernel: the weight-sparse kernels first (they decline
+// below their crossover, kernels/cpu/sparse/), oneDNN next, braid's own CPU
+// kernels next, reference kernels last (kernels/reference/).
 void RegisterCpuKernels(KernelRegistry& registry);
+
+// What the CPU backend's own kernels are given (a device profile's measured
+// sparse crossover, for one). RegisterCpuKernels(registry) uses
+// CpuKernelOptionsFromEnvironment().
+struct CpuKernelOptions {
+  bool sparse = true;  // register the sparse kernels (kernels/cpu/sparse/)
+  SparseKernelOptions sparse_options;
+};
+void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options);
+// Defaults, overridden by BRAID_SPARSE=0|off (no sparse kernels) and
+// BRAID_SPARSE_CROSSOVER=conv1x1=F,conv3x3=F,gemm=F (docs/sparse.md); a
+// malformed value is InvalidArgument.
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment();
 void RegisterReferenceKernels(KernelRegistry& registry);
 
 }  // namespace braid

@@ -1,6 +1,10 @@
-// RegisterCpuKernels: oneDNN kernels (priority 20), braid's own CPU kernels
-// (priority 10), then the reference kernels (priority 0), so one call gives
-// every CPU implementation in the order PrepareFirstAccepting tries them.
+// RegisterCpuKernels: the weight-sparse kernels (priority 30; they decline
+// below their crossover sparsity), oneDNN kernels (priority 20), braid's own
+// CPU kernels (priority 10), then the reference kernels (priority 0), so one
+// call gives every CPU implementation in the order PrepareFirstAccepting
+// tries them.
+#include <cstdlib>
+#include <iostream>
 #include <string_view>
 
 #include "kernels/cpu/cpu_device.h"
@@ -27,7 +31,35 @@ bool OnednnHandlesChannelsLast(std::string_view op) {
 
 }  // namespace
 
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment() {
+  CpuKernelOptions options;
+  if (const char* sparse = std::getenv("BRAID_SPARSE")) {
+    const std::string_view v(sparse);
+    if (v == "0" || v == "off") options.sparse = false;
+    else if (!(v.empty() || v == "1" || v == "on"))
+      return InvalidArgument("BRAID_SPARSE must be 0, off, 1 or on, got '" +
+                             std::string(v) + "'");
+  }
+  if (const char* table = std::getenv("BRAID_SPARSE_CROSSOVER")) {
+    ASSIGN_OR_RETURN(options.sparse_options.crossover,
+                     ParseSparseCrossover(table, options.sparse_options.crossover));
+  }
+  return options;
+}
+
 void RegisterCpuKernels(KernelRegistry& registry) {
+  StatusOr<CpuKernelOptions> options = CpuKernelOptionsFromEnvironment();
+  if (!options.ok()) {
+    // Registration cannot fail; say so once and keep the defaults.
+    std::cerr << "braid: ignoring the environment: " << options.status().message()
+              << "\n";
+    options = CpuKernelOptions();
+  }
+  RegisterCpuKernels(registry, *options);
+}
+
+void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options) {
+  if (options.sparse) RegisterSparseKernels(registry, options.sparse_options);
   auto onednn = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {
     Add(registry, op, "onednn", kOnednnPriority, create, OnednnHandlesChannelsLast(op));
   };

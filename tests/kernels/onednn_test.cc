@@ -472,9 +472,13 @@ TEST(OnednnErrors, DnnlErrorBecomesStatusNamingNodeAndPrimitive) {
 TEST(CpuRegistration, OneCallGivesOnednnThenCpuThenReference) {
   const KernelRegistry& registry = testing_cpu::CpuRegistry();
   auto conv = registry.Candidates("Conv", DeviceKind::kCpu);
-  ASSERT_GE(conv.size(), 2u);
-  EXPECT_EQ(conv.front()->impl, "onednn");
-  EXPECT_EQ(conv.front()->priority, 20);
+  ASSERT_GE(conv.size(), 3u);
+  // The weight-sparse kernel comes first and declines below its crossover
+  // (kernels/cpu/sparse/, tests/sparse/).
+  EXPECT_EQ(conv[0]->impl, "sparse");
+  EXPECT_EQ(conv[0]->priority, 30);
+  EXPECT_EQ(conv[1]->impl, "onednn");
+  EXPECT_EQ(conv[1]->priority, 20);
   EXPECT_EQ(conv.back()->impl, "reference");
   auto transpose = registry.Candidates("Transpose", DeviceKind::kCpu);
   ASSERT_GE(transpose.size(), 2u);

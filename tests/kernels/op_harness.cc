@@ -10,6 +10,7 @@
 #include "graph/passes/passes.h"
 #include "graph/status.h"
 #include "kernels/cpu/cpu_device.h"
+#include "kernels/vgpu/vgpu_device.h"
 
 namespace braid {
 namespace {
@@ -80,12 +81,13 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
   }
 }
 
-// Devices the harness runs on. Only the host CPU today; other device kinds
-// join here once they exist (inputs/outputs then need stream copies).
+// Devices the harness runs on: the host CPU first, then the virtual GPU
+// (its own memory: inputs and outputs go through stream copies).
 std::vector<std::unique_ptr<Device>>& AvailableDevices() {
   static auto* devices = [] {
     auto* list = new std::vector<std::unique_ptr<Device>>;
     list->push_back(CreateCpuDevice());
+    list->push_back(CreateVgpuDevice());
     return list;
   }();
   return *devices;
@@ -205,12 +207,19 @@ StatusOr<std::unique_ptr<PreparedImpl>> PreparedImpl::Prepare(
   p->kernel_ = entry.create();
   RETURN_IF_ERROR(p->kernel_->Prepare(instance.MakePrepareArgs(&device, num_threads)));
   ASSIGN_OR_RETURN(p->stream_, device.CreateStream());
+  const bool on_host = device.kind() == DeviceKind::kCpu;
+  std::vector<std::byte> poison;
   for (const TensorDesc& d : instance.output_descs()) {
     // At least one byte so every present output has a distinct address.
-    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buf, device.Allocate(std::max<size_t>(d.bytes(), 1)));
+    const size_t bytes = std::max<size_t>(d.bytes(), 1);
+    ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buf, device.Allocate(bytes));
     // Poison the outputs: a kernel that skips elements shows up as NaN.
-    std::memset(buf->data(), 0xff, buf->size());
+    poison.assign(bytes, std::byte{0xff});
+    RETURN_IF_ERROR(p->stream_->CopyToDevice(buf->data(), poison.data(), bytes));
+    RETURN_IF_ERROR(p->stream_->Synchronize());
     p->dst_.push_back(buf->data());
+    p->output_bytes_.push_back(d.bytes());
+    if (!on_host) p->host_outputs_.emplace_back(bytes);
     p->buffers_.push_back(std::move(buf));
   }
   if (const size_t ws = p->kernel_->workspace_bytes(); ws > 0) {
@@ -219,6 +228,18 @@ StatusOr<std::unique_ptr<PreparedImpl>> PreparedImpl::Prepare(
     p->buffers_.push_back(std::move(buf));
   }
   p->src_ = instance.input_pointers();
+  if (!on_host) {
+    // Inputs (constants too) live in device memory, copied once.
+    for (size_t i = 0; i < p->src_.size(); ++i) {
+      if (p->src_[i] == nullptr) continue;
+      const size_t bytes = instance.input_descs()[i].bytes();
+      ASSIGN_OR_RETURN(std::unique_ptr<Buffer> buf, device.Allocate(std::max<size_t>(bytes, 1)));
+      RETURN_IF_ERROR(p->stream_->CopyToDevice(buf->data(), p->src_[i], bytes));
+      p->src_[i] = buf->data();
+      p->buffers_.push_back(std::move(buf));
+    }
+    RETURN_IF_ERROR(p->stream_->Synchronize());
+  }
   return p;
 }
 
@@ -228,7 +249,14 @@ Status PreparedImpl::Run() {
   run.dst = dst_;
   run.workspace = workspace_;
   run.stream = stream_.get();
-  RETURN_IF_ERROR(kernel_->Run(run));
+  if (host_outputs_.empty()) {
+    RETURN_IF_ERROR(kernel_->Run(run));
+    return stream_->Synchronize();
+  }
+  // In stream order on the device, like the engine does.
+  RETURN_IF_ERROR(stream_->Submit([this, run] { return kernel_->Run(run); }));
+  for (size_t i = 0; i < dst_.size(); ++i)
+    RETURN_IF_ERROR(stream_->CopyToHost(host_outputs_[i].data(), dst_[i], output_bytes_[i]));
   return stream_->Synchronize();
 }
 
@@ -236,6 +264,7 @@ const KernelRegistry& HarnessRegistry() {
   static const KernelRegistry* registry = [] {
     auto* r = new KernelRegistry;
     RegisterCpuKernels(*r);  // includes the reference kernels today
+    RegisterVgpuKernels(*r);
     bool has_reference = false;
     for (const std::string& op : r->OpTypes(DeviceKind::kCpu))
       for (const KernelEntry* e : r->Candidates(op, DeviceKind::kCpu))
@@ -331,7 +360,11 @@ CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry) {
   for (const std::unique_ptr<Device>& device : AvailableDevices()) {
     std::set<std::string> seen;
     for (const KernelEntry* e : registry.Candidates(c.op_type, device->kind())) {
-      if (e->impl == "reference" || !seen.insert(e->impl).second) continue;
+      // The reference is the ground truth on the CPU; on other devices it is
+      // one more implementation to check (through device memory and copies).
+      if ((e->impl == "reference" && device->kind() == DeviceKind::kCpu) ||
+          !seen.insert(e->impl).second)
+        continue;
       ImplReport r;
       r.impl = e->impl;
       r.device = device->name();

@@ -104,10 +104,15 @@ class PreparedImpl {
       const OpCaseInstance& instance, const KernelEntry& entry, Device& device,
       int num_threads = 1);
 
+  // Runs the kernel; on a device other than the CPU the outputs are then
+  // copied back to host memory through the stream (the inputs were copied to
+  // the device once, at Prepare).
   Status Run();
   const KernelEntry& entry() const { return *entry_; }
-  // Output i's bytes (host memory on the CPU device).
-  const void* output(size_t i) const { return dst_[i]; }
+  // Output i's bytes in host memory.
+  const void* output(size_t i) const {
+    return host_outputs_.empty() ? dst_[i] : host_outputs_[i].data();
+  }
 
  private:
   PreparedImpl() = default;
@@ -119,9 +124,13 @@ class PreparedImpl {
   std::vector<const void*> src_;
   std::vector<void*> dst_;
   void* workspace_ = nullptr;
+  std::vector<size_t> output_bytes_;
+  std::vector<std::vector<std::byte>> host_outputs_;  // non-CPU devices only
 };
 
-// Every CPU implementation (RegisterCpuKernels) plus the reference kernels.
+// Every CPU implementation (RegisterCpuKernels) plus the reference kernels,
+// and the same kernels on the virtual GPU (RegisterVgpuKernels), which the
+// harness runs with device memory and explicit copies.
 const KernelRegistry& HarnessRegistry();
 // The reference implementation of `op_type`, or nullptr.
 const KernelEntry* FindReference(const KernelRegistry& registry,

@@ -296,11 +296,18 @@ TEST(Session, OptionsRejectUnknownDevicesAndPolicies) {
   s = CreateSession(AddReluGraph(), options, TestRegistry(), CreateCpuDevice());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
 
-  // Session::Open checks options before touching the model.
+  // Session::Open checks options and opens devices before touching the model
+  // (this build or machine has no CUDA device).
   options = {};
-  options.devices = {"vgpu"};
+  options.devices = {"cpu", "cuda"};
   s = Session::Open("/nonexistent/model.onnx", options);
   EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(Contains(s.status().message(), "cuda")) << s.status().message();
+
+  options = {};
+  options.devices = {"tpu"};
+  s = Session::Open("/nonexistent/model.onnx", options);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Session, OpenReportsMissingFileAndUnknownBuiltin) {

@@ -1,0 +1,48 @@
+// braid's weight-sparse CPU kernels ("sparse"): Conv (groups = 1, 2-D; 1x1
+// directly on NCHW, other kernels through an im2col workspace) and Gemm /
+// MatMul with a constant weight. Registered above oneDNN; Prepare declines
+// (Unimplemented, with the reason) when the weight's sparsity is below the
+// crossover of its op class, so the dense oneDNN kernel runs instead and the
+// runtime reports why.
+//
+//   SparseKernelOptions options;             // measured crossover defaults
+//   options.crossover = profile_crossover;   // e.g. from a device profile
+//   RegisterSparseKernels(registry, options);
+//   // or directly: std::unique_ptr<Kernel> k = CreateConvSparse(options);
+#ifndef BRAID_KERNELS_CPU_SPARSE_SPARSE_KERNELS_H_
+#define BRAID_KERNELS_CPU_SPARSE_SPARSE_KERNELS_H_
+
+#include <memory>
+#include <string>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/sparse/crossover.h"
+#include "kernels/cpu/sparse/spmm.h"
+
+namespace braid {
+
+inline constexpr int kSparsePriority = 30;  // above oneDNN (20)
+
+struct SparseKernelOptions {
+  SparseCrossover crossover;
+  // The instruction set the kernels use (tests pin each supported one).
+  SparseIsa isa = BestSparseIsa();
+};
+
+std::unique_ptr<Kernel> CreateConvSparse(const SparseKernelOptions& options);
+std::unique_ptr<Kernel> CreateGemmSparse(const SparseKernelOptions& options);
+std::unique_ptr<Kernel> CreateMatMulSparse(const SparseKernelOptions& options);
+
+// Conv, Gemm and MatMul as impl "sparse" at kSparsePriority on the CPU.
+void RegisterSparseKernels(KernelRegistry& registry,
+                           const SparseKernelOptions& options);
+
+// Ok when `sparsity` reaches the crossover of `op_class`; otherwise
+// Unimplemented: "<where>: weight sparsity 0.42 below the 0.70 crossover for
+// 1x1 Conv (dense kernel is faster)".
+Status CheckCrossover(const PrepareArgs& args, double sparsity,
+                      SparseOpClass op_class, const SparseCrossover& table);
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_CPU_SPARSE_SPARSE_KERNELS_H_

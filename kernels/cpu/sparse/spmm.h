@@ -1,0 +1,81 @@
+// The sparse x dense product every sparse kernel runs:
+//   C[r, 0:p] = act(sum_k W[r, k] * D[k, 0:p] + bias[r])   for r < W.rows
+// with W a packed SparseMatrix, C dense row-major (leading dim ldc) and D's
+// row k at d + the offset SetDenseOffsets gave column k (a plain [K, p]
+// matrix: k * p; a padded image for a direct stride-1 convolution). Vectorised along p: a 1x1 convolution in NCHW is exactly this with
+// D = the input image [IC, H*W]; a KxK one runs it on an im2col buffer; a
+// fully connected layer on A^T. The instruction set is chosen once at
+// Prepare (SelectSpmm); Run only calls the chosen function.
+//
+//   SparseIsa isa = BestSparseIsa();          // AVX-512, AVX2 or portable
+//   SpmmFn fn = SelectSpmm(isa, matrix.row_block);
+//   SpmmArgs a{&matrix, d, c, ldc, p, bias, &activation};
+//   RunSpmm(fn, a, num_threads);              // OpenMP over rows x columns
+#ifndef BRAID_KERNELS_CPU_SPARSE_SPMM_H_
+#define BRAID_KERNELS_CPU_SPARSE_SPMM_H_
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/cpu/sparse/sparse_matrix.h"
+#include "kernels/params/activation.h"
+
+namespace braid {
+
+enum class SparseIsa { kPortable, kAvx2, kAvx512 };
+const char* SparseIsaName(SparseIsa isa);  // "portable", "avx2", "avx512"
+// True when this CPU runs `isa` (portable always).
+bool SparseIsaSupported(SparseIsa isa);
+// The widest supported instruction set (__builtin_cpu_supports on x86).
+SparseIsa BestSparseIsa();
+
+struct SpmmArgs {
+  const SparseMatrix* w = nullptr;
+  const float* d = nullptr;  // row k at d + w->offset[j] (column k = col[j])
+  float* c = nullptr;        // [w->rows, p], leading dim ldc
+  int64_t ldc = 0;
+  int64_t p = 0;
+  const float* bias = nullptr;  // [w->rows] or nullptr
+  const Activation* activation = nullptr;
+};
+
+// Computes block rows [block_row_begin, block_row_end) over columns
+// [col_begin, col_end) of C.
+using SpmmFn = void (*)(const SpmmArgs& a, int64_t block_row_begin,
+                        int64_t block_row_end, int64_t col_begin,
+                        int64_t col_end);
+
+// The kernel for `isa` (which must be supported) and row_block 1 or 4.
+SpmmFn SelectSpmm(SparseIsa isa, int row_block);
+
+// Splits C into (row group x column chunk) tiles, chunk-major so threads
+// share the D chunk in cache, and runs `fn` over them with `num_threads`
+// OpenMP threads. Allocates nothing.
+void RunSpmm(SpmmFn fn, const SpmmArgs& a, int num_threads);
+
+namespace sparse_internal {
+
+// Bias + activation the kernels apply while storing: clamp to [lo, hi]
+// covers none / Relu / Clip in vector registers; any other activation is
+// applied afterwards over the stored row (scalar).
+struct Clamp {
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  bool needs_scalar_pass = false;
+};
+Clamp ClampOf(const Activation& activation);
+
+// Per-ISA kernels (spmm_portable.cc, spmm_x86.cc).
+void SpmmPortable1(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+void SpmmPortable4(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+#if defined(__x86_64__) || defined(__i386__)
+void SpmmAvx2_1(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+void SpmmAvx2_4(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+void SpmmAvx512_1(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+void SpmmAvx512_4(const SpmmArgs&, int64_t, int64_t, int64_t, int64_t);
+#endif
+
+}  // namespace sparse_internal
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_CPU_SPARSE_SPMM_H_

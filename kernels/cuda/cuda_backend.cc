@@ -1,0 +1,72 @@
+// cuda_backend.h in a build with CUDA: discovery and device creation.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace braid {
+
+std::string CudaDeviceProperties::Summary() const {
+  char memory[32];
+  std::snprintf(memory, sizeof(memory), "%.1f GiB",
+                static_cast<double>(total_memory) / (1024.0 * 1024.0 * 1024.0));
+  std::string s = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor) + ", " +
+                  std::to_string(multiprocessors) + " SMs, " + memory;
+  s += integrated ? ", integrated (shares host DRAM)" : ", discrete";
+  if (unified_addressing) s += ", unified addressing";
+  if (can_map_host_memory) s += ", mapped host memory";
+  return s;
+}
+
+bool CudaBackendCompiled() { return true; }
+
+StatusOr<std::vector<CudaDeviceProperties>> QueryCudaDevices() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Unavailable(cuda::CudaUnavailableReason(err));
+  }
+  if (count <= 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    return Unavailable(std::string("cuda: unavailable: no CUDA device is visible") +
+                       (visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')"
+                                : std::string()));
+  }
+  int driver = 0, runtime = 0;
+  CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
+  CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));
+  std::vector<CudaDeviceProperties> out;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, i));
+    CudaDeviceProperties p;
+    p.ordinal = i;
+    p.name = prop.name;
+    p.cc_major = prop.major;
+    p.cc_minor = prop.minor;
+    p.total_memory = prop.totalGlobalMem;
+    p.multiprocessors = prop.multiProcessorCount;
+    p.integrated = prop.integrated != 0;
+    p.unified_addressing = prop.unifiedAddressing != 0;
+    p.can_map_host_memory = prop.canMapHostMemory != 0;
+    p.concurrent_managed_access = prop.concurrentManagedAccess != 0;
+    p.memory_bus_width_bits = prop.memoryBusWidth;
+    p.l2_cache_bytes = prop.l2CacheSize;
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&p.clock_khz, cudaDevAttrClockRate, i));
+    p.driver_version = driver;
+    p.runtime_version = runtime;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal) {
+  ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDevice> d, cuda::CudaDevice::Create(ordinal));
+  return std::unique_ptr<Device>(std::move(d));
+}
+
+}  // namespace braid

@@ -1,0 +1,148 @@
+// CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
+// strided walks (Transpose, Slice, Expand), Gather, Pad, and Concat / Split
+// as cudaMemcpy2DAsync calls. Prepare plans (plans.h); Run only enqueues.
+#include <vector>
+
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/plans.h"
+
+namespace braid::cuda {
+namespace {
+
+class CopyCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(bytes_, PlanCopy(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    // The runtime may alias input and output of these ops.
+    if (bytes_ > 0 && run.src[0] != run.dst[0])
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], bytes_,
+                                           cudaMemcpyDeviceToDevice, s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  size_t bytes_ = 0;
+};
+
+// Transpose, Slice and Expand: one strided walk, planned differently.
+class StridedCopyCuda final : public Kernel {
+ public:
+  using Planner = StatusOr<dm::StridedCopyArgs> (*)(const PrepareArgs&);
+  explicit StridedCopyCuda(Planner plan) : plan_(plan) {}
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, plan_(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchStridedCopy(args_, run.src[0], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  Planner plan_;
+  dm::StridedCopyArgs args_;
+};
+
+class GatherCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(GatherPlan plan, PlanGather(args));
+    ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
+    args_ = plan.args;
+    const size_t bytes = plan.indices.size() * sizeof(int64_t);
+    ASSIGN_OR_RETURN(indices_, device->Allocate(bytes, MemoryKind::kDevice));
+    if (bytes > 0)
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(indices_->data(), plan.indices.data(), bytes,
+                                      cudaMemcpyHostToDevice));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchGather(args_, run.src[0],
+                                      static_cast<const int64_t*>(indices_->data()),
+                                      run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::GatherArgs args_;
+  std::unique_ptr<Buffer> indices_;  // normalized constant indices, on the device
+};
+
+class PadCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanPad(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchPad(args_, run.src[0], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::PadArgs args_;
+};
+
+// Concat (copies from input `operand` into the one output) and Split (from
+// the one input into output `operand`).
+class Copy2DCuda final : public Kernel {
+ public:
+  using Planner = StatusOr<std::vector<Copy2D>> (*)(const PrepareArgs&);
+  Copy2DCuda(Planner plan, bool concat) : plan_(plan), concat_(concat) {}
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(copies_, plan_(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    for (const Copy2D& c : copies_) {
+      const size_t k = static_cast<size_t>(c.operand);
+      const auto* src = static_cast<const char*>(concat_ ? run.src[k] : run.src[0]);
+      auto* dst = static_cast<char*>(concat_ ? run.dst[0] : run.dst[k]);
+      CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(dst + c.dst_offset, c.dst_pitch,
+                                             src + c.src_offset, c.src_pitch, c.width,
+                                             c.height, cudaMemcpyDeviceToDevice,
+                                             s->native()));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Planner plan_;
+  bool concat_;
+  std::vector<Copy2D> copies_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateCopyCuda() { return std::make_unique<CopyCuda>(); }
+std::unique_ptr<Kernel> CreateTransposeCuda() {
+  return std::make_unique<StridedCopyCuda>(&PlanTranspose);
+}
+std::unique_ptr<Kernel> CreateSliceCuda() { return std::make_unique<StridedCopyCuda>(&PlanSlice); }
+std::unique_ptr<Kernel> CreateExpandCuda() {
+  return std::make_unique<StridedCopyCuda>(&PlanExpand);
+}
+std::unique_ptr<Kernel> CreateGatherCuda() { return std::make_unique<GatherCuda>(); }
+std::unique_ptr<Kernel> CreatePadCuda() { return std::make_unique<PadCuda>(); }
+std::unique_ptr<Kernel> CreateConcatCuda() {
+  return std::make_unique<Copy2DCuda>(&PlanConcat, true);
+}
+std::unique_ptr<Kernel> CreateSplitCuda() {
+  return std::make_unique<Copy2DCuda>(&PlanSplit, false);
+}
+
+}  // namespace braid::cuda

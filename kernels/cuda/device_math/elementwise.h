@@ -1,0 +1,129 @@
+// Per-element work of the CUDA elementwise kernels (elementwise.cu): unary
+// ops, broadcasting binary ops, Where, the bias + activation epilogue of
+// Conv / Gemm / MatMul, and BatchNormalization (inference).
+//
+//   y[i] = dm::UnaryElement(args, x[i]);
+//   dm::BinaryElement(args, i, a, b, y);   // broadcast through args.index
+#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_
+#define BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_
+
+#include "kernels/cuda/device_math/common.h"
+
+namespace braid::cuda::dm {
+
+enum class UnaryOp : int {
+  kRelu, kSigmoid, kTanh, kExp, kLog, kAbs, kNeg, kSqrt, kReciprocal, kErf,
+  kHardSigmoid, kHardSwish, kLeakyRelu, kClip,
+};
+
+struct UnaryArgs {
+  UnaryOp op = UnaryOp::kRelu;
+  float alpha = 0, beta = 0;            // HardSigmoid, LeakyRelu
+  float min = -INFINITY, max = INFINITY;  // Clip
+  int64_t elements = 0;
+};
+
+BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
+  switch (a.op) {
+    case UnaryOp::kRelu: return x > 0.0f ? x : 0.0f;
+    case UnaryOp::kSigmoid: return 1.0f / (1.0f + expf(-x));
+    case UnaryOp::kTanh: return tanhf(x);
+    case UnaryOp::kExp: return expf(x);
+    case UnaryOp::kLog: return logf(x);
+    case UnaryOp::kAbs: return fabsf(x);
+    case UnaryOp::kNeg: return -x;
+    case UnaryOp::kSqrt: return sqrtf(x);
+    case UnaryOp::kReciprocal: return 1.0f / x;
+    case UnaryOp::kErf: return erff(x);
+    case UnaryOp::kHardSigmoid: return fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
+    case UnaryOp::kHardSwish: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
+    case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : a.alpha * x;
+    case UnaryOp::kClip: return x < a.min ? a.min : (x > a.max ? a.max : x);
+  }
+  return x;
+}
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMin, kMax, kEqual };
+
+struct BinaryArgs {
+  BinaryOp op = BinaryOp::kAdd;
+  int64_t elements = 0;
+  StridedIndex<2> index;  // operand 0: a, operand 1: b
+};
+
+BRAID_HD float BinaryValue(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSub: return a - b;
+    case BinaryOp::kMul: return a * b;
+    case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPow: return powf(a, b);
+    // NaN propagates (numpy.minimum / maximum), as in the reference.
+    case BinaryOp::kMin: return (a != a || b != b) ? a + b : (b < a ? b : a);
+    case BinaryOp::kMax: return (a != a || b != b) ? a + b : (a < b ? b : a);
+    case BinaryOp::kEqual: return a == b ? 1.0f : 0.0f;
+  }
+  return 0.0f;
+}
+
+// Equal writes bool (uint8) outputs; every other op float.
+BRAID_HD void BinaryElement(const BinaryArgs& args, int64_t i, const float* a,
+                            const float* b, void* y) {
+  int64_t at[2];
+  args.index.Offsets(i, at);
+  const float v = BinaryValue(args.op, a[at[0]], b[at[1]]);
+  if (args.op == BinaryOp::kEqual)
+    static_cast<uint8_t*>(y)[i] = v != 0.0f ? 1 : 0;
+  else
+    static_cast<float*>(y)[i] = v;
+}
+
+// Where(cond, x, y): operands 0 cond (bool), 1 x, 2 y.
+struct WhereArgs {
+  int64_t elements = 0;
+  StridedIndex<3> index;
+};
+
+BRAID_HD void WhereElement(const WhereArgs& args, int64_t i, const uint8_t* cond,
+                           const float* x, const float* y, float* out) {
+  int64_t at[3];
+  args.index.Offsets(i, at);
+  out[i] = cond[at[0]] ? x[at[1]] : y[at[2]];
+}
+
+// y = act(y * alpha_y + bias[...]): the epilogue after cuDNN / cuBLAS. Bias
+// broadcasts through index operand 0 (stride 0 where repeated); `y_scale`
+// lets Gemm apply beta * C (bias_scale) after alpha * A * B.
+struct EpilogueArgs {
+  int64_t elements = 0;
+  bool has_bias = false;
+  float bias_scale = 1.0f;
+  StridedIndex<1> bias_index;
+  ActivationArgs activation;
+};
+
+BRAID_HD void EpilogueElement(const EpilogueArgs& args, int64_t i, const float* bias,
+                              float* y) {
+  float v = y[i];
+  if (args.has_bias) v += args.bias_scale * bias[args.bias_index.Offset(i)];
+  y[i] = ApplyActivation(args.activation, v);
+}
+
+// BatchNormalization (inference): x viewed as [batch, channels, spatial].
+struct BatchNormArgs {
+  int64_t elements = 0;
+  int64_t channels = 1;
+  int64_t spatial = 1;
+  float epsilon = 1e-5f;
+};
+
+BRAID_HD void BatchNormElement(const BatchNormArgs& args, int64_t i, const float* x,
+                               const float* scale, const float* bias, const float* mean,
+                               const float* var, float* y) {
+  const int64_t c = (i / args.spatial) % args.channels;
+  y[i] = scale[c] * (x[i] - mean[c]) / sqrtf(var[c] + args.epsilon) + bias[c];
+}
+
+}  // namespace braid::cuda::dm
+
+#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_

@@ -1,0 +1,158 @@
+// Per-element (per-output) work of the CUDA reduction-shaped kernels
+// (reduce.cu): Softmax, contiguous ReduceSum / ReduceMean / ReduceMax,
+// pooling (any window, pads, ceil_mode, dilations), and LayerNormalization.
+// LayerNormalization runs one block per row: each thread sums a strided
+// slice (LayerNormPartial), the block combines the partials, then every
+// element is normalized (LayerNormElement).
+#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_
+#define BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_
+
+#include "kernels/cuda/device_math/common.h"
+
+namespace braid::cuda::dm {
+
+// x viewed as [outer, axis, inner]; one call per (outer, inner) column j.
+struct SoftmaxArgs {
+  int64_t columns = 0;  // outer * inner
+  int64_t axis = 1;
+  int64_t inner = 1;
+};
+
+BRAID_HD void SoftmaxColumn(const SoftmaxArgs& args, int64_t j, const float* x, float* y) {
+  const int64_t o = j / args.inner;
+  const int64_t in = j % args.inner;
+  const int64_t base = o * args.axis * args.inner + in;
+  float m = -INFINITY;
+  for (int64_t a = 0; a < args.axis; ++a) m = fmaxf(m, x[base + a * args.inner]);
+  float sum = 0.0f;
+  for (int64_t a = 0; a < args.axis; ++a) {
+    const float e = expf(x[base + a * args.inner] - m);
+    y[base + a * args.inner] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t a = 0; a < args.axis; ++a) y[base + a * args.inner] *= inv;
+}
+
+// x viewed as [outer, reduced, inner] -> y [outer, inner].
+struct ReduceArgs {
+  int kind = 0;  // 0 sum, 1 mean, 2 max (braid::ReduceParams::Kind order)
+  int64_t outputs = 0;
+  int64_t reduced = 1;
+  int64_t inner = 1;
+};
+
+BRAID_HD void ReduceElement(const ReduceArgs& args, int64_t j, const float* x, float* y) {
+  const int64_t o = j / args.inner;
+  const int64_t in = j % args.inner;
+  const float* p = x + o * args.reduced * args.inner + in;
+  float acc = args.kind == 2 ? -INFINITY : 0.0f;
+  for (int64_t r = 0; r < args.reduced; ++r) {
+    const float v = p[r * args.inner];
+    if (args.kind == 2) acc = (v != v || acc != acc) ? v + acc : fmaxf(acc, v);
+    else acc += v;
+  }
+  y[j] = args.kind == 1 ? acc / static_cast<float>(args.reduced) : acc;
+}
+
+constexpr int kMaxPoolRank = 3;
+
+// One output element per call; spatial rank <= kMaxPoolRank.
+struct PoolArgs {
+  bool max = true;
+  bool count_include_pad = false;
+  int rank = 2;
+  int64_t outputs = 0;
+  int64_t in[kMaxPoolRank] = {1, 1, 1};
+  int64_t out[kMaxPoolRank] = {1, 1, 1};
+  int64_t kernel[kMaxPoolRank] = {1, 1, 1};
+  int64_t stride[kMaxPoolRank] = {1, 1, 1};
+  int64_t dilation[kMaxPoolRank] = {1, 1, 1};
+  int64_t pad_begin[kMaxPoolRank] = {0, 0, 0};
+  int64_t pad_end[kMaxPoolRank] = {0, 0, 0};
+};
+
+BRAID_HD void PoolElement(const PoolArgs& args, int64_t j, const float* x, float* y) {
+  int64_t out_size = 1, in_size = 1, kernel_size = 1;
+  for (int d = 0; d < args.rank; ++d) {
+    out_size *= args.out[d];
+    in_size *= args.in[d];
+    kernel_size *= args.kernel[d];
+  }
+  const int64_t plane = j / out_size;
+  int64_t rest = j % out_size;
+  int64_t pos[kMaxPoolRank];
+  for (int d = args.rank - 1; d >= 0; --d) {
+    pos[d] = rest % args.out[d];
+    rest /= args.out[d];
+  }
+  const float* xp = x + plane * in_size;
+  float best = -INFINITY;
+  float sum = 0.0f;
+  int64_t inside_count = 0, padded_count = 0;
+  for (int64_t kk = 0; kk < kernel_size; ++kk) {
+    int64_t kflat = kk;
+    int64_t k[kMaxPoolRank];
+    for (int d = args.rank - 1; d >= 0; --d) {
+      k[d] = kflat % args.kernel[d];
+      kflat /= args.kernel[d];
+    }
+    int64_t offset = 0;
+    bool inside = true, in_padded = true;
+    for (int d = 0; d < args.rank; ++d) {
+      const int64_t i = pos[d] * args.stride[d] - args.pad_begin[d] + k[d] * args.dilation[d];
+      inside = inside && i >= 0 && i < args.in[d];
+      in_padded = in_padded && i < args.in[d] + args.pad_end[d];
+      offset = offset * args.in[d] + i;
+    }
+    if (in_padded) ++padded_count;
+    if (!inside) continue;
+    ++inside_count;
+    const float v = xp[offset];
+    if (v > best || v != v) best = (best != best) ? best : v;
+    sum += v;
+  }
+  if (args.max) {
+    y[j] = best;
+  } else {
+    const int64_t divisor = args.count_include_pad ? padded_count : inside_count;
+    y[j] = sum / static_cast<float>(divisor);
+  }
+}
+
+// LayerNormalization over rows of `inner` elements; scale / bias broadcast
+// through index (operand 0 scale, 1 bias) over the normalized dims.
+struct LayerNormArgs {
+  int64_t rows = 0;
+  int64_t inner = 1;
+  float epsilon = 1e-5f;
+  bool has_bias = false;
+  StridedIndex<2> index;
+};
+
+// Thread `tid` of `threads`: sum of x (pass 0) or of (x - mean)^2 (pass 1)
+// over its strided slice of the row.
+BRAID_HD float LayerNormPartial(const LayerNormArgs& args, const float* row, int tid,
+                                int threads, int pass, float mean) {
+  float acc = 0.0f;
+  for (int64_t i = tid; i < args.inner; i += threads) {
+    const float v = pass == 0 ? row[i] : (row[i] - mean) * (row[i] - mean);
+    acc += v;
+  }
+  return acc;
+}
+
+BRAID_HD void LayerNormElement(const LayerNormArgs& args, int64_t row, int64_t i,
+                               const float* x, const float* scale, const float* bias,
+                               float mean, float inv_std, float* y) {
+  int64_t at[2];
+  args.index.Offsets(i, at);
+  const int64_t e = row * args.inner + i;
+  float v = (x[e] - mean) * inv_std * scale[at[0]];
+  if (args.has_bias) v += bias[at[1]];
+  y[e] = v;
+}
+
+}  // namespace braid::cuda::dm
+
+#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_

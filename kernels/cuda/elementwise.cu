@@ -1,0 +1,73 @@
+// Elementwise CUDA kernels: grid-stride loops around device_math/elementwise.h.
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/launch_config.h"
+
+namespace braid::cuda {
+namespace {
+
+#define BRAID_GRID_STRIDE(i, n)                                                     \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+__global__ void UnaryKernel(dm::UnaryArgs args, const float* x, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) y[i] = dm::UnaryElement(args, x[i]);
+}
+
+__global__ void BinaryKernel(dm::BinaryArgs args, const float* a, const float* b, void* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::BinaryElement(args, i, a, b, y);
+}
+
+__global__ void WhereKernel(dm::WhereArgs args, const uint8_t* cond, const float* x,
+                            const float* y, float* out) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::WhereElement(args, i, cond, x, y, out);
+}
+
+__global__ void EpilogueKernel(dm::EpilogueArgs args, const float* bias, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::EpilogueElement(args, i, bias, y);
+}
+
+__global__ void BatchNormKernel(dm::BatchNormArgs args, const float* x, const float* scale,
+                                const float* bias, const float* mean, const float* var,
+                                float* y) {
+  BRAID_GRID_STRIDE(i, args.elements)
+  dm::BatchNormElement(args, i, x, scale, bias, mean, var, y);
+}
+
+}  // namespace
+
+cudaError_t LaunchUnary(const dm::UnaryArgs& args, const float* x, float* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  UnaryKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBinary(const dm::BinaryArgs& args, const float* a, const float* b, void* y,
+                         cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  BinaryKernel<<<c.blocks, c.threads, 0, s>>>(args, a, b, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchWhere(const dm::WhereArgs& args, const uint8_t* cond, const float* x,
+                        const float* y, float* out, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  WhereKernel<<<c.blocks, c.threads, 0, s>>>(args, cond, x, y, out);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchEpilogue(const dm::EpilogueArgs& args, const float* bias, float* y,
+                           cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  EpilogueKernel<<<c.blocks, c.threads, 0, s>>>(args, bias, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBatchNorm(const dm::BatchNormArgs& args, const float* x, const float* scale,
+                            const float* bias, const float* mean, const float* var, float* y,
+                            cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  BatchNormKernel<<<c.blocks, c.threads, 0, s>>>(args, x, scale, bias, mean, var, y);
+  return cudaGetLastError();
+}
+
+}  // namespace braid::cuda

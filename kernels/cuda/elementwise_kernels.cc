@@ -1,0 +1,91 @@
+// CUDA elementwise kernels: unary ops, broadcasting binary ops, Where,
+// BatchNormalization. Prepare plans (plans.h); Run only launches.
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/plans.h"
+
+namespace braid::cuda {
+namespace {
+
+class UnaryCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanUnary(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchUnary(args_, static_cast<const float*>(run.src[0]),
+                                     static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::UnaryArgs args_;
+};
+
+class BinaryCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanBinary(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchBinary(args_, static_cast<const float*>(run.src[0]),
+                                      static_cast<const float*>(run.src[1]), run.dst[0],
+                                      s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::BinaryArgs args_;
+};
+
+class WhereCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanWhere(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchWhere(args_, static_cast<const uint8_t*>(run.src[0]),
+                                     static_cast<const float*>(run.src[1]),
+                                     static_cast<const float*>(run.src[2]),
+                                     static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::WhereArgs args_;
+};
+
+class BatchNormCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanBatchNorm(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    auto f = [&](size_t i) { return static_cast<const float*>(run.src[i]); };
+    CUDA_RETURN_IF_ERROR(LaunchBatchNorm(args_, f(0), f(1), f(2), f(3), f(4),
+                                         static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::BatchNormArgs args_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateUnaryCuda() { return std::make_unique<UnaryCuda>(); }
+std::unique_ptr<Kernel> CreateBinaryCuda() { return std::make_unique<BinaryCuda>(); }
+std::unique_ptr<Kernel> CreateWhereCuda() { return std::make_unique<WhereCuda>(); }
+std::unique_ptr<Kernel> CreateBatchNormCuda() { return std::make_unique<BatchNormCuda>(); }
+
+}  // namespace braid::cuda

@@ -1,0 +1,39 @@
+// Factories of the CUDA kernels, one per op family file; register.cc maps
+// op types to them (RegisterCudaKernels).
+#ifndef BRAID_KERNELS_CUDA_KERNELS_H_
+#define BRAID_KERNELS_CUDA_KERNELS_H_
+
+#include <memory>
+
+#include "kernels/backend.h"
+
+namespace braid::cuda {
+
+// elementwise_kernels.cc
+std::unique_ptr<Kernel> CreateUnaryCuda();
+std::unique_ptr<Kernel> CreateBinaryCuda();
+std::unique_ptr<Kernel> CreateWhereCuda();
+std::unique_ptr<Kernel> CreateBatchNormCuda();
+// data_kernels.cc
+std::unique_ptr<Kernel> CreateCopyCuda();
+std::unique_ptr<Kernel> CreateTransposeCuda();
+std::unique_ptr<Kernel> CreateSliceCuda();
+std::unique_ptr<Kernel> CreateExpandCuda();
+std::unique_ptr<Kernel> CreateGatherCuda();
+std::unique_ptr<Kernel> CreatePadCuda();
+std::unique_ptr<Kernel> CreateConcatCuda();
+std::unique_ptr<Kernel> CreateSplitCuda();
+// reduce_kernels.cc
+std::unique_ptr<Kernel> CreateSoftmaxCuda();
+std::unique_ptr<Kernel> CreateReduceCuda();
+std::unique_ptr<Kernel> CreatePoolCuda();
+std::unique_ptr<Kernel> CreateLayerNormCuda();
+// gemm_cublas.cc
+std::unique_ptr<Kernel> CreateGemmCublas();
+std::unique_ptr<Kernel> CreateMatMulCublas();
+// conv_cudnn.cc
+std::unique_ptr<Kernel> CreateConvCudnn();
+
+}  // namespace braid::cuda
+
+#endif  // BRAID_KERNELS_CUDA_KERNELS_H_

@@ -1,0 +1,44 @@
+// Launch wrappers of the hand-written kernels (elementwise.cu, data.cu,
+// reduce.cu). The kernels' Prepare fills the argument structs of
+// device_math/*.h; Run calls these, which only enqueue on `stream` and return
+// the launch's cudaError_t (checked by the caller via CUDA_RETURN_IF_ERROR).
+#ifndef BRAID_KERNELS_CUDA_LAUNCH_H_
+#define BRAID_KERNELS_CUDA_LAUNCH_H_
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/device_math/data.h"
+#include "kernels/cuda/device_math/elementwise.h"
+#include "kernels/cuda/device_math/reduce.h"
+
+namespace braid::cuda {
+
+cudaError_t LaunchUnary(const dm::UnaryArgs& args, const float* x, float* y, cudaStream_t s);
+cudaError_t LaunchBinary(const dm::BinaryArgs& args, const float* a, const float* b, void* y,
+                         cudaStream_t s);
+cudaError_t LaunchWhere(const dm::WhereArgs& args, const uint8_t* cond, const float* x,
+                        const float* y, float* out, cudaStream_t s);
+cudaError_t LaunchEpilogue(const dm::EpilogueArgs& args, const float* bias, float* y,
+                           cudaStream_t s);
+cudaError_t LaunchBatchNorm(const dm::BatchNormArgs& args, const float* x, const float* scale,
+                            const float* bias, const float* mean, const float* var, float* y,
+                            cudaStream_t s);
+
+cudaError_t LaunchStridedCopy(const dm::StridedCopyArgs& args, const void* x, void* y,
+                              cudaStream_t s);
+cudaError_t LaunchGather(const dm::GatherArgs& args, const void* x, const int64_t* indices,
+                         void* y, cudaStream_t s);
+cudaError_t LaunchPad(const dm::PadArgs& args, const void* x, void* y, cudaStream_t s);
+
+cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
+                          cudaStream_t s);
+cudaError_t LaunchReduce(const dm::ReduceArgs& args, const float* x, float* y, cudaStream_t s);
+cudaError_t LaunchPool(const dm::PoolArgs& args, const float* x, float* y, cudaStream_t s);
+// Optional mean / inv_std outputs may be null.
+cudaError_t LaunchLayerNorm(const dm::LayerNormArgs& args, const float* x, const float* scale,
+                            const float* bias, float* y, float* mean, float* inv_std,
+                            cudaStream_t s);
+
+}  // namespace braid::cuda
+
+#endif  // BRAID_KERNELS_CUDA_LAUNCH_H_

@@ -1,0 +1,261 @@
+// Plans of the data-movement CUDA kernels (kernels/cuda/plans.h).
+#include <cstring>
+#include <string>
+
+#include "kernels/cuda/plans.h"
+#include "kernels/params/broadcast.h"
+#include "kernels/params/data_ops.h"
+#include "kernels/params/parse_util.h"
+
+namespace braid::cuda {
+namespace {
+
+using params_internal::Invalid;
+using params_internal::Unsupported;
+
+Status CheckRank(const PrepareArgs& args, int rank) {
+  if (rank > dm::kMaxRank)
+    return Unsupported(args, "rank " + std::to_string(rank) + " exceeds the CUDA limit " +
+                                 std::to_string(dm::kMaxRank));
+  return Status::Ok();
+}
+
+StatusOr<int> ElementSize(const PrepareArgs& args, DataType dtype) {
+  const size_t size = DataTypeSize(dtype);
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    return Unsupported(args, std::string("no CUDA data kernel for dtype ") + DataTypeName(dtype));
+  return static_cast<int>(size);
+}
+
+}  // namespace
+
+StatusOr<size_t> PlanCopy(const PrepareArgs& args) {
+  const std::string& op = args.node ? args.node->op_type : std::string();
+  const size_t max_inputs = op == "Identity" || op == "Flatten" ? 1 : op == "Dropout" ? 3 : 2;
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, max_inputs));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out = args.outputs[0];
+  if (out.dtype != in.dtype || out.elements() != in.elements())
+    return Invalid(args, "output " + out.ToString() + " cannot hold the input " + in.ToString());
+  if (op == "Dropout") {
+    if (params_internal::HasOutput(args, 1))
+      return Unsupported(args, "Dropout's mask output on CUDA");
+    if (params_internal::HasInput(args, 2)) {
+      if (!IsConstantInput(args, 2)) return Unsupported(args, "computed training_mode");
+      if (args.constants[2]->size() >= 1 && args.constants[2]->data()[0] != std::byte{0})
+        return Unsupported(args, "training_mode=true");
+    }
+  }
+  return in.bytes();
+}
+
+StatusOr<dm::StridedCopyArgs> PlanTranspose(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+  const TensorDesc& in = args.inputs[0];
+  RETURN_IF_ERROR(CheckRank(args, in.rank()));
+  ASSIGN_OR_RETURN(std::vector<int> perm, ParsePerm(args));
+  std::vector<int64_t> out_dims;
+  for (int p : perm) out_dims.push_back(in.dims[static_cast<size_t>(p)]);
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, in.dtype));
+  const std::vector<int64_t> in_strides = ContiguousStrides(in.dims);
+  dm::StridedCopyArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, in.dtype));
+  out.elements = in.elements();
+  out.index.rank = in.rank();
+  for (int a = 0; a < in.rank(); ++a) {
+    out.index.dims[a] = out_dims[static_cast<size_t>(a)];
+    out.index.strides[0][a] = in_strides[static_cast<size_t>(perm[static_cast<size_t>(a)])];
+  }
+  return out;
+}
+
+StatusOr<dm::StridedCopyArgs> PlanSlice(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(SliceParams p, ParseSlice(args));
+  if (!p.constant)
+    return Unsupported(args, "Slice parameters computed at run time (the CUDA kernel "
+                             "takes constant starts/ends/axes/steps)");
+  const TensorDesc& in = args.inputs[0];
+  RETURN_IF_ERROR(CheckRank(args, in.rank()));
+  std::vector<int64_t> out_dims;
+  for (const SliceDim& d : p.dims) out_dims.push_back(d.count);
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, in.dtype));
+  const std::vector<int64_t> in_strides = ContiguousStrides(in.dims);
+  dm::StridedCopyArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, in.dtype));
+  out.elements = TensorDesc{in.dtype, out_dims}.elements();
+  out.index.rank = in.rank();
+  for (int a = 0; a < in.rank(); ++a) {
+    const size_t i = static_cast<size_t>(a);
+    out.index.dims[a] = p.dims[i].count;
+    out.index.strides[0][a] = in_strides[i] * p.dims[i].step;
+    if (p.dims[i].count > 0) out.index.offset[0] += in_strides[i] * p.dims[i].start;
+  }
+  return out;
+}
+
+StatusOr<dm::StridedCopyArgs> PlanExpand(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out_desc = args.outputs[0];
+  if (out_desc.dtype != in.dtype) return Invalid(args, "output dtype differs from the input's");
+  const std::vector<std::vector<int64_t>> shapes = {in.dims};
+  ASSIGN_OR_RETURN(BroadcastPlan plan, BroadcastPlan::MakeForOutput(shapes, out_desc.dims));
+  RETURN_IF_ERROR(CheckRank(args, plan.collapsed_rank()));
+  dm::StridedCopyArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, in.dtype));
+  out.elements = plan.output_elements();
+  out.index.rank = plan.collapsed_rank();
+  for (int a = 0; a < out.index.rank; ++a) {
+    out.index.dims[a] = plan.collapsed_dims()[static_cast<size_t>(a)];
+    out.index.strides[0][a] = plan.collapsed_stride(0, a);
+  }
+  return out;
+}
+
+StatusOr<GatherPlan> PlanGather(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  if (data.rank() == 0) return Invalid(args, "data must have rank >= 1");
+  ASSIGN_OR_RETURN(const int axis, ParseAxis(args, 0, data.rank()));
+  std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + axis);
+  out_dims.insert(out_dims.end(), indices.dims.begin(), indices.dims.end());
+  out_dims.insert(out_dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, data.dtype));
+  if (!IsConstantInput(args, 1))
+    return Unsupported(args, "indices computed at run time (the CUDA Gather takes "
+                             "constant indices, checked at Prepare)");
+  if (indices.dtype != DataType::kI32 && indices.dtype != DataType::kI64)
+    return Invalid(args, std::string("indices must be i32 or i64, not ") +
+                             DataTypeName(indices.dtype));
+  if (args.constants[1]->size() != indices.bytes())
+    return Invalid(args, "constant indices hold " + std::to_string(args.constants[1]->size()) +
+                             " bytes for " + indices.ToString());
+  GatherPlan plan;
+  const IntsView view(args.constants[1]->data(), indices.dtype, indices.elements());
+  for (int64_t j = 0; j < view.size(); ++j) plan.indices.push_back(view[j]);
+  const int64_t axis_dim = data.dims[static_cast<size_t>(axis)];
+  for (int64_t& i : plan.indices) {
+    if (i < -axis_dim || i >= axis_dim)
+      return Invalid(args, "index " + std::to_string(i) + " is out of range for axis extent " +
+                               std::to_string(axis_dim));
+    if (i < 0) i += axis_dim;
+  }
+  ASSIGN_OR_RETURN(plan.args.element_size, ElementSize(args, data.dtype));
+  plan.args.axis_dim = axis_dim;
+  plan.args.num_indices = indices.elements();
+  plan.args.row = params_internal::Product(data.dims, static_cast<size_t>(axis) + 1);
+  plan.args.elements = TensorDesc{data.dtype, out_dims}.elements();
+  return plan;
+}
+
+StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(PadParams p, ParsePad(args));
+  if (!p.constant || p.value_input >= 0)
+    return Unsupported(args, "pads or constant_value computed at run time");
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out_desc = args.outputs[0];
+  RETURN_IF_ERROR(CheckRank(args, in.rank()));
+  if (out_desc.rank() != in.rank() || out_desc.dtype != in.dtype)
+    return Invalid(args, "output " + out_desc.ToString() + " does not match the input " +
+                             in.ToString());
+  dm::PadArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, in.dtype));
+  out.mode = static_cast<int>(p.mode);
+  out.rank = in.rank();
+  out.elements = out_desc.elements();
+  for (int a = 0; a < in.rank(); ++a) {
+    const size_t i = static_cast<size_t>(a);
+    if (out_desc.dims[i] != in.dims[i] + p.begin[i] + p.end[i])
+      return Invalid(args, "output " + out_desc.ToString() + " does not match the pads");
+    const bool padded = p.begin[i] > 0 || p.end[i] > 0;
+    if (padded && p.mode == PadMode::kReflect && in.dims[i] < 2)
+      return Unsupported(args, "reflect padding of an axis shorter than 2");
+    if (padded && p.mode == PadMode::kEdge && in.dims[i] < 1)
+      return Unsupported(args, "edge padding of an empty axis");
+    out.in_dims[a] = in.dims[i];
+    out.out_dims[a] = out_desc.dims[i];
+    out.begin[a] = p.begin[i];
+  }
+  switch (in.dtype) {
+    case DataType::kF32: {
+      const float v = static_cast<float>(p.value);
+      uint32_t bits = 0;
+      std::memcpy(&bits, &v, sizeof(bits));
+      out.value_bits = bits;
+      break;
+    }
+    case DataType::kI64: case DataType::kI32: case DataType::kI8:
+    case DataType::kU8: case DataType::kBool: {
+      const auto v = static_cast<int64_t>(p.value);
+      // Truncation to the element width happens in the kernel's cast.
+      out.value_bits = static_cast<uint64_t>(v);
+      break;
+    }
+    default:
+      return Unsupported(args, std::string("constant padding of dtype ") + DataTypeName(in.dtype));
+  }
+  return out;
+}
+
+StatusOr<std::vector<Copy2D>> PlanConcat(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1 << 20));
+  const TensorDesc& first = args.inputs[0];
+  const TensorDesc& out_desc = args.outputs[0];
+  ASSIGN_OR_RETURN(const int axis, ParseAxis(args, 1, first.rank()));
+  const size_t a = static_cast<size_t>(axis);
+  int64_t total = 0;
+  for (const TensorDesc& in : args.inputs) {
+    if (in.dtype != first.dtype || in.rank() != first.rank())
+      return Invalid(args, "inputs differ in dtype or rank: " + in.ToString() + " vs " +
+                               first.ToString());
+    for (size_t d = 0; d < in.dims.size(); ++d)
+      if (d != a && in.dims[d] != first.dims[d])
+        return Invalid(args, "inputs differ off the axis: " + in.ToString() + " vs " +
+                                 first.ToString());
+    total += in.dims[a];
+  }
+  std::vector<int64_t> out_dims = first.dims;
+  out_dims[a] = total;
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, first.dtype));
+  const size_t esize = DataTypeSize(first.dtype);
+  const auto outer = static_cast<size_t>(params_internal::Product(first.dims, 0, a));
+  const auto inner = static_cast<size_t>(params_internal::Product(first.dims, a + 1));
+  const size_t dst_pitch = static_cast<size_t>(total) * inner * esize;
+  std::vector<Copy2D> copies;
+  size_t at = 0;
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    const size_t width = static_cast<size_t>(args.inputs[i].dims[a]) * inner * esize;
+    if (width > 0 && outer > 0)
+      copies.push_back(Copy2D{static_cast<int>(i), 0, width, at, dst_pitch, width, outer});
+    at += width;
+  }
+  (void)out_desc;
+  return copies;
+}
+
+StatusOr<std::vector<Copy2D>> PlanSplit(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 2));
+  const TensorDesc& in = args.inputs[0];
+  if (in.rank() == 0) return Invalid(args, "input must have rank >= 1");
+  ASSIGN_OR_RETURN(SplitParams p, ParseSplit(args));
+  for (const TensorDesc& out : args.outputs)
+    if (out.present() && out.dtype != in.dtype)
+      return Invalid(args, "output " + out.ToString() + " has another dtype than the input");
+  const size_t a = static_cast<size_t>(p.axis);
+  const size_t esize = DataTypeSize(in.dtype);
+  const auto outer = static_cast<size_t>(params_internal::Product(in.dims, 0, a));
+  const auto inner = static_cast<size_t>(params_internal::Product(in.dims, a + 1));
+  const size_t src_pitch = static_cast<size_t>(in.dims[a]) * inner * esize;
+  std::vector<Copy2D> copies;
+  size_t at = 0;
+  for (size_t j = 0; j < p.sizes.size(); ++j) {
+    const size_t width = static_cast<size_t>(p.sizes[j]) * inner * esize;
+    if (width > 0 && outer > 0 && params_internal::HasOutput(args, j))
+      copies.push_back(Copy2D{static_cast<int>(j), at, src_pitch, 0, width, width, outer});
+    at += width;
+  }
+  return copies;
+}
+
+}  // namespace braid::cuda

@@ -1,0 +1,149 @@
+// Plans of the elementwise CUDA kernels (kernels/cuda/plans.h).
+#include <string>
+#include <string_view>
+
+#include "kernels/cuda/plans.h"
+#include "kernels/params/elementwise.h"
+#include "kernels/params/normalization.h"
+#include "kernels/params/parse_util.h"
+
+namespace braid::cuda {
+namespace {
+
+using params_internal::Unsupported;
+
+Status NotF32(const PrepareArgs& args, DataType dtype) {
+  return Unsupported(args, std::string("the CUDA kernel supports f32 only, not ") +
+                               DataTypeName(dtype));
+}
+
+// Copies a broadcast plan's collapsed form into a device-side index.
+template <int kOperands>
+StatusOr<dm::StridedIndex<kOperands>> ToStridedIndex(const PrepareArgs& args,
+                                                     const BroadcastPlan& plan) {
+  dm::StridedIndex<kOperands> index;
+  if (plan.collapsed_rank() > dm::kMaxRank)
+    return Unsupported(args, "broadcast of rank " + std::to_string(plan.collapsed_rank()) +
+                                 " (after merging axes) exceeds the CUDA limit " +
+                                 std::to_string(dm::kMaxRank));
+  index.rank = plan.collapsed_rank();
+  for (int a = 0; a < index.rank; ++a) {
+    index.dims[a] = plan.collapsed_dims()[static_cast<size_t>(a)];
+    for (int k = 0; k < kOperands; ++k) index.strides[k][a] = plan.collapsed_stride(k, a);
+  }
+  return index;
+}
+
+}  // namespace
+
+dm::ActivationArgs ToDeviceActivation(const Activation& activation) {
+  dm::ActivationArgs a;
+  a.kind = static_cast<int>(activation.kind);
+  a.alpha = activation.alpha;
+  a.beta = activation.beta;
+  a.min = activation.min;
+  a.max = activation.max;
+  return a;
+}
+
+StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args) {
+  const std::string_view op = args.node ? std::string_view(args.node->op_type) : "";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, op == "Clip" ? 3 : 1));
+  const TensorDesc& in = args.inputs[0];
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, in.dtype));
+  if (in.dtype != DataType::kF32) return NotF32(args, in.dtype);
+  struct Row {
+    std::string_view name;
+    dm::UnaryOp op;
+  };
+  static constexpr Row kRows[] = {
+      {"Relu", dm::UnaryOp::kRelu},       {"Sigmoid", dm::UnaryOp::kSigmoid},
+      {"Tanh", dm::UnaryOp::kTanh},       {"Exp", dm::UnaryOp::kExp},
+      {"Log", dm::UnaryOp::kLog},         {"Abs", dm::UnaryOp::kAbs},
+      {"Neg", dm::UnaryOp::kNeg},         {"Sqrt", dm::UnaryOp::kSqrt},
+      {"Reciprocal", dm::UnaryOp::kReciprocal}, {"Erf", dm::UnaryOp::kErf},
+      {"HardSigmoid", dm::UnaryOp::kHardSigmoid}, {"HardSwish", dm::UnaryOp::kHardSwish},
+      {"LeakyRelu", dm::UnaryOp::kLeakyRelu}, {"Clip", dm::UnaryOp::kClip},
+  };
+  dm::UnaryArgs out;
+  bool found = false;
+  for (const Row& row : kRows)
+    if (row.name == op) {
+      out.op = row.op;
+      found = true;
+    }
+  if (!found) return Unsupported(args, "no CUDA unary kernel for this op");
+  out.elements = in.elements();
+  if (out.op == dm::UnaryOp::kHardSigmoid) {
+    const AlphaBeta ab = ParseHardSigmoid(args);
+    out.alpha = ab.alpha;
+    out.beta = ab.beta;
+  }
+  if (out.op == dm::UnaryOp::kLeakyRelu) out.alpha = ParseLeakyReluAlpha(args);
+  if (out.op == dm::UnaryOp::kClip) {
+    ASSIGN_OR_RETURN(ClipParams clip, ParseClip(args));
+    if (clip.min_input >= 0 || clip.max_input >= 0)
+      return Unsupported(args, "Clip bounds computed at run time (the CUDA kernel takes "
+                               "constant bounds)");
+    out.min = static_cast<float>(clip.min);
+    out.max = static_cast<float>(clip.max);
+  }
+  return out;
+}
+
+StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args) {
+  const std::string_view op = args.node ? std::string_view(args.node->op_type) : "";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, kMaxBroadcastInputs));
+  if (args.inputs.size() != 2)
+    return Unsupported(args, "the CUDA kernel takes exactly 2 inputs, got " +
+                                 std::to_string(args.inputs.size()));
+  ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args));
+  if (dtype != DataType::kF32) return NotF32(args, dtype);
+  dm::BinaryArgs out;
+  if (op == "Add") out.op = dm::BinaryOp::kAdd;
+  else if (op == "Sub") out.op = dm::BinaryOp::kSub;
+  else if (op == "Mul") out.op = dm::BinaryOp::kMul;
+  else if (op == "Div") out.op = dm::BinaryOp::kDiv;
+  else if (op == "Pow") out.op = dm::BinaryOp::kPow;
+  else if (op == "Min") out.op = dm::BinaryOp::kMin;
+  else if (op == "Max") out.op = dm::BinaryOp::kMax;
+  else if (op == "Equal") out.op = dm::BinaryOp::kEqual;
+  else return Unsupported(args, "no CUDA binary kernel for this op");
+  const DataType want = out.op == dm::BinaryOp::kEqual ? DataType::kBool : DataType::kF32;
+  if (args.outputs[0].dtype != want)
+    return params_internal::Invalid(args, std::string("output dtype ") +
+                                              DataTypeName(args.outputs[0].dtype) +
+                                              ", expected " + DataTypeName(want));
+  ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
+  out.elements = plan.output_elements();
+  ASSIGN_OR_RETURN(out.index, ToStridedIndex<2>(args, plan));
+  return out;
+}
+
+StatusOr<dm::WhereArgs> PlanWhere(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+  if (args.inputs[0].dtype != DataType::kBool)
+    return params_internal::Invalid(args, "condition must be bool");
+  ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args, 1));
+  if (dtype != DataType::kF32) return NotF32(args, dtype);
+  ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
+  dm::WhereArgs out;
+  out.elements = plan.output_elements();
+  ASSIGN_OR_RETURN(out.index, ToStridedIndex<3>(args, plan));
+  return out;
+}
+
+StatusOr<dm::BatchNormArgs> PlanBatchNorm(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(BatchNormParams p, ParseBatchNorm(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  for (size_t i = 1; i < 5; ++i)
+    if (args.inputs[i].dtype != DataType::kF32) return NotF32(args, args.inputs[i].dtype);
+  dm::BatchNormArgs out;
+  out.elements = p.batch * p.channels * p.spatial;
+  out.channels = p.channels;
+  out.spatial = p.spatial;
+  out.epsilon = p.epsilon;
+  return out;
+}
+
+}  // namespace braid::cuda

@@ -1,0 +1,100 @@
+// Plans of the reduction-shaped CUDA kernels (kernels/cuda/plans.h).
+#include <string>
+
+#include "kernels/cuda/plans.h"
+#include "kernels/params/normalization.h"
+#include "kernels/params/parse_util.h"
+#include "kernels/params/pool.h"
+#include "kernels/params/reduce.h"
+#include "kernels/params/softmax.h"
+
+namespace braid::cuda {
+namespace {
+
+using params_internal::Unsupported;
+
+Status NotF32(const PrepareArgs& args, DataType dtype) {
+  return Unsupported(args, std::string("the CUDA kernel supports f32 only, not ") +
+                               DataTypeName(dtype));
+}
+
+}  // namespace
+
+StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(SoftmaxParams p, ParseSoftmax(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  dm::SoftmaxArgs out;
+  out.columns = p.outer * p.inner;
+  out.axis = p.axis_size;
+  out.inner = p.inner;
+  return out;
+}
+
+StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(ReduceParams p, ParseReduce(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  if (p.noop) return Unsupported(args, "noop_with_empty_axes without axes on CUDA");
+  if (!p.contiguous)
+    return Unsupported(args, "reduced axes that are not adjacent (the CUDA kernel reduces "
+                             "one contiguous run of axes)");
+  if (p.reduced_size == 0 && p.kind == ReduceParams::Kind::kMax)
+    return Unsupported(args, "ReduceMax over an empty axis");
+  dm::ReduceArgs out;
+  out.kind = static_cast<int>(p.kind);
+  out.outputs = p.output_elements;
+  out.reduced = p.reduced_size;
+  out.inner = p.inner;
+  return out;
+}
+
+StatusOr<dm::PoolArgs> PlanPool(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(PoolParams p, ParsePool(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  if (p.has_indices) return Unsupported(args, "MaxPool's Indices output on CUDA");
+  if (p.spatial_rank > dm::kMaxPoolRank)
+    return Unsupported(args, "more than " + std::to_string(dm::kMaxPoolRank) +
+                                 " spatial dims on CUDA");
+  dm::PoolArgs out;
+  out.max = p.kind == PoolParams::Kind::kMax;
+  out.count_include_pad = p.count_include_pad;
+  out.rank = p.spatial_rank;
+  out.outputs = p.batch * p.channels * p.out_spatial_size();
+  for (int d = 0; d < p.spatial_rank; ++d) {
+    const size_t i = static_cast<size_t>(d);
+    out.in[d] = p.in_spatial[i];
+    out.out[d] = p.out_spatial[i];
+    out.kernel[d] = p.kernel[i];
+    out.stride[d] = p.strides[i];
+    out.dilation[d] = p.dilations[i];
+    out.pad_begin[d] = p.pads_begin[i];
+    out.pad_end[d] = p.pads_end[i];
+  }
+  return out;
+}
+
+StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(LayerNormParams p, ParseLayerNorm(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  for (size_t i = 1; i < args.inputs.size(); ++i)
+    if (args.inputs[i].present() && args.inputs[i].dtype != DataType::kF32)
+      return NotF32(args, args.inputs[i].dtype);
+  const int rank = static_cast<int>(p.normalized_dims.size());
+  if (rank > dm::kMaxRank)
+    return Unsupported(args, "normalizing over more than " + std::to_string(dm::kMaxRank) +
+                                 " axes on CUDA");
+  dm::LayerNormArgs out;
+  out.rows = p.outer;
+  out.inner = p.inner;
+  out.epsilon = p.epsilon;
+  out.has_bias = p.has_bias;
+  out.index.rank = rank;
+  for (int a = 0; a < rank; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    out.index.dims[a] = p.normalized_dims[i];
+    out.index.strides[0][a] = p.scale_strides[i];
+    out.index.strides[1][a] = p.has_bias ? p.bias_strides[i] : 0;
+  }
+  return out;
+}
+
+}  // namespace braid::cuda

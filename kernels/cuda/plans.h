@@ -1,0 +1,136 @@
+// Host-side planning of the CUDA kernels: from PrepareArgs (shapes,
+// attributes, constants) to the argument structs the launches take, the
+// cuBLAS call of a row-major GEMM, the 2-D copies of Concat / Split, and the
+// cuDNN descriptors and algorithm-cache key of a convolution. Plain C++: each
+// kernel's Prepare is "plan, then keep the result", and tests/cuda runs the
+// plans with device_math on the CPU against kernels/reference.
+//
+//   ASSIGN_OR_RETURN(dm::BinaryArgs a, PlanBinary(args));   // Prepare
+//   CUDA_RETURN_IF_ERROR(LaunchBinary(a, x, y, out, stream));  // Run
+//
+// Unimplemented means "this CUDA kernel does not cover the case" (the
+// runtime falls back visibly); other errors are bad nodes.
+#ifndef BRAID_KERNELS_CUDA_PLANS_H_
+#define BRAID_KERNELS_CUDA_PLANS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cuda/device_math/data.h"
+#include "kernels/cuda/device_math/elementwise.h"
+#include "kernels/cuda/device_math/reduce.h"
+#include "kernels/params/activation.h"
+#include "kernels/params/conv.h"
+#include "kernels/params/gemm.h"
+#include "kernels/params/matmul.h"
+
+namespace braid::cuda {
+
+// ---- elementwise (plan_elementwise.cc) ---------------------------------------
+StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args);
+StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args);
+StatusOr<dm::WhereArgs> PlanWhere(const PrepareArgs& args);
+StatusOr<dm::BatchNormArgs> PlanBatchNorm(const PrepareArgs& args);
+dm::ActivationArgs ToDeviceActivation(const Activation& activation);
+
+// ---- data movement (plan_data.cc) ---------------------------------------------
+// Identity / Reshape / Flatten / Squeeze / Unsqueeze / Dropout: bytes to copy.
+StatusOr<size_t> PlanCopy(const PrepareArgs& args);
+StatusOr<dm::StridedCopyArgs> PlanTranspose(const PrepareArgs& args);
+StatusOr<dm::StridedCopyArgs> PlanSlice(const PrepareArgs& args);   // constant params
+StatusOr<dm::StridedCopyArgs> PlanExpand(const PrepareArgs& args);
+struct GatherPlan {
+  dm::GatherArgs args;
+  std::vector<int64_t> indices;  // normalized to [0, axis_dim); uploaded at Prepare
+};
+StatusOr<GatherPlan> PlanGather(const PrepareArgs& args);  // constant indices
+StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args);    // constant pads / value
+
+// One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
+// `src_pitch` apart from src + src_offset, destination rows `dst_pitch`
+// apart from dst + dst_offset.
+struct Copy2D {
+  int operand = 0;  // Concat: input index; Split: output index
+  size_t src_offset = 0, src_pitch = 0;
+  size_t dst_offset = 0, dst_pitch = 0;
+  size_t width = 0, height = 0;
+};
+StatusOr<std::vector<Copy2D>> PlanConcat(const PrepareArgs& args);
+StatusOr<std::vector<Copy2D>> PlanSplit(const PrepareArgs& args);
+
+// ---- reductions (plan_reduce.cc) ----------------------------------------------
+StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args);
+StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args);
+StatusOr<dm::PoolArgs> PlanPool(const PrepareArgs& args);
+StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args);
+
+// ---- GEMM through cuBLAS (plan_blas.cc) ---------------------------------------
+// cuBLAS is column-major. A row-major C[M,N] = op(A) op(B) is the
+// column-major C^T[N,M] = op(B)^T op(A)^T, and a row-major matrix read
+// column-major is its transpose, so cuBLAS gets B first and A second with
+// the same transposes: cublasSgemm(first_trans, second_trans, m, n, k,
+// alpha, B, ldb, A, lda, beta, C, ldc) with m = N, n = M.
+struct CublasGemmCall {
+  bool first_trans = false;   // op on the first operand (row-major B)
+  bool second_trans = false;  // op on the second operand (row-major A)
+  int m = 0, n = 0, k = 0;    // column-major problem: C^T [m, n]
+  int ld_first = 0, ld_second = 0, ldc = 0;
+};
+// Rows and columns as stored (row-major): A is [M,K] or [K,M] (trans_a).
+StatusOr<CublasGemmCall> RowMajorGemm(int64_t m, int64_t n, int64_t k, bool trans_a,
+                                      bool trans_b);
+
+// How a MatMul's batches map onto cuBLAS.
+struct MatMulBatchPlan {
+  enum class Kind {
+    kSingle,         // one GEMM: B shared and A contiguous -> [batch*M, K] x [K, N]
+    kStridedBatched, // cublasSgemmStridedBatched with fixed strides (0 = broadcast)
+    kLoop,           // one GEMM per batch at a_offsets / b_offsets
+  };
+  Kind kind = Kind::kSingle;
+  CublasGemmCall gemm;         // per-batch (kSingle: the merged problem)
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
+};
+StatusOr<MatMulBatchPlan> PlanMatMulBatches(const MatMulParams& p);
+
+// Gemm's C (times beta) and activation as an epilogue over Y [M, N].
+dm::EpilogueArgs PlanGemmEpilogue(const GemmParams& p);
+// MatMul's fused activation as an epilogue (no bias).
+dm::EpilogueArgs PlanActivationEpilogue(const Activation& activation, int64_t elements);
+
+// ---- convolution through cuDNN (plan_conv.cc) ---------------------------------
+// Everything cuDNN's legacy convolution API needs, from ConvParams. cuDNN
+// takes symmetric pads only: asymmetric pads are Unimplemented.
+struct ConvDescriptors {
+  int nb_dims = 4;  // 2 + spatial rank (cuDNN wants >= 4: 1-D conv gets a unit H)
+  std::vector<int> x_dims, x_strides;
+  std::vector<int> w_dims;  // [K, C/groups, kernel...]
+  std::vector<int> y_dims, y_strides;
+  std::vector<int> pads, strides, dilations;  // nb_dims - 2 each
+  int groups = 1;
+  std::vector<int> bias_dims, bias_strides;  // [1, K, 1, ...]
+};
+StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p);
+// The algorithm-cache key: every parameter that changes cuDNN's choice.
+std::string ConvAlgorithmKey(const ConvParams& p);
+
+// How bias and activation are applied after the convolution.
+enum class ConvEpilogue {
+  kNone,                  // no bias, no activation
+  kFusedBiasActivation,   // cudnnConvolutionBiasActivationForward
+  kSeparate,              // cudnnConvolutionForward, then the epilogue kernel
+};
+// cudnnConvolutionBiasActivationForward takes a bias and ReLU or identity,
+// and identity only with the IMPLICIT_PRECOMP_GEMM algorithm.
+ConvEpilogue ChooseConvEpilogue(bool has_bias, Activation::Kind activation,
+                                bool algorithm_is_implicit_precomp_gemm);
+// Bias [K] broadcast over Y [N, K, spatial...] plus the activation.
+dm::EpilogueArgs PlanConvEpilogue(const ConvParams& p);
+
+}  // namespace braid::cuda
+
+#endif  // BRAID_KERNELS_CUDA_PLANS_H_

@@ -1,0 +1,73 @@
+// CUDA Softmax, ReduceSum/Mean/Max, pooling and LayerNormalization: hand-
+// written kernels (reduce.cu). Prepare plans (plans.h); Run only launches.
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/kernels.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/plans.h"
+#include "kernels/params/parse_util.h"
+
+namespace braid::cuda {
+namespace {
+
+// One input, one output, f32, planned by `Plan` and launched by `Launch`.
+template <typename Args, StatusOr<Args> (*Plan)(const PrepareArgs&),
+          cudaError_t (*Launch)(const Args&, const float*, float*, cudaStream_t)>
+class SimpleCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, Plan(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(Launch(args_, static_cast<const float*>(run.src[0]),
+                                static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  Args args_;
+};
+
+class LayerNormCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanLayerNorm(args));
+    has_mean_ = params_internal::HasOutput(args, 1);
+    has_inv_std_ = params_internal::HasOutput(args, 2);
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    auto out = [&](size_t i, bool present) {
+      return present && i < run.dst.size() ? static_cast<float*>(run.dst[i]) : nullptr;
+    };
+    CUDA_RETURN_IF_ERROR(LaunchLayerNorm(
+        args_, static_cast<const float*>(run.src[0]), static_cast<const float*>(run.src[1]),
+        args_.has_bias ? static_cast<const float*>(run.src[2]) : nullptr,
+        static_cast<float*>(run.dst[0]), out(1, has_mean_), out(2, has_inv_std_),
+        s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::LayerNormArgs args_;
+  bool has_mean_ = false;
+  bool has_inv_std_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateSoftmaxCuda() {
+  return std::make_unique<SimpleCuda<dm::SoftmaxArgs, &PlanSoftmax, &LaunchSoftmax>>();
+}
+std::unique_ptr<Kernel> CreateReduceCuda() {
+  return std::make_unique<SimpleCuda<dm::ReduceArgs, &PlanReduce, &LaunchReduce>>();
+}
+std::unique_ptr<Kernel> CreatePoolCuda() {
+  return std::make_unique<SimpleCuda<dm::PoolArgs, &PlanPool, &LaunchPool>>();
+}
+std::unique_ptr<Kernel> CreateLayerNormCuda() { return std::make_unique<LayerNormCuda>(); }
+
+}  // namespace braid::cuda

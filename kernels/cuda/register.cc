@@ -1,0 +1,46 @@
+// RegisterCudaKernels: every CUDA kernel under DeviceKind::kCuda. cuDNN and
+// cuBLAS kernels get priority 20, hand-written .cu kernels 10 (the order
+// PrepareFirstAccepting tries them, as on the CPU).
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/kernels.h"
+
+namespace braid {
+
+void RegisterCudaKernels(KernelRegistry& registry) {
+  using Factory = std::unique_ptr<Kernel> (*)();
+  auto add = [&](const char* op, const char* impl, int priority, Factory create) {
+    registry.Register(KernelEntry{op, DeviceKind::kCuda, impl, priority,
+                                  [create] { return create(); }});
+  };
+  auto cu = [&](const char* op, Factory create) { add(op, "cuda", 10, create); };
+
+  add("Conv", "cudnn", 20, &cuda::CreateConvCudnn);
+  add("Gemm", "cublas", 20, &cuda::CreateGemmCublas);
+  add("MatMul", "cublas", 20, &cuda::CreateMatMulCublas);
+
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt",
+                         "Reciprocal", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})
+    cu(op, &cuda::CreateUnaryCuda);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal"})
+    cu(op, &cuda::CreateBinaryCuda);
+  cu("Where", &cuda::CreateWhereCuda);
+  cu("BatchNormalization", &cuda::CreateBatchNormCuda);
+
+  for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})
+    cu(op, &cuda::CreateCopyCuda);
+  cu("Transpose", &cuda::CreateTransposeCuda);
+  cu("Slice", &cuda::CreateSliceCuda);
+  cu("Expand", &cuda::CreateExpandCuda);
+  cu("Gather", &cuda::CreateGatherCuda);
+  cu("Pad", &cuda::CreatePadCuda);
+  cu("Concat", &cuda::CreateConcatCuda);
+  cu("Split", &cuda::CreateSplitCuda);
+
+  cu("Softmax", &cuda::CreateSoftmaxCuda);
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) cu(op, &cuda::CreateReduceCuda);
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
+    cu(op, &cuda::CreatePoolCuda);
+  cu("LayerNormalization", &cuda::CreateLayerNormCuda);
+}
+
+}  // namespace braid

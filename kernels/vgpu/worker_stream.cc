@@ -1,0 +1,145 @@
+#include "kernels/vgpu/worker_stream.h"
+
+#include <omp.h>
+#include <pthread.h>
+
+#include <cstring>
+#include <utility>
+
+namespace braid {
+
+bool ManualEvent::Ready() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return signalled_;
+}
+
+Status ManualEvent::Wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return signalled_; });
+  return status_;
+}
+
+void ManualEvent::Signal(Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    signalled_ = true;
+    status_ = std::move(status);
+  }
+  cv_.notify_all();
+}
+
+void ManualEvent::Reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  signalled_ = false;
+  status_ = Status::Ok();
+}
+
+WorkerStream::WorkerStream(Device& device, std::string name, int omp_threads)
+    : device_(device), name_(std::move(name)), omp_threads_(omp_threads) {
+  worker_ = std::thread([this] { Loop(); });
+}
+
+WorkerStream::~WorkerStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+void WorkerStream::Push(Item item) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(item));
+  }
+  wake_.notify_one();
+}
+
+Status WorkerStream::Submit(std::function<Status()> work) {
+  Item item;
+  item.kind = ItemKind::kWork;
+  item.work = std::move(work);
+  Push(std::move(item));
+  return Status::Ok();
+}
+
+StatusOr<std::shared_ptr<Event>> WorkerStream::Record() {
+  Item item;
+  item.kind = ItemKind::kMarker;
+  item.marker = std::make_shared<ManualEvent>();
+  std::shared_ptr<Event> event = item.marker;
+  Push(std::move(item));
+  return event;
+}
+
+Status WorkerStream::WaitFor(const std::shared_ptr<Event>& event) {
+  if (!event) return Status::Ok();
+  Item item;
+  item.kind = ItemKind::kWait;
+  item.wait_for = event;
+  Push(std::move(item));
+  return Status::Ok();
+}
+
+Status WorkerStream::Synchronize() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  drained_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  Status error = std::move(error_);
+  error_ = Status::Ok();
+  return error;
+}
+
+void WorkerStream::Copy(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+Status WorkerStream::CopyToDevice(void* dst, const void* src, size_t bytes) {
+  return Submit([this, dst, src, bytes] {
+    Copy(dst, src, bytes);
+    return Status::Ok();
+  });
+}
+
+Status WorkerStream::CopyToHost(void* dst, const void* src, size_t bytes) {
+  return Submit([this, dst, src, bytes] {
+    Copy(dst, src, bytes);
+    return Status::Ok();
+  });
+}
+
+void WorkerStream::Loop() {
+  pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+  if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping and drained
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    const bool failed = !error_.ok();
+    Status failure = error_;
+    lock.unlock();
+    Status result;
+    switch (item.kind) {
+      case ItemKind::kWork:
+        // Dependent work is skipped after a failure: its inputs are not valid.
+        if (!failed) result = item.work();
+        break;
+      case ItemKind::kMarker:
+        item.marker->Signal(failed ? failure : Status::Ok());
+        break;
+      case ItemKind::kWait:
+        result = item.wait_for->Wait();
+        break;
+    }
+    item = Item();  // release captures outside the lock
+    lock.lock();
+    if (!result.ok() && error_.ok()) error_ = std::move(result);
+    busy_ = false;
+    if (queue_.empty()) drained_.notify_all();
+  }
+}
+
+}  // namespace braid

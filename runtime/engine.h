@@ -1,0 +1,171 @@
+// The heterogeneous asynchronous engine: compiles (static graph, Plan) into
+// steps over several devices and runs them with streams and events.
+//
+//   std::unique_ptr<braid::Device> cpu = braid::CreateCpuDevice();
+//   std::unique_ptr<braid::VgpuDevice> vgpu = braid::CreateVgpuDevice();
+//   std::vector<braid::EngineDevice> devices = {{cpu.get()}, {vgpu.get()}};
+//   ASSIGN_OR_RETURN(auto engine, braid::Engine::Create(std::move(static_graph), plan,
+//                                                       registry, devices, {}));
+//   const void* inputs[] = {image.data()};
+//   RETURN_IF_ERROR(engine->Run(inputs));
+//   const float* logits = static_cast<const float*>(engine->output(0));
+//   braid::TraceWriter trace;
+//   engine->AppendTrace(trace);              // the last Run's per-step timeline
+//
+// Compile (Create): slices are expanded into part nodes and a Concat join
+// (runtime/slicing.h); every node gets a kernel prepared for its device
+// (PrepareFirstAccepting; a node no kernel of its device accepts falls back to
+// the CPU, reported in placements()); a copy step is inserted for every value
+// read in another memory space than the one it lives in (at most one copy per
+// value and destination; device-to-device goes through host memory); every
+// memory space gets one arena from the memory planner (the host arena is
+// pinned when a discrete accelerator takes part, mapped when an integrated one
+// shares it, and then no copies are made to it); constants read on a device
+// are uploaded once; and the step dependency graph is built, including the
+// write-after-read edges that arena reuse needs when steps run concurrently.
+//
+// Run: steps on accelerator streams, copy streams (one per direction and
+// device) and extra CPU streams (plan stream > 0, each a worker thread) are
+// submitted in order with event waits for cross-stream dependencies; CPU
+// stream 0 steps then run on the calling thread, waiting on events where
+// they depend on other streams. Nothing polls. A failing step makes Run return
+// its error, prefixed with the node and device; work that depends on it is
+// skipped, every stream is drained, and the next Run starts clean.
+#ifndef BRAID_RUNTIME_ENGINE_H_
+#define BRAID_RUNTIME_ENGINE_H_
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "braid/braid.h"
+#include "graph/ir.h"
+#include "kernels/backend.h"
+#include "kernels/vgpu/worker_stream.h"
+#include "runtime/trace.h"
+#include "scheduler/plan.h"
+
+namespace braid {
+
+struct EngineDevice {
+  Device* device = nullptr;  // not owned; devices[0] must be the host CPU
+  // The device addresses host memory directly (an integrated GPU with mapped
+  // memory): it shares the host arena and no copies are made for it.
+  bool host_addressable = false;
+  int threads = 1;  // intra-op threads its kernels are prepared with
+};
+
+struct EngineOptions {
+  int num_threads = 1;  // CPU intra-op threads (>= 1)
+};
+
+// One executed step of the last Run, times relative to the Run's start.
+struct StepTiming {
+  std::string name;      // node name, or "copy VALUE -> DEVICE"
+  std::string category;  // "kernel" or "copy"
+  std::string device;    // the device that executed it
+  std::string track;     // "cpu/stream0", "vgpu/stream0", "vgpu/h2d", "vgpu/d2h"
+  size_t bytes = 0;      // bytes moved (copies) or written (kernels)
+  bool ran = false;      // false when skipped after a failure
+  double start_us = 0;
+  double end_us = 0;
+};
+
+class Engine {
+ public:
+  static StatusOr<std::unique_ptr<Engine>> Create(Graph graph, const Plan& plan,
+                                                  const KernelRegistry& registry,
+                                                  std::span<const EngineDevice> devices,
+                                                  const EngineOptions& options);
+  ~Engine();
+
+  Status Run(std::span<const void* const> inputs);
+
+  const Graph& graph() const { return graph_; }  // after slice expansion
+  const TensorDesc& output_desc(size_t k) const { return outputs_[k].desc; }
+  void* output(size_t k) const { return outputs_[k].data; }
+  const TensorDesc& input_desc(size_t k) const { return input_descs_[k]; }
+  const std::vector<NodePlacement>& placements() const { return placements_; }
+  size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
+  size_t num_steps() const { return steps_.size(); }
+  size_t num_copy_steps() const;
+  std::vector<StepTiming> timeline() const;
+  void AppendTrace(TraceWriter& trace) const;
+  // The device of the first step that failed in the last Run, or "".
+  std::string failed_device() const;
+
+ private:
+  Engine() = default;
+  friend class EngineBuilder;
+
+  struct Step {
+    bool is_copy = false;
+    int device = 0;        // engine device index that executes it
+    int stream = -1;       // index into streams_; -1 = the calling thread
+    std::string name;
+    std::string track;
+    const Node* node = nullptr;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<const void*> src;
+    std::vector<void*> dst;
+    void* workspace = nullptr;
+    // Copies.
+    void* copy_dst = nullptr;
+    const void* copy_src = nullptr;
+    bool to_device = true;
+    size_t bytes = 0;
+    std::chrono::nanoseconds modelled{0};  // vgpu timing shaping (kernels)
+    std::vector<int> waits;  // cross-stream dependencies (step indices)
+    bool needs_event = false;
+    std::shared_ptr<ManualEvent> manual_event;  // calling-thread steps
+    // Per Run.
+    std::shared_ptr<Event> event;
+    Status status;
+    bool ran = false;
+    std::chrono::steady_clock::time_point start, end;
+  };
+  struct ExecStream {
+    std::unique_ptr<Stream> stream;
+    std::string track;
+    int device = 0;
+  };
+  struct InputPatch {
+    size_t step = 0;
+    int slot = -1;  // src slot, or -1 for a copy's source
+    size_t input = 0;
+  };
+  struct OutputCopy {
+    void* dst = nullptr;
+    const void* constant_src = nullptr;
+    size_t input = 0;
+    size_t bytes = 0;
+  };
+  struct Output {
+    TensorDesc desc;
+    void* data = nullptr;
+  };
+
+  Status RunStep(size_t i);
+  std::string StepWhere(const Step& step) const;
+
+  Graph graph_;
+  std::vector<EngineDevice> devices_;
+  int num_threads_ = 1;
+  std::vector<Step> steps_;
+  std::vector<ExecStream> streams_;
+  std::vector<InputPatch> input_patches_;
+  std::vector<OutputCopy> output_copies_;
+  std::vector<Output> outputs_;
+  std::vector<TensorDesc> input_descs_;
+  std::vector<NodePlacement> placements_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;  // arenas, constants, workspaces
+  size_t arena_bytes_ = 0;
+  std::chrono::steady_clock::time_point run_start_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_ENGINE_H_

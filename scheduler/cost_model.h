@@ -1,0 +1,122 @@
+// The cost model: predicted time of an op on a device (roofline plus a fixed
+// per-op overhead, with per-op-class efficiency factors fitted from measured
+// profiles), of a copy between devices, and energy from per-device power.
+//
+//   ASSIGN_OR_RETURN(braid::DeviceProfile profile, braid::LoadDeviceProfile("jetson-orin-nano-8gb"));
+//   braid::CostModel model(profile);
+//   int gpu = model.DeviceIndex("cuda:0");
+//   double us = model.OpTimeUs(graph.node(7), gpu);           // needs Annotate(graph)
+//   double copy_us = model.TransferUs(0, gpu, 4 << 20);       // 0 on Jetson (mapped memory)
+//
+//   // Fit efficiency factors from measured per-op times (what `braid calibrate` does):
+//   std::vector<braid::OpMeasurement> measured = ...;
+//   profile.devices[0].efficiency = braid::FitEfficiency(profile.devices[0], measured);
+//
+// Every figure here is a prediction; callers label it so.
+#ifndef BRAID_SCHEDULER_COST_MODEL_H_
+#define BRAID_SCHEDULER_COST_MODEL_H_
+
+#include <array>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/ir.h"
+#include "scheduler/device_profile.h"
+
+namespace braid {
+
+// Ops grouped by how their kernels use a device.
+enum class OpClass : uint8_t {
+  kConv,           // dense Conv / ConvTranspose (group 1)
+  kDepthwiseConv,  // grouped Conv
+  kGemm,           // Gemm, MatMul
+  kPool,           // MaxPool, AveragePool, Global*Pool
+  kElementwise,    // unary / binary / activation ops
+  kNormalization,  // BatchNormalization, LayerNormalization, Softmax, ...
+  kReduce,         // Reduce*, ArgMax, ArgMin
+  kDataMovement,   // Reshape, Transpose, Concat, Gather, Slice, Pad, ...
+  kOther,
+};
+inline constexpr int kNumOpClasses = 9;
+const char* OpClassName(OpClass op_class);  // "conv", "depthwise_conv", ...
+OpClass ClassifyOp(const Node& node);
+
+// Default efficiency of a device kind ("cpu", "gpu", "vgpu") for a class,
+// used when the profile has no fitted entry: estimates, see docs/scheduler.md.
+OpClassEfficiency DefaultEfficiency(std::string_view device_kind, OpClass op_class);
+
+// A prediction split into its parts (microseconds).
+struct OpCost {
+  double overhead_us = 0;  // launch / dispatch
+  double compute_us = 0;   // FLOPs over attainable compute
+  double memory_us = 0;    // bytes over attainable bandwidth
+  // Roofline: the larger of compute and memory time, plus the overhead;
+  // `fraction` scales the work (a slice of the op).
+  double TotalUs(double fraction = 1.0) const {
+    return overhead_us + fraction * (compute_us > memory_us ? compute_us : memory_us);
+  }
+};
+
+class CostModel {
+ public:
+  // `profile` should be valid (ValidateDeviceProfile).
+  explicit CostModel(DeviceProfile profile);
+
+  const DeviceProfile& profile() const { return profile_; }
+  int num_devices() const { return static_cast<int>(profile_.devices.size()); }
+  // Index of the profile device named `device`; also "cuda" matches
+  // "cuda:0" and the reverse. -1 when absent.
+  int DeviceIndex(std::string_view device) const;
+
+  OpCost Cost(OpClass op_class, double flops, double bytes, int device) const;
+  OpCost Cost(const Node& node, int device) const;
+  // Predicted time of `node` (annotated) on `device`, `fraction` of its work.
+  double OpTimeUs(const Node& node, int device, double fraction = 1.0) const {
+    return Cost(node, device).TotalUs(fraction);
+  }
+
+  // Copy of `bytes` from device `from` to `to`: link latency plus bytes over
+  // bandwidth; 0 on the same device or a mapped link; -1 when the profile has
+  // no link between them.
+  double TransferUs(int from, int to, double bytes) const;
+  bool Mapped(int from, int to) const;
+
+  // Joules a device uses over `span_us` while busy for `busy_us` of it.
+  double DeviceEnergyJ(int device, double busy_us, double span_us) const;
+
+ private:
+  struct Link {
+    bool present = false;
+    bool mapped = false;
+    double latency_us = 0;
+    double us_per_byte = 0;
+    int copy_engines = 1;
+  };
+  DeviceProfile profile_;
+  // [device][class]: efficiency resolved from the profile or the defaults.
+  std::vector<std::array<OpClassEfficiency, kNumOpClasses>> efficiency_;
+  std::vector<Link> links_;  // [from * num_devices + to]
+
+};
+
+// One measured op, for fitting.
+struct OpMeasurement {
+  OpClass op_class = OpClass::kOther;
+  double flops = 0;
+  double bytes = 0;
+  double measured_us = 0;
+};
+
+// Per op class with at least `min_samples` measurements, the compute and
+// memory efficiencies and overhead that minimise the mean |log(pred/meas)|
+// over those measurements on `device` (a grid search; deterministic). Other
+// classes are left out (the model then uses the defaults).
+std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
+                                             std::span<const OpMeasurement> measurements,
+                                             int min_samples = 3);
+
+}  // namespace braid
+
+#endif  // BRAID_SCHEDULER_COST_MODEL_H_

@@ -1,0 +1,114 @@
+// Device profiles: the numbers the cost model and the simulator know a
+// machine by (compute, memory bandwidth, launch overhead, power, links), as
+// JSON files with a source for every number.
+//
+//   ASSIGN_OR_RETURN(braid::DeviceProfile p, braid::LoadDeviceProfile("jetson-orin-nano-8gb"));
+//   const braid::DeviceSpec* gpu = p.Find("cuda:0");
+//   std::string json = braid::DeviceProfileToJson(p);        // what `braid calibrate` writes
+//   ASSIGN_OR_RETURN(braid::DeviceProfile again, braid::DeviceProfileFromJson(json, "mine.json"));
+//
+// A name without '/' or ".json" is looked up as NAME.json in, in order:
+// $BRAID_PROFILE_PATH (colon-separated), the source tree's profiles/, the
+// install prefix's share/braid/profiles, and ../share/braid/profiles next to
+// the running executable. "host" is built in (BuiltinHostProfile).
+#ifndef BRAID_SCHEDULER_DEVICE_PROFILE_H_
+#define BRAID_SCHEDULER_DEVICE_PROFILE_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/status.h"
+
+namespace braid {
+
+// Per op class (see OpClassName in scheduler/cost_model.h): the fraction of
+// peak compute and of peak bandwidth the device's kernels reach, and a
+// fixed per-op overhead. Fitted from measured per-op times
+// (FitEfficiency) or left at the device defaults.
+struct OpClassEfficiency {
+  std::string op_class;        // "conv", "gemm", "elementwise", ...
+  double compute = 1.0;        // fraction of peak_gflops reached (> 0)
+  double memory = 1.0;         // fraction of memory_bandwidth_gbps reached
+  double overhead_us = -1;     // < 0: use the device's launch_overhead_us
+  int samples = 0;             // measured ops the fit used (0: not fitted)
+};
+
+struct DeviceSpec {
+  std::string name;            // the plan's device name: "cpu", "cuda:0", "vgpu"
+  std::string kind;            // "cpu", "gpu" or "vgpu"
+  std::string description;
+  int compute_units = 1;       // CPU cores / GPU SMs
+  double clock_ghz = 0;        // 0: unknown
+  double peak_gflops = 0;      // FP32, > 0
+  double memory_bandwidth_gbps = 0;  // GB/s (1e9 bytes), > 0
+  double launch_overhead_us = 0;     // per kernel (dispatch / launch)
+  double active_power_w = 0;   // while a kernel runs
+  double idle_power_w = 0;     // while idle (within an inference)
+  int concurrent_kernels = 1;  // kernels of different streams that may overlap
+  std::vector<OpClassEfficiency> efficiency;
+  // Field name -> where the number comes from ("NVIDIA Jetson Orin Nano
+  // datasheet DS-11105-001 ...", "measured by braid calibrate", "estimate: ...").
+  std::map<std::string, std::string> sources;
+
+  // The entry for `op_class`, or nullptr.
+  const OpClassEfficiency* Efficiency(std::string_view op_class) const;
+};
+
+// A copy path between two devices (one direction).
+struct LinkSpec {
+  std::string from;
+  std::string to;
+  double latency_us = 0;
+  double bandwidth_gbps = 0;   // > 0 unless mapped
+  // Both sides address the same memory (Jetson's unified DRAM with mapped /
+  // pinned buffers): no copy at all.
+  bool mapped = false;
+  int copy_engines = 1;        // copies in flight at once in this direction
+  std::map<std::string, std::string> sources;
+};
+
+struct DeviceProfile {
+  std::string name;            // "jetson-orin-nano-8gb"
+  std::string description;
+  std::string origin;          // "datasheet", "calibrated", "builtin"
+  std::string power_mode;      // "15W", "MAXN", ... (informational)
+  double static_power_w = 0;   // board power drawn regardless of the devices
+  std::vector<DeviceSpec> devices;  // devices[0] is the host CPU
+  std::vector<LinkSpec> links;
+  std::map<std::string, std::string> sources;
+
+  const DeviceSpec* Find(std::string_view device) const;
+  DeviceSpec* Find(std::string_view device);
+  // The link from -> to, or nullptr (same device: no link needed).
+  const LinkSpec* FindLink(std::string_view from, std::string_view to) const;
+};
+
+// Checks the numbers: names unique and non-empty, kind known, peak and
+// bandwidth positive, powers and overheads non-negative, links between
+// known devices with positive bandwidth unless mapped. Errors name the field.
+Status ValidateDeviceProfile(const DeviceProfile& profile);
+
+// `where` prefixes errors (a file name). Unknown keys are errors, so a typo
+// in a hand-edited profile is not silently ignored.
+StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view json, std::string_view where);
+std::string DeviceProfileToJson(const DeviceProfile& profile);
+
+// A conservative profile of "this host" for when nothing was calibrated:
+// one CPU device with the core count from the OS and generic figures, every
+// number marked as an estimate.
+DeviceProfile BuiltinHostProfile();
+
+// Directories searched for NAME.json (see the header comment); existing only.
+std::vector<std::string> DeviceProfileSearchPath();
+// Profile names found on the search path, plus "host"; sorted, unique.
+std::vector<std::string> ListDeviceProfiles();
+// A file path (contains '/' or ends in .json) or a name. NotFound lists the
+// directories searched and the names found there.
+StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path);
+Status SaveDeviceProfile(const DeviceProfile& profile, const std::string& path);
+
+}  // namespace braid
+
+#endif  // BRAID_SCHEDULER_DEVICE_PROFILE_H_

@@ -1,0 +1,110 @@
+// Elementwise and data-movement op cases for the CUDA backend's tests
+// (tests/cuda/emulate.h: CudaDataOpCases). f32 unless stated: the CUDA
+// elementwise kernels are f32-only; data movement takes any element size.
+#include <string>
+#include <vector>
+
+#include "tests/cuda/emulate.h"
+
+namespace braid::cuda_test {
+namespace {
+
+using Attr = std::pair<std::string, AttributeValue>;
+using Ints = std::vector<int64_t>;
+
+Attr I(const std::string& name, int64_t v) { return {name, v}; }
+Attr F(const std::string& name, float v) { return {name, v}; }
+Attr S(const std::string& name, const std::string& v) { return {name, v}; }
+Attr L(const std::string& name, Ints v) { return {name, std::move(v)}; }
+
+OpInput X(Ints dims, double low = -1.0, double high = 1.0) {
+  OpInput in{DataType::kF32, std::move(dims)};
+  in.low = low;
+  in.high = high;
+  return in;
+}
+OpInput Typed(DataType dtype, Ints dims) {
+  OpInput in{dtype, std::move(dims)};
+  in.low = -100;
+  in.high = 100;
+  return in;
+}
+OpInput Ints64(Ints values) {
+  OpInput in{DataType::kI64, {static_cast<int64_t>(values.size())}};
+  in.constant = true;
+  in.values = std::move(values);
+  return in;
+}
+OpInput ConstScalar(double low, double high) {
+  OpInput in = X({}, low, high);
+  in.constant = true;
+  return in;
+}
+
+OpCase Make(std::string name, std::string op, std::vector<OpInput> inputs,
+            std::vector<Attr> attrs = {}, int num_outputs = 1) {
+  OpCase c{std::move(name), std::move(op), 17, std::move(attrs), std::move(inputs)};
+  c.num_outputs = num_outputs;
+  c.abs_tolerance = 1e-5;
+  c.rel_tolerance = 1e-5;
+  return c;
+}
+
+std::vector<OpCase> MakeCases() {
+  std::vector<OpCase> cases;
+  auto add = [&cases](OpCase c) { cases.push_back(std::move(c)); };
+  // Broadcasting binary ops: same shape, scalar, per-channel, general, rank mismatch.
+  const std::vector<std::pair<std::string, std::pair<Ints, Ints>>> shapes = {
+      {"same", {{2, 3, 4}, {2, 3, 4}}},      {"scalar", {{2, 3, 4}, {}}},
+      {"channel", {{2, 3, 4, 5}, {1, 3, 1, 1}}}, {"general", {{2, 1, 4}, {3, 1}}},
+      {"rank", {{5}, {2, 3, 5}}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max", "Equal"})
+    for (const auto& [shape_name, dims] : shapes) {
+      std::string name = std::string(op) + "_" + shape_name;
+      add(Make(name, op, {X(dims.first), X(dims.second)}));
+    }
+  add(Make("Pow_general", "Pow", {X({2, 3, 4}, 0.5, 2.0), X({4}, -2.0, 2.0)}));
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish"})
+    add(Make(std::string(op) + "_x", op, {X({3, 17}, -4, 4)}));
+  for (const char* op : {"Log", "Sqrt", "Reciprocal"})
+    add(Make(std::string(op) + "_x", op, {X({3, 17}, 0.1, 4)}));
+  add(Make("HardSigmoid_x", "HardSigmoid", {X({40}, -5, 5)}, {F("alpha", 0.3f), F("beta", 0.4f)}));
+  add(Make("LeakyRelu_x", "LeakyRelu", {X({40}, -5, 5)}, {F("alpha", 0.07f)}));
+  add(Make("Clip_x", "Clip", {X({40}, -2, 2), ConstScalar(-0.8, -0.5), ConstScalar(0.5, 0.9)}));
+  {
+    OpInput cond{DataType::kBool, {2, 1, 4}};
+    add(Make("Where_broadcast", "Where", {cond, X({3, 1}), X({2, 3, 4})}));
+  }
+  add(Make("Transpose_0213", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 1, 3})}));
+  add(Make("Transpose_default_i64", "Transpose", {Typed(DataType::kI64, {3, 4, 5})}));
+  add(Make("Slice_steps", "Slice",
+           {X({4, 6, 5}), Ints64({1, -1}), Ints64({4, -7}), Ints64({0, 1}), Ints64({2, -2})}));
+  add(Make("Expand_x", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
+  add(Make("Concat_axis1", "Concat", {X({2, 3, 4}), X({2, 1, 4}), X({2, 5, 4})}, {I("axis", 1)}));
+  add(Make("Concat_axis_last_u8", "Concat",
+           {Typed(DataType::kU8, {3, 2}), Typed(DataType::kU8, {3, 5})}, {I("axis", -1)}));
+  add(Make("Split_sizes", "Split", {X({2, 7, 3}), Ints64({2, 4, 1})}, {I("axis", 1)}, 3));
+  {
+    OpInput idx = Ints64({2, 0, -1, 1});
+    idx.dims = {2, 2};
+    add(Make("Gather_axis1", "Gather", {X({3, 4, 5}), idx}, {I("axis", 1)}));
+  }
+  add(Make("Pad_constant", "Pad", {X({2, 3, 4}), Ints64({0, 1, 2, 0, 1, 0}), ConstScalar(0.5, 0.6)}));
+  add(Make("Pad_reflect", "Pad", {X({1, 2, 4, 4}), Ints64({0, 0, 2, 1, 0, 0, 1, 3})},
+           {S("mode", "reflect")}));
+  add(Make("Pad_edge", "Pad", {X({1, 2, 3, 3}), Ints64({0, 0, 1, 1, 0, 0, 2, 2})},
+           {S("mode", "edge")}));
+  add(Make("Reshape_x", "Reshape", {X({2, 3, 4}), Ints64({4, -1})}));
+  add(Make("Flatten_x", "Flatten", {X({2, 3, 4})}, {I("axis", 2)}));
+  add(Make("Unsqueeze_x", "Unsqueeze", {X({3, 4}), Ints64({0, 3})}));
+  return cases;
+}
+
+}  // namespace
+
+std::span<const OpCase> CudaDataOpCases() {
+  static const std::vector<OpCase>* cases = new std::vector<OpCase>(MakeCases());
+  return *cases;
+}
+
+}  // namespace braid::cuda_test

@@ -1,0 +1,248 @@
+#include "tests/cuda/emulate.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "kernels/cpu/cpu_device.h"
+#include "kernels/cuda/launch_config.h"
+#include "kernels/params/gemm.h"
+#include "kernels/params/matmul.h"
+#include "kernels/params/parse_util.h"
+
+namespace braid::cuda_test {
+namespace {
+
+namespace dm = cuda::dm;
+using Bytes = std::vector<std::byte>;
+using cuda::EmulateGridStride;
+using cuda::GridStrideLaunch;
+
+template <typename T>
+const T* In(const OpCaseInstance& inst, size_t i) {
+  return static_cast<const T*>(inst.input_pointers()[i]);
+}
+template <typename T>
+T* Out(std::vector<Bytes>& outs, size_t i) {
+  return reinterpret_cast<T*>(outs[i].data());
+}
+
+template <typename Launch>
+void BySize(int size, Launch&& launch) {
+  switch (size) {
+    case 1: launch(uint8_t{}); break;
+    case 2: launch(uint16_t{}); break;
+    case 4: launch(uint32_t{}); break;
+    default: launch(uint64_t{}); break;
+  }
+}
+
+bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (op == n) return true;
+  return false;
+}
+
+}  // namespace
+
+void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* first,
+                      const float* second, float* out) {
+  // Element (r, col) of a column-major matrix with leading dimension ld.
+  auto at = [](const float* m, int ld, bool trans, int r, int col) {
+    return trans ? m[col + r * ld] : m[r + col * ld];
+  };
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j) {
+      double sum = 0;
+      for (int p = 0; p < c.k; ++p)
+        sum += static_cast<double>(at(first, c.ld_first, c.first_trans, i, p)) *
+               at(second, c.ld_second, c.second_trans, p, j);
+      out[i + j * c.ldc] = alpha * static_cast<float>(sum);
+    }
+}
+
+StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
+  const PrepareArgs args = inst.MakePrepareArgs(nullptr);
+  const std::string& op = inst.node().op_type;
+  std::vector<Bytes> outs;
+  for (const TensorDesc& d : inst.output_descs()) outs.emplace_back(d.bytes());
+
+  if (IsOneOf(op, {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt", "Reciprocal",
+                   "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})) {
+    ASSIGN_OR_RETURN(dm::UnaryArgs a, cuda::PlanUnary(args));
+    const float* x = In<float>(inst, 0);
+    float* y = Out<float>(outs, 0);
+    EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
+                      [&](int64_t i) { y[i] = dm::UnaryElement(a, x[i]); });
+  } else if (IsOneOf(op, {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal"})) {
+    ASSIGN_OR_RETURN(dm::BinaryArgs a, cuda::PlanBinary(args));
+    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+      dm::BinaryElement(a, i, In<float>(inst, 0), In<float>(inst, 1), outs[0].data());
+    });
+  } else if (op == "Where") {
+    ASSIGN_OR_RETURN(dm::WhereArgs a, cuda::PlanWhere(args));
+    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+      dm::WhereElement(a, i, In<uint8_t>(inst, 0), In<float>(inst, 1), In<float>(inst, 2),
+                       Out<float>(outs, 0));
+    });
+  } else if (op == "BatchNormalization") {
+    ASSIGN_OR_RETURN(dm::BatchNormArgs a, cuda::PlanBatchNorm(args));
+    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+      dm::BatchNormElement(a, i, In<float>(inst, 0), In<float>(inst, 1), In<float>(inst, 2),
+                           In<float>(inst, 3), In<float>(inst, 4), Out<float>(outs, 0));
+    });
+  } else if (IsOneOf(op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})) {
+    ASSIGN_OR_RETURN(size_t bytes, cuda::PlanCopy(args));
+    if (bytes) std::memcpy(outs[0].data(), inst.input_pointers()[0], bytes);
+  } else if (IsOneOf(op, {"Transpose", "Slice", "Expand"})) {
+    StatusOr<dm::StridedCopyArgs> planned = op == "Transpose" ? cuda::PlanTranspose(args)
+                                            : op == "Slice"   ? cuda::PlanSlice(args)
+                                                              : cuda::PlanExpand(args);
+    RETURN_IF_ERROR(planned.status());
+    const dm::StridedCopyArgs a = *planned;
+    BySize(a.element_size, [&](auto e) {
+      using E = decltype(e);
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::StridedCopyElement(a, i, In<E>(inst, 0), Out<E>(outs, 0));
+      });
+    });
+  } else if (op == "Gather") {
+    ASSIGN_OR_RETURN(cuda::GatherPlan plan, cuda::PlanGather(args));
+    BySize(plan.args.element_size, [&](auto e) {
+      using E = decltype(e);
+      EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements,
+                        [&](int64_t i) {
+                          dm::GatherElement(plan.args, i, In<E>(inst, 0), plan.indices.data(),
+                                            Out<E>(outs, 0));
+                        });
+    });
+  } else if (op == "Pad") {
+    ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
+    BySize(a.element_size, [&](auto e) {
+      using E = decltype(e);
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::PadElement(a, i, In<E>(inst, 0), Out<E>(outs, 0));
+      });
+    });
+  } else if (op == "Concat" || op == "Split") {
+    StatusOr<std::vector<cuda::Copy2D>> planned =
+        op == "Concat" ? cuda::PlanConcat(args) : cuda::PlanSplit(args);
+    RETURN_IF_ERROR(planned.status());
+    for (const cuda::Copy2D& c : *planned) {  // cudaMemcpy2D semantics
+      const size_t k = static_cast<size_t>(c.operand);
+      const auto* src = static_cast<const std::byte*>(inst.input_pointers()[op == "Concat" ? k : 0]);
+      std::byte* dst = outs[op == "Concat" ? 0 : k].data();
+      if (c.width > c.src_pitch || c.width > c.dst_pitch)
+        return Internal("Copy2D width exceeds a pitch");
+      for (size_t r = 0; r < c.height; ++r)
+        std::memcpy(dst + c.dst_offset + r * c.dst_pitch, src + c.src_offset + r * c.src_pitch,
+                    c.width);
+    }
+  } else if (op == "Softmax") {
+    ASSIGN_OR_RETURN(dm::SoftmaxArgs a, cuda::PlanSoftmax(args));
+    EmulateGridStride(GridStrideLaunch(a.columns, 128), a.columns, [&](int64_t j) {
+      dm::SoftmaxColumn(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    });
+  } else if (IsOneOf(op, {"ReduceSum", "ReduceMean", "ReduceMax"})) {
+    ASSIGN_OR_RETURN(dm::ReduceArgs a, cuda::PlanReduce(args));
+    EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
+      dm::ReduceElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    });
+  } else if (IsOneOf(op, {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})) {
+    ASSIGN_OR_RETURN(dm::PoolArgs a, cuda::PlanPool(args));
+    EmulateGridStride(GridStrideLaunch(a.outputs), a.outputs, [&](int64_t j) {
+      dm::PoolElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    });
+  } else if (op == "LayerNormalization") {
+    ASSIGN_OR_RETURN(dm::LayerNormArgs a, cuda::PlanLayerNorm(args));
+    const cuda::LaunchConfig c = cuda::RowLaunch(a.rows, a.inner);
+    const int threads = static_cast<int>(c.threads);
+    const float* x = In<float>(inst, 0);
+    const float* bias = a.has_bias ? In<float>(inst, 2) : nullptr;
+    for (int64_t row = 0; row < a.rows; ++row) {  // one block per row
+      const float* xr = x + row * a.inner;
+      float sum = 0, sq = 0;
+      for (int t = 0; t < threads; ++t) sum += dm::LayerNormPartial(a, xr, t, threads, 0, 0.0f);
+      const float mean = sum / static_cast<float>(a.inner);
+      for (int t = 0; t < threads; ++t) sq += dm::LayerNormPartial(a, xr, t, threads, 1, mean);
+      const float inv_std = 1.0f / std::sqrt(sq / static_cast<float>(a.inner) + a.epsilon);
+      for (int64_t i = 0; i < a.inner; ++i)
+        dm::LayerNormElement(a, row, i, x, In<float>(inst, 1), bias, mean, inv_std,
+                             Out<float>(outs, 0));
+      if (outs.size() > 1 && !outs[1].empty()) Out<float>(outs, 1)[row] = mean;
+      if (outs.size() > 2 && !outs[2].empty()) Out<float>(outs, 2)[row] = inv_std;
+    }
+  } else if (op == "Gemm") {
+    ASSIGN_OR_RETURN(GemmParams p, ParseGemm(args));
+    ASSIGN_OR_RETURN(cuda::CublasGemmCall call,
+                     cuda::RowMajorGemm(p.m, p.n, p.k, p.trans_a, p.trans_b));
+    float* y = Out<float>(outs, 0);
+    ColumnMajorSgemm(call, p.alpha, In<float>(inst, 1), In<float>(inst, 0), y);
+    const dm::EpilogueArgs e = cuda::PlanGemmEpilogue(p);
+    const float* c = e.has_bias ? In<float>(inst, 2) : nullptr;
+    EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
+                      [&](int64_t i) { dm::EpilogueElement(e, i, c, y); });
+  } else if (op == "MatMul") {
+    ASSIGN_OR_RETURN(MatMulParams p, ParseMatMul(args));
+    ASSIGN_OR_RETURN(cuda::MatMulBatchPlan plan, cuda::PlanMatMulBatches(p));
+    const float* a = In<float>(inst, 0);
+    const float* b = In<float>(inst, 1);
+    float* y = Out<float>(outs, 0);
+    for (int64_t i = 0; i < plan.batch; ++i) {
+      const size_t bi = static_cast<size_t>(i);
+      const int64_t a_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
+                                ? p.a_offsets[bi] : p.a_offsets[0] + i * plan.stride_a;
+      const int64_t b_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
+                                ? p.b_offsets[bi] : p.b_offsets[0] + i * plan.stride_b;
+      ColumnMajorSgemm(plan.gemm, 1.0f, b + b_off, a + a_off, y + i * plan.stride_c);
+    }
+    const dm::EpilogueArgs e = cuda::PlanActivationEpilogue(p.activation, p.batch * p.m * p.n);
+    EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
+                      [&](int64_t i) { dm::EpilogueElement(e, i, nullptr, y); });
+  } else {
+    return Unimplemented("no emulated CUDA path for " + op);
+  }
+  return outs;
+}
+
+StatusOr<std::vector<Bytes>> ReferenceOutputs(const OpCaseInstance& inst) {
+  static std::unique_ptr<Device> cpu = CreateCpuDevice();
+  const KernelEntry* ref = FindReference(HarnessRegistry(), inst.node().op_type);
+  if (ref == nullptr) return NotFound("no reference kernel for " + inst.node().op_type);
+  ASSIGN_OR_RETURN(std::unique_ptr<PreparedImpl> impl, PreparedImpl::Prepare(inst, *ref, *cpu));
+  RETURN_IF_ERROR(impl->Run());
+  std::vector<Bytes> outs;
+  for (size_t i = 0; i < inst.output_descs().size(); ++i) {
+    const size_t n = inst.output_descs()[i].bytes();
+    outs.emplace_back(n);
+    if (n) std::memcpy(outs.back().data(), impl->output(i), n);
+  }
+  return outs;
+}
+
+std::string CompareOutputs(const OpCaseInstance& inst, const std::vector<Bytes>& got,
+                           const std::vector<Bytes>& want) {
+  std::ostringstream why;
+  int bad = 0;
+  const OpCase& c = inst.op_case();
+  for (size_t o = 0; o < want.size() && o < got.size(); ++o) {
+    const TensorDesc& d = inst.output_descs()[o];
+    if (d.dtype != DataType::kF32) {
+      if (got[o] != want[o]) why << "output " << o << " (" << d.ToString() << ") differs; ";
+      continue;
+    }
+    const auto* g = reinterpret_cast<const float*>(got[o].data());
+    const auto* w = reinterpret_cast<const float*>(want[o].data());
+    for (int64_t i = 0; i < d.elements(); ++i) {
+      if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+      const double bound = c.abs_tolerance + c.rel_tolerance * std::fabs(w[i]);
+      if (!(std::fabs(static_cast<double>(g[i]) - w[i]) <= bound) && bad++ < 4)
+        why << "output " << o << "[" << i << "] = " << g[i] << ", reference " << w[i] << "; ";
+    }
+  }
+  if (bad > 4) why << bad << " elements differ in total";
+  return why.str();
+}
+
+}  // namespace braid::cuda_test

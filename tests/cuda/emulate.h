@@ -1,0 +1,44 @@
+// CPU emulation of the CUDA backend's hand-written kernels and cuBLAS calls
+// for tests/cuda: an op case is planned exactly as the CUDA kernel's Prepare
+// plans it (kernels/cuda/plans.h), then the device_math functions run over
+// the emulated grid (launch_config.h: EmulateGridStride), and the cuBLAS
+// call is replayed by a column-major reference GEMM. Conv (cuDNN) is not
+// emulated.
+//
+//   StatusOr<std::vector<std::vector<std::byte>>> outs = EmulateCuda(instance);
+#ifndef BRAID_TESTS_CUDA_EMULATE_H_
+#define BRAID_TESTS_CUDA_EMULATE_H_
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/plans.h"
+#include "tests/kernels/op_harness.h"
+
+namespace braid::cuda_test {
+
+// Column-major C[m,n] = op(A) op(B) (beta 0), the semantics of cublasSgemm.
+void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* first,
+                      const float* second, float* out);
+
+// Outputs per node output, or Unimplemented when the op (or this case) has
+// no emulated CUDA path.
+StatusOr<std::vector<std::vector<std::byte>>> EmulateCuda(const OpCaseInstance& instance);
+
+// Data-movement and elementwise cases (the shared DataOpCases live in a test
+// file of tests/kernels, so tests/cuda keeps its own).
+std::span<const OpCase> CudaDataOpCases();
+
+// Reference outputs of `instance` (kernels/reference on the CPU).
+StatusOr<std::vector<std::vector<std::byte>>> ReferenceOutputs(const OpCaseInstance& instance);
+
+// "" when equal within the case's tolerance, else the first differences.
+std::string CompareOutputs(const OpCaseInstance& instance,
+                           const std::vector<std::vector<std::byte>>& got,
+                           const std::vector<std::vector<std::byte>>& want);
+
+}  // namespace braid::cuda_test
+
+#endif  // BRAID_TESTS_CUDA_EMULATE_H_

@@ -1,0 +1,94 @@
+// Property tests: random plans (random device per node among cpu / vgpu,
+// random CPU streams, random channel / batch slices, many seeds) over built-in
+// models give the all-CPU outputs within op tolerances.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "runtime/executor.h"
+#include "tests/engine/engine_test_util.h"
+
+namespace braid {
+namespace {
+
+using test::Compare;
+using test::Devices;
+using test::EngineRegistry;
+
+struct ModelCase {
+  const char* name;
+  int64_t batch;
+  int64_t hw;
+  int seeds;
+};
+
+// The all-CPU reference: the sequential executor.
+std::vector<std::vector<float>> CpuOutputs(const Graph& g, const test::Inputs& in) {
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  auto exec = Executor::Create(g, EngineRegistry(), *cpu, {1});
+  EXPECT_TRUE(exec.ok()) << exec.status().ToString();
+  if (!exec.ok()) return {};
+  EXPECT_TRUE((*exec)->Run(in.pointers).ok());
+  std::vector<std::vector<float>> out;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const float* p = static_cast<const float*>((*exec)->output(k));
+    out.emplace_back(p, p + (*exec)->output_desc(k).elements());
+  }
+  return out;
+}
+
+void CheckRandomPlans(const Graph& g, int seeds, uint32_t base_seed) {
+  const test::Inputs in = test::RandomInputs(g, base_seed);
+  const auto want = CpuOutputs(g, in);
+  // The comparison means something: the reference outputs are not all zero.
+  double magnitude = 0;
+  for (const auto& o : want)
+    for (float v : o) magnitude += std::fabs(v);
+  ASSERT_GT(magnitude, 0) << g.name();
+  Devices devices;
+  int sliced_total = 0, copies_total = 0;
+  for (int seed = 0; seed < seeds; ++seed) {
+    const Plan plan = test::RandomPlan(g, base_seed * 1000 + static_cast<uint32_t>(seed));
+    ASSERT_TRUE(ValidatePlan(plan, g).ok()) << ValidatePlan(plan, g).ToString();
+    for (const NodePlan& p : plan.nodes) sliced_total += p.slice.has_value();
+    auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+    ASSERT_TRUE(engine.ok()) << "seed " << seed << ": " << engine.status().ToString();
+    copies_total += static_cast<int>((*engine)->num_copy_steps());
+    // Twice: the second Run reuses every buffer and event.
+    for (int run = 0; run < 2; ++run) {
+      Status s = (*engine)->Run(in.pointers);
+      ASSERT_TRUE(s.ok()) << "seed " << seed << ": " << s.ToString();
+      const std::string diff = Compare(test::Outputs(**engine), want, 1e-4, 1e-3);
+      ASSERT_EQ(diff, "") << g.name() << " seed " << seed << " run " << run << "\n" << PlanToJson(plan);
+    }
+  }
+  std::cout << "[engine] " << g.name() << ": " << seeds << " random plans, " << sliced_total
+            << " sliced nodes, " << copies_total << " copy steps\n";
+  // The random plans did exercise slicing and transfers.
+  EXPECT_GT(sliced_total, 0);
+  EXPECT_GT(copies_total, 0);
+}
+
+class RandomPlans : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(RandomPlans, MatchAllCpuOutputs) {
+  const ModelCase& c = GetParam();
+  StatusOr<Graph> g = test::StaticModel(c.name, c.batch, c.hw);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  CheckRandomPlans(*g, c.seeds, 17);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, RandomPlans,
+    ::testing::Values(ModelCase{"tiny_cnn", 2, 32, 40}, ModelCase{"squeezenet1_1", 1, 48, 8},
+                      ModelCase{"mobilenet_v2", 2, 32, 4}),
+    [](const ::testing::TestParamInfo<ModelCase>& info) { return std::string(info.param.name); });
+
+TEST(RandomPlans, SmallVitMatchesAllCpu) {
+  StatusOr<Graph> g = test::SmallVit(2);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  CheckRandomPlans(*g, 16, 5);
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,382 @@
+// Engine behaviour: transfers, overlap from recorded timestamps, faults,
+// memory stability over many runs, the Chrome trace, fallbacks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BRAID_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BRAID_ASAN 1
+#endif
+#endif
+#ifdef BRAID_ASAN
+#include <sanitizer/allocator_interface.h>
+#else
+#include <malloc.h>
+#endif
+
+#include "graph/json.h"
+#include "models/graph_builder.h"
+#include "tests/engine/engine_test_util.h"
+
+namespace braid {
+namespace {
+
+using test::Devices;
+using test::EngineRegistry;
+
+size_t LiveHeapBytes() {
+#ifdef BRAID_ASAN
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  return mallinfo2().uordblks;
+#endif
+}
+
+Graph TinyCnn(int64_t batch = 1, int64_t hw = 32) {
+  StatusOr<Graph> g = test::StaticModel("tiny_cnn", batch, hw);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? std::move(*g) : Graph();
+}
+
+size_t NodeIndex(const Graph& g, const std::string& op, int nth = 0) {
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i].op_type == op && nth-- == 0) return i;
+  ADD_FAILURE() << "no " << op;
+  return 0;
+}
+
+TEST(Engine, EachValueIsCopiedAtMostOncePerDestination) {
+  Graph g = TinyCnn();
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  // The residual: the pool output is read by two vgpu nodes (conv "res" and
+  // the Add), so one copy must serve both.
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i].op_type != "MaxPool" && i > NodeIndex(g, "MaxPool")) plan.nodes[i].device = "vgpu";
+  Devices devices;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::set<std::string> copies;
+  for (const StepTiming& t : (*engine)->timeline()) {
+    if (t.category == "copy") {
+      EXPECT_TRUE(copies.insert(t.name).second) << t.name;
+    }
+  }
+  // Pool output to vgpu, the result back to the host.
+  EXPECT_EQ(copies.size(), 2u);
+  const test::Inputs in = test::RandomInputs(g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+}
+
+TEST(Engine, HostAddressableDeviceNeedsNoCopies) {
+  Graph g = TinyCnn();
+  const Plan plan = test::RandomPlan(g, 3);
+  Devices devices;
+  devices.list[1].host_addressable = true;  // as an integrated GPU with mapped memory
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_EQ((*engine)->num_copy_steps(), 0u);
+  const test::Inputs in = test::RandomInputs(g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+}
+
+TEST(Engine, PlacementsReportSlicesAndDevices) {
+  Graph g = TinyCnn();
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  const size_t fc = NodeIndex(g, "Gemm");
+  plan.nodes[fc].slice = SliceSpec{SliceAxis::kOutputChannels, "vgpu", 0.25};
+  Devices devices;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::map<std::string, NodePlacement> by_name;
+  for (const NodePlacement& p : (*engine)->placements()) by_name[p.node] = p;
+  const std::string name = g.nodes()[fc].name;
+  ASSERT_TRUE(by_name.count(name + "#0") && by_name.count(name + "#1") && by_name.count(name + "#join"));
+  EXPECT_EQ(by_name[name + "#0"].device, "cpu");
+  EXPECT_EQ(by_name[name + "#1"].device, "vgpu");
+  EXPECT_EQ(by_name[name + "#0"].slice, "channels [0,250) of 1000");
+  EXPECT_EQ(by_name[name + "#1"].slice, "channels [250,1000) of 1000");
+  EXPECT_EQ(by_name[name + "#join"].op_type, "Concat");
+}
+
+TEST(Engine, BadPlansAreRejectedNamingTheNode) {
+  Graph g = TinyCnn();
+  Devices devices;
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "tpu"};
+  plan.nodes[2].device = "tpu";
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find(g.nodes()[2].name), std::string::npos);
+  EXPECT_NE(engine.status().message().find("'tpu'"), std::string::npos);
+  Plan relu_slice = SingleDevicePlan(g, "cpu", "test");
+  relu_slice.devices = {"cpu", "vgpu"};
+  const size_t pool = NodeIndex(g, "MaxPool");
+  relu_slice.nodes[pool].slice = SliceSpec{SliceAxis::kOutputChannels, "vgpu", 0.5};
+  engine = Engine::Create(g, relu_slice, EngineRegistry(), devices.list, {1});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find(g.nodes()[pool].name), std::string::npos);
+}
+
+TEST(Engine, NodeWithoutAKernelOnItsDeviceFallsBackToCpuReported) {
+  KernelRegistry registry;
+  RegisterCpuKernels(registry);
+  RegisterVgpuKernels(registry);
+  Graph g = TinyCnn();
+  Plan plan = SingleDevicePlan(g, "vgpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  // A vgpu "kernel" for Add that declines everything.
+  struct Declines : Kernel {
+    Status Prepare(const PrepareArgs& a) override { return Unimplemented(a.Where() + ": not on this device"); }
+    Status Run(const RunArgs&) override { return Internal("unreachable"); }
+  };
+  KernelRegistry declining;
+  RegisterCpuKernels(declining);
+  for (const std::string& op : registry.OpTypes(DeviceKind::kVirtualGpu))
+    if (op != "Add")
+      for (const KernelEntry* e : registry.Candidates(op, DeviceKind::kVirtualGpu)) declining.Register(*e);
+  declining.Register({"Add", DeviceKind::kVirtualGpu, "declines", 5, [] { return std::make_unique<Declines>(); }});
+  Devices devices;
+  auto engine = Engine::Create(g, plan, declining, devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  int fallbacks = 0;
+  for (const NodePlacement& p : (*engine)->placements()) {
+    if (p.op_type != "Add") continue;
+    EXPECT_EQ(p.device, "cpu");
+    EXPECT_TRUE(p.fallback);
+    EXPECT_NE(p.reason.find("fell back to cpu"), std::string::npos) << p.reason;
+    ++fallbacks;
+  }
+  EXPECT_EQ(fallbacks, 1);
+  const test::Inputs in = test::RandomInputs(g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+}
+
+// A vgpu Relu that fails while `fail` is set (else the reference Relu).
+std::atomic<bool> g_fail{false};
+class FailOnDemandRelu final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    KernelRegistry reference;
+    RegisterReferenceKernels(reference);
+    const auto candidates = reference.Candidates("Relu", DeviceKind::kCpu);
+    if (candidates.empty()) return Internal("no reference Relu");
+    inner_ = candidates.front()->create();
+    return inner_->Prepare(args);
+  }
+  Status Run(const RunArgs& args) override {
+    if (g_fail.load()) return Internal("injected failure");
+    return inner_->Run(args);
+  }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
+TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
+  // Unfused graph so Relu nodes exist.
+  StatusOr<Graph> raw = LoadGraphForExecution("builtin:tiny_cnn", /*fuse=*/false);
+  ASSERT_TRUE(raw.ok());
+  StatusOr<Graph> g = test::StaticGraph(std::move(*raw), 1, 32);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  KernelRegistry registry;
+  RegisterCpuKernels(registry);
+  RegisterVgpuKernels(registry);
+  registry.Register({"Relu", DeviceKind::kVirtualGpu, "fail-on-demand", 100,
+                     [] { return std::make_unique<FailOnDemandRelu>(); }});
+  // Alternate devices so the failure sits between CPU and vgpu work.
+  Plan plan = SingleDevicePlan(*g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  for (size_t i = 0; i < plan.nodes.size(); ++i) plan.nodes[i].device = i % 2 ? "vgpu" : "cpu";
+  const size_t relu = NodeIndex(*g, "Relu");
+  plan.nodes[relu].device = "vgpu";
+  Devices devices;
+  auto engine = Engine::Create(*g, plan, registry, devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const test::Inputs in = test::RandomInputs(*g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  const auto good = test::Outputs(**engine);
+  for (int round = 0; round < 3; ++round) {
+    g_fail = true;
+    Status s = (*engine)->Run(in.pointers);
+    g_fail = false;
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("node '" + g->nodes()[relu].name + "' (Relu) on vgpu"), std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find("injected failure"), std::string::npos) << s.message();
+    EXPECT_EQ((*engine)->failed_device(), "vgpu");
+    // Dependent work was skipped, not run on garbage.
+    int skipped = 0;
+    for (const StepTiming& t : (*engine)->timeline()) skipped += !t.ran;
+    EXPECT_GT(skipped, 0);
+    ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+    EXPECT_EQ(test::Compare(test::Outputs(**engine), good, 0, 0), "");
+  }
+}
+
+TEST(Engine, ForcedOffDeviceFailsTheRunWithUnavailable) {
+  Graph g = TinyCnn();
+  const Plan plan = test::RandomPlan(g, 11);
+  Devices devices;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok());
+  const test::Inputs in = test::RandomInputs(g, 1);
+  devices.vgpu->SetForcedOff(true);
+  Status s = (*engine)->Run(in.pointers);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("vgpu"), std::string::npos);
+  devices.vgpu->SetForcedOff(false);
+  EXPECT_TRUE((*engine)->Run(in.pointers).ok());
+}
+
+
+bool Overlap(const StepTiming& a, const StepTiming& b) {
+  return a.ran && b.ran && a.start_us < b.end_us && b.start_us < a.end_us;
+}
+
+// Two independent branches from one input, joined by an Add: three 64-channel
+// convs on the CPU, three on the (shaped) vgpu.
+Graph TwoBranches() {
+  GraphBuilder b("two_branches", 3);
+  const ValueId x = b.Input("input", {1, 64, 48, 48});
+  ValueId cpu = x, vgpu = x;
+  for (int i = 0; i < 3; ++i) {
+    cpu = b.Conv(cpu, "cpu" + std::to_string(i), {.out_channels = 64, .kernel = 3, .pad = 1});
+    vgpu = b.Conv(vgpu, "vgpu" + std::to_string(i), {.out_channels = 64, .kernel = 3, .pad = 1});
+  }
+  b.Output(b.Add(cpu, vgpu), "output", {1, 64, 48, 48});
+  Graph g = std::move(b).Finish();
+  EXPECT_TRUE(RunDefaultPasses(g).ok());
+  return g;
+}
+
+TEST(Engine, ShapedTimelineShowsCopiesOverlappingComputeAndCpuWithVgpu) {
+  Graph g = TwoBranches();
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i].name.find("vgpu") != std::string::npos) plan.nodes[i].device = "vgpu";
+  VgpuOptions shaped;
+  shaped.timing.enabled = true;
+  shaped.timing.label = "test (model)";
+  shaped.timing.peak_gflops = 40;  // each 170-MFLOP conv >= 4.2 ms
+  shaped.timing.copy_gbps = 0.5;   // the 590 KB input >= 1.2 ms
+  shaped.timing.copy_latency_us = 200;
+  shaped.timing.launch_us = 100;
+  Devices devices(shaped);
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const test::Inputs in = test::RandomInputs(g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());  // warm-up
+  // The machine is shared and noisy: a worker thread may be descheduled for
+  // longer than a whole branch. Overlap must show in one of a few runs.
+  bool copy_overlaps_compute = false, cpu_with_vgpu = false;
+  std::vector<StepTiming> t;
+  for (int attempt = 0; attempt < 8 && !(copy_overlaps_compute && cpu_with_vgpu); ++attempt) {
+    ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+    t = (*engine)->timeline();
+    for (const StepTiming& a : t)
+      for (const StepTiming& b : t) {
+        if (a.category == "copy" && b.category == "kernel" && Overlap(a, b))
+          copy_overlaps_compute = true;
+        if (a.category == "kernel" && b.category == "kernel" && a.device == "cpu" &&
+            b.device == "vgpu" && Overlap(a, b))
+          cpu_with_vgpu = true;
+      }
+  }
+  std::string timeline;
+  for (const StepTiming& s : t)
+    timeline += s.track + " " + s.name + " " + std::to_string(s.start_us) + ".." +
+                std::to_string(s.end_us) + "\n";
+  EXPECT_TRUE(copy_overlaps_compute) << timeline;
+  EXPECT_TRUE(cpu_with_vgpu) << timeline;
+  // Same outputs as the all-CPU run.
+  auto ref = Engine::Create(g, SingleDevicePlan(g, "cpu", "ref"), EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE((*ref)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**engine), test::Outputs(**ref), 1e-4, 1e-3), "");
+}
+
+TEST(Engine, ChromeTraceHasOneTrackPerStreamAndCopyDirection) {
+  Graph g = TinyCnn(2, 32);
+  Plan plan = test::RandomPlan(g, 4);
+  Devices devices;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok());
+  const test::Inputs in = test::RandomInputs(g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  TraceWriter trace;
+  (*engine)->AppendTrace(trace);
+  StatusOr<JsonValue> doc = ParseJson(trace.ToJson());
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const JsonValue* events = doc->Find("traceEvents");
+  ASSERT_TRUE(events != nullptr && events->is_array());
+  std::map<double, std::string> track_names;
+  int complete = 0;
+  std::set<std::string> categories;
+  for (const JsonValue& e : events->array()) {
+    ASSERT_TRUE(e.is_object());
+    const std::string ph = *e.GetString("ph", "");
+    ASSERT_TRUE(e.Find("pid") && e.Find("tid") && e.Find("name"));
+    if (ph == "M") {
+      if (*e.GetString("name", "") == "thread_name")
+        track_names[e.Find("tid")->number()] = e.Find("args")->Find("name")->string();
+      continue;
+    }
+    ASSERT_EQ(ph, "X");
+    ASSERT_TRUE(e.Find("ts")->is_number() && e.Find("dur")->is_number());
+    EXPECT_GE(e.Find("dur")->number(), 0);
+    ASSERT_TRUE(e.Find("args") && e.Find("args")->Find("device"));
+    categories.insert(*e.GetString("cat", ""));
+    EXPECT_TRUE(track_names.count(e.Find("tid")->number()));
+    ++complete;
+  }
+  EXPECT_EQ(static_cast<size_t>(complete), (*engine)->num_steps());
+  EXPECT_EQ(categories, (std::set<std::string>{"copy", "kernel"}));
+  std::set<std::string> tracks;
+  for (const auto& [tid, name] : track_names) tracks.insert(name);
+  EXPECT_TRUE(tracks.count("cpu/stream0"));
+  EXPECT_TRUE(tracks.count("vgpu/stream0"));
+  EXPECT_TRUE(tracks.count("vgpu/h2d"));
+  EXPECT_TRUE(tracks.count("vgpu/d2h"));
+  // And the writer on its own: file output and escaping.
+  TraceWriter w;
+  w.Add({"a\"b", "kernel", "t", 1.5, 2.0, {}}).Arg("n", 3.0).Arg("s", "x");
+  const std::string path = ::testing::TempDir() + "/braid_trace_test.json";
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  StatusOr<JsonValue> parsed = ParseJson(text.str());
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->Find("traceEvents")->array().back().Find("name")->string(), "a\"b");
+  std::remove(path.c_str());
+  EXPECT_FALSE(w.WriteFile("/nonexistent-dir/x.json").ok());
+}
+
+TEST(Engine, ThousandMixedRunsWithoutMemoryGrowth) {
+  Graph g = TinyCnn(1, 16);
+  const Plan plan = test::RandomPlan(g, 21);
+  Devices devices;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok());
+  ASSERT_GT((*engine)->num_copy_steps(), 0u);
+  const test::Inputs in = test::RandomInputs(g, 1);
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  const size_t before = LiveHeapBytes();
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  const size_t after = LiveHeapBytes();
+  // Live heap, not RSS: a leak of even a few bytes per run would show.
+  EXPECT_LT(after, before + 16 * 1024) << before << " -> " << after;
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,108 @@
+#include "scheduler/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+using testing::TwoDeviceProfile;
+
+TEST(CostModelTest, RooflineTakesTheSlowerOfComputeAndMemory) {
+  DeviceProfile p = TwoDeviceProfile();
+  p.devices[0].efficiency[static_cast<size_t>(OpClass::kConv)].compute = 0.5;
+  p.devices[0].efficiency[static_cast<size_t>(OpClass::kConv)].memory = 0.25;
+  p.devices[0].efficiency[static_cast<size_t>(OpClass::kConv)].overhead_us = 3;
+  CostModel m(p);
+  // 1 GFLOP/s at 0.5 = 500 FLOP/us; 1 GB/s at 0.25 = 250 B/us.
+  OpCost compute_bound = m.Cost(OpClass::kConv, 5000, 500, 0);
+  EXPECT_DOUBLE_EQ(compute_bound.compute_us, 10);
+  EXPECT_DOUBLE_EQ(compute_bound.memory_us, 2);
+  EXPECT_DOUBLE_EQ(compute_bound.TotalUs(), 13);
+  EXPECT_DOUBLE_EQ(compute_bound.TotalUs(0.25), 3 + 2.5);
+  OpCost memory_bound = m.Cost(OpClass::kConv, 500, 5000, 0);
+  EXPECT_DOUBLE_EQ(memory_bound.TotalUs(), 3 + 20);
+  // The gpu (4 GFLOP/s, efficiency 1, no overhead).
+  EXPECT_DOUBLE_EQ(m.Cost(OpClass::kConv, 4000, 10, 1).TotalUs(), 1);
+}
+
+TEST(CostModelTest, ClassesAndDefaults) {
+  Node conv;
+  conv.op_type = "Conv";
+  EXPECT_EQ(ClassifyOp(conv), OpClass::kConv);
+  conv.attrs.Set("group", int64_t{32});
+  EXPECT_EQ(ClassifyOp(conv), OpClass::kDepthwiseConv);
+  Node n;
+  for (auto [op, cls] : {std::pair{"MatMul", OpClass::kGemm}, {"Relu", OpClass::kElementwise},
+                         {"GlobalAveragePool", OpClass::kPool},
+                         {"Softmax", OpClass::kNormalization}, {"ReduceMean", OpClass::kReduce},
+                         {"Reshape", OpClass::kDataMovement}, {"Foo", OpClass::kOther}}) {
+    n.op_type = op;
+    EXPECT_EQ(ClassifyOp(n), cls) << op;
+  }
+  // Unfitted classes use the defaults, and the device's launch overhead.
+  DeviceProfile p = TwoDeviceProfile();
+  p.devices[1].efficiency.clear();
+  p.devices[1].launch_overhead_us = 7;
+  CostModel m(p);
+  const OpClassEfficiency d = DefaultEfficiency("gpu", OpClass::kGemm);
+  OpCost c = m.Cost(OpClass::kGemm, 4000, 1, 1);
+  EXPECT_DOUBLE_EQ(c.overhead_us, 7);
+  EXPECT_DOUBLE_EQ(c.compute_us, 1 / d.compute);
+}
+
+TEST(CostModelTest, TransfersAndEnergy) {
+  CostModel copy(TwoDeviceProfile(10));
+  EXPECT_DOUBLE_EQ(copy.TransferUs(0, 1, 3000), 13);
+  EXPECT_DOUBLE_EQ(copy.TransferUs(1, 1, 3000), 0);
+  EXPECT_FALSE(copy.Mapped(0, 1));
+  CostModel mapped(TwoDeviceProfile(10, true));
+  EXPECT_DOUBLE_EQ(mapped.TransferUs(0, 1, 3000), 0);
+  EXPECT_TRUE(mapped.Mapped(1, 0));
+  DeviceProfile none = TwoDeviceProfile();
+  none.links.pop_back();
+  EXPECT_LT(CostModel(none).TransferUs(1, 0, 10), 0);
+  // cpu: 2 W busy, 0.5 W idle: 10 us busy of 30.
+  EXPECT_DOUBLE_EQ(copy.DeviceEnergyJ(0, 10, 30), (2 * 10 + 0.5 * 20) * 1e-6);
+}
+
+TEST(CostModelTest, DeviceIndexMatchesCudaByPrefix) {
+  DeviceProfile p = TwoDeviceProfile();
+  p.devices[1].name = "cuda:0";
+  CostModel m(p);
+  EXPECT_EQ(m.DeviceIndex("cuda:0"), 1);
+  EXPECT_EQ(m.DeviceIndex("cuda"), 1);
+  EXPECT_EQ(m.DeviceIndex("cpu"), 0);
+  EXPECT_EQ(m.DeviceIndex("vgpu"), -1);
+}
+
+TEST(CostModelTest, FitRecoversTheFactorsThatGeneratedTheTimes) {
+  DeviceSpec device = TwoDeviceProfile().devices[0];
+  const double ec = 0.3, em = 0.6, overhead = 4;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> log_size(2, 7);
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 40; ++i) {
+    OpMeasurement m;
+    m.op_class = OpClass::kConv;
+    m.flops = std::pow(10.0, log_size(rng));
+    m.bytes = std::pow(10.0, log_size(rng) - 1);
+    m.measured_us = overhead + std::max(m.flops / (1e3 * ec), m.bytes / (1e3 * em));
+    ms.push_back(m);
+  }
+  ms.push_back({OpClass::kPool, 10, 10, 5});  // one sample: not fitted
+  std::vector<OpClassEfficiency> fit = FitEfficiency(device, ms);
+  ASSERT_EQ(fit.size(), 1u);
+  EXPECT_EQ(fit[0].op_class, "conv");
+  EXPECT_EQ(fit[0].samples, 40);
+  EXPECT_NEAR(fit[0].compute, ec, 0.1 * ec);
+  EXPECT_NEAR(fit[0].memory, em, 0.1 * em);
+  EXPECT_NEAR(fit[0].overhead_us, overhead, 0.2 * overhead);
+}
+
+}  // namespace
+}  // namespace braid

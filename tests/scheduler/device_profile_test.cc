@@ -1,0 +1,125 @@
+#include "scheduler/device_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "graph/json.h"
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+const std::string kProfilesDir = std::string(BRAID_SOURCE_DIR) + "/profiles";
+
+TEST(DeviceProfileTest, ShippedProfilesLoadAndSourceEveryNumber) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kProfilesDir)) {
+    if (entry.path().extension() != ".json") continue;
+    ++count;
+    StatusOr<DeviceProfile> p = LoadDeviceProfile(entry.path().string());
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->name, entry.path().stem().string());
+    for (const DeviceSpec& d : p->devices)
+      for (const char* field : {"peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us",
+                                "active_power_w", "idle_power_w"})
+        EXPECT_FALSE(d.sources.count(field) == 0 || d.sources.at(field).empty())
+            << p->name << " " << d.name << " " << field;
+  }
+  EXPECT_GE(count, 4);
+}
+
+TEST(DeviceProfileTest, JetsonFiguresAreTheDatasheetOnes) {
+  StatusOr<DeviceProfile> agx = LoadDeviceProfile("jetson-agx-orin-64gb");
+  ASSERT_TRUE(agx.ok()) << agx.status().ToString();
+  const DeviceSpec* gpu = agx->Find("cuda:0");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->compute_units, 16);
+  EXPECT_NEAR(gpu->peak_gflops, 2048 * 2 * 1.3, 0.1);
+  EXPECT_DOUBLE_EQ(gpu->memory_bandwidth_gbps, 204.8);
+  EXPECT_EQ(agx->Find("cpu")->compute_units, 12);
+  const LinkSpec* link = agx->FindLink("cpu", "cuda:0");
+  ASSERT_NE(link, nullptr);
+  EXPECT_TRUE(link->mapped);
+}
+
+TEST(DeviceProfileTest, JsonRoundTrip) {
+  DeviceProfile p = testing::TwoDeviceProfile(12.5);
+  p.devices[0].sources["peak_gflops"] = "measured";
+  p.devices[1].efficiency.resize(2);
+  p.devices[1].efficiency[1].samples = 9;
+  StatusOr<DeviceProfile> again = DeviceProfileFromJson(DeviceProfileToJson(p), "mem");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(DeviceProfileToJson(*again), DeviceProfileToJson(p));
+  EXPECT_EQ(again->links[0].latency_us, 12.5);
+  EXPECT_EQ(again->devices[1].efficiency[1].samples, 9);
+}
+
+TEST(DeviceProfileTest, BadFilesGiveClearErrors) {
+  const std::string good = DeviceProfileToJson(testing::TwoDeviceProfile());
+  auto error_of = [](const std::string& text) {
+    StatusOr<DeviceProfile> p = DeviceProfileFromJson(text, "bad.json");
+    EXPECT_FALSE(p.ok());
+    return p.ok() ? std::string() : p.status().message();
+  };
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  EXPECT_NE(error_of("{").find("bad.json"), std::string::npos);
+  EXPECT_NE(error_of("[]").find("not an object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"name":"x"})").find("missing \"devices\""), std::string::npos);
+  EXPECT_NE(error_of(replace("\"peak_gflops\": 1", "\"peak_gflops\": -1")).find("peak_gflops must be > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"peak_gflops\": 1", "\"peak_glops\": 1")).find("unknown key \"peak_glops\""),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"peak_gflops\": 1", "\"peak_gflops\": \"fast\"")).find("peak_gflops"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"kind\": \"gpu\"", "\"kind\": \"npu\"")).find("kind 'npu'"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"to\": \"gpu\"", "\"to\": \"dsp\"")).find("does not list"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"name\": \"cpu\"", "\"name\": \"gpu\"")).find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"kind\": \"cpu\"", "\"kind\": \"gpu\"")).find("host cpu"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"clock_ghz\": 0", "\"clock_ghz\": 0, \"sources\": {\"speed\": \"x\"}"))
+                .find("\"speed\", which is not a field"),
+            std::string::npos);
+  EXPECT_NE(error_of(replace("\"compute\": 1", "\"compute\": 0")).find("compute must be > 0"),
+            std::string::npos);
+}
+
+TEST(DeviceProfileTest, LookupByNameAndBuiltinHost) {
+  StatusOr<DeviceProfile> nano = LoadDeviceProfile("jetson-orin-nano-8gb");
+  ASSERT_TRUE(nano.ok()) << nano.status().ToString();
+  StatusOr<DeviceProfile> host = LoadDeviceProfile("host");
+  ASSERT_TRUE(host.ok());
+  EXPECT_TRUE(ValidateDeviceProfile(*host).ok());
+  EXPECT_GE(host->devices[0].compute_units, 1);
+  StatusOr<DeviceProfile> missing = LoadDeviceProfile("jetson-tx9");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("jetson-orin-nx-16gb"), std::string::npos);
+  EXPECT_FALSE(LoadDeviceProfile("/nonexistent/p.json").ok());
+  const std::vector<std::string> names = ListDeviceProfiles();
+  EXPECT_NE(std::find(names.begin(), names.end(), "host-vgpu"), names.end());
+}
+
+TEST(DeviceProfileTest, SaveThenLoad) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "braid_profile_test.json").string();
+  DeviceProfile p = testing::TwoDeviceProfile();
+  ASSERT_TRUE(SaveDeviceProfile(p, path).ok());
+  StatusOr<DeviceProfile> again = LoadDeviceProfile(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->devices.size(), 2u);
+  p.devices[0].peak_gflops = 0;
+  EXPECT_FALSE(SaveDeviceProfile(p, path).ok());
+}
+
+}  // namespace
+}  // namespace braid

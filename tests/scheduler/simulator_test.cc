@@ -1,0 +1,190 @@
+// Simulator semantics on tiny hand-built plans whose answers are worked out
+// by hand (see sim_test_util.h for the round-number profile).
+#include "scheduler/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/passes/passes.h"
+#include "graph/annotate.h"
+#include "models/builtin.h"
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+using testing::TinyGraph;
+using testing::TwoDeviceProfile;
+
+constexpr double kTol = 1e-9;
+
+Plan PlanOn(const Graph& g, const std::vector<std::string>& devices) {
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "gpu"};
+  for (size_t i = 0; i < devices.size(); ++i) plan.nodes[i].device = devices[i];
+  return plan;
+}
+
+SimResult Simulate(const Graph& g, const DeviceProfile& profile, const Plan& plan) {
+  CostModel model(profile);
+  StatusOr<SimGraph> sg = BuildSimGraph(g, model, {"cpu", "gpu"});
+  EXPECT_TRUE(sg.ok()) << sg.status().ToString();
+  StatusOr<SimResult> r = SimulatePlan(*sg, plan, /*timeline=*/true);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return *r;
+}
+
+TEST(SimulatorTest, SerialChainAddsUpAndChargesEnergy) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 1);
+  ValueId b = t.Op("b", {a}, 2);
+  t.Output(t.Op("c", {b}, 3));
+  const SimResult r = Simulate(t.graph(), TwoDeviceProfile(), PlanOn(t.graph(), {}));
+  EXPECT_NEAR(r.latency_us, 6, kTol);
+  EXPECT_NEAR(r.devices[0].busy_us, 6, kTol);
+  EXPECT_NEAR(r.devices[1].busy_us, 0, kTol);
+  EXPECT_EQ(r.devices[0].kernels, 3);
+  EXPECT_EQ(r.copies, 0);
+  EXPECT_NEAR(r.nodes[1].start_us, 1, kTol);
+  EXPECT_NEAR(r.nodes[2].end_us, 6, kTol);
+  // cpu 2 W x 6 us busy, gpu 0.5 W x 6 us idle, board 1 W x 6 us.
+  EXPECT_NEAR(r.energy_j, (2 * 6 + 0.5 * 6 + 1 * 6) * 1e-6, 1e-15);
+}
+
+TEST(SimulatorTest, TwoDevicesOverlapOverMappedMemory) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 4);       // cpu: 4 us
+  ValueId b = t.Op("b", {x}, 16);      // gpu: 16 / 4 = 4 us
+  t.Output(t.Op("c", {a, b}, 1));      // cpu: 1 us after both
+  const SimResult r = Simulate(t.graph(), TwoDeviceProfile(10, /*mapped=*/true),
+                               PlanOn(t.graph(), {"cpu", "gpu", "cpu"}));
+  EXPECT_NEAR(r.latency_us, 5, kTol);
+  EXPECT_NEAR(r.devices[0].busy_us, 5, kTol);
+  EXPECT_NEAR(r.devices[1].busy_us, 4, kTol);
+  EXPECT_NEAR(r.nodes[1].start_us, 0, kTol);  // b does not wait for a
+  EXPECT_EQ(r.copies, 0);
+  EXPECT_NEAR(r.bytes_moved, 0, kTol);
+  EXPECT_NEAR(r.bytes_mapped, 2000, kTol);  // x to gpu, b's output to cpu
+}
+
+TEST(SimulatorTest, TransferOnTheCriticalPath) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 1);            // cpu 0..1
+  t.Output(t.Op("b", {a}, 8));              // gpu: 2 us
+  const SimResult r =
+      Simulate(t.graph(), TwoDeviceProfile(10), PlanOn(t.graph(), {"cpu", "gpu"}));
+  // a_out (1000 B): 10 + 1 us -> b at 12..14; b_out back: 11 us -> 25.
+  EXPECT_NEAR(r.nodes[1].start_us, 12, kTol);
+  EXPECT_NEAR(r.nodes[1].end_us, 14, kTol);
+  EXPECT_NEAR(r.latency_us, 25, kTol);
+  EXPECT_EQ(r.copies, 2);
+  EXPECT_NEAR(r.bytes_moved, 2000, kTol);
+  ASSERT_EQ(r.copy_log.size(), 2u);
+  EXPECT_EQ(r.copy_log[0].from, 0);
+  EXPECT_EQ(r.copy_log[0].to, 1);
+  EXPECT_NEAR(r.copy_log[1].start_us, 14, kTol);
+  EXPECT_EQ(r.devices[1].idle_gaps, 0);
+}
+
+TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  t.Output(t.Op("s", {x}, 8, 250, "MatMul"));  // cpu 8 us whole, gpu 2 us whole
+  Plan plan = PlanOn(t.graph(), {"cpu"});
+  plan.nodes[0].slice = SliceSpec{SliceAxis::kOutputChannels, "gpu", 0.5};
+  const SimResult r = Simulate(t.graph(), TwoDeviceProfile(10), plan);
+  // cpu half: 0..4. gpu: x copied 0..11, half of 2 us: 11..12, its 500 B
+  // back: 10.5 us -> 22.5. The output is then on the cpu already.
+  EXPECT_NEAR(r.nodes[0].end_us, 4, kTol);
+  EXPECT_NEAR(r.nodes[0].other_start_us, 11, kTol);
+  EXPECT_NEAR(r.nodes[0].other_end_us, 12, kTol);
+  EXPECT_NEAR(r.latency_us, 22.5, kTol);
+  EXPECT_NEAR(r.bytes_moved, 1500, kTol);
+  EXPECT_EQ(r.copies, 2);
+}
+
+TEST(SimulatorTest, StreamsOverlapOnlyWithFreeKernelSlots) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 16);  // gpu 4 us
+  ValueId b = t.Op("b", {x}, 16);  // gpu 4 us
+  t.Output(a);
+  t.Output(b);
+  Plan plan = PlanOn(t.graph(), {"gpu", "gpu"});
+  plan.nodes[1].stream = 1;
+  EXPECT_NEAR(Simulate(t.graph(), TwoDeviceProfile(0, true, 2), plan).latency_us, 4, kTol);
+  EXPECT_NEAR(Simulate(t.graph(), TwoDeviceProfile(0, true, 1), plan).latency_us, 8, kTol);
+  plan.nodes[1].stream = 0;
+  EXPECT_NEAR(Simulate(t.graph(), TwoDeviceProfile(0, true, 2), plan).latency_us, 8, kTol);
+}
+
+TEST(SimulatorTest, CopiesOfOneDirectionShareTheCopyEngine) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 1, 4000);  // 16000 B outputs: 16 us to copy
+  ValueId b = t.Op("b", {x}, 1, 4000);
+  t.Output(t.Op("c", {a, b}, 4));       // gpu: 1 us
+  const Plan plan = PlanOn(t.graph(), {"cpu", "cpu", "gpu"});
+  DeviceProfile one = TwoDeviceProfile(0);
+  const SimResult r1 = Simulate(t.graph(), one, plan);
+  // a_out 1..17, b_out waits for the engine: 17..33; c 33..34; c_out 1 us.
+  EXPECT_NEAR(r1.nodes[2].start_us, 33, kTol);
+  EXPECT_NEAR(r1.latency_us, 35, kTol);
+  DeviceProfile two = one;
+  for (LinkSpec& l : two.links) l.copy_engines = 2;
+  const SimResult r2 = Simulate(t.graph(), two, plan);
+  EXPECT_NEAR(r2.nodes[2].start_us, 18, kTol);  // b_out 2..18 on the second engine
+}
+
+TEST(SimulatorTest, ErrorsNameTheProblem) {
+  TinyGraph t;
+  t.Output(t.Op("a", {t.Input("x", 4)}, 1));
+  CostModel model(TwoDeviceProfile());
+  StatusOr<SimGraph> missing = BuildSimGraph(t.graph(), model, {"cpu", "tpu"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'tpu' is not in profile"), std::string::npos);
+  DeviceProfile no_link = TwoDeviceProfile();
+  no_link.links.clear();
+  StatusOr<SimGraph> unlinked = BuildSimGraph(t.graph(), CostModel(no_link), {"cpu", "gpu"});
+  ASSERT_FALSE(unlinked.ok());
+  EXPECT_NE(unlinked.status().message().find("no link cpu -> gpu"), std::string::npos);
+  StatusOr<SimGraph> sg = BuildSimGraph(t.graph(), model, {"cpu", "gpu"});
+  ASSERT_TRUE(sg.ok());
+  Plan plan = PlanOn(t.graph(), {"npu"});
+  EXPECT_FALSE(SimulatePlan(*sg, plan).ok());
+  plan.nodes.clear();
+  EXPECT_FALSE(SimulatePlan(*sg, plan).ok());
+}
+
+TEST(SimulatorTest, ReusedSimulatorGivesTheSameAnswerOnResNet50) {
+  StatusOr<Graph> g = BuildBuiltinModel("resnet50");
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(RunDefaultPasses(*g).ok());
+  ASSERT_TRUE(Annotate(*g).ok());
+  StatusOr<DeviceProfile> profile =
+      LoadDeviceProfile(std::string(BRAID_SOURCE_DIR) + "/profiles/jetson-orin-nano-8gb.json");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  CostModel model(*profile);
+  StatusOr<SimGraph> sg = BuildSimGraph(*g, model, {"cpu", "cuda:0"});
+  ASSERT_TRUE(sg.ok()) << sg.status().ToString();
+  Simulator sim(*sg);
+  std::vector<SimPlacement> cpu(static_cast<size_t>(sg->num_nodes));
+  std::vector<SimPlacement> gpu = cpu;
+  for (SimPlacement& p : gpu) p.device = 1;
+  const double cpu_latency = sim.Run(cpu).latency_us;
+  const double gpu_latency = sim.Run(gpu).latency_us;
+  EXPECT_EQ(sim.Run(cpu).latency_us, cpu_latency);
+  EXPECT_GT(cpu_latency, 0);
+  // All on the cpu: latency is the sum of the cpu predictions.
+  double sum = 0;
+  for (const Node& n : g->nodes()) sum += model.OpTimeUs(n, 0);
+  EXPECT_NEAR(cpu_latency, sum, 1e-6 * sum);
+  // The Orin GPU has ~9x the cpu's FP32 peak; ResNet-50 is conv-bound.
+  EXPECT_LT(gpu_latency, cpu_latency);
+  EXPECT_EQ(sim.Run(gpu).copies, 0);  // mapped memory
+}
+
+}  // namespace
+}  // namespace braid

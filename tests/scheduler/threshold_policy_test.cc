@@ -1,0 +1,90 @@
+#include "scheduler/threshold_policy.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/annotate.h"
+#include "graph/passes/passes.h"
+#include "models/architectures.h"
+#include "scheduler/cost_model.h"
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+Graph AnnotatedTinyCnn() {
+  Graph g = BuildTinyCnn(5);
+  EXPECT_TRUE(RunDefaultPasses(g).ok());
+  EXPECT_TRUE(Annotate(g).ok());
+  return g;
+}
+
+TEST(ThresholdPolicyTest, RegisteredBesideTheBasicOnes) {
+  PolicyRegistry registry;
+  RegisterBasicPolicies(registry);
+  RegisterCostModelPolicies(registry);
+  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only", "threshold"}));
+}
+
+TEST(ThresholdPolicyTest, IntenseDenseOpsGoToTheAcceleratorOthersStay) {
+  Graph g = AnnotatedTinyCnn();
+  PolicyRegistry registry;
+  ThresholdOptions options;
+  options.intensity_threshold = 4;
+  RegisterCostModelPolicies(registry, options);
+  PlacementContext ctx;
+  ctx.devices = {"cpu", "vgpu"};
+  StatusOr<Plan> plan = MakePlan(registry, "threshold", g, ctx);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  int on_accelerator = 0;
+  for (size_t i = 0; i < plan->nodes.size(); ++i) {
+    const Node& n = g.nodes()[i];
+    const NodePlan& p = plan->nodes[i];
+    EXPECT_FALSE(p.reason.empty()) << n.name;
+    if (n.annotation.flops == 0) continue;
+    const bool intense = n.annotation.intensity >= 4 && n.annotation.weight_sparsity < 0.5;
+    EXPECT_EQ(p.device, intense ? "vgpu" : "cpu") << n.name << " " << p.reason;
+    on_accelerator += intense;
+  }
+  EXPECT_GT(on_accelerator, 0);
+}
+
+TEST(ThresholdPolicyTest, SparseOpsStayOnTheCpuAndCostsAreFilled) {
+  Graph g = AnnotatedTinyCnn();
+  size_t conv = 0;
+  while (g.nodes()[conv].op_type != "Conv") ++conv;
+  g.nodes()[conv].annotation.intensity = 1e6;
+  g.nodes()[conv].annotation.weight_sparsity = 0.9;
+  ThresholdPolicy policy;
+  DeviceProfile profile = testing::TwoDeviceProfile();
+  profile.devices[1].name = "vgpu";
+  profile.devices[1].kind = "vgpu";
+  for (LinkSpec& l : profile.links) (l.from == "gpu" ? l.from : l.to) = "vgpu";
+  CostModel model(profile);
+  PlacementContext ctx;
+  ctx.devices = {"cpu", "vgpu"};
+  ctx.cost_model = &model;
+  StatusOr<Plan> plan = policy.Place(g, ctx);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->nodes[conv].device, "cpu");
+  EXPECT_NE(plan->nodes[conv].reason.find("sparsity 0.90"), std::string::npos);
+  for (const NodePlan& p : plan->nodes) EXPECT_GE(p.predicted_ms, 0) << p.node;
+}
+
+TEST(ThresholdPolicyTest, NoAcceleratorKernelMeansCpuWithAReason) {
+  Graph g = AnnotatedTinyCnn();
+  ThresholdOptions options;
+  options.intensity_threshold = 0;
+  ThresholdPolicy policy(options);
+  PlacementContext ctx;
+  ctx.devices = {"cpu", "vgpu"};
+  ctx.allowed_devices.assign(g.nodes().size(), {"cpu"});
+  StatusOr<Plan> plan = policy.Place(g, ctx);
+  ASSERT_TRUE(plan.ok());
+  for (const NodePlan& p : plan->nodes) EXPECT_EQ(p.device, "cpu") << p.reason;
+  ThresholdOptions bad;
+  bad.sparsity_threshold = 2;
+  EXPECT_FALSE(ThresholdPolicy(bad).Place(g, ctx).ok());
+}
+
+}  // namespace
+}  // namespace braid

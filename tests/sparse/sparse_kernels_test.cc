@@ -1,0 +1,192 @@
+// The sparse kernels (kernels/cpu/sparse/) against kernels/reference: every
+// case at 0%, 50%, 90% and 99% weight sparsity, unstructured and with
+// block:1x4, block:4x1 and block:4x4 zeros, on every instruction set this
+// CPU runs (portable always; AVX2 and AVX-512 when present), with 1 thread
+// and, at 90%, also 2 threads (kept to one level: OpenMP barriers on a busy
+// CI machine cost more than the kernels here). Tolerance per element: |got - want| <= 1e-4 + 1e-4 * |want|
+// (float accumulation in a different order than the reference's double; at
+// most a few hundred products of magnitude <= 1 per output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/sparse/sparse_kernels.h"
+#include "tests/sparse/sparse_test_util.h"
+
+namespace braid {
+namespace {
+
+using sparse_test::Input;
+using sparse_test::OneNode;
+
+constexpr double kAbsTol = 1e-4;
+constexpr double kRelTol = 1e-4;
+
+struct Structure {
+  const char* name;
+  int64_t rows, cols;
+};
+constexpr Structure kStructures[] = {
+    {"unstructured", 1, 1}, {"block:1x4", 1, 4}, {"block:4x1", 4, 1}, {"block:4x4", 4, 4}};
+constexpr double kSparsities[] = {0.0, 0.5, 0.9, 0.99};
+
+struct KernelCase {
+  std::string name;
+  std::string op_type;
+  std::vector<std::pair<std::string, AttributeValue>> attrs;
+  std::vector<Input> inputs;  // data left empty: random; input 1 is the weight
+  int64_t weight_rows;        // the weight as [outputs, reduction], row-major
+  int64_t weight_cols;
+  bool weight_transposed = false;  // stored [reduction, outputs] (Gemm transB=0, MatMul)
+};
+
+void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.name; }
+
+using Attrs = std::vector<std::pair<std::string, AttributeValue>>;
+using V = std::vector<int64_t>;
+
+Attrs Conv(V kernel, V strides, V pads, V dilations, Attrs extra = {}) {
+  Attrs a = {{"kernel_shape", kernel}, {"strides", strides}, {"pads", pads},
+             {"dilations", dilations}};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+Input In(V dims, bool constant = false) { return {dims, {}, constant}; }
+
+std::vector<KernelCase> Cases() {
+  const Attrs relu = {{"activation", std::string("Relu")}};
+  const Attrs relu6 = {{"activation", std::string("Clip")},
+                       {"activation_min", 0.0f}, {"activation_max", 6.0f}};
+  const Attrs hswish = {{"activation", std::string("HardSwish")}};
+  const Attrs leaky = {{"activation", std::string("LeakyRelu")}, {"activation_alpha", 0.1f}};
+  const Attrs sigmoid = {{"activation", std::string("Sigmoid")}};
+  std::vector<KernelCase> c;
+  c.push_back({"conv1x1_odd_relu", "Conv", Conv({1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, relu),
+               {In({1, 13, 7, 9}), In({17, 13, 1, 1}, true), In({17}, true)}, 17, 13});
+  c.push_back({"conv1x1_wide_nobias", "Conv", Conv({1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}),
+               {In({1, 24, 16, 17}), In({20, 24, 1, 1}, true)}, 20, 24});
+  c.push_back({"conv1x1_stride2_batch2", "Conv", Conv({1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}),
+               {In({2, 8, 10, 11}), In({12, 8, 1, 1}, true), In({12}, true)}, 12, 8});
+  c.push_back({"conv3x3_pad1_relu6", "Conv", Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, relu6),
+               {In({1, 5, 11, 13}), In({9, 5, 3, 3}, true), In({9}, true)}, 9, 45});
+  c.push_back({"conv3x3_stride2_asym_hswish", "Conv",
+               Conv({3, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, hswish),
+               {In({1, 6, 12, 9}), In({10, 6, 3, 3}, true), In({10}, true)}, 10, 54});
+  c.push_back({"conv3x3_dil2_batch2_leaky", "Conv",
+               Conv({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, leaky),
+               {In({2, 4, 9, 10}), In({7, 4, 3, 3}, true), In({7}, true)}, 7, 36});
+  c.push_back({"conv5x5_stem_sigmoid", "Conv", Conv({5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, sigmoid),
+               {In({1, 3, 17, 15}), In({8, 3, 5, 5}, true), In({8}, true)}, 8, 75});
+  c.push_back({"conv3x3_wide", "Conv", Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}),
+               {In({1, 8, 12, 12}), In({16, 8, 3, 3}, true), In({16}, true)}, 16, 72});
+  Attrs gemm_tb = {{"transB", int64_t{1}}};
+  gemm_tb.insert(gemm_tb.end(), relu.begin(), relu.end());
+  c.push_back({"gemm_m1_transb_bias_relu", "Gemm", gemm_tb,
+               {In({1, 67}), In({45, 67}, true), In({45}, true)}, 45, 67});
+  c.push_back({"gemm_m5_alpha_beta_scalar_c", "Gemm",
+               {{"alpha", 0.5f}, {"beta", 2.0f}},
+               {In({5, 33}), In({33, 21}, true), In({1}, true)}, 21, 33, true});
+  c.push_back({"gemm_transa_no_c", "Gemm", {{"transA", int64_t{1}}},
+               {In({40, 3}), In({40, 37}, true)}, 37, 40, true});
+  Attrs gemm_wide = {{"transB", int64_t{1}}};
+  gemm_wide.insert(gemm_wide.end(), relu6.begin(), relu6.end());
+  c.push_back({"gemm_m70_relu6", "Gemm", gemm_wide,
+               {In({70, 20}), In({9, 20}, true), In({9}, true)}, 9, 20});
+  c.push_back({"matmul_batched", "MatMul", {}, {In({2, 3, 31}), In({31, 19}, true)}, 19, 31, true});
+  c.push_back({"matmul_m1_relu", "MatMul", relu, {In({1, 50}), In({50, 64}, true)}, 64, 50, true});
+  c.push_back({"matmul_vector_a", "MatMul", {}, {In({17}), In({17, 10}, true)}, 10, 17, true});
+  return c;
+}
+
+std::vector<SparseIsa> Isas() {
+  std::vector<SparseIsa> isas;
+  for (SparseIsa isa : {SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512})
+    if (SparseIsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+std::unique_ptr<Kernel> Create(const std::string& op, const SparseKernelOptions& o) {
+  if (op == "Conv") return CreateConvSparse(o);
+  if (op == "Gemm") return CreateGemmSparse(o);
+  return CreateMatMulSparse(o);
+}
+
+class SparseKernel : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(SparseKernel, MatchesReference) {
+  const KernelCase& kc = GetParam();
+  std::mt19937 rng(1234);
+  SparseKernelOptions options;
+  options.crossover = {0.0, 0.0, 0.0};  // always run sparse here
+  int checked = 0;
+  for (const Structure& st : kStructures) {
+    for (double sparsity : kSparsities) {
+      std::vector<Input> inputs = kc.inputs;
+      for (Input& in : inputs) {
+        int64_t n = 1;
+        for (int64_t d : in.dims) n *= d;
+        in.data = sparse_test::RandomNonZero(n, rng);
+      }
+      // Sparsify the weight as [outputs, reduction]; stored transposed for
+      // Gemm (transB = 0) and MatMul.
+      std::vector<float> w(static_cast<size_t>(kc.weight_rows * kc.weight_cols));
+      w = sparse_test::RandomNonZero(kc.weight_rows * kc.weight_cols, rng);
+      sparse_test::Sparsify(w, kc.weight_rows, kc.weight_cols, sparsity, st.rows,
+                            st.cols, rng);
+      std::vector<float>& stored = inputs[1].data;
+      for (int64_t r = 0; r < kc.weight_rows; ++r)
+        for (int64_t k = 0; k < kc.weight_cols; ++k)
+          stored[static_cast<size_t>(kc.weight_transposed ? k * kc.weight_rows + r
+                                                          : r * kc.weight_cols + k)] =
+              w[static_cast<size_t>(r * kc.weight_cols + k)];
+      auto node = OneNode::Build(kc.op_type, kc.attrs, inputs);
+      const std::vector<float> want = node->Reference();
+      for (SparseIsa isa : Isas()) {
+        for (int threads : {1, 2}) {
+          if (threads == 2 && sparsity != 0.9) continue;
+          SCOPED_TRACE(std::string(st.name) + " sparsity " + std::to_string(sparsity) +
+                       " isa " + SparseIsaName(isa) + " threads " + std::to_string(threads));
+          options.isa = isa;
+          std::unique_ptr<Kernel> k = Create(kc.op_type, options);
+          std::vector<float> got;
+          Status s = node->Run(*k, threads, &got);
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          EXPECT_LE(sparse_test::WorstError(got, want, kAbsTol, kRelTol), 1.0);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * (4 + 1) * static_cast<int>(Isas().size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SparseKernel, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(SparseMatrix, BlockStructuredWeightsUseFourRowBlocks) {
+  std::mt19937 rng(7);
+  std::vector<float> w = sparse_test::RandomNonZero(32 * 40, rng);
+  std::vector<float> unstructured = w;
+  sparse_test::Sparsify(w, 32, 40, 0.9, 4, 4, rng);
+  sparse_test::Sparsify(unstructured, 32, 40, 0.9, 1, 1, rng);
+  EXPECT_EQ(ChooseRowBlock({w.data(), 32, 40, 40, 1}), 4);
+  EXPECT_EQ(ChooseRowBlock({unstructured.data(), 32, 40, 40, 1}), 1);
+  StatusOr<SparseMatrix> m = PackSparse({w.data(), 32, 40, 40, 1}, 2.0f, 4);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->block_rows(), 8);
+  EXPECT_EQ(m->values.size(), m->col.size() * 4);
+  // Every stored value is twice a weight at its (row, column).
+  for (int64_t b = 0; b < m->block_rows(); ++b)
+    for (int32_t j = m->block_row_ptr[static_cast<size_t>(b)];
+         j < m->block_row_ptr[static_cast<size_t>(b + 1)]; ++j)
+      for (int r = 0; r < 4; ++r)
+        EXPECT_EQ(m->values[static_cast<size_t>(j * 4 + r)],
+                  2.0f * w[static_cast<size_t>((b * 4 + r) * 40 + m->col[static_cast<size_t>(j)])]);
+  EXPECT_NEAR(WeightSparsity({w.data(), 32, 40, 40, 1}), 0.9, 1e-9);
+}
+
+}  // namespace
+}  // namespace braid

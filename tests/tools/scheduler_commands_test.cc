@@ -1,0 +1,152 @@
+// braid plan / profile / calibrate end to end, in process, on tiny_cnn.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/json.h"
+#include "scheduler/device_profile.h"
+#include "scheduler/plan.h"
+#include "tools/commands.h"
+
+namespace braid::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result Braid(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = RunBraid(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path TempDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("braid_sched_cmd_" + name + "_" +
+                                                    std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(PlanCommandTest, JsonHasThePlanAndSimulatedFigures) {
+  const fs::path dir = TempDir("plan");
+  const std::string saved = (dir / "plan.json").string();
+  Result r = Braid({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--policy", "threshold",
+                    "--intensity-threshold", "4", "--json", "--save", saved});
+  ASSERT_EQ(r.status, 0) << r.err;
+  StatusOr<JsonValue> doc = ParseJson(r.out);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const JsonValue* sim = doc->Find("simulated");
+  ASSERT_NE(sim, nullptr);
+  EXPECT_GT(*sim->GetNumber("latency_ms", 0), 0);
+  EXPECT_GT(*sim->GetNumber("energy_j", 0), 0);
+  StatusOr<Plan> plan = PlanFromJson(ReadFile(saved));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->policy, "threshold");
+  bool any_vgpu = false;
+  for (const NodePlan& p : plan->nodes) any_vgpu = any_vgpu || p.device == "vgpu";
+  EXPECT_TRUE(any_vgpu);
+  fs::remove_all(dir);
+}
+
+TEST(PlanCommandTest, TableIsLabelledSimulatedAndErrorsAreClear) {
+  Result r = Braid({"plan", "builtin:tiny_cnn", "--profile", "jetson-orin-nano-8gb", "--policy",
+                    "gpu-only"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(simulated)"), std::string::npos);
+  EXPECT_NE(r.out.find("cuda:0"), std::string::npos);
+  Result bad = Braid({"plan", "builtin:tiny_cnn", "--profile", "no-such-board"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("jetson-orin-nano-8gb"), std::string::npos);  // lists known profiles
+  Result bad_policy = Braid({"plan", "builtin:tiny_cnn", "--policy", "magic"});
+  EXPECT_EQ(bad_policy.status, 2);
+  EXPECT_NE(bad_policy.err.find("threshold"), std::string::npos);
+  Result bad_device =
+      Braid({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--devices", "cpu,tpu"});
+  EXPECT_EQ(bad_device.status, 2);
+  EXPECT_NE(bad_device.err.find("'tpu'"), std::string::npos);
+}
+
+TEST(ProfileCommandTest, WritesAPerfettoTraceCsvAndSvg) {
+  const fs::path dir = TempDir("profile");
+  Result r = Braid({"profile", "builtin:tiny_cnn", "--iterations", "2", "--warmup", "0",
+                    "--threads", "1", "--trace", (dir / "t.json").string(), "--csv",
+                    (dir / "ops.csv").string(), "--svg", (dir / "p.svg").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("top ops"), std::string::npos);
+  EXPECT_NE(r.out.find("energy:"), std::string::npos);
+  // Trace Event Format: {"traceEvents":[{"name","ph","ts","pid","tid",...}]}.
+  StatusOr<JsonValue> trace = ParseJson(ReadFile(dir / "t.json"));
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  const JsonValue* events = trace->Find("traceEvents");
+  ASSERT_NE(events, nullptr);
+  ASSERT_TRUE(events->is_array());
+  int measured_ops = 0, simulated_ops = 0;
+  for (const JsonValue& e : events->array()) {
+    ASSERT_TRUE(e.is_object());
+    const std::string ph = *e.GetString("ph", "");
+    ASSERT_TRUE(ph == "X" || ph == "M") << ph;
+    ASSERT_NE(e.Find("pid"), nullptr);
+    ASSERT_NE(e.Find("tid"), nullptr);
+    if (ph != "X") continue;
+    ASSERT_TRUE(e.Find("ts") && e.Find("ts")->is_number());
+    ASSERT_TRUE(e.Find("dur") && e.Find("dur")->is_number());
+    EXPECT_GE(e.Find("dur")->number(), 0);
+    const JsonValue* args = e.Find("args");
+    if (*e.GetString("cat", "") == "kernel") {
+      ++measured_ops;
+      ASSERT_NE(args, nullptr);
+      for (const char* key : {"op", "flops", "intensity", "weight_sparsity", "device",
+                              "predicted_us", "measured_us"})
+        EXPECT_NE(args->Find(key), nullptr) << key;
+    } else if (*e.GetString("cat", "") == "simulated") {
+      ++simulated_ops;
+    }
+  }
+  EXPECT_GT(measured_ops, 0);
+  EXPECT_EQ(measured_ops, simulated_ops);
+  const std::string csv = ReadFile(dir / "ops.csv");
+  EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), measured_ops + 1);
+  const std::string svg = ReadFile(dir / "p.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  Result vgpu = Braid({"profile", "builtin:tiny_cnn", "--devices", "vgpu"});
+  EXPECT_NE(vgpu.status, 0);
+  EXPECT_NE(vgpu.err.find("cpu only"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
+  const fs::path dir = TempDir("calibrate");
+  const std::string path = (dir / "host.json").string();
+  Result r = Braid({"calibrate", "--models", "tiny_cnn", "--iterations", "2", "--threads", "1",
+                    "--out", path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  StatusOr<DeviceProfile> p = LoadDeviceProfile(path);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->origin, "calibrated");
+  EXPECT_GT(p->devices[0].peak_gflops, 0);
+  EXPECT_NE(p->devices[0].sources.at("peak_gflops").find("measured"), std::string::npos);
+  Result bad = Braid({"calibrate", "--devices", "cuda"});
+  EXPECT_NE(bad.status, 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace braid::cli
