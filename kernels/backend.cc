@@ -79,7 +79,7 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
     if (needs_channels_last && !entry->channels_last) {
       const std::string reason = "no channels-last (nhwc) support";
       declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + reason;
-      declined_candidates.push_back({entry->impl, reason});
+      declined_candidates.push_back({entry->impl, reason, entry->specialized});
       continue;
     }
     std::unique_ptr<Kernel> kernel = entry->create();
@@ -88,7 +88,7 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
       return PreparedKernel{std::move(kernel), entry, std::move(declined_candidates)};
     if (s.code() != StatusCode::kUnimplemented) return s;
     declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + s.message();
-    declined_candidates.push_back({entry->impl, s.message()});
+    declined_candidates.push_back({entry->impl, s.message(), entry->specialized});
   }
   return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
                        " kernel accepts it (" + declined + ")");

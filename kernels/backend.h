@@ -162,6 +162,9 @@ struct KernelEntry {
   // Reads and writes TensorLayout::kChannelsLast tensors. Entries without it
   // are never handed one: PrepareFirstAccepting declines them instead.
   bool channels_last = false;
+  // Takes only the inputs it is faster on (e.g. sparse weights above a
+  // crossover): its declines are routine, not fallbacks.
+  bool specialized = false;
 };
 
 // Explicit registry: each backend fills it from its RegisterXxxKernels().
@@ -181,7 +184,8 @@ class KernelRegistry {
 // A higher-priority implementation that returned Unimplemented from Prepare.
 struct DeclinedCandidate {
   std::string impl;
-  std::string reason;  // its Unimplemented message
+  std::string reason;    // its Unimplemented message
+  bool routine = false;  // a specialized entry (KernelEntry::specialized)
 };
 
 // Prepares the first candidate that accepts `args`; reports which one, and
@@ -190,6 +194,14 @@ struct PreparedKernel {
   std::unique_ptr<Kernel> kernel;
   const KernelEntry* entry = nullptr;
   std::vector<DeclinedCandidate> declined;  // in the order tried
+
+  // A preferred, general implementation declined: the node runs on a
+  // fallback, which callers report.
+  bool fell_back() const {
+    for (const DeclinedCandidate& d : declined)
+      if (!d.routine) return true;
+    return false;
+  }
 };
 StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
                                                DeviceKind device,

@@ -237,7 +237,7 @@ Status EngineBuilder::PrepareNode(size_t n, const SlicedNode& sliced) {
   if (!prepared.ok()) return prepared.status();
   placement.device = e_.devices_[static_cast<size_t>(device)].device->name();
   placement.implementation = prepared->entry->impl;
-  if (!prepared->declined.empty()) placement.fallback = true;
+  if (prepared->fell_back()) placement.fallback = true;
   for (const DeclinedCandidate& d : prepared->declined) {
     if (!placement.reason.empty()) placement.reason += "; ";
     placement.reason += d.impl + ": " + d.reason;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "runtime/layout.h"
@@ -120,7 +121,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
 
   // Prepare one kernel per node.
   const int64_t opset = g.opset();
-  auto prepare_node = [&](size_t n) -> StatusOr<PreparedKernel> {
+  auto make_args = [&](size_t n) -> StatusOr<PrepareArgs> {
     const Node& node = g.node(static_cast<NodeId>(n));
     const std::string where = NodeWhere(node);
     PrepareArgs args;
@@ -147,27 +148,43 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
       ASSIGN_OR_RETURN(TensorDesc d, desc_of(out, where));
       args.outputs.push_back(std::move(d));
     }
+    return args;
+  };
+  auto prepare_node = [&](size_t n) -> StatusOr<PreparedKernel> {
+    ASSIGN_OR_RETURN(PrepareArgs args, make_args(n));
     return PrepareFirstAccepting(registry, device.kind(), args);
   };
 
   // Channels-last (runtime/layout.h): a node takes part when the kernel that
-  // will run it handles nhwc. When the top candidate does, that is known
-  // without preparing; otherwise prepare it plain and look at who accepted.
+  // will run it handles nhwc. Candidates ahead of the first nhwc-capable one
+  // (e.g. sparse kernels) are prepared plain: if one accepts, the node stays
+  // plain and keeps it; their decline reasons are kept for the placement.
   std::vector<PreparedKernel> prepared_plain(num_steps);
+  std::vector<std::vector<DeclinedCandidate>> declined_plain(num_steps);
   if (options.channels_last) {
     std::vector<bool> handles(num_steps, false);
     for (size_t n = 0; n < num_steps; ++n) {
       const Node& node = g.node(static_cast<NodeId>(n));
       if (!TakesPartInChannelsLast(node)) continue;
-      const std::vector<const KernelEntry*> candidates =
-          registry.Candidates(node.op_type, device.kind());
-      if (candidates.empty()) continue;
-      if (candidates.front()->channels_last) {
-        handles[n] = true;
-        continue;
+      std::optional<PrepareArgs> args;
+      for (const KernelEntry* entry : registry.Candidates(node.op_type, device.kind())) {
+        if (entry->channels_last) {
+          handles[n] = true;
+          break;
+        }
+        if (!args) {
+          ASSIGN_OR_RETURN(PrepareArgs a, make_args(n));
+          args = std::move(a);
+        }
+        std::unique_ptr<Kernel> kernel = entry->create();
+        Status s = kernel->Prepare(*args);
+        if (s.ok()) {
+          prepared_plain[n] = PreparedKernel{std::move(kernel), entry, declined_plain[n]};
+          break;
+        }
+        if (s.code() != StatusCode::kUnimplemented) return s.WithPrefix(NodeWhere(node));
+        declined_plain[n].push_back({entry->impl, s.message(), entry->specialized});
       }
-      ASSIGN_OR_RETURN(prepared_plain[n], prepare_node(n));
-      handles[n] = prepared_plain[n].entry->channels_last;
     }
     const std::vector<TensorLayout> layouts = AssignChannelsLast(g, handles);
     for (size_t v = 0; v < num_values; ++v) descs[v].layout = layouts[v];
@@ -189,13 +206,17 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
       prepared = std::move(prepared_plain[n]);
     } else {
       ASSIGN_OR_RETURN(prepared, prepare_node(n));
+      // Entries skipped for want of nhwc declined plain first: say why.
+      for (DeclinedCandidate& d : prepared.declined)
+        for (const DeclinedCandidate& plain : declined_plain[n])
+          if (plain.impl == d.impl) d = plain;
     }
     NodePlacement placement;
     placement.node = node.name;
     placement.op_type = node.op_type;
     placement.device = device.name();
     placement.implementation = prepared.entry->impl;
-    placement.fallback = !prepared.declined.empty();
+    placement.fallback = prepared.fell_back();
     for (const DeclinedCandidate& d : prepared.declined) {
       if (!placement.reason.empty()) placement.reason += "; ";
       placement.reason += d.impl + ": " + d.reason;

@@ -112,5 +112,25 @@ TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
   }
 }
 
+TEST(LayoutTest, DenseConvsStayNhwcAndSparseDeclinesAreNotFallbacks) {
+  KernelRegistry registry;
+  RegisterCpuKernels(registry, CpuKernelOptions());  // sparse kernels first
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  StatusOr<std::unique_ptr<Executor>> e =
+      Executor::Create(StaticModel("tiny_cnn"), registry, *cpu, ExecutorOptions());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  int convs = 0;
+  for (const NodePlacement& p : (*e)->placements()) {
+    if (p.op_type != "Conv") continue;
+    ++convs;
+    EXPECT_EQ(p.implementation, "onednn") << p.node;
+    EXPECT_FALSE(p.fallback) << p.node << ": " << p.reason;
+    // The reason is the sparse kernel's own (its crossover), not the layout.
+    EXPECT_NE(p.reason.find("sparse: "), std::string::npos) << p.reason;
+    EXPECT_EQ(p.reason.find("channels-last"), std::string::npos) << p.reason;
+  }
+  EXPECT_GE(convs, 3);
+}
+
 }  // namespace
 }  // namespace braid

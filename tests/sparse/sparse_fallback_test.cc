@@ -51,6 +51,9 @@ TEST(SparseFallback, CpuBackendPicksOnednnBelowAndSparseAbove) {
   ASSERT_EQ(below->declined.size(), 1u);
   EXPECT_EQ(below->declined[0].impl, "sparse");
   EXPECT_NE(below->declined[0].reason.find("below the 0.70 crossover"), std::string::npos);
+  // A sparse kernel declining a dense layer is routine, not a fallback.
+  EXPECT_TRUE(below->declined[0].routine);
+  EXPECT_FALSE(below->fell_back());
 
   auto sparse = Conv1x1(0.9);
   StatusOr<PreparedKernel> above = PrepareFirstAccepting(registry, DeviceKind::kCpu, sparse->Args());

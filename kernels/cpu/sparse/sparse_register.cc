@@ -23,7 +23,8 @@ void RegisterSparseKernels(KernelRegistry& registry,
   auto add = [&](const char* op,
                  std::unique_ptr<Kernel> (*create)(const SparseKernelOptions&)) {
     registry.Register(KernelEntry{op, DeviceKind::kCpu, "sparse", kSparsePriority,
-                                  [create, options] { return create(options); }});
+                                  [create, options] { return create(options); },
+                                  /*channels_last=*/false, /*specialized=*/true});
   };
   add("Conv", CreateConvSparse);
   add("Gemm", CreateGemmSparse);
