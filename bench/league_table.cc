@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/annotate.h"
+#include "tools/cli_common.h"
 #include "graph/passes/passes.h"
 #include "models/builtin.h"
 #include "scheduler/optimal.h"
@@ -24,19 +25,9 @@
 #include "scheduler/threshold_policy.h"
 
 using namespace braid;  // NOLINT: a report program
+using braid::cli::SplitList;
 
 namespace {
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = std::min(s.find(',', start), s.size());
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
 
 struct Row {
   std::string policy;

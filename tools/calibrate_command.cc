@@ -29,17 +29,6 @@ constexpr char kCalibrateHelp[] =
     "  --iterations N  timed runs per op (default 10)\n"
     "  --threads T     intra-op threads (default 0: all cores)\n";
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = std::min(s.find(',', start), s.size());
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
@@ -58,7 +47,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (!pos->empty()) return fail(InvalidArgument("unexpected argument '" + (*pos)[0] + "'"));
-  for (const std::string& d : Split(flags.count("--devices") ? flags["--devices"] : "cpu"))
+  for (const std::string& d : SplitList(flags.count("--devices") ? flags["--devices"] : "cpu"))
     if (d != "cpu")
       return fail(Unimplemented("--devices: '" + d +
                                 "' cannot be calibrated here (cpu only: the vgpu is shaped "
@@ -76,7 +65,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     *target = static_cast<int>(v);
   }
   const std::vector<std::string> models =
-      Split(flags.count("--models") ? flags["--models"]
+      SplitList(flags.count("--models") ? flags["--models"]
                                     : "tiny_cnn,squeezenet1_1,mobilenet_v2,resnet18");
   std::vector<ModelTimings> all;
   double joules = 0, seconds = 0;

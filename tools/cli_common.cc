@@ -1,5 +1,6 @@
 #include "tools/cli_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -64,6 +65,17 @@ int ReportError(std::ostream& err, std::string_view command,
                 const Status& status) {
   err << "braid " << command << ": error: " << status.message() << "\n";
   return kExitBadInput;
+}
+
+std::vector<std::string> SplitList(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace braid::cli

@@ -60,6 +60,9 @@ StatusOr<LoadedModel> LoadModel(const std::string& path,
 int ReportError(std::ostream& err, std::string_view command,
                 const Status& status);
 
+// "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> SplitList(std::string_view list);
+
 // JSON text helpers live in graph/json.h; the CLI uses them unqualified.
 using ::braid::JsonNumber;
 using ::braid::JsonString;

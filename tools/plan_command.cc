@@ -41,17 +41,6 @@ constexpr char kPlanHelp[] =
     "  --save F      write the plan JSON to F (braid run --plan / SessionOptions::plan_file)\n"
     "  --list-profiles  print the profiles found and where braid looks\n";
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = std::min(s.find(',', start), s.size());
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 StatusOr<double> ParseDouble(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);

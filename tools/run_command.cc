@@ -122,13 +122,7 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   for (const char* flag : {"--device", "--devices"}) {
     ASSIGN_OR_RETURN(std::optional<std::string> d, scan.Value(flag));
     if (!d) continue;
-    f.devices.clear();
-    size_t start = 0;
-    while (start <= d->size()) {
-      const size_t comma = std::min(d->find(',', start), d->size());
-      f.devices.push_back(d->substr(start, comma - start));
-      start = comma + 1;
-    }
+    f.devices = SplitList(*d);
   }
   for (auto [flag, target] : {std::pair{"--policy", &f.policy}, std::pair{"--plan", &f.plan},
                               std::pair{"--trace", &f.trace},
