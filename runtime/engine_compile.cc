@@ -7,16 +7,13 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
 #include "runtime/memory_planner.h"
+#include "runtime/node_args.h"
 #include "runtime/slicing.h"
 
 namespace braid {
 
 namespace {
 constexpr size_t kNone = static_cast<size_t>(-1);
-
-std::string NodeWhere(const Node& node) {
-  return "node '" + node.name + "' (" + node.op_type + ")";
-}
 }  // namespace
 
 class EngineBuilder {
@@ -192,28 +189,10 @@ Status EngineBuilder::PrepareNode(size_t n, const SlicedNode& sliced) {
   for (size_t d = 0; d < e_.devices_.size(); ++d)
     if (e_.devices_[d].device->name() == sliced.device) device = static_cast<int>(d);
   if (device < 0) return InvalidArgument(where + ": plan device '" + sliced.device + "' is not open");
-  PrepareArgs args;
-  args.node = &node;
-  args.opset = g.opset();
-  for (ValueId in : node.inputs) {
-    if (in == kNoValue) {
-      args.inputs.emplace_back();
-      args.constants.push_back(nullptr);
-      continue;
-    }
-    ASSIGN_OR_RETURN(TensorDesc d, DescOf(in, where));
-    args.inputs.push_back(std::move(d));
-    const Value& value = g.value(in);
-    args.constants.push_back(value.constant ? &*value.constant : nullptr);
-  }
-  for (ValueId out : node.outputs) {
-    if (out == kNoValue) {
-      args.outputs.emplace_back();
-      continue;
-    }
-    ASSIGN_OR_RETURN(TensorDesc d, DescOf(out, where));
-    args.outputs.push_back(std::move(d));
-  }
+  ASSIGN_OR_RETURN(PrepareArgs args,
+                   NodePrepareArgs(g, node, [this](ValueId v, const std::string& w) {
+                     return DescOf(v, w);
+                   }));
   auto prepare_on = [&](int d) {
     args.device = e_.devices_[static_cast<size_t>(d)].device;
     args.num_threads = d == 0 ? e_.num_threads_ : e_.devices_[static_cast<size_t>(d)].threads;

@@ -8,14 +8,11 @@
 #include <string>
 
 #include "runtime/layout.h"
+#include "runtime/node_args.h"
 #include "runtime/memory_planner.h"
 
 namespace braid {
 namespace {
-
-std::string NodeWhere(const Node& node) {
-  return "node '" + node.name + "' (" + node.op_type + ")";
-}
 
 std::string Megabytes(size_t bytes) {
   char buf[32];
@@ -120,34 +117,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
   }
 
   // Prepare one kernel per node.
-  const int64_t opset = g.opset();
   auto make_args = [&](size_t n) -> StatusOr<PrepareArgs> {
-    const Node& node = g.node(static_cast<NodeId>(n));
-    const std::string where = NodeWhere(node);
-    PrepareArgs args;
-    args.node = &node;
-    args.opset = opset;
+    ASSIGN_OR_RETURN(PrepareArgs args, NodePrepareArgs(g, g.node(static_cast<NodeId>(n)), desc_of));
     args.num_threads = options.num_threads;
     args.device = &device;
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue) {
-        args.inputs.emplace_back();
-        args.constants.push_back(nullptr);
-        continue;
-      }
-      ASSIGN_OR_RETURN(TensorDesc d, desc_of(in, where));
-      args.inputs.push_back(std::move(d));
-      const Value& value = g.value(in);
-      args.constants.push_back(value.constant ? &*value.constant : nullptr);
-    }
-    for (ValueId out : node.outputs) {
-      if (out == kNoValue) {
-        args.outputs.emplace_back();
-        continue;
-      }
-      ASSIGN_OR_RETURN(TensorDesc d, desc_of(out, where));
-      args.outputs.push_back(std::move(d));
-    }
     return args;
   };
   auto prepare_node = [&](size_t n) -> StatusOr<PreparedKernel> {
