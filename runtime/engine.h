@@ -60,6 +60,9 @@ struct EngineDevice {
 
 struct EngineOptions {
   int num_threads = 1;  // CPU intra-op threads (>= 1)
+  // Keep 4-D activations nhwc between kernels that handle it, on every
+  // device (runtime/layout.h); copies move the bytes as they are.
+  bool channels_last = true;
 };
 
 // One executed step of the last Run, times relative to the Run's start.
@@ -89,6 +92,8 @@ class Engine {
   void* output(size_t k) const { return outputs_[k].data; }
   const TensorDesc& input_desc(size_t k) const { return input_descs_[k]; }
   const std::vector<NodePlacement>& placements() const { return placements_; }
+  // Set when channels-last was requested but the plan had to run plain.
+  const std::string& layout_note() const { return layout_note_; }
   size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
   size_t num_steps() const { return steps_.size(); }
   size_t num_copy_steps() const;
@@ -161,6 +166,7 @@ class Engine {
   std::vector<Output> outputs_;
   std::vector<TensorDesc> input_descs_;
   std::vector<NodePlacement> placements_;
+  std::string layout_note_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // arenas, constants, workspaces
   size_t arena_bytes_ = 0;
   std::chrono::steady_clock::time_point run_start_;

@@ -6,6 +6,7 @@
 #include "graph/annotate.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
+#include "runtime/layout.h"
 #include "runtime/memory_planner.h"
 #include "runtime/node_args.h"
 #include "runtime/slicing.h"
@@ -18,7 +19,8 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 
 class EngineBuilder {
  public:
-  EngineBuilder(Engine& e, const KernelRegistry& registry) : e_(e), registry_(registry) {}
+  EngineBuilder(Engine& e, const KernelRegistry& registry, bool channels_last)
+      : e_(e), registry_(registry), channels_last_(channels_last) {}
 
   Status Build(const Plan& plan);
 
@@ -44,9 +46,15 @@ class EngineBuilder {
   int AddCopy(ValueId v, const LocKey& from, int to_space, int device, bool to_device);
   void Read(const LocKey& key, int step);
   Status PrepareNode(size_t n, const SlicedNode& sliced);
+  int DeviceNamed(const std::string& name) const;
+  // Chooses nhwc values (runtime/layout.h) from each node's planned device.
+  Status AssignLayouts(const SlicedGraph& sliced);
 
   Engine& e_;
   const KernelRegistry& registry_;
+  const bool channels_last_;
+  std::vector<TensorLayout> layouts_;       // per value; empty: all plain
+  std::vector<ChannelsLastProbe> probes_;   // per node
   std::vector<int> node_device_;
   std::vector<int> node_stream_;
   std::map<LocKey, Loc> locs_;
@@ -68,7 +76,45 @@ StatusOr<TensorDesc> EngineBuilder::DescOf(ValueId id, const std::string& where)
                            (value.has_shape ? ShapeToString(value.shape) : "?") +
                            ", not a static one; bind every symbolic dimension through the inputs");
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticExtents(value.shape));
-  return TensorDesc{value.dtype, std::move(dims)};
+  const TensorLayout layout =
+      layouts_.empty() ? TensorLayout::kPlain : layouts_[static_cast<size_t>(id)];
+  return TensorDesc{value.dtype, std::move(dims), layout};
+}
+
+int EngineBuilder::DeviceNamed(const std::string& name) const {
+  for (size_t d = 0; d < e_.devices_.size(); ++d)
+    if (e_.devices_[d].device->name() == name) return static_cast<int>(d);
+  return -1;
+}
+
+Status EngineBuilder::AssignLayouts(const SlicedGraph& sliced) {
+  const Graph& g = e_.graph_;
+  std::vector<bool> handles(g.nodes().size(), false);
+  probes_.resize(g.nodes().size());
+  for (size_t n = 0; n < g.nodes().size(); ++n) {
+    const int device = DeviceNamed(sliced.nodes[n].device);
+    if (device < 0) continue;  // PrepareNode reports it
+    const Node& node = g.node(static_cast<NodeId>(n));
+    auto plain_args = [&]() -> StatusOr<PrepareArgs> {
+      ASSIGN_OR_RETURN(PrepareArgs args,
+                       NodePrepareArgs(g, node, [this](ValueId v, const std::string& w) {
+                         return DescOf(v, w);
+                       }));
+      args.device = e_.devices_[static_cast<size_t>(device)].device;
+      args.num_threads =
+          device == 0 ? e_.num_threads_ : e_.devices_[static_cast<size_t>(device)].threads;
+      return args;
+    };
+    StatusOr<ChannelsLastProbe> probe =
+        ProbeChannelsLast(registry_, e_.devices_[static_cast<size_t>(device)].device->kind(),
+                          node, plain_args);
+    if (!probe.ok()) return probe.status().WithPrefix(NodeWhere(node));
+    probes_[n] = std::move(*probe);
+    probes_[n].accepted_plain = PreparedKernel();  // PrepareNode prepares again
+    handles[n] = probes_[n].handles;
+  }
+  layouts_ = AssignChannelsLast(g, handles);
+  return Status::Ok();
 }
 
 StatusOr<int> EngineBuilder::StreamFor(int device, const std::string& kind, int index) {
@@ -185,9 +231,7 @@ Status EngineBuilder::PrepareNode(size_t n, const SlicedNode& sliced) {
   const Graph& g = e_.graph_;
   const Node& node = g.node(static_cast<NodeId>(n));
   const std::string where = NodeWhere(node);
-  int device = -1;
-  for (size_t d = 0; d < e_.devices_.size(); ++d)
-    if (e_.devices_[d].device->name() == sliced.device) device = static_cast<int>(d);
+  int device = DeviceNamed(sliced.device);
   if (device < 0) return InvalidArgument(where + ": plan device '" + sliced.device + "' is not open");
   ASSIGN_OR_RETURN(PrepareArgs args,
                    NodePrepareArgs(g, node, [this](ValueId v, const std::string& w) {
@@ -214,6 +258,7 @@ Status EngineBuilder::PrepareNode(size_t n, const SlicedNode& sliced) {
     prepared = prepare_on(0);
   }
   if (!prepared.ok()) return prepared.status();
+  if (n < probes_.size()) RestoreProbeReasons(probes_[n], *prepared);
   placement.device = e_.devices_[static_cast<size_t>(device)].device->name();
   placement.implementation = prepared->entry->impl;
   if (prepared->fell_back()) placement.fallback = true;
@@ -254,6 +299,7 @@ Status EngineBuilder::Build(const Plan& plan) {
   node_stream_.assign(num_nodes, 0);
   node_step_.assign(num_nodes, 0);
   input_index_.assign(num_values, -1);
+  if (channels_last_) RETURN_IF_ERROR(AssignLayouts(sliced));
   for (size_t k = 0; k < g.inputs().size(); ++k) {
     input_index_[static_cast<size_t>(g.inputs()[k])] = static_cast<int>(k);
     ASSIGN_OR_RETURN(TensorDesc d, DescOf(g.inputs()[k], "graph input"));
@@ -524,14 +570,26 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
     return InvalidArgument("Engine: the first device must be the host CPU");
   for (const EngineDevice& d : devices)
     if (d.device == nullptr) return InvalidArgument("Engine: null device");
-  std::unique_ptr<Engine> e(new Engine());
-  e->graph_ = std::move(graph);
-  e->devices_.assign(devices.begin(), devices.end());
-  e->devices_[0].host_addressable = true;
-  e->num_threads_ = options.num_threads;
-  EngineBuilder builder(*e, registry);
-  RETURN_IF_ERROR(builder.Build(plan));
-  return e;
+  auto build = [&](Graph g, bool channels_last) -> StatusOr<std::unique_ptr<Engine>> {
+    std::unique_ptr<Engine> e(new Engine());
+    e->graph_ = std::move(g);
+    e->devices_.assign(devices.begin(), devices.end());
+    e->devices_[0].host_addressable = true;
+    e->num_threads_ = options.num_threads;
+    EngineBuilder builder(*e, registry, channels_last);
+    RETURN_IF_ERROR(builder.Build(plan));
+    return e;
+  };
+  if (!options.channels_last) return build(std::move(graph), false);
+  // A kernel that handles nhwc may still decline one node with no
+  // nhwc-capable implementation behind it: then run the plan plain, and say so.
+  Graph plain_copy = graph;
+  StatusOr<std::unique_ptr<Engine>> e = build(std::move(graph), true);
+  if (e.ok() || e.status().code() != StatusCode::kUnimplemented) return e;
+  StatusOr<std::unique_ptr<Engine>> plain = build(std::move(plain_copy), false);
+  if (plain.ok())
+    (*plain)->layout_note_ = "channels-last layout turned off: " + e.status().message();
+  return plain;
 }
 
 }  // namespace braid

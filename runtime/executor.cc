@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <string>
 
 #include "runtime/layout.h"
@@ -132,32 +131,18 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
   // will run it handles nhwc. Candidates ahead of the first nhwc-capable one
   // (e.g. sparse kernels) are prepared plain: if one accepts, the node stays
   // plain and keeps it; their decline reasons are kept for the placement.
+  std::vector<ChannelsLastProbe> probes(num_steps);
   std::vector<PreparedKernel> prepared_plain(num_steps);
-  std::vector<std::vector<DeclinedCandidate>> declined_plain(num_steps);
   if (options.channels_last) {
     std::vector<bool> handles(num_steps, false);
     for (size_t n = 0; n < num_steps; ++n) {
       const Node& node = g.node(static_cast<NodeId>(n));
-      if (!TakesPartInChannelsLast(node)) continue;
-      std::optional<PrepareArgs> args;
-      for (const KernelEntry* entry : registry.Candidates(node.op_type, device.kind())) {
-        if (entry->channels_last) {
-          handles[n] = true;
-          break;
-        }
-        if (!args) {
-          ASSIGN_OR_RETURN(PrepareArgs a, make_args(n));
-          args = std::move(a);
-        }
-        std::unique_ptr<Kernel> kernel = entry->create();
-        Status s = kernel->Prepare(*args);
-        if (s.ok()) {
-          prepared_plain[n] = PreparedKernel{std::move(kernel), entry, declined_plain[n]};
-          break;
-        }
-        if (s.code() != StatusCode::kUnimplemented) return s.WithPrefix(NodeWhere(node));
-        declined_plain[n].push_back({entry->impl, s.message(), entry->specialized});
-      }
+      StatusOr<ChannelsLastProbe> probe =
+          ProbeChannelsLast(registry, device.kind(), node, [&] { return make_args(n); });
+      if (!probe.ok()) return probe.status().WithPrefix(NodeWhere(node));
+      probes[n] = std::move(*probe);
+      handles[n] = probes[n].handles;
+      prepared_plain[n] = std::move(probes[n].accepted_plain);
     }
     const std::vector<TensorLayout> layouts = AssignChannelsLast(g, handles);
     for (size_t v = 0; v < num_values; ++v) descs[v].layout = layouts[v];
@@ -179,10 +164,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
       prepared = std::move(prepared_plain[n]);
     } else {
       ASSIGN_OR_RETURN(prepared, prepare_node(n));
-      // Entries skipped for want of nhwc declined plain first: say why.
-      for (DeclinedCandidate& d : prepared.declined)
-        for (const DeclinedCandidate& plain : declined_plain[n])
-          if (plain.impl == d.impl) d = plain;
+      RestoreProbeReasons(probes[n], prepared);
     }
     NodePlacement placement;
     placement.node = node.name;

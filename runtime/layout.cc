@@ -1,6 +1,7 @@
 #include "runtime/layout.h"
 
 #include <numeric>
+#include <optional>
 #include <string_view>
 
 namespace braid {
@@ -96,6 +97,39 @@ std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
   for (size_t v = 0; v < num_values; ++v)
     if (can[v] && group_ok[groups.Find(v)]) layout[v] = TensorLayout::kChannelsLast;
   return layout;
+}
+
+StatusOr<ChannelsLastProbe> ProbeChannelsLast(
+    const KernelRegistry& registry, DeviceKind device, const Node& node,
+    const std::function<StatusOr<PrepareArgs>()>& plain_args) {
+  ChannelsLastProbe probe;
+  if (!TakesPartInChannelsLast(node)) return probe;
+  std::optional<PrepareArgs> args;
+  for (const KernelEntry* entry : registry.Candidates(node.op_type, device)) {
+    if (entry->channels_last) {
+      probe.handles = true;
+      return probe;
+    }
+    if (!args) {
+      ASSIGN_OR_RETURN(PrepareArgs a, plain_args());
+      args = std::move(a);
+    }
+    std::unique_ptr<Kernel> kernel = entry->create();
+    Status s = kernel->Prepare(*args);
+    if (s.ok()) {
+      probe.accepted_plain = PreparedKernel{std::move(kernel), entry, probe.declined};
+      return probe;
+    }
+    if (s.code() != StatusCode::kUnimplemented) return s;
+    probe.declined.push_back({entry->impl, s.message(), entry->specialized});
+  }
+  return probe;
+}
+
+void RestoreProbeReasons(const ChannelsLastProbe& probe, PreparedKernel& prepared) {
+  for (DeclinedCandidate& d : prepared.declined)
+    for (const DeclinedCandidate& plain : probe.declined)
+      if (plain.impl == d.impl) d = plain;
 }
 
 }  // namespace braid

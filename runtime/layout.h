@@ -18,6 +18,7 @@
 #ifndef BRAID_RUNTIME_LAYOUT_H_
 #define BRAID_RUNTIME_LAYOUT_H_
 
+#include <functional>
 #include <vector>
 
 #include "graph/ir.h"
@@ -34,6 +35,24 @@ bool TakesPartInChannelsLast(const Node& node);
 // shapes.
 std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
                                              const std::vector<bool>& node_handles_channels_last);
+
+// Whether `node` on a `device` kernel will take nhwc: candidates ranked above
+// the first nhwc-capable one (e.g. sparse kernels) are prepared with the
+// plain args from `plain_args`; if one accepts, the node stays plain and the
+// probe hands back that prepared kernel. Declines along the way are kept so
+// the placement can give their real reasons.
+struct ChannelsLastProbe {
+  bool handles = false;
+  PreparedKernel accepted_plain;              // set when a plain-only kernel accepted
+  std::vector<DeclinedCandidate> declined;    // plain-only candidates that declined
+};
+StatusOr<ChannelsLastProbe> ProbeChannelsLast(
+    const KernelRegistry& registry, DeviceKind device, const Node& node,
+    const std::function<StatusOr<PrepareArgs>()>& plain_args);
+
+// Replaces the "no channels-last" reasons in `prepared.declined` with the
+// reasons the same candidates gave when probed plain.
+void RestoreProbeReasons(const ChannelsLastProbe& probe, PreparedKernel& prepared);
 
 }  // namespace braid
 

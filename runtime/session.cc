@@ -387,6 +387,7 @@ class SessionImpl final : public Session {
           Executor::Create(std::move(specialized), *registry_, *devices_.front().device, options);
       if (!executor.ok()) return executor.status().WithPrefix(where);
       executor_ = std::move(*executor);
+      AddNotice(executor_->layout_note());
     } else {
       std::vector<EngineDevice> devices;
       for (const SessionDevice& d : devices_) {
@@ -402,6 +403,7 @@ class SessionImpl final : public Session {
           Engine::Create(std::move(specialized), *plan, *registry_, devices, options);
       if (!engine.ok()) return engine.status().WithPrefix(where);
       engine_ = std::move(*engine);
+      AddNotice(engine_->layout_note());
     }
     for (size_t k = 0; k < slots_.size(); ++k) {
       const TensorDesc& d = engine_ ? engine_->input_desc(k) : executor_->input_desc(k);
@@ -444,6 +446,11 @@ class SessionImpl final : public Session {
   std::shared_ptr<const PolicyRegistry> policies_;
   std::vector<std::string> lost_;
   std::vector<std::string> notices_;
+  // Records `note` once (re-plans repeat the same note).
+  void AddNotice(const std::string& note) {
+    if (!note.empty() && std::find(notices_.begin(), notices_.end(), note) == notices_.end())
+      notices_.push_back(note);
+  }
 
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
