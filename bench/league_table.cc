@@ -22,6 +22,7 @@
 #include "models/builtin.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
+#include "scheduler/sparoa_policy.h"
 #include "scheduler/threshold_policy.h"
 
 using namespace braid;  // NOLINT: a report program
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
                                      "resnet18", "resnet50",      "vit_tiny"};
   std::vector<std::string> profiles = {"jetson-orin-nano-8gb", "jetson-orin-nx-16gb",
                                        "jetson-agx-orin-64gb", "host-vgpu"};
+  SparoaOptions sparoa;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--csv")) {
@@ -64,12 +66,14 @@ int main(int argc, char** argv) {
       optimal.seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (!std::strcmp(argv[i], "--models") && has_value) {
       models = SplitList(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--sparoa-policy") && has_value) {
+      sparoa.policy_file = argv[++i];  // from `braid train`; default: untrained sparoa
     } else if (!std::strcmp(argv[i], "--profiles") && has_value) {
       profiles = SplitList(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: braid_league_table [--csv] [--iterations N] [--seed S] "
-                   "[--exhaustive-limit N] [--models a,b] [--profiles p,q]\n");
+                   "[--exhaustive-limit N] [--models a,b] [--profiles p,q] [--sparoa-policy FILE]\n");
       return 2;
     }
   }
@@ -78,6 +82,7 @@ int main(int argc, char** argv) {
   RegisterBasicPolicies(registry);
   RegisterCostModelPolicies(registry);
   RegisterBaselinePolicies(registry, optimal);
+  RegisterSparoaPolicy(registry, sparoa);
   std::vector<std::string> policies;
   for (const std::string& name : registry.Names())
     if (name != "optimal") policies.push_back(name);

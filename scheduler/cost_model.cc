@@ -163,8 +163,20 @@ double Loss(const std::vector<const OpMeasurement*>& ms, double peak, double bw,
   return loss / static_cast<double>(ms.size());
 }
 
+// Weight of the pull towards the default efficiencies. Small: it only
+// decides between fits that explain the measurements (almost) equally well.
+// Without it an efficiency the samples never exercise was left at whatever
+// grid point first reached the minimum: e.g. a gemm class fitted only on
+// batch-1 classifier GEMVs (all memory-bound) got the lowest compute
+// efficiency that still kept them memory-bound, and then predicted a
+// compute-bound attention MatMul ~10x too slow.
+constexpr double kPriorWeight = 1e-3;
+
 // Coarse log-spaced grid, then two finer passes around the best point.
-FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec& device) {
+// When `fix_compute`, the compute efficiency stays at the prior's (the
+// samples cannot tell it) and only memory efficiency and overhead are fitted.
+FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec& device,
+                   const OpClassEfficiency& prior, bool fix_compute) {
   const double peak = device.peak_gflops, bw = device.memory_bandwidth_gbps;
   double min_measured = std::numeric_limits<double>::infinity();
   for (const OpMeasurement* m : ms) min_measured = std::min(min_measured, m->measured_us);
@@ -173,12 +185,15 @@ FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec
   FitResult best;
   auto search = [&](double ec_lo, double ec_hi, double em_lo, double em_hi, int steps,
                     const std::vector<double>& os) {
-    for (int i = 0; i <= steps; ++i) {
-      const double ec = ec_lo * std::pow(ec_hi / ec_lo, static_cast<double>(i) / steps);
+    for (int i = 0; i <= (fix_compute ? 0 : steps); ++i) {
+      const double ec = fix_compute ? prior.compute
+                                    : ec_lo * std::pow(ec_hi / ec_lo, static_cast<double>(i) / steps);
       for (int j = 0; j <= steps; ++j) {
         const double em = em_lo * std::pow(em_hi / em_lo, static_cast<double>(j) / steps);
         for (double o : os) {
-          const double loss = Loss(ms, peak, bw, ec, em, o);
+          const double loss = Loss(ms, peak, bw, ec, em, o) +
+                              kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
+                                              std::abs(std::log(em / prior.memory)));
           if (loss < best.loss) best = {ec, em, o, loss};
         }
       }
@@ -201,13 +216,35 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
                                              std::span<const OpMeasurement> measurements,
                                              int min_samples) {
   std::vector<OpClassEfficiency> out;
+  // The ridge point: below this intensity (FLOP/byte) an op is memory-bound
+  // even at full compute efficiency. A class whose samples all lie below it
+  // (e.g. gemm measured only on batch-1 classifier GEMVs, 0.5 FLOP/byte) says
+  // nothing about its compute efficiency; fitting it anyway let the compute
+  // term absorb cache effects (a 2 MB GEMV in L2 vs an 8 MB one from DRAM),
+  // and compute-bound MatMuls were then predicted 5-10x too slow. Such a class
+  // keeps the compute efficiency of the fitted dense conv class (same kind of
+  // kernel), else the default.
+  const double ridge = device.peak_gflops / std::max(device.memory_bandwidth_gbps, 1e-12);
+  double dense_compute = -1;
   for (int c = 0; c < kNumOpClasses; ++c) {
     std::vector<const OpMeasurement*> ms;
+    bool compute_seen = false;
     for (const OpMeasurement& m : measurements)
-      if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us))
+      if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
         ms.push_back(&m);
+        compute_seen = compute_seen || m.flops >= ridge * m.bytes;
+      }
     if (static_cast<int>(ms.size()) < std::max(1, min_samples)) continue;
-    const FitResult fit = FitClass(ms, device);
+    const auto op_class = static_cast<OpClass>(c);
+    OpClassEfficiency prior = DefaultEfficiency(device.kind, op_class);
+    if (op_class == OpClass::kGemm && dense_compute > 0) prior.compute = dense_compute;
+    // Dense classes only: elsewhere a low fitted compute efficiency stands for
+    // real per-element work (pooling windows) and is kept.
+    const bool fix_compute = !compute_seen &&
+                             (op_class == OpClass::kGemm || op_class == OpClass::kConv ||
+                              op_class == OpClass::kDepthwiseConv);
+    const FitResult fit = FitClass(ms, device, prior, fix_compute);
+    if (op_class == OpClass::kConv && compute_seen) dense_compute = fit.compute;
     OpClassEfficiency e;
     e.op_class = OpClassName(static_cast<OpClass>(c));
     e.compute = fit.compute;

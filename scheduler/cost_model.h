@@ -112,7 +112,11 @@ struct OpMeasurement {
 // Per op class with at least `min_samples` measurements, the compute and
 // memory efficiencies and overhead that minimise the mean |log(pred/meas)|
 // over those measurements on `device` (a grid search; deterministic). Other
-// classes are left out (the model then uses the defaults).
+// classes are left out (the model then uses the defaults). A dense class
+// (conv, depthwise, gemm) whose samples all lie below the ridge point
+// (peak / bandwidth) keeps a prior compute efficiency (gemm: the fitted conv
+// class's, else DefaultEfficiency), and near-ties are broken towards the
+// defaults: the samples cannot tell those numbers.
 std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
                                              std::span<const OpMeasurement> measurements,
                                              int min_samples = 3);

@@ -26,6 +26,8 @@ std::span<const Command> Commands() {
                   "trace, SVG, CSV, energy",
        RunProfile},
       {"calibrate", "measure this host and write a device profile", RunCalibrate},
+      {"train", "train the SparOA policy (threshold predictor + SAC) on SIMULATED latency",
+       RunTrain},
       {"devices", "list the devices braid can use (cpu, cuda, or why not) and, "
                   "with --ops, which ops each runs",
        RunDevices},

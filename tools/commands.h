@@ -16,6 +16,7 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err);
 int RunPlan(Args args, std::ostream& out, std::ostream& err);
 int RunProfile(Args args, std::ostream& out, std::ostream& err);
 int RunCalibrate(Args args, std::ostream& out, std::ostream& err);
+int RunTrain(Args args, std::ostream& out, std::ostream& err);
 
 // Top level: `braid [--help|--version] COMMAND ARGS...`.
 int RunBraid(Args args, std::ostream& out, std::ostream& err);

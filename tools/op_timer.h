@@ -10,15 +10,28 @@
 // then every node runs alone in its own executor on those real inputs,
 // `warmup` times untimed and `iterations` times timed (median reported).
 // End to end runs through the public Session API. Batch 1 (symbols = 1).
+//
+// MeasurePlan instead runs a whole Plan through the heterogeneous engine
+// (runtime/engine.h) on the devices it names and reads the engine's per-step
+// timeline (start/end, device, stream or copy track, bytes) of every timed
+// run; each step's figures are medians over the runs:
+//
+//   braid::cli::PlanTimerOptions o;
+//   o.devices = {"cpu", "vgpu"};
+//   o.vgpu_timing = braid::cli::VgpuTimingFromProfile(profile);   // shaped like the profile
+//   ASSIGN_OR_RETURN(braid::cli::PlanTimings t, braid::cli::MeasurePlan("builtin:resnet18", &plan, o));
 #ifndef BRAID_TOOLS_OP_TIMER_H_
 #define BRAID_TOOLS_OP_TIMER_H_
 
 #include <string>
 #include <vector>
 
+#include "braid/braid.h"
 #include "graph/ir.h"
+#include "kernels/vgpu/vgpu_device.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/device_profile.h"
+#include "scheduler/plan.h"
 
 namespace braid::cli {
 
@@ -58,6 +71,66 @@ struct ModelTimings {
 };
 
 StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptions& options);
+
+struct PlanTimerOptions : OpTimerOptions {
+  // Devices to open: "cpu" (always, first), "vgpu", "cuda" / "cuda:K".
+  std::vector<std::string> devices = {"cpu"};
+  // The vgpu's timing shaping (a model, never a GPU figure); default none.
+  VgpuTiming vgpu_timing;
+};
+
+// One engine step, medians over the timed runs (times from the Run's start).
+struct StepProfile {
+  std::string name;      // node ("conv1", slice parts "conv1#0"), or "copy V -> D"
+  std::string category;  // "kernel" or "copy"
+  std::string device;    // the device that executed it
+  std::string track;     // "cpu/stream0", "vgpu/stream0", "vgpu/h2d", ...
+  bool virtual_device = false;  // vgpu: its times are a model, not a GPU
+  // Kernels: the node of the engine graph (after slice expansion).
+  std::string op_type;
+  OpClass op_class = OpClass::kOther;
+  Annotation annotation;
+  std::string implementation;
+  std::string from_device, to_device;  // copies
+  double bytes = 0;      // copies: bytes moved; kernels: bytes written
+  double start_us = 0;   // median start
+  double end_us = 0;     // median start + median duration
+  double median_us = 0;  // median duration
+  int runs = 0;          // timed runs in which it ran
+};
+
+struct PlanTimings {
+  std::string model;
+  Graph graph;  // annotated, as planned (batch 1), before slice expansion
+  Plan plan;
+  std::vector<std::string> devices;  // opened, devices[0] = "cpu"
+  std::vector<std::string> device_notes;  // "vgpu: virtual GPU, timing ..."
+  std::vector<StepProfile> steps;    // engine order
+  std::vector<NodePlacement> placements;  // incl. fallbacks and their reasons
+  double end_to_end_median_us = 0;   // Engine::Run wall time
+  double end_to_end_min_us = 0;
+  int threads = 1;
+  int iterations = 0;
+  double energy_j_per_inference = -1;  // as in ModelTimings
+  std::string energy_source;
+  std::vector<std::string> energy_notes;
+};
+
+// `plan` == nullptr: every node on the CPU. The plan must match the model's
+// graph as planned (the one `braid plan --save` saw) and use only `devices`.
+StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
+                                  const PlanTimerOptions& options);
+
+// The model graph as MeasureModel / MeasurePlan plan it (loaded, batch 1,
+// annotated): what a policy should place.
+StatusOr<Graph> PlannedGraph(const std::string& model);
+
+// A VgpuTiming ("profile:NAME") matching the profile's `device` spec (peak,
+// bandwidth, launch overhead) and its host link (latency, bandwidth), so a
+// shaped vgpu run can be compared with the profile's simulation. NotFound
+// when the profile has no such device.
+StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
+                                           const std::string& device = "vgpu");
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

@@ -10,6 +10,7 @@
 #include "runtime/model_loader.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
+#include "scheduler/sparoa_policy.h"
 #include "scheduler/threshold_policy.h"
 #include "tools/commands.h"
 
@@ -30,7 +31,7 @@ constexpr char kPlanHelp[] =
     "  --profile P   a profile name (braid plan --list-profiles) or a .json file\n"
     "                (default host: this machine, generic estimates)\n"
     "  --policy P    cpu-only (default), gpu-only, threshold, heft, partition\n"
-    "                or optimal (docs/scheduler.md)\n"
+    "                optimal or sparoa (untrained here; docs/scheduler.md)\n"
     "  --devices L   comma-separated plan devices, host first (default: all of\n"
     "                the profile's devices)\n"
     "  --intensity-threshold X  threshold policy: FLOP/byte at or above which a\n"
@@ -116,6 +117,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   RegisterBasicPolicies(policies);
   RegisterCostModelPolicies(policies, thresholds);
   RegisterBaselinePolicies(policies);  // heft, partition, optimal
+  RegisterSparoaPolicy(policies);      // sparoa (untrained: grid-searched thresholds)
   PlacementContext ctx;
   ctx.devices = devices;
   ctx.cost_model = &model;

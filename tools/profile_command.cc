@@ -1,15 +1,19 @@
-// braid profile MODEL [--devices cpu] [--plan PLAN.json] [--profile P]
-//   [--iterations N] [--warmup W] [--threads T] [--trace F.json] [--svg F.svg] [--csv F.csv]
+// braid profile MODEL [--devices cpu,vgpu] [--plan PLAN.json | --policy P] [--profile P]
+//   [--vgpu-timing T] [--iterations N] [--warmup W] [--threads T]
+//   [--trace F.json] [--svg F.svg] [--csv F.csv]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <map>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <tuple>
 
 #include "runtime/trace.h"
+#include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
+#include "scheduler/threshold_policy.h"
 #include "tools/commands.h"
 #include "tools/profile_report.h"
 
@@ -17,28 +21,41 @@ namespace braid::cli {
 namespace {
 
 constexpr char kProfileHelp[] =
-    "Usage: braid profile MODEL [--devices cpu] [--plan PLAN.json] [--profile P]\n"
-    "                     [--iterations N] [--warmup W] [--threads T]\n"
-    "                     [--trace F.json] [--svg F.svg] [--csv F.csv]\n"
+    "Usage: braid profile MODEL [--devices cpu,vgpu] [--plan PLAN.json | --policy P]\n"
+    "                     [--profile P] [--vgpu-timing T] [--iterations N] [--warmup W]\n"
+    "                     [--threads T] [--trace F.json] [--svg F.svg] [--csv F.csv]\n"
     "\n"
-    "Measures every op of MODEL on the CPU (each op alone on the real inputs of\n"
-    "a full run: W untimed and N timed runs, median) and the whole model end to\n"
-    "end, puts the cost model's prediction (profile P) next to each op, and\n"
-    "prints the top ops, time per op class, prediction error, bytes moved and\n"
-    "energy per inference (from INA3221 / RAPL / NVML sensors when present;\n"
-    "otherwise the profile's estimate, labelled as an estimate).\n"
+    "Runs MODEL under a plan through the heterogeneous engine on the devices\n"
+    "given (W untimed and N timed runs) and reads the engine's per-step\n"
+    "timeline: every kernel and copy step with its device, stream or copy\n"
+    "track, bytes, and median start / duration over the runs. Puts the cost\n"
+    "model's prediction (profile P) next to each step, simulates the same plan,\n"
+    "and prints the top ops, time per device, bytes transferred, prediction\n"
+    "error and energy per inference (from INA3221 / RAPL / NVML sensors when\n"
+    "present; otherwise the profile's estimate, labelled as an estimate).\n"
+    "vgpu is braid's VIRTUAL GPU: its figures are a model, never a GPU measurement.\n"
     "\n"
-    "  --devices L     cpu only in this build (vgpu/cuda per-op profiling needs the\n"
-    "                  engine's per-step timeline; see docs/profiling.md)\n"
-    "  --plan F        a plan JSON; must place every node on cpu for now\n"
-    "  --profile P     device profile for predictions (default host; a profile\n"
-    "                  written by `braid calibrate` predicts far better)\n"
-    "  --iterations N  timed runs per op and end to end (default 10)\n"
+    "  --devices L     devices to open: cpu (always), vgpu, cuda[:K] (default cpu)\n"
+    "  --plan F        a plan JSON (`braid plan --save`); its devices must be open\n"
+    "  --policy P      placement policy when no --plan: cpu-only, gpu-only, threshold,\n"
+    "                  heft, partition, optimal (default cpu-only with one device,\n"
+    "                  threshold with more)\n"
+    "  --profile P     device profile for predictions and policies (default host,\n"
+    "                  host-vgpu when vgpu is open; `braid calibrate` predicts better)\n"
+    "  --vgpu-timing T vgpu shaping: profile (like the profile's vgpu device and link;\n"
+    "                  the default when it has one), none, orin-like\n"
+    "  --iterations N  timed runs (default 10)\n"
     "  --warmup W      untimed runs first (default 2)\n"
-    "  --threads T     intra-op threads (default 0: all cores)\n"
-    "  --trace F       Chrome trace / Perfetto JSON\n"
+    "  --threads T     CPU intra-op threads (default 0: all cores)\n"
+    "  --trace F       Chrome trace / Perfetto JSON: a track per device stream and copy\n"
+    "                  direction, plus the simulated plan\n"
     "  --svg F         timeline and per-op bar chart\n"
-    "  --csv F         one row per op\n";
+    "  --csv F         one row per step (ops and copies)\n";
+
+bool HasDevice(const DeviceProfile& p, const std::string& name) {
+  return std::any_of(p.devices.begin(), p.devices.end(),
+                     [&](const DeviceSpec& d) { return d.name == name; });
+}
 
 }  // namespace
 
@@ -50,8 +67,8 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
   }
   auto fail = [&](const Status& s) { return ReportError(err, "profile", s); };
   std::map<std::string, std::string> flags;
-  for (const char* f : {"--devices", "--plan", "--profile", "--iterations", "--warmup",
-                        "--threads", "--trace", "--svg", "--csv"}) {
+  for (const char* f : {"--devices", "--plan", "--policy", "--profile", "--vgpu-timing",
+                        "--iterations", "--warmup", "--threads", "--trace", "--svg", "--csv"}) {
     StatusOr<std::optional<std::string>> v = scan.Value(f);
     if (!v.ok()) return fail(v.status());
     if (*v) flags[f] = **v;
@@ -60,13 +77,17 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
   if (!pos.ok()) return fail(pos.status());
   if (pos->size() != 1) return fail(InvalidArgument("expected one MODEL (see --help)"));
   const std::string model = (*pos)[0];
-  if (flags.count("--devices") && flags["--devices"] != "cpu")
-    return fail(Unimplemented(
-        "--devices '" + flags["--devices"] +
-        "': braid profile measures the cpu only so far; per-op times on vgpu/cuda need the "
-        "engine's per-step timeline, which this command does not read yet"));
-  OpTimerOptions options;
+  if (flags.count("--plan") && flags.count("--policy"))
+    return fail(InvalidArgument("give --plan or --policy, not both"));
+
+  PlanTimerOptions options;
   options.measure_energy = true;
+  options.devices = {"cpu"};
+  if (flags.count("--devices"))
+    for (const std::string& d : SplitList(flags["--devices"]))
+      if (d != "cpu") options.devices.push_back(d);
+  const bool vgpu_open =
+      std::find(options.devices.begin(), options.devices.end(), "vgpu") != options.devices.end();
   for (auto [flag, target, min] : {std::tuple{"--iterations", &options.iterations, 1},
                                    {"--warmup", &options.warmup, 0},
                                    {"--threads", &options.threads, 0}}) {
@@ -78,14 +99,26 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
                                   std::to_string(min) + ", got '" + flags[flag] + "'"));
     *target = static_cast<int>(v);
   }
-  StatusOr<DeviceProfile> profile = LoadDeviceProfile(flags.count("--profile") ? flags["--profile"] : "host");
+  const std::string profile_name =
+      flags.count("--profile") ? flags["--profile"] : (vgpu_open ? "host-vgpu" : "host");
+  StatusOr<DeviceProfile> profile = LoadDeviceProfile(profile_name);
   if (!profile.ok()) return fail(profile.status());
+  const std::string vgpu_timing_name =
+      flags.count("--vgpu-timing") ? flags["--vgpu-timing"]
+                                   : (HasDevice(*profile, "vgpu") ? "profile" : "none");
+  if (vgpu_timing_name == "profile") {
+    StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(*profile, "vgpu");
+    if (!timing.ok()) return fail(timing.status().WithPrefix("--vgpu-timing profile"));
+    options.vgpu_timing = *timing;
+  } else {
+    StatusOr<VgpuTiming> timing = VgpuTimingPreset(vgpu_timing_name);
+    if (!timing.ok()) return fail(timing.status().WithPrefix("--vgpu-timing"));
+    options.vgpu_timing = *timing;
+  }
+  CostModel cost(*profile);
 
-  StatusOr<ModelTimings> timings = MeasureModel(model, options);
-  if (!timings.ok()) return fail(timings.status());
-  const ModelTimings& t = *timings;
-
-  Plan plan = SingleDevicePlan(t.graph, "cpu", "cpu-only");
+  // The plan: a file, or a policy on the graph as planned.
+  std::optional<Plan> plan;
   if (flags.count("--plan")) {
     std::ifstream f(flags["--plan"]);
     std::stringstream text;
@@ -93,85 +126,153 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
     if (!f) return fail(NotFound("cannot read plan '" + flags["--plan"] + "'"));
     StatusOr<Plan> loaded = PlanFromJson(text.str());
     if (!loaded.ok()) return fail(loaded.status().WithPrefix(flags["--plan"]));
-    for (const NodePlan& p : loaded->nodes)
-      if (p.device != "cpu" || p.slice)
-        return fail(Unimplemented("plan places '" + p.node + "' on '" + p.device +
-                                  "': braid profile measures cpu-only plans so far"));
-    if (loaded->nodes.size() != t.graph.nodes().size())
-      return fail(InvalidArgument("plan has " + std::to_string(loaded->nodes.size()) +
-                                  " nodes, the model as planned has " +
-                                  std::to_string(t.graph.nodes().size())));
+    plan = std::move(*loaded);
+  } else {
+    const std::string policy = flags.count("--policy")
+                                   ? flags["--policy"]
+                                   : (options.devices.size() > 1 ? "threshold" : "cpu-only");
+    StatusOr<Graph> graph = PlannedGraph(model);
+    if (!graph.ok()) return fail(graph.status());
+    PolicyRegistry policies;
+    RegisterBasicPolicies(policies);
+    RegisterCostModelPolicies(policies);
+    RegisterBaselinePolicies(policies);
+    PlacementContext ctx;
+    ctx.devices = options.devices;
+    ctx.cost_model = &cost;
+    StatusOr<Plan> made = MakePlan(policies, policy, *graph, ctx);
+    if (!made.ok()) return fail(made.status().WithPrefix("policy '" + policy + "'"));
+    plan = std::move(*made);
   }
-  CostModel cost(*profile);
-  const int cpu = cost.DeviceIndex("cpu");
-  StatusOr<SimGraph> sg = BuildSimGraph(t.graph, cost, {"cpu"});
-  if (!sg.ok()) return fail(sg.status());
-  StatusOr<SimResult> sim = SimulatePlan(*sg, plan, /*timeline=*/true);
-  if (!sim.ok()) return fail(sim.status());
+
+  StatusOr<PlanTimings> timings = MeasurePlan(model, &*plan, options);
+  if (!timings.ok()) return fail(timings.status());
+  const PlanTimings& t = *timings;
 
   ProfileData data;
   data.timings = &t;
-  data.sim_graph = &*sg;
-  data.simulated = &*sim;
   data.profile = profile->name;
-  for (const Node& n : t.graph.nodes()) data.predicted_us.push_back(cost.OpTimeUs(n, cpu));
+  data.predicted_us = PredictSteps(t, cost);
+  // Simulate the same plan when the profile knows every device.
+  std::optional<SimGraph> sg;
+  std::optional<SimResult> sim;
+  std::string sim_note;
+  bool profile_has_all = true;
+  for (const std::string& d : t.devices) profile_has_all = profile_has_all && cost.DeviceIndex(d) >= 0;
+  if (profile_has_all) {
+    StatusOr<SimGraph> built = BuildSimGraph(t.graph, cost, t.devices);
+    StatusOr<SimResult> simulated =
+        built.ok() ? SimulatePlan(*built, t.plan, /*timeline=*/true) : built.status();
+    if (simulated.ok()) {
+      sg = std::move(*built);
+      sim = std::move(*simulated);
+      data.sim_graph = &*sg;
+      data.simulated = &*sim;
+    } else {
+      sim_note = simulated.status().ToString();
+    }
+  } else {
+    sim_note = "profile '" + profile->name + "' lacks one of the devices";
+  }
 
-  // Text summary.
   char line[512];
-  double sum_measured = 0;
-  std::map<std::string, std::pair<double, double>> per_class;  // measured, predicted
+  out << "profile of " << model << ": plan '" << t.plan.policy << "' on ";
+  for (size_t i = 0; i < t.devices.size(); ++i) out << (i ? "," : "") << t.devices[i];
+  out << " through the engine (" << t.threads << " CPU threads, " << t.iterations
+      << " timed runs, per-step medians; predictions from profile '" << profile->name << "', "
+      << profile->origin << ")\n";
+  for (const std::string& note : t.device_notes) out << "  " << note << "\n";
+  for (const NodePlacement& p : t.placements)
+    if (p.fallback) out << "  fallback: " << p.node << " on " << p.device << ": " << p.reason << "\n";
+
+  // Top ops.
+  std::vector<size_t> kernels;
+  for (size_t i = 0; i < t.steps.size(); ++i)
+    if (t.steps[i].category == "kernel" && t.steps[i].runs > 0) kernels.push_back(i);
+  double sum_kernels = 0;
+  for (size_t i : kernels) sum_kernels += t.steps[i].median_us;
+  std::sort(kernels.begin(), kernels.end(),
+            [&](size_t a, size_t b) { return t.steps[a].median_us > t.steps[b].median_us; });
+  out << "\ntop ops (measured):\n";
+  std::snprintf(line, sizeof(line), "  %-36s %-12s %-14s %12s %12s %7s %10s\n", "node", "op",
+                "device", "measured us", "predicted us", "share", "impl");
+  out << line;
+  for (size_t k = 0; k < std::min<size_t>(10, kernels.size()); ++k) {
+    const StepProfile& s = t.steps[kernels[k]];
+    std::string name = s.name.size() > 36 ? "..." + s.name.substr(s.name.size() - 33) : s.name;
+    const std::string dev = s.device + (s.virtual_device ? " (virtual)" : "");
+    std::snprintf(line, sizeof(line), "  %-36s %-12s %-14s %12.1f %12.1f %6.1f%% %10s\n",
+                  name.c_str(), s.op_type.c_str(), dev.c_str(), s.median_us,
+                  data.predicted_us[kernels[k]], 100 * s.median_us / std::max(sum_kernels, 1e-9),
+                  s.implementation.c_str());
+    out << line;
+  }
+
+  // Per device and track; bytes per copy direction; error per op class.
+  std::map<std::string, std::pair<double, double>> per_track;  // busy us, predicted us
+  std::map<std::string, std::pair<double, int>> per_direction;  // bytes, copies
+  std::map<std::string, std::vector<double>> class_err;
   std::vector<double> abs_err;
-  for (size_t i = 0; i < t.ops.size(); ++i) {
-    sum_measured += t.ops[i].median_us;
-    auto& c = per_class[OpClassName(t.ops[i].op_class)];
-    c.first += t.ops[i].median_us;
-    c.second += data.predicted_us[i];
-    if (t.ops[i].median_us > 0)
-      abs_err.push_back(std::abs(data.predicted_us[i] - t.ops[i].median_us) / t.ops[i].median_us);
+  double bytes_moved = 0;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const StepProfile& s = t.steps[i];
+    if (s.runs == 0) continue;
+    auto& tr = per_track[ProfileTrack(s)];
+    tr.first += s.median_us;
+    tr.second += std::max(0.0, data.predicted_us[i]);
+    if (s.category == "copy") {
+      auto& d = per_direction[s.from_device + " -> " + s.to_device];
+      d.first += s.bytes;
+      d.second += 1;
+      bytes_moved += s.bytes;
+    }
+    if (data.predicted_us[i] >= 0 && s.median_us > 0) {
+      const double e = std::abs(data.predicted_us[i] - s.median_us) / s.median_us;
+      abs_err.push_back(e);
+      class_err[s.category == "copy" ? "copy" : OpClassName(s.op_class)].push_back(e);
+    }
   }
-  out << "profile of " << model << " on cpu (" << t.threads << " threads, " << options.iterations
-      << " timed runs per op, medians; predictions from profile '" << profile->name << "', "
-      << profile->origin << ")\n\ntop ops (measured):\n";
-  std::vector<size_t> order(t.ops.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return t.ops[a].median_us > t.ops[b].median_us; });
-  std::snprintf(line, sizeof(line), "  %-36s %-14s %12s %12s %8s %10s\n", "node", "op",
-                "measured us", "predicted us", "share", "impl");
-  out << line;
-  for (size_t k = 0; k < std::min<size_t>(10, order.size()); ++k) {
-    const OpTiming& op = t.ops[order[k]];
-    std::string name = op.node.size() > 36 ? "..." + op.node.substr(op.node.size() - 33) : op.node;
-    std::snprintf(line, sizeof(line), "  %-36s %-14s %12.1f %12.1f %7.1f%% %10s\n", name.c_str(),
-                  op.op_type.c_str(), op.median_us, data.predicted_us[order[k]],
-                  100 * op.median_us / std::max(sum_measured, 1e-9), op.implementation.c_str());
+  out << "\ntime per device track (sum of step medians; virtual = a model, not a GPU):\n";
+  for (const auto& [track, tp] : per_track) {
+    std::snprintf(line, sizeof(line), "  %-28s measured %10.1f us   predicted %10.1f us\n",
+                  track.c_str(), tp.first, tp.second);
     out << line;
   }
-  out << "\ntime per op class:\n";
-  for (const auto& [cls, mp] : per_class) {
-    std::snprintf(line, sizeof(line), "  %-16s measured %10.1f us   predicted %10.1f us\n",
-                  cls.c_str(), mp.first, mp.second);
+  std::snprintf(line, sizeof(line), "bytes transferred: %.0f", bytes_moved);
+  out << line;
+  for (const auto& [dir, bc] : per_direction)
+    out << "; " << dir << " " << static_cast<long long>(bc.first) << " B in " << bc.second
+        << " copies";
+  out << (per_direction.empty() ? " (no copies)\n" : "\n");
+  out << "median |prediction error| per class:";
+  for (const auto& [cls, errs] : class_err) {
+    std::snprintf(line, sizeof(line), " %s %.0f%% (%zu)", cls.c_str(), 100 * Median(errs), errs.size());
     out << line;
   }
-  std::snprintf(line, sizeof(line),
-                "\nper device: cpu %.3f ms (sum of op medians); end to end %.3f ms median "
-                "(Session::Run); bytes transferred 0 (one device)\n",
-                sum_measured / 1e3, t.end_to_end_median_us / 1e3);
+  out << "\n";
+  std::snprintf(line, sizeof(line), "end to end: %.3f ms measured (median Engine::Run)", t.end_to_end_median_us / 1e3);
   out << line;
-  std::snprintf(line, sizeof(line),
-                "prediction: %.3f ms simulated end to end; median |error| per op %.1f%%\n",
-                sim->latency_us / 1e3, 100 * Median(abs_err));
-  out << line;
+  if (sim) {
+    std::snprintf(line, sizeof(line), "; %.3f ms SIMULATED (error %.1f%%); median |error| per step %.1f%%\n",
+                  sim->latency_us / 1e3,
+                  100 * (sim->latency_us - t.end_to_end_median_us) / std::max(t.end_to_end_median_us, 1e-9),
+                  100 * Median(abs_err));
+    out << line;
+  } else {
+    out << "; not simulated (" << sim_note << ")\n";
+  }
   if (t.energy_j_per_inference >= 0) {
     std::snprintf(line, sizeof(line), "energy: %.4f J per inference (measured: %s)\n",
                   t.energy_j_per_inference, t.energy_source.c_str());
     out << line;
-  } else {
+  } else if (sim) {
     std::snprintf(line, sizeof(line),
                   "energy: no sensor; %.4f J per inference is an ESTIMATE from profile '%s'\n",
                   sim->energy_j, profile->name.c_str());
     out << line;
     for (const std::string& note : t.energy_notes) out << "  (" << note << ")\n";
+  } else {
+    out << "energy: no sensor and no simulation; not reported\n";
   }
 
   if (flags.count("--trace")) {

@@ -54,27 +54,54 @@ const char* ClassColour(OpClass c) {
   return "#bab0ac";
 }
 
+const char* const kVirtualNote = "virtual device (vgpu): its times are a model, not a GPU measurement";
+
 }  // namespace
 
+std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model) {
+  std::vector<double> out;
+  for (const StepProfile& s : timings.steps) {
+    if (s.category == "copy") {
+      const int from = model.DeviceIndex(s.from_device), to = model.DeviceIndex(s.to_device);
+      out.push_back(from < 0 || to < 0 ? -1 : model.TransferUs(from, to, s.bytes));
+    } else {
+      const int d = model.DeviceIndex(s.device);
+      out.push_back(d < 0 ? -1
+                          : model.Cost(s.op_class, s.annotation.flops, s.annotation.bytes, d)
+                                .TotalUs());
+    }
+  }
+  return out;
+}
+
+std::string ProfileTrack(const StepProfile& step) {
+  return step.virtual_device ? step.track + " (virtual)" : step.track;
+}
+
 void AppendProfileTrace(const ProfileData& data, TraceWriter& trace) {
-  const ModelTimings& t = *data.timings;
-  double at = 0;
-  for (size_t i = 0; i < t.ops.size(); ++i) {
-    const OpTiming& op = t.ops[i];
-    TraceEvent& e = trace.Add({op.node, "kernel", "measured:" + data.device + "/stream0", at,
-                               op.median_us, {}});
-    e.Arg("op", op.op_type)
-        .Arg("class", OpClassName(op.op_class))
-        .Arg("device", data.device)
-        .Arg("implementation", op.implementation)
-        .Arg("flops", op.annotation.flops)
-        .Arg("bytes", op.annotation.bytes)
-        .Arg("intensity", op.annotation.intensity)
-        .Arg("weight_sparsity", op.annotation.weight_sparsity)
-        .Arg("measured_us", op.median_us)
-        .Arg("predicted_us", i < data.predicted_us.size() ? data.predicted_us[i] : -1.0)
+  const PlanTimings& t = *data.timings;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const StepProfile& s = t.steps[i];
+    if (s.runs == 0) continue;
+    const double pred = i < data.predicted_us.size() ? data.predicted_us[i] : -1.0;
+    TraceEvent& e = trace.Add({s.name, s.category, ProfileTrack(s), s.start_us, s.median_us, {}});
+    if (s.category == "copy") {
+      e.Arg("bytes", s.bytes).Arg("from", s.from_device).Arg("to", s.to_device);
+    } else {
+      e.Arg("op", s.op_type)
+          .Arg("class", OpClassName(s.op_class))
+          .Arg("implementation", s.implementation)
+          .Arg("flops", s.annotation.flops)
+          .Arg("bytes", s.annotation.bytes)
+          .Arg("intensity", s.annotation.intensity)
+          .Arg("weight_sparsity", s.annotation.weight_sparsity);
+    }
+    e.Arg("device", s.device)
+        .Arg("measured_us", s.median_us)
+        .Arg("predicted_us", pred)
+        .Arg("runs", static_cast<double>(s.runs))
         .Arg("profile", data.profile);
-    at += op.median_us;
+    if (s.virtual_device) e.Arg("note", kVirtualNote);
   }
   if (data.simulated == nullptr || data.sim_graph == nullptr) return;
   const SimGraph& g = *data.sim_graph;
@@ -101,85 +128,99 @@ void AppendProfileTrace(const ProfileData& data, TraceWriter& trace) {
 }
 
 std::string ProfileSvg(const ProfileData& data) {
-  const ModelTimings& t = *data.timings;
+  const PlanTimings& t = *data.timings;
   const double width = 1000, left = 170, right = 20, plot = width - left - right;
-  const double measured_total =
-      std::accumulate(t.ops.begin(), t.ops.end(), 0.0,
-                      [](double s, const OpTiming& o) { return s + o.median_us; });
+  // Measured tracks in order of first use.
+  std::vector<std::string> tracks;
+  double measured_span = 0;
+  for (const StepProfile& s : t.steps) {
+    if (s.runs == 0) continue;
+    if (std::find(tracks.begin(), tracks.end(), ProfileTrack(s)) == tracks.end())
+      tracks.push_back(ProfileTrack(s));
+    measured_span = std::max(measured_span, s.end_us);
+  }
   const double sim_total = data.simulated ? data.simulated->latency_us : 0;
-  const double span = std::max({measured_total, sim_total, 1e-9});
-  std::vector<size_t> order(t.ops.size());
-  std::iota(order.begin(), order.end(), 0);
+  const double span = std::max({measured_span, sim_total, 1e-9});
+  std::vector<size_t> order;
+  for (size_t i = 0; i < t.steps.size(); ++i)
+    if (t.steps[i].runs > 0) order.push_back(i);
   std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return t.ops[a].median_us > t.ops[b].median_us; });
+            [&](size_t a, size_t b) { return t.steps[a].median_us > t.steps[b].median_us; });
   const size_t bars = std::min<size_t>(order.size(), 25);
   const double row = 18, timeline_top = 50;
-  const int sim_rows = data.sim_graph ? data.sim_graph->num_devices : 0;
-  const double bars_top = timeline_top + (1 + sim_rows) * 30 + 60;
+  const int sim_rows = data.simulated && data.sim_graph ? data.sim_graph->num_devices : 0;
+  const double bars_top =
+      timeline_top + static_cast<double>(tracks.size() + static_cast<size_t>(sim_rows)) * 30 + 60;
   const double height = bars_top + static_cast<double>(bars) * row + 40;
+  bool any_virtual = false;
+  for (const StepProfile& s : t.steps) any_virtual = any_virtual || s.virtual_device;
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" << XmlEscape(t.model)
-    << ": measured per-op medians on " << data.device << " (ops timed one at a time, laid end to end) vs "
-    << "simulated plan on profile " << XmlEscape(data.profile) << "</text>\n"
-    << "<text x=\"10\" y=\"38\">timeline span " << Num(span / 1e3) << " ms; colours = op class</text>\n";
+    << ": measured engine timeline (median of " << t.iterations << " runs, policy "
+    << XmlEscape(t.plan.policy) << ") vs simulated on profile " << XmlEscape(data.profile)
+    << "</text>\n"
+    << "<text x=\"10\" y=\"38\">span " << Num(span / 1e3) << " ms; colours = op class; copies grey"
+    << (any_virtual ? "; (virtual) rows are braid's virtual GPU: a model, not a GPU measurement"
+                    : "")
+    << "</text>\n";
   auto x_of = [&](double us) { return left + plot * us / span; };
-  // Timeline rows.
   double y = timeline_top;
-  s << "<text x=\"10\" y=\"" << y + 14 << "\">measured " << data.device << "</text>\n";
-  double at = 0;
-  for (const OpTiming& op : t.ops) {
-    s << "<rect x=\"" << Num(x_of(at)) << "\" y=\"" << y << "\" width=\""
-      << Num(std::max(0.5, plot * op.median_us / span)) << "\" height=\"20\" fill=\""
-      << ClassColour(op.op_class) << "\"><title>" << XmlEscape(op.node) << " (" << op.op_type
-      << ") " << Num(op.median_us) << " us measured</title></rect>\n";
-    at += op.median_us;
-  }
-  if (data.simulated && data.sim_graph) {
-    for (int d = 0; d < sim_rows; ++d) {
-      y += 30;
-      s << "<text x=\"10\" y=\"" << y + 14 << "\">simulated " << XmlEscape(data.sim_graph->devices[static_cast<size_t>(d)])
-        << "</text>\n";
-      for (size_t i = 0; i < data.simulated->nodes.size(); ++i) {
-        const SimNodeTime& n = data.simulated->nodes[i];
-        if (n.device != d) continue;
-        const OpClass c = i < t.ops.size() ? t.ops[i].op_class : OpClass::kOther;
-        s << "<rect x=\"" << Num(x_of(n.start_us)) << "\" y=\"" << y << "\" width=\""
-          << Num(std::max(0.5, plot * (n.end_us - n.start_us) / span))
-          << "\" height=\"20\" fill=\"" << ClassColour(c) << "\" fill-opacity=\"0.7\"><title>"
-          << XmlEscape(data.sim_graph->node_names[i]) << " " << Num(n.end_us - n.start_us)
-          << " us simulated</title></rect>\n";
-      }
+  for (const std::string& track : tracks) {
+    s << "<text x=\"10\" y=\"" << y + 14 << "\">" << XmlEscape(track) << "</text>\n";
+    for (const StepProfile& st : t.steps) {
+      if (st.runs == 0 || ProfileTrack(st) != track) continue;
+      const bool copy = st.category == "copy";
+      s << "<rect x=\"" << Num(x_of(st.start_us)) << "\" y=\"" << y << "\" width=\""
+        << Num(std::max(0.5, plot * st.median_us / span)) << "\" height=\"20\" fill=\""
+        << (copy ? "#888888" : ClassColour(st.op_class)) << "\"><title>" << XmlEscape(st.name)
+        << (copy ? "" : " (" + st.op_type + ")") << " " << Num(st.median_us) << " us measured"
+        << (st.virtual_device ? " (virtual device)" : "") << "</title></rect>\n";
     }
+    y += 30;
   }
-  // Per-op bars: measured (solid) and predicted (outline), top ops.
+  for (int d = 0; d < sim_rows; ++d) {
+    s << "<text x=\"10\" y=\"" << y + 14 << "\">simulated "
+      << XmlEscape(data.sim_graph->devices[static_cast<size_t>(d)]) << "</text>\n";
+    for (size_t i = 0; i < data.simulated->nodes.size(); ++i) {
+      const SimNodeTime& n = data.simulated->nodes[i];
+      if (n.device != d) continue;
+      const OpClass c = i < t.graph.nodes().size() ? ClassifyOp(t.graph.nodes()[i]) : OpClass::kOther;
+      s << "<rect x=\"" << Num(x_of(n.start_us)) << "\" y=\"" << y << "\" width=\""
+        << Num(std::max(0.5, plot * (n.end_us - n.start_us) / span))
+        << "\" height=\"20\" fill=\"" << ClassColour(c) << "\" fill-opacity=\"0.6\"><title>"
+        << XmlEscape(data.sim_graph->node_names[i]) << " " << Num(n.end_us - n.start_us)
+        << " us simulated</title></rect>\n";
+    }
+    y += 30;
+  }
+  // Per-step bars: measured (solid) and predicted (outline), top steps.
+  auto pred_of = [&](size_t i) { return i < data.predicted_us.size() ? data.predicted_us[i] : -1.0; };
   double longest = 1e-9;
-  for (size_t k = 0; k < bars; ++k) {
-    const size_t i = order[k];
-    longest = std::max({longest, t.ops[i].median_us,
-                        i < data.predicted_us.size() ? data.predicted_us[i] : 0.0});
-  }
+  for (size_t k = 0; k < bars; ++k)
+    longest = std::max({longest, t.steps[order[k]].median_us, pred_of(order[k])});
   s << "<text x=\"10\" y=\"" << bars_top - 12 << "\" font-size=\"13\" font-weight=\"bold\">top "
-    << bars << " ops: measured median (solid) vs predicted by the cost model (outline), us</text>\n";
+    << bars << " steps: measured median (solid) vs predicted by the cost model (outline), us</text>\n";
   for (size_t k = 0; k < bars; ++k) {
     const size_t i = order[k];
-    const OpTiming& op = t.ops[i];
+    const StepProfile& st = t.steps[i];
     const double by = bars_top + static_cast<double>(k) * row;
-    std::string label = op.node.size() > 26 ? "..." + op.node.substr(op.node.size() - 23) : op.node;
+    std::string label = st.name.size() > 26 ? "..." + st.name.substr(st.name.size() - 23) : st.name;
+    if (st.virtual_device) label += " [v]";
     s << "<text x=\"10\" y=\"" << by + 12 << "\">" << XmlEscape(label) << "</text>\n"
       << "<rect x=\"" << left << "\" y=\"" << by + 2 << "\" width=\""
-      << Num(plot * 0.85 * op.median_us / longest) << "\" height=\"12\" fill=\""
-      << ClassColour(op.op_class) << "\"/>\n";
-    if (i < data.predicted_us.size() && data.predicted_us[i] >= 0)
+      << Num(plot * 0.85 * st.median_us / longest) << "\" height=\"12\" fill=\""
+      << (st.category == "copy" ? "#888888" : ClassColour(st.op_class)) << "\"/>\n";
+    if (pred_of(i) >= 0)
       s << "<rect x=\"" << left << "\" y=\"" << by + 1 << "\" width=\""
-        << Num(plot * 0.85 * data.predicted_us[i] / longest)
+        << Num(plot * 0.85 * pred_of(i) / longest)
         << "\" height=\"14\" fill=\"none\" stroke=\"black\"/>\n";
-    s << "<text x=\"" << Num(left + plot * 0.85 * std::max(op.median_us, i < data.predicted_us.size() ? data.predicted_us[i] : 0.0) / longest + 4)
-      << "\" y=\"" << by + 12 << "\">" << Num(op.median_us, 1) << " / "
-      << (i < data.predicted_us.size() ? Num(data.predicted_us[i], 1) : std::string("-"))
-      << "</text>\n";
+    s << "<text x=\"" << Num(left + plot * 0.85 * std::max(st.median_us, pred_of(i)) / longest + 4)
+      << "\" y=\"" << by + 12 << "\">" << Num(st.median_us, 1) << " / "
+      << (pred_of(i) >= 0 ? Num(pred_of(i), 1) : std::string("-")) << " ("
+      << XmlEscape(st.device) << ")</text>\n";
   }
   s << "</svg>\n";
   return s.str();
@@ -187,18 +228,22 @@ std::string ProfileSvg(const ProfileData& data) {
 
 std::string ProfileCsv(const ProfileData& data) {
   std::ostringstream s;
-  s << "index,node,op,class,device,implementation,flops,bytes,intensity,weight_sparsity,"
-       "measured_median_us,measured_min_us,predicted_us,error_pct\n";
-  const ModelTimings& t = *data.timings;
-  for (size_t i = 0; i < t.ops.size(); ++i) {
-    const OpTiming& op = t.ops[i];
+  s << "index,name,category,op,class,device,virtual,track,implementation,flops,bytes,intensity,"
+       "weight_sparsity,start_us,end_us,measured_median_us,predicted_us,error_pct\n";
+  const PlanTimings& t = *data.timings;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const StepProfile& st = t.steps[i];
     const double pred = i < data.predicted_us.size() ? data.predicted_us[i] : -1;
-    s << i << "," << CsvField(op.node) << "," << op.op_type << "," << OpClassName(op.op_class)
-      << "," << data.device << "," << CsvField(op.implementation) << ","
-      << JsonNumber(op.annotation.flops) << "," << JsonNumber(op.annotation.bytes) << ","
-      << JsonNumber(op.annotation.intensity) << "," << JsonNumber(op.annotation.weight_sparsity)
-      << "," << Num(op.median_us) << "," << Num(op.min_us) << "," << Num(pred) << ","
-      << (pred >= 0 && op.median_us > 0 ? Num(100.0 * (pred - op.median_us) / op.median_us, 1)
+    const bool copy = st.category == "copy";
+    s << i << "," << CsvField(st.name) << "," << st.category << "," << st.op_type << ","
+      << (copy ? "copy" : OpClassName(st.op_class)) << "," << st.device << ","
+      << (st.virtual_device ? "yes" : "no") << "," << CsvField(st.track) << ","
+      << CsvField(st.implementation) << "," << JsonNumber(st.annotation.flops) << ","
+      << JsonNumber(copy ? st.bytes : st.annotation.bytes) << ","
+      << JsonNumber(st.annotation.intensity) << "," << JsonNumber(st.annotation.weight_sparsity)
+      << "," << Num(st.start_us) << "," << Num(st.end_us) << "," << Num(st.median_us) << ","
+      << Num(pred) << ","
+      << (pred >= 0 && st.median_us > 0 ? Num(100.0 * (pred - st.median_us) / st.median_us, 1)
                                         : std::string())
       << "\n";
   }

@@ -1,8 +1,15 @@
-// The files `braid profile` writes: Chrome trace JSON (runtime/trace.h), an
-// SVG with a timeline and a per-op bar chart, and a per-op CSV.
+// The files `braid profile` writes from a measured engine run (PlanTimings):
+// Chrome trace JSON (runtime/trace.h) with one track per device stream and
+// copy direction, an SVG with the timeline and a per-op bar chart, and a
+// per-step CSV.
 //
-//   braid::cli::ProfileData data{&timings, &sim_graph, &sim_result, predicted_us};
-//   RETURN_IF_ERROR(braid::cli::WriteProfileCsv(data, "ops.csv"));
+//   braid::cli::ProfileData data;
+//   data.timings = &plan_timings;                 // MeasurePlan
+//   data.predicted_us = PredictSteps(plan_timings, cost_model);
+//   data.sim_graph = &sim_graph; data.simulated = &sim_result;   // optional
+//   braid::TraceWriter trace;
+//   braid::cli::AppendProfileTrace(data, trace);
+//   RETURN_IF_ERROR(braid::cli::WriteTextFile("ops.csv", braid::cli::ProfileCsv(data)));
 #ifndef BRAID_TOOLS_PROFILE_REPORT_H_
 #define BRAID_TOOLS_PROFILE_REPORT_H_
 
@@ -10,24 +17,34 @@
 #include <vector>
 
 #include "runtime/trace.h"
+#include "scheduler/cost_model.h"
 #include "scheduler/simulator.h"
 #include "tools/op_timer.h"
 
 namespace braid::cli {
 
 struct ProfileData {
-  const ModelTimings* timings = nullptr;  // measured (cpu)
-  const SimGraph* sim_graph = nullptr;    // the simulated plan's graph
-  const SimResult* simulated = nullptr;   // with a timeline
-  std::vector<double> predicted_us;       // per node: the cost model on its device
-  std::string device = "cpu";             // where the measurements ran
-  std::string profile;                    // the profile predictions come from
+  const PlanTimings* timings = nullptr;  // measured
+  const SimGraph* sim_graph = nullptr;   // the simulated plan's graph (optional)
+  const SimResult* simulated = nullptr;  // with a timeline (optional)
+  std::vector<double> predicted_us;      // per step; < 0 when the profile cannot tell
+  std::string profile;                   // the profile predictions come from
 };
 
-// Measured medians laid end to end on "measured:cpu/stream0" (they were
-// timed one op at a time), the simulated plan on "simulated:DEVICE/stream0"
-// and "simulated:A->B" tracks. Op events carry op, class, flops, bytes,
-// intensity, weight_sparsity, device, predicted_us and measured_us.
+// Per step: kernels the cost model's time for the step's node (slice parts
+// with their own FLOPs / bytes) on the step's device, copies the link's
+// transfer time; -1 where the profile lacks the device or link.
+std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model);
+
+// The track a measured step is shown on: the engine's track
+// ("cpu/stream0", "vgpu/h2d"), marked "(virtual)" on a virtual device.
+std::string ProfileTrack(const StepProfile& step);
+
+// Measured steps at their median start on their own tracks; op events carry
+// op, class, flops, bytes, intensity, weight_sparsity, device,
+// implementation, predicted_us and measured_us; copy events bytes, from, to,
+// predicted_us and measured_us. The simulated plan (when given) goes on
+// "simulated:DEVICE/stream0" and "simulated:A->B" tracks.
 void AppendProfileTrace(const ProfileData& data, TraceWriter& trace);
 std::string ProfileSvg(const ProfileData& data);
 std::string ProfileCsv(const ProfileData& data);

@@ -16,7 +16,8 @@
 #endif
 #endif
 #ifdef BRAID_ASAN
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's counter (GCC does not install its header).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif

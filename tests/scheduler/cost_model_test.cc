@@ -104,5 +104,61 @@ TEST(CostModelTest, FitRecoversTheFactorsThatGeneratedTheTimes) {
   EXPECT_NEAR(fit[0].overhead_us, overhead, 0.2 * overhead);
 }
 
+// Samples that are all memory-bound say nothing about compute efficiency:
+// the fit must keep the default there, not the lowest value that still fits
+// (which predicted compute-bound MatMuls ~10x too slow).
+TEST(CostModelTest, FitKeepsTheDefaultForAnEfficiencyTheSamplesDoNotExercise) {
+  DeviceSpec device = TwoDeviceProfile().devices[0];
+  const double em = 0.4, overhead = 3;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> log_bytes(4, 7);
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 12; ++i) {
+    OpMeasurement m;
+    m.op_class = OpClass::kGemm;
+    m.bytes = std::pow(10.0, log_bytes(rng));
+    m.flops = 0.5 * m.bytes;  // GEMV-like: memory-bound at any compute efficiency >= 0.2
+    m.measured_us = overhead + m.bytes / (device.memory_bandwidth_gbps * 1e3 * em);
+    ms.push_back(m);
+  }
+  std::vector<OpClassEfficiency> fit = FitEfficiency(device, ms);
+  ASSERT_EQ(fit.size(), 1u);
+  const OpClassEfficiency prior = DefaultEfficiency(device.kind, OpClass::kGemm);
+  EXPECT_DOUBLE_EQ(fit[0].compute, prior.compute);
+  EXPECT_NEAR(fit[0].memory, em, 0.1 * em);
+  // A compute-bound MatMul is then predicted from the default, not far slower.
+  DeviceProfile profile = TwoDeviceProfile();
+  profile.devices[0].efficiency = fit;
+  CostModel model(profile);
+  const double flops = 2e8, bytes = 1e6;
+  const double expected = fit[0].overhead_us +
+                          flops / (device.peak_gflops * prior.compute * 1e3);
+  EXPECT_NEAR(model.Cost(OpClass::kGemm, flops, bytes, 0).TotalUs(), expected, 0.2 * expected);
+}
+
+// With a fitted conv class, a gemm class seen only memory-bound takes conv's
+// compute efficiency (the same kind of dense kernel).
+TEST(CostModelTest, UnexercisedGemmComputeFollowsTheFittedConvClass) {
+  DeviceSpec device = TwoDeviceProfile().devices[0];
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> log_size(3, 6);
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 20; ++i) {
+    const double flops = std::pow(10.0, log_size(rng) + 1), bytes = std::pow(10.0, log_size(rng) - 1);
+    ms.push_back({OpClass::kConv, flops, bytes, 2 + std::max(flops / 700, bytes / 500)});
+  }
+  for (int i = 0; i < 5; ++i) {
+    const double bytes = std::pow(10.0, log_size(rng));
+    ms.push_back({OpClass::kGemm, 0.25 * bytes, bytes, 1 + bytes / 300});
+  }
+  std::vector<OpClassEfficiency> fit = FitEfficiency(device, ms);
+  ASSERT_EQ(fit.size(), 2u);
+  EXPECT_EQ(fit[0].op_class, "conv");
+  EXPECT_NEAR(fit[0].compute, 0.7, 0.07);
+  EXPECT_EQ(fit[1].op_class, "gemm");
+  EXPECT_DOUBLE_EQ(fit[1].compute, fit[0].compute);
+  EXPECT_NEAR(fit[1].memory, 0.3, 0.03);
+}
+
 }  // namespace
 }  // namespace braid

@@ -120,15 +120,74 @@ TEST(ProfileCommandTest, WritesAPerfettoTraceCsvAndSvg) {
     }
   }
   EXPECT_GT(measured_ops, 0);
-  EXPECT_EQ(measured_ops, simulated_ops);
+  EXPECT_EQ(measured_ops, simulated_ops);  // cpu-only: one kernel step per node
   const std::string csv = ReadFile(dir / "ops.csv");
   EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), measured_ops + 1);
   const std::string svg = ReadFile(dir / "p.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  Result vgpu = Braid({"profile", "builtin:tiny_cnn", "--devices", "vgpu"});
-  EXPECT_NE(vgpu.status, 0);
-  EXPECT_NE(vgpu.err.find("cpu only"), std::string::npos);
+  Result bad = Braid({"profile", "builtin:tiny_cnn", "--devices", "tpu"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("tpu"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Everything on the virtual GPU: the trace has one track per vgpu stream and
+// copy direction, marked virtual; kernel events on it carry the op fields.
+TEST(ProfileCommandTest, ProfilesAVgpuPlanOnRealTracks) {
+  const fs::path dir = TempDir("profile_vgpu");
+  Result r = Braid({"profile", "builtin:tiny_cnn", "--devices", "cpu,vgpu", "--policy",
+                    "gpu-only", "--vgpu-timing", "none", "--iterations", "1", "--warmup", "0",
+                    "--threads", "1", "--trace", (dir / "t.json").string(), "--csv",
+                    (dir / "steps.csv").string(), "--svg", (dir / "p.svg").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("VIRTUAL GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bytes transferred"), std::string::npos);
+  EXPECT_EQ(r.out.find("GPU measurement:"), std::string::npos);
+  StatusOr<JsonValue> trace = ParseJson(ReadFile(dir / "t.json"));
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  std::vector<std::string> tracks;
+  int vgpu_kernels = 0, copies = 0, steps = 0;
+  for (const JsonValue& e : trace->Find("traceEvents")->array()) {
+    const std::string ph = *e.GetString("ph", "");
+    if (ph == "M") {
+      if (const JsonValue* args = e.Find("args")) tracks.push_back(*args->GetString("name", ""));
+      continue;
+    }
+    const std::string cat = *e.GetString("cat", "");
+    if (cat != "kernel" && cat != "copy") continue;
+    ++steps;
+    const JsonValue* args = e.Find("args");
+    ASSERT_NE(args, nullptr);
+    for (const char* key : {"device", "measured_us", "predicted_us"})
+      EXPECT_NE(args->Find(key), nullptr) << key;
+    if (cat == "copy") {
+      ++copies;
+      EXPECT_NE(args->Find("bytes"), nullptr);
+    } else if (*args->GetString("device", "") == "vgpu") {
+      ++vgpu_kernels;
+      for (const char* key : {"op", "flops", "intensity", "weight_sparsity", "note"})
+        EXPECT_NE(args->Find(key), nullptr) << key;
+    }
+  }
+  EXPECT_GT(vgpu_kernels, 0);
+  EXPECT_GE(copies, 2);  // the input up, the output down
+  auto has = [&](const std::string& t) {
+    return std::find(tracks.begin(), tracks.end(), t) != tracks.end();
+  };
+  EXPECT_TRUE(has("vgpu/stream0 (virtual)"));
+  EXPECT_TRUE(has("vgpu/h2d (virtual)"));
+  EXPECT_TRUE(has("vgpu/d2h (virtual)"));
+  const std::string csv = ReadFile(dir / "steps.csv");
+  EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), steps + 1);
+  EXPECT_NE(ReadFile(dir / "p.svg").find("(virtual)"), std::string::npos);
+  // A plan naming a device that is not open is refused clearly.
+  const std::string plan_path = (dir / "plan.json").string();
+  ASSERT_EQ(Braid({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--policy", "gpu-only",
+                   "--save", plan_path}).status, 0);
+  Result closed = Braid({"profile", "builtin:tiny_cnn", "--plan", plan_path, "--iterations", "1"});
+  EXPECT_NE(closed.status, 0);
+  EXPECT_NE(closed.err.find("--devices"), std::string::npos) << closed.err;
   fs::remove_all(dir);
 }
 
@@ -145,6 +204,25 @@ TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
   EXPECT_NE(p->devices[0].sources.at("peak_gflops").find("measured"), std::string::npos);
   Result bad = Braid({"calibrate", "--devices", "cuda"});
   EXPECT_NE(bad.status, 0);
+  fs::remove_all(dir);
+}
+
+TEST(TrainCommandTest, WritesAPolicyAndALearningCurve) {
+  const fs::path dir = TempDir("train");
+  const std::string policy = (dir / "sparoa.bin").string();
+  const std::string csv = (dir / "curve.csv").string();
+  const std::string svg = (dir / "curve.svg").string();
+  Result r = Braid({"train", "--policy", "sparoa", "--profiles", "jetson-orin-nano-8gb",
+                    "--episodes", "12", "--random-graphs", "4", "--out", policy, "--csv", csv,
+                    "--svg", svg});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("SIMULATED"), std::string::npos) << r.out;
+  EXPECT_GT(fs::file_size(policy), 0u);
+  const std::string curve = ReadFile(csv);
+  EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 13) << curve;  // header + 12 episodes
+  EXPECT_NE(ReadFile(svg).find("<svg"), std::string::npos);
+  Result bad = Braid({"train", "--policy", "heft", "--out", policy});
+  EXPECT_EQ(bad.status, 2) << bad.out;
   fs::remove_all(dir);
 }
 
