@@ -28,6 +28,7 @@
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
 #include "scheduler/threshold_policy.h"
+#include "tools/cli_common.h"
 #include "tools/op_timer.h"
 #include "tools/profile_report.h"
 
@@ -43,22 +44,12 @@ int main(int argc, char** argv) {
   int vgpu_iterations = 5;
   bool skip_vgpu = false;
   bool dump = false;  // per-op rows and fitted efficiencies (stderr)
-  auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-      const size_t c = std::min(s.find(',', start), s.size());
-      if (c > start) out.push_back(s.substr(start, c - start));
-      start = c + 1;
-    }
-    return out;
-  };
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iterations")) options.iterations = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--vgpu-iterations")) vgpu_iterations = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) options.threads = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--models")) models = split(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--policies")) policies = split(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--models")) models = cli::SplitList(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--policies")) policies = cli::SplitList(argv[i + 1]);
     if (!std::strcmp(argv[i], "--skip-vgpu")) skip_vgpu = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--dump")) dump = std::atoi(argv[i + 1]) != 0;
   }

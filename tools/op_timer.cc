@@ -22,6 +22,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Stops the energy meter (if any) and fills the end-to-end and energy fields
+// shared by ModelTimings and PlanTimings from the timed runs.
+template <typename Timings>
+void FinishRuns(EnergyMeter* meter, const std::vector<double>& runs, int iterations,
+                Timings& t) {
+  if (meter != nullptr) {
+    StatusOr<EnergyReport> report = meter->Stop();
+    if (!report.ok()) {
+      t.energy_notes.push_back(report.status().message());
+    } else if (report->measured) {
+      t.energy_j_per_inference = report->total_joules / iterations;
+      t.energy_source = report->total_from;
+    }
+  }
+  t.end_to_end_median_us = Median(runs);
+  t.end_to_end_min_us = *std::min_element(runs.begin(), runs.end());
+}
+
 double MicrosSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
@@ -182,17 +200,7 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
       RETURN_IF_ERROR(session->Run());
       times.push_back(MicrosSince(t0));
     }
-    if (meter) {
-      StatusOr<EnergyReport> report = meter->Stop();
-      if (!report.ok()) {
-        t.energy_notes.push_back(report.status().message());
-      } else if (report->measured) {
-        t.energy_j_per_inference = report->total_joules / options.iterations;
-        t.energy_source = report->total_from;
-      }
-    }
-    t.end_to_end_median_us = Median(times);
-    t.end_to_end_min_us = *std::min_element(times.begin(), times.end());
+    FinishRuns(meter.get(), times, options.iterations, t);
   }
   t.graph = std::move(graph);
   return t;
@@ -308,17 +316,7 @@ StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
       durations[k].push_back(last[k].end_us - last[k].start_us);
     }
   }
-  if (meter) {
-    StatusOr<EnergyReport> report = meter->Stop();
-    if (!report.ok()) {
-      t.energy_notes.push_back(report.status().message());
-    } else if (report->measured) {
-      t.energy_j_per_inference = report->total_joules / options.iterations;
-      t.energy_source = report->total_from;
-    }
-  }
-  t.end_to_end_median_us = Median(runs);
-  t.end_to_end_min_us = *std::min_element(runs.begin(), runs.end());
+  FinishRuns(meter.get(), runs, options.iterations, t);
 
   std::map<std::string, const Node*> nodes;
   for (const Node& n : engine->graph().nodes()) nodes[n.name] = &n;
