@@ -7,6 +7,7 @@
 
 #include "graph/annotate.h"
 #include "graph/braid_format.h"
+#include "tests/scoped_temp_dir.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -24,11 +25,10 @@ Result RunCli(std::vector<std::string> args) {
   return {status, out.str(), err.str()};
 }
 
-std::filesystem::path TempDir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("braid_cli_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+// One folder per test process, removed when the process exits.
+const std::filesystem::path& TempDir() {
+  static const testing::ScopedTempDir dir("braid_cli_test");
+  return dir.path();
 }
 
 // Reads a number that follows "key": in a JSON text (enough for checking).

@@ -14,6 +14,7 @@
 
 #include "braid/braid.h"
 #include "tests/onnx/onnx_builders.h"
+#include "tests/scoped_temp_dir.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -24,7 +25,6 @@ using braid::testing::AddInitializer;
 using braid::testing::AddInput;
 using braid::testing::AddNode;
 using braid::testing::AddOutput;
-using braid::testing::FreshTempDir;
 using braid::testing::MakeModel;
 using braid::testing::RawTensor;
 using braid::testing::Serialize;
@@ -102,7 +102,8 @@ TEST(OnnxTestCommandTest, RealCasesPass) {
 }
 
 TEST(OnnxTestCommandTest, CorruptedExpectationFailsWithWorstElement) {
-  const fs::path root = FreshTempDir("corrupt");
+  const braid::testing::ScopedTempDir scratch("braid_onnx_test_corrupt");
+  const fs::path& root = scratch.path();
   const fs::path dir = root / "test_relu_corrupted";
   fs::create_directories(dir / "test_data_set_0");
   fs::copy_file(NodeCase("test_relu") / "model.onnx", dir / "model.onnx");
@@ -160,7 +161,8 @@ TEST(OnnxTestCommandTest, CorruptedExpectationFailsWithWorstElement) {
 }
 
 TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
-  const fs::path root = FreshTempDir("skip");
+  const braid::testing::ScopedTempDir scratch("braid_onnx_test_skip");
+  const fs::path& root = scratch.path();
   const onnx::TensorProto x = RawTensor<float>("x", onnx::TensorProto::FLOAT, {2, 3}, kX);
   WriteCase(root / "case_unknown_op", UnaryModel("BraidNoSuchOp"), {x}, {x});
   onnx::ModelProto custom = UnaryModel("Relu");
@@ -195,7 +197,8 @@ TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
 // An input that is also an initializer (IR < 4 style): only the other input
 // has an input_N.pb; the expected output is computed here.
 TEST(OnnxTestCommandTest, InitializerInputsAreNotFed) {
-  const fs::path root = FreshTempDir("init");
+  const braid::testing::ScopedTempDir scratch("braid_onnx_test_init");
+  const fs::path& root = scratch.path();
   onnx::ModelProto m = MakeModel(13);
   m.set_ir_version(3);
   AddInput(m, "bias", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
@@ -242,7 +245,8 @@ onnx::ModelProto DropoutModel(bool with_training_initializer, bool training) {
 }
 
 TEST(OnnxTestCommandTest, TrainingModeAndUnsupportedKernelsSkipOtherErrorsFail) {
-  const fs::path root = FreshTempDir("training");
+  const braid::testing::ScopedTempDir scratch("braid_onnx_test_training");
+  const fs::path& root = scratch.path();
   const onnx::TensorProto x = RawTensor<float>("x", onnx::TensorProto::FLOAT, {2, 3}, kX);
 
   onnx::ModelProto bn = MakeModel(15);
