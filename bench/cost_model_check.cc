@@ -16,7 +16,13 @@
 //
 //   braid_cost_model_check [--iterations N] [--vgpu-iterations M] [--threads T]
 //                          [--models a,b,...] [--policies threshold,partition]
-//                          [--skip-vgpu 1]
+//                          [--skip-vgpu 1] [--suite 0] [--dump 1] [--stat median|min]
+//                          [--per-op engine|isolated] [--passes P]
+//
+// The fit also uses braid calibrate's op suite (MeasureCalibrationSuite:
+// synthetic single ops, no zoo model), as `braid calibrate` does; --suite 0
+// fits on the other zoo models only.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +50,21 @@ int main(int argc, char** argv) {
   int vgpu_iterations = 5;
   bool skip_vgpu = false;
   bool dump = false;  // per-op rows and fitted efficiencies (stderr)
+  bool suite = true;
+  // "median" (default) or "min" of the timed runs, for per-op times (fit and
+  // check) and end to end: on a shared, loaded machine the min is the
+  // estimate of the unloaded time (noise only adds).
+  std::string stat = "median";
+  // "engine": per-op times are the steps of a cpu-only engine run of the
+  // whole model (the layouts and caches of a real run); "isolated": each op
+  // alone (MeasureModel), as before.
+  std::string per_op = "engine";
+  // Each model (and the suite) is measured in this many passes over the zoo;
+  // per op and end to end the lowest pass median is kept. On a shared
+  // machine a burst of load slows every op of whichever model is running
+  // then (vit_tiny's LayerNorms read 1.5x slow in one run, normal in the
+  // next); a second pass, seconds later, usually misses it.
+  int passes = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iterations")) options.iterations = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--vgpu-iterations")) vgpu_iterations = std::atoi(argv[i + 1]);
@@ -52,21 +73,92 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--policies")) policies = cli::SplitList(argv[i + 1]);
     if (!std::strcmp(argv[i], "--skip-vgpu")) skip_vgpu = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--dump")) dump = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--suite")) suite = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--stat")) stat = argv[i + 1];
+    if (!std::strcmp(argv[i], "--per-op")) per_op = argv[i + 1];
+    if (!std::strcmp(argv[i], "--passes")) passes = std::max(1, std::atoi(argv[i + 1]));
+  }
+  // Keeps, per op and end to end, the lower of two measurements of the same
+  // graph.
+  auto keep_best = [](ModelTimings& best, const ModelTimings& next) {
+    for (size_t i = 0; i < best.ops.size() && i < next.ops.size(); ++i) {
+      OpTiming& b = best.ops[i];
+      const OpTiming& n = next.ops[i];
+      if (n.median_us > 0 && (b.median_us <= 0 || n.median_us < b.median_us))
+        b.median_us = n.median_us;
+      if (n.min_us > 0 && (b.min_us <= 0 || n.min_us < b.min_us)) b.min_us = n.min_us;
+    }
+    if (next.end_to_end_median_us > 0 && next.end_to_end_median_us < best.end_to_end_median_us)
+      best.end_to_end_median_us = next.end_to_end_median_us;
+    if (next.end_to_end_min_us > 0 && next.end_to_end_min_us < best.end_to_end_min_us)
+      best.end_to_end_min_us = next.end_to_end_min_us;
+  };
+  if (stat != "median" && stat != "min") {
+    std::fprintf(stderr, "--stat: median or min\n");
+    return 1;
+  }
+  auto use_stat = [&](ModelTimings& t) {
+    if (stat != "min") return;
+    for (OpTiming& op : t.ops) op.median_us = op.min_us;
+    if (t.end_to_end_min_us > 0) t.end_to_end_median_us = t.end_to_end_min_us;
+  };
+  std::vector<ModelTimings> suite_timings;
+  if (suite) {
+    std::fprintf(stderr, "measuring the calibration op suite ...\n");
+    OpTimerOptions suite_options = options;
+    suite_options.end_to_end = false;
+    for (int pass = 0; pass < passes; ++pass) {
+      StatusOr<std::vector<ModelTimings>> t = MeasureCalibrationSuite(suite_options);
+      if (!t.ok()) {
+        std::fprintf(stderr, "suite: %s\n", t.status().ToString().c_str());
+        return 1;
+      }
+      if (pass == 0) {
+        suite_timings = std::move(*t);
+      } else {
+        for (size_t k = 0; k < suite_timings.size() && k < t->size(); ++k)
+          keep_best(suite_timings[k], (*t)[k]);
+      }
+    }
+    for (ModelTimings& st : suite_timings) use_stat(st);
+    if (dump)
+      for (const ModelTimings& st : suite_timings)
+        for (size_t i = 0; i < st.ops.size(); ++i)
+          std::fprintf(stderr, "suite %s %s %s flops %.0f bytes %.0f measured %.2f (%s)\n",
+                       st.ops[i].node.c_str(), st.ops[i].op_type.c_str(),
+                       OpClassName(st.ops[i].op_class), st.ops[i].annotation.flops,
+                       st.ops[i].annotation.bytes, st.ops[i].median_us,
+                       st.ops[i].implementation.c_str());
   }
   std::vector<ModelTimings> all;
-  for (const std::string& m : models) {
-    std::fprintf(stderr, "measuring %s ...\n", m.c_str());
-    StatusOr<ModelTimings> t = MeasureModel("builtin:" + m, options);
-    if (!t.ok()) {
-      std::fprintf(stderr, "%s: %s\n", m.c_str(), t.status().ToString().c_str());
-      return 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t k = 0; k < models.size(); ++k) {
+      const std::string& m = models[k];
+      std::fprintf(stderr, "measuring %s (pass %d) ...\n", m.c_str(), pass + 1);
+      StatusOr<ModelTimings> t = per_op == "isolated"
+                                     ? MeasureModel("builtin:" + m, options)
+                                     : MeasureModelInEngine("builtin:" + m, options);
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s: %s\n", m.c_str(), t.status().ToString().c_str());
+        return 1;
+      }
+      use_stat(*t);
+      if (pass == 0) {
+        all.push_back(std::move(*t));
+      } else {
+        keep_best(all[k], *t);
+      }
     }
-    all.push_back(std::move(*t));
   }
   std::map<std::string, std::vector<double>> class_errors;
+  std::map<std::string, std::vector<double>> type_errors;   // "class/op_type"
+  std::map<std::string, double> type_abs_us;                // sum |pred - meas|
   std::vector<double> e2e_errors;
-  std::printf("cost model check: all-CPU plans, leave-one-model-out fit, %d threads, %d runs\n\n",
-              all.empty() ? 0 : all[0].threads, options.iterations);
+  std::printf("cost model check: all-CPU plans, leave-one-model-out fit%s, %d threads, %d runs, "
+              "statistic %s (lowest of %d passes), per-op times %s\n\n",
+              suite ? " (+ calibrate's op suite)" : "", all.empty() ? 0 : all[0].threads,
+              options.iterations, stat.c_str(), passes,
+              per_op == "isolated" ? "of each op alone" : "of the engine's steps in a whole run");
   std::printf("%-14s %6s %12s %12s %12s %9s %14s\n", "model", "ops", "measured ms",
               "sum ops ms", "simulated ms", "e2e err", "median op err");
   for (size_t k = 0; k < all.size(); ++k) {
@@ -74,6 +166,7 @@ int main(int argc, char** argv) {
     for (size_t j = 0; j < all.size(); ++j)
       if (j != k) others.push_back(&all[j]);
     if (others.empty()) others.push_back(&all[k]);
+    for (const ModelTimings& st : suite_timings) others.push_back(&st);
     DeviceProfile profile = BuiltinHostProfile();
     profile.devices[0] = CpuSpecFromTimings(others);
     profile.devices[0].active_power_w = 1;
@@ -84,19 +177,28 @@ int main(int argc, char** argv) {
       for (const OpClassEfficiency& e : profile.devices[0].efficiency)
         std::fprintf(stderr, "  %s compute %.3f memory %.3f overhead %.2f (%d)\n",
                      e.op_class.c_str(), e.compute, e.memory, e.overhead_us, e.samples);
+      for (const OpTypeFactor& f : profile.devices[0].op_types)
+        std::fprintf(stderr, "  type %s x%.3f (%d)\n", f.op_type.c_str(), f.factor, f.samples);
+      std::fprintf(stderr, "  cache %.0f B at %.1f GB/s\n", profile.devices[0].cache_bytes,
+                   profile.devices[0].cache_bandwidth_gbps);
     }
     CostModel model(profile);
     const ModelTimings& t = all[k];
     std::vector<double> op_errors;
     double sum_ops = 0;
     for (size_t i = 0; i < t.ops.size(); ++i) {
-      const double pred = model.OpTimeUs(t.graph.nodes()[i], 0);
+      const double pred =
+          model.Cost(OpWorkOf(t.graph.nodes()[i], &t.graph), 0).TotalUs();
       const double meas = t.ops[i].median_us;
       sum_ops += meas;
       if (meas <= 0) continue;
       const double err = std::abs(pred - meas) / meas;
       op_errors.push_back(err);
       class_errors[OpClassName(t.ops[i].op_class)].push_back(err);
+      const std::string type_key =
+          std::string(OpClassName(t.ops[i].op_class)) + "/" + t.ops[i].op_type;
+      type_errors[type_key].push_back(err);
+      type_abs_us[type_key] += std::abs(pred - meas);
       if (dump)
         std::fprintf(stderr, "op %s %s %s %s flops %.0f bytes %.0f measured %.2f predicted %.2f\n",
                      models[k].c_str(), t.ops[i].node.c_str(), t.ops[i].op_type.c_str(),
@@ -124,8 +226,16 @@ int main(int argc, char** argv) {
                 Median(errs) <= 0.15 ? "<=15% ok" : "MISSED");
   std::printf("%-16s %6zu %9.1f%% %8s\n", "end-to-end", e2e_errors.size(),
               100 * Median(e2e_errors), Median(e2e_errors) <= 0.10 ? "<=10% ok" : "MISSED");
-  std::printf("\n(simulated = the cost model's prediction; measured = this machine's CPU, "
-              "ops timed one at a time.)\n");
+  std::printf("\nper op type: median error, and its share of all |pred - meas| microseconds\n");
+  double total_abs = 0;
+  for (const auto& [key, us] : type_abs_us) total_abs += us;
+  std::printf("%-32s %6s %10s %8s\n", "class/op_type", "ops", "median", "share");
+  for (const auto& [key, errs] : type_errors)
+    std::printf("%-32s %6zu %9.1f%% %7.1f%%\n", key.c_str(), errs.size(), 100 * Median(errs),
+                total_abs > 0 ? 100 * type_abs_us[key] / total_abs : 0.0);
+  std::printf("\n(simulated = the cost model's prediction; measured = this machine's CPU, %s.)\n",
+              per_op == "isolated" ? "ops timed one at a time"
+                                   : "ops timed as engine steps of a whole cpu-only run");
   if (skip_vgpu) return 0;
 
   // 2. Shaped CPU + vgpu plans.
@@ -142,6 +252,7 @@ int main(int argc, char** argv) {
     for (size_t j = 0; j < all.size(); ++j)
       if (j != k) others.push_back(&all[j]);
     if (others.empty()) others.push_back(&all[k]);
+    for (const ModelTimings& st : suite_timings) others.push_back(&st);
     StatusOr<DeviceProfile> loaded = LoadDeviceProfile("host-vgpu");
     if (!loaded.ok()) {
       std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
@@ -152,10 +263,10 @@ int main(int argc, char** argv) {
     profile.devices[0] = CpuSpecFromTimings(others);
     profile.devices[0].active_power_w = cpu_power;
     DeviceSpec& vgpu = profile.devices[1];
+    // The vgpu's model is its shaping (efficiencies 1, overhead = launch:
+    // DefaultEfficiency for kind vgpu), floored by the host kernels it runs.
     vgpu.efficiency.clear();
-    for (int c = 0; c < kNumOpClasses; ++c)
-      vgpu.efficiency.push_back({OpClassName(static_cast<OpClass>(c)), 1.0, 1.0,
-                                 vgpu.launch_overhead_us, 0});
+    vgpu.floor_device = "cpu";
     CostModel model(profile);
     PlanTimerOptions plan_options;
     plan_options.threads = options.threads;
@@ -202,6 +313,13 @@ int main(int argc, char** argv) {
         step_errors[s.category == "copy" ? std::string("copy")
                                          : s.device + ":" + OpClassName(s.op_class)]
             .push_back(e);
+        if (dump)
+          std::fprintf(stderr, "step %s %s %s %s %s %s bytes %.0f flops %.0f measured %.2f "
+                       "predicted %.2f\n",
+                       models[k].c_str(), policy.c_str(), s.name.c_str(), s.device.c_str(),
+                       s.op_type.c_str(), s.category == "copy" ? "copy" : OpClassName(s.op_class),
+                       s.category == "copy" ? s.bytes : s.annotation.bytes, s.annotation.flops,
+                       s.median_us, predicted[i]);
       }
       StatusOr<SimGraph> sg = BuildSimGraph(t->graph, model, {"cpu", "vgpu"});
       StatusOr<SimResult> sim =
@@ -210,11 +328,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", sim.status().ToString().c_str());
         return 1;
       }
-      const double e2e =
-          std::abs(sim->latency_us - t->end_to_end_median_us) / t->end_to_end_median_us;
+      const double measured_e2e =
+          stat == "min" ? t->end_to_end_min_us : t->end_to_end_median_us;
+      const double e2e = std::abs(sim->latency_us - measured_e2e) / measured_e2e;
       vgpu_e2e.push_back(e2e);
       std::printf("%-14s %-10s %5d %6d %12.3f %12.3f %8.1f%% %13.1f%%\n", models[k].c_str(),
-                  policy.c_str(), on_vgpu, copies, t->end_to_end_median_us / 1e3,
+                  policy.c_str(), on_vgpu, copies, measured_e2e / 1e3,
                   sim->latency_us / 1e3, 100 * e2e, 100 * Median(errs));
     }
   }

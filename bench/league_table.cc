@@ -1,12 +1,28 @@
-// The league table (SIMULATED): for every built-in model and device profile,
-// each registered policy's simulated latency and energy as a ratio to the
-// optimal reference (scheduler/optimal.h), and its speedup over the best
-// single device. Every figure is the cost model's prediction on the profile,
-// not a measurement. All devices are allowed for every node (no kernel
-// registry is consulted: the scheduler's view only).
+// The league table (SIMULATED, with an optional reality check): for every
+// built-in model and a set of generated graphs held out from training, on
+// each device profile, every registered policy's simulated latency and
+// energy as a ratio to the optimal reference (scheduler/optimal.h), and its
+// speedup over the best single device. All devices are allowed for every
+// node (no kernel registry is consulted: the scheduler's view only).
+//
+// Held-out graphs: braid train's random CNN-like generator
+// (tools/cli_random_graph.h) with seeds from HeldOutGraphSeed, a range no
+// training seed reaches.
+//
+// Reality check (--real-runs N, slow): on profiles whose devices are cpu +
+// vgpu (host-vgpu, or a `braid calibrate --devices cpu,vgpu` file), every
+// policy's plan for each zoo model also runs for real through the
+// heterogeneous engine on the host CPU + braid's VIRTUAL GPU (CPU kernels
+// on their own thread and memory, padded to a timing model: the profile's
+// vgpu entry by default, or orin-like), N timed runs; the table gives the
+// measured median next to the simulated latency and their ratio. vgpu
+// figures are never a GPU measurement.
 //
 //   braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]
-//                      [--models a,b] [--profiles p,q]
+//                      [--models a,b] [--profiles p,q] [--sparoa-policy FILE]
+//                      [--random-graphs N] [--real-runs N] [--real-threads T]
+//                      [--vgpu-timing profile|orin-like|none] [--sac-samples K]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,14 +32,13 @@
 #include <string>
 #include <vector>
 
-#include "graph/annotate.h"
-#include "tools/cli_common.h"
-#include "graph/passes/passes.h"
-#include "models/builtin.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
-#include "scheduler/sparoa_policy.h"
+#include "scheduler/sparoa_options.h"
 #include "scheduler/threshold_policy.h"
+#include "tools/cli_common.h"
+#include "tools/cli_random_graph.h"
+#include "tools/op_timer.h"
 
 using namespace braid;  // NOLINT: a report program
 using braid::cli::SplitList;
@@ -33,12 +48,33 @@ namespace {
 struct Row {
   std::string policy;
   double latency_us = 0, energy_j = 0;
+  double measured_us = -1;  // reality check: engine median, -1 = not run
+  Plan plan;
+};
+
+struct Instance {
+  std::string name;
+  bool held_out = false;  // generated graph, never trained on
+  Graph graph;
 };
 
 [[noreturn]] void Die(const std::string& what, const Status& s) {
   std::fprintf(stderr, "league_table: %s: %s\n", what.c_str(), s.ToString().c_str());
   std::exit(1);
 }
+
+double GeoMean(const std::vector<double>& logs) {
+  if (logs.empty()) return 0;
+  double s = 0;
+  for (double x : logs) s += x;
+  return std::exp(s / static_cast<double>(logs.size()));
+}
+
+constexpr char kUsage[] =
+    "usage: braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]\n"
+    "                          [--models a,b] [--profiles p,q] [--sparoa-policy FILE]\n"
+    "                          [--random-graphs N] [--real-runs N] [--real-threads T]\n"
+    "                          [--vgpu-timing profile|orin-like|none] [--sac-samples K]\n";
 
 }  // namespace
 
@@ -54,6 +90,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> profiles = {"jetson-orin-nano-8gb", "jetson-orin-nx-16gb",
                                        "jetson-agx-orin-64gb", "host-vgpu"};
   SparoaOptions sparoa;
+  int random_graphs = 6;
+  int real_runs = 0;
+  int real_threads = 1;
+  std::string vgpu_timing = "profile";
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--csv")) {
@@ -70,10 +110,18 @@ int main(int argc, char** argv) {
       sparoa.policy_file = argv[++i];  // from `braid train`; default: untrained sparoa
     } else if (!std::strcmp(argv[i], "--profiles") && has_value) {
       profiles = SplitList(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--random-graphs") && has_value) {
+      random_graphs = std::clamp(std::atoi(argv[++i]), 0, 1000);
+    } else if (!std::strcmp(argv[i], "--real-runs") && has_value) {
+      real_runs = std::clamp(std::atoi(argv[++i]), 0, 1000);
+    } else if (!std::strcmp(argv[i], "--real-threads") && has_value) {
+      real_threads = std::clamp(std::atoi(argv[++i]), 0, 256);
+    } else if (!std::strcmp(argv[i], "--sac-samples") && has_value) {
+      sparoa.sac_samples = std::clamp(std::atoi(argv[++i]), 0, 10000);
+    } else if (!std::strcmp(argv[i], "--vgpu-timing") && has_value) {
+      vgpu_timing = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: braid_league_table [--csv] [--iterations N] [--seed S] "
-                   "[--exhaustive-limit N] [--models a,b] [--profiles p,q] [--sparoa-policy FILE]\n");
+      std::fputs(kUsage, stderr);
       return 2;
     }
   }
@@ -83,25 +131,55 @@ int main(int argc, char** argv) {
   RegisterCostModelPolicies(registry);
   RegisterBaselinePolicies(registry, optimal);
   RegisterSparoaPolicy(registry, sparoa);
+  SparoaOptions unpolished = sparoa;
+  unpolished.polish = false;
+  RegisterSparoaPolicy(registry, unpolished, "sparoa-nopolish");
   std::vector<std::string> policies;
   for (const std::string& name : registry.Names())
     if (name != "optimal") policies.push_back(name);
 
+  // The graphs: the zoo as MeasurePlan plans it (batch 1, annotated), then
+  // the held-out generated graphs.
+  std::vector<Instance> instances;
+  for (const std::string& m : models) {
+    StatusOr<Graph> g = cli::PlannedGraph("builtin:" + m);
+    if (!g.ok()) Die(m, g.status());
+    instances.push_back({m, false, std::move(*g)});
+  }
+  for (int i = 0; i < random_graphs; ++i) {
+    StatusOr<Graph> g = cli::RandomTrainingGraph(cli::HeldOutGraphSeed(static_cast<uint64_t>(i)));
+    if (!g.ok()) Die("held-out graph", g.status());
+    instances.push_back({"heldout_" + std::to_string(i), true, std::move(*g)});
+  }
+
   if (csv) {
-    std::printf("profile,model,nodes,policy,sim_latency_ms,latency_vs_optimal,sim_energy_mj,"
-                "energy_vs_optimal,speedup_vs_best_single,optimal_kind,optimal_bound_ms,"
-                "optimal_gap,co_execution\n");
+    std::printf("profile,model,held_out,nodes,policy,sim_latency_ms,latency_vs_optimal,"
+                "sim_energy_mj,energy_vs_optimal,speedup_vs_best_single,optimal_kind,"
+                "optimal_bound_ms,optimal_gap,co_execution,measured_ms_virtual,"
+                "measured_vs_simulated\n");
   } else {
     std::printf("braid league table -- ALL FIGURES SIMULATED (cost model + discrete-event "
-                "simulator on device profiles; no device was run)\n");
+                "simulator on device profiles) unless marked MEASURED\n");
     std::printf("ratios are to the optimal reference (x1.000 = optimal; latency is what it "
                 "optimises, energy is that plan's); speedup is over the faster of cpu-only and "
-                "gpu-only. optimal: exhaustive up to %lld plans, else %lld annealing steps, seed %llu\n",
+                "gpu-only. optimal: exhaustive up to %lld plans, else %lld annealing steps, seed "
+                "%llu. heldout_K: generated graphs never trained on.\n",
                 static_cast<long long>(optimal.exhaustive_limit),
                 static_cast<long long>(optimal.search_iterations),
                 static_cast<unsigned long long>(optimal.seed));
+    std::printf("sparoa = predictor + SAC + fallback, then a simulator local search (not RL); "
+                "sparoa-nopolish = the same without the local search.\n");
+    if (real_runs > 0)
+      std::printf("reality check: on cpu + vgpu profiles, zoo models' plans run %d times through "
+                  "the engine on CPU + braid's VIRTUAL GPU (timing: %s; a model, never a GPU "
+                  "figure)\n",
+                  real_runs, vgpu_timing.c_str());
   }
   std::map<std::string, std::vector<double>> log_latency_ratio, log_energy_ratio, log_speedup;
+  std::map<std::string, std::vector<double>> heldout_log_latency, zoo_log_latency;
+  std::map<std::string, std::vector<double>> log_measured_vs_sim, log_measured_speedup;
+  std::map<std::string, int> worse_than_single;
+  std::vector<std::string> no_gain_pairs;
   for (const std::string& profile_name : profiles) {
     StatusOr<DeviceProfile> profile = LoadDeviceProfile(profile_name);
     if (!profile.ok()) Die(profile_name, profile.status());
@@ -109,34 +187,58 @@ int main(int argc, char** argv) {
     PlacementContext ctx;
     for (const DeviceSpec& d : profile->devices) ctx.devices.push_back(d.name);
     ctx.cost_model = &model;
+    const bool real = real_runs > 0 && ctx.devices.size() == 2 && ctx.devices[1] == "vgpu";
+    cli::PlanTimerOptions timer;
+    if (real) {
+      timer.devices = ctx.devices;
+      timer.iterations = real_runs;
+      timer.threads = real_threads;
+      StatusOr<VgpuTiming> t = vgpu_timing == "profile" ? cli::VgpuTimingFromProfile(*profile)
+                                                        : VgpuTimingPreset(vgpu_timing);
+      if (!t.ok()) Die("--vgpu-timing", t.status());
+      timer.vgpu_timing = *t;
+    }
     if (!csv) {
       std::printf("\n=== %s%s%s ===\n", profile_name.c_str(),
                   profile->power_mode.empty() ? "" : ", power mode ",
                   profile->power_mode.c_str());
     }
-    for (const std::string& model_name : models) {
-      StatusOr<Graph> graph = BuildBuiltinModel(model_name);
-      if (!graph.ok()) Die(model_name, graph.status());
-      if (Status s = RunDefaultPasses(*graph); !s.ok()) Die(model_name, s);
-      if (Status s = Annotate(*graph); !s.ok()) Die(model_name, s);
-      StatusOr<SimGraph> sim_graph = BuildSimGraph(*graph, model, ctx.devices);
-      if (!sim_graph.ok()) Die(model_name, sim_graph.status());
+    for (const Instance& inst : instances) {
+      const Graph& graph = inst.graph;
+      StatusOr<SimGraph> sim_graph = BuildSimGraph(graph, model, ctx.devices);
+      if (!sim_graph.ok()) Die(inst.name, sim_graph.status());
 
       std::vector<Row> rows;
       for (const std::string& policy : policies) {
-        StatusOr<Plan> plan = MakePlan(registry, policy, *graph, ctx);
-        if (!plan.ok()) Die(model_name + " " + policy, plan.status());
+        StatusOr<Plan> plan = MakePlan(registry, policy, graph, ctx);
+        if (!plan.ok()) Die(inst.name + " " + policy, plan.status());
         StatusOr<SimResult> r = SimulatePlan(*sim_graph, *plan);
-        if (!r.ok()) Die(model_name + " " + policy, r.status());
-        rows.push_back({policy, r->latency_us, r->energy_j});
+        if (!r.ok()) Die(inst.name + " " + policy, r.status());
+        rows.push_back({policy, r->latency_us, r->energy_j, -1, std::move(*plan)});
       }
       const auto t0 = std::chrono::steady_clock::now();
       OptimalResult best;
-      StatusOr<Plan> best_plan = FindOptimalPlan(*graph, ctx, optimal, &best);
-      if (!best_plan.ok()) Die(model_name + " optimal", best_plan.status());
+      StatusOr<Plan> best_plan = FindOptimalPlan(graph, ctx, optimal, &best);
+      if (!best_plan.ok()) Die(inst.name + " optimal", best_plan.status());
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rows.push_back({"optimal", best.latency_us, best.energy_j});
+      rows.push_back({"optimal", best.latency_us, best.energy_j, -1, std::move(*best_plan)});
+
+      // Reality check: the same plans through the engine (zoo models only).
+      double measured_best_single = -1;
+      if (real && !inst.held_out) {
+        for (Row& r : rows) {
+          if (!csv) std::fprintf(stderr, "running %s / %s ...\n", inst.name.c_str(),
+                                 r.policy.c_str());
+          StatusOr<cli::PlanTimings> t = cli::MeasurePlan("builtin:" + inst.name, &r.plan, timer);
+          if (!t.ok()) Die(inst.name + " " + r.policy + " (real run)", t.status());
+          r.measured_us = t->end_to_end_median_us;
+        }
+        for (const Row& r : rows)
+          if ((r.policy == "cpu-only" || r.policy == "gpu-only") &&
+              (measured_best_single < 0 || r.measured_us < measured_best_single))
+            measured_best_single = r.measured_us;
+      }
 
       double best_single = 0;
       std::string best_single_name;
@@ -155,6 +257,7 @@ int main(int argc, char** argv) {
                                : "no co-execution gain found (bound allows at most " +
                                      std::to_string(static_cast<int>(std::round(100 * bound_gain))) +
                                      "%)";
+        no_gain_pairs.push_back(inst.name + " on " + profile_name + ": " + verdict);
       } else {
         char buf[96];
         std::snprintf(buf, sizeof(buf), "co-execution helps: optimum %.1f%% below %s", 100 * gain,
@@ -162,50 +265,93 @@ int main(int argc, char** argv) {
         verdict = buf;
       }
       if (csv) {
-        for (const Row& r : rows)
-          std::printf("%s,%s,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%.4f,%.4f,\"%s\"\n",
-                      profile_name.c_str(), model_name.c_str(), graph->num_nodes(),
-                      r.policy.c_str(), r.latency_us / 1e3, r.latency_us / best.latency_us,
-                      r.energy_j * 1e3, r.energy_j / best.energy_j, best_single / r.latency_us,
-                      OptimalKindName(best.kind), best.lower_bound_us / 1e3, best.Gap(),
-                      verdict.c_str());
+        for (const Row& r : rows) {
+          std::printf("%s,%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%.4f,%.4f,\"%s\",",
+                      profile_name.c_str(), inst.name.c_str(), inst.held_out ? 1 : 0,
+                      graph.num_nodes(), r.policy.c_str(), r.latency_us / 1e3,
+                      r.latency_us / best.latency_us, r.energy_j * 1e3, r.energy_j / best.energy_j,
+                      best_single / r.latency_us, OptimalKindName(best.kind),
+                      best.lower_bound_us / 1e3, best.Gap(), verdict.c_str());
+          if (r.measured_us > 0)
+            std::printf("%.4f,%.4f\n", r.measured_us / 1e3, r.measured_us / r.latency_us);
+          else
+            std::printf(",\n");
+        }
       } else {
-        std::printf("\n%s (%d nodes): optimal %.3f ms simulated, %s", model_name.c_str(),
-                    graph->num_nodes(), best.latency_us / 1e3, OptimalKindName(best.kind));
+        std::printf("\n%s%s (%d nodes): optimal %.3f ms simulated, %s", inst.name.c_str(),
+                    inst.held_out ? " [held out]" : "", graph.num_nodes(), best.latency_us / 1e3,
+                    OptimalKindName(best.kind));
         if (!best.exact())
           std::printf(", proven bound %.3f ms, gap %.1f%%", best.lower_bound_us / 1e3,
                       100 * best.Gap());
         std::printf(" [%lld plans simulated, %.2f s]\n  %s\n",
                     static_cast<long long>(best.evaluations), search_s, verdict.c_str());
-        std::printf("  %-10s %14s %9s %14s %9s %16s\n", "policy", "sim latency ms", "vs opt",
+        std::printf("  %-16s %14s %9s %14s %9s %16s", "policy", "sim latency ms", "vs opt",
                     "sim energy mJ", "vs opt", "speedup vs best1");
-        for (const Row& r : rows)
-          std::printf("  %-10s %14.3f %8.3fx %14.3f %8.3fx %15.3fx\n", r.policy.c_str(),
+        if (measured_best_single > 0)
+          std::printf(" %16s %9s %14s", "MEASURED ms (v)", "meas/sim", "meas. speedup");
+        std::printf("\n");
+        for (const Row& r : rows) {
+          std::printf("  %-16s %14.3f %8.3fx %14.3f %8.3fx %15.3fx", r.policy.c_str(),
                       r.latency_us / 1e3, r.latency_us / best.latency_us, r.energy_j * 1e3,
                       r.energy_j / best.energy_j, best_single / r.latency_us);
+          if (r.measured_us > 0)
+            std::printf(" %16.3f %8.3fx %13.3fx", r.measured_us / 1e3,
+                        r.measured_us / r.latency_us, measured_best_single / r.measured_us);
+          std::printf("\n");
+        }
       }
       for (const Row& r : rows) {
-        log_latency_ratio[r.policy].push_back(std::log(r.latency_us / best.latency_us));
+        const double lr = std::log(r.latency_us / best.latency_us);
+        log_latency_ratio[r.policy].push_back(lr);
+        (inst.held_out ? heldout_log_latency : zoo_log_latency)[r.policy].push_back(lr);
         log_energy_ratio[r.policy].push_back(std::log(r.energy_j / best.energy_j));
         log_speedup[r.policy].push_back(std::log(best_single / r.latency_us));
+        worse_than_single[r.policy] += r.latency_us > best_single * (1 + 1e-9);
+        if (r.measured_us > 0) {
+          log_measured_vs_sim[r.policy].push_back(std::log(r.measured_us / r.latency_us));
+          log_measured_speedup[r.policy].push_back(std::log(measured_best_single / r.measured_us));
+        }
       }
     }
   }
   if (!csv) {
-    std::printf("\nsummary over %zu (model, profile) pairs, geometric means, SIMULATED:\n",
+    std::printf("\nsummary over %zu (graph, profile) pairs, geometric means, SIMULATED:\n",
                 log_latency_ratio.begin()->second.size());
-    std::printf("  %-10s %16s %16s %16s %12s\n", "policy", "latency vs opt", "energy vs opt",
-                "speedup vs best1", "worst lat");
+    std::printf("  %-16s %15s %12s %14s %15s %16s %10s %12s\n", "policy", "latency vs opt",
+                "zoo only", "held-out only", "energy vs opt", "speedup vs best1", "worst lat",
+                "> best1 on");
+    // "-" where a subset has no pairs.
+    auto subset = [](const std::vector<double>& logs) {
+      char buf[32];
+      if (logs.empty()) return std::string("-");
+      std::snprintf(buf, sizeof buf, "%.3fx", GeoMean(logs));
+      return std::string(buf);
+    };
     for (const auto& [policy, logs] : log_latency_ratio) {
-      auto gmean = [](const std::vector<double>& v) {
-        double s = 0;
-        for (double x : v) s += x;
-        return std::exp(s / static_cast<double>(v.size()));
-      };
       double worst = 0;
       for (double x : logs) worst = std::max(worst, std::exp(x));
-      std::printf("  %-10s %15.3fx %15.3fx %15.3fx %11.3fx\n", policy.c_str(), gmean(logs),
-                  gmean(log_energy_ratio[policy]), gmean(log_speedup[policy]), worst);
+      std::printf("  %-16s %14.3fx %12s %14s %14.3fx %15.3fx %9.3fx %8d/%zu\n", policy.c_str(),
+                  GeoMean(logs), subset(zoo_log_latency[policy]).c_str(),
+                  subset(heldout_log_latency[policy]).c_str(), GeoMean(log_energy_ratio[policy]),
+                  GeoMean(log_speedup[policy]), worst, worse_than_single[policy], logs.size());
+    }
+    std::printf("  (\"> best1 on\": pairs where the policy is slower than the better of cpu-only "
+                "and gpu-only)\n");
+    if (no_gain_pairs.empty()) {
+      std::printf("\nthe cost model finds a co-execution gain (>= 0.5%%) on every pair\n");
+    } else {
+      std::printf("\nwhere the cost model says co-execution cannot help (or found no gain):\n");
+      for (const std::string& p : no_gain_pairs) std::printf("  %s\n", p.c_str());
+    }
+    if (!log_measured_vs_sim.empty()) {
+      std::printf("\nreality check (cpu + vgpu profiles, zoo models, MEASURED on CPU + VIRTUAL "
+                  "GPU, %d runs each, median; geometric means):\n",
+                  real_runs);
+      std::printf("  %-16s %16s %22s\n", "policy", "measured / sim", "measured speedup vs best1");
+      for (const auto& [policy, logs] : log_measured_vs_sim)
+        std::printf("  %-16s %15.3fx %21.3fx\n", policy.c_str(), GeoMean(logs),
+                    GeoMean(log_measured_speedup[policy]));
     }
   }
   return 0;

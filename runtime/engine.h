@@ -98,6 +98,11 @@ class Engine {
   size_t num_steps() const { return steps_.size(); }
   size_t num_copy_steps() const;
   std::vector<StepTiming> timeline() const;
+  // Kernel time per engine device in the last Run: the sum of each kernel
+  // step's start..end that ran (a shaped vgpu's padding included; copies and
+  // event waits excluded). `busy_us` has one entry per device; allocates
+  // nothing, so the session can measure every Run (online adaptation).
+  void DeviceBusyUs(std::span<double> busy_us) const;
   void AppendTrace(TraceWriter& trace) const;
   // The device of the first step that failed in the last Run, or "".
   std::string failed_device() const;

@@ -1,6 +1,7 @@
 // Engine::Run and the timeline (see runtime/engine.h).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -177,6 +178,15 @@ std::vector<StepTiming> Engine::timeline() const {
     out.push_back(std::move(t));
   }
   return out;
+}
+
+void Engine::DeviceBusyUs(std::span<double> busy_us) const {
+  std::fill(busy_us.begin(), busy_us.end(), 0.0);
+  for (const Step& step : steps_) {
+    const auto d = static_cast<size_t>(step.device);
+    if (step.is_copy || !step.ran || d >= busy_us.size()) continue;
+    busy_us[d] += std::chrono::duration<double, std::micro>(step.end - step.start).count();
+  }
 }
 
 void Engine::AppendTrace(TraceWriter& trace) const {

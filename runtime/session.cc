@@ -7,29 +7,26 @@
 // and the model re-planned onto the remaining devices, with a notice.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
 
+#include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "runtime/engine.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
+#include "scheduler/optimal.h"
 #include "scheduler/policy.h"
+#include "scheduler/threshold_policy.h"
 
 namespace braid {
 namespace {
 
-const PolicyRegistry& BasicPolicies() {
-  static const PolicyRegistry* registry = [] {
-    auto* r = new PolicyRegistry;
-    RegisterBasicPolicies(*r);
-    return r;
-  }();
-  return *registry;
-}
+const PolicyRegistry& BasicPolicies() { return SessionPolicyRegistry(); }
 
 bool IsKnownDeviceName(const std::string& name) {
   if (name == "cpu" || name == "vgpu" || name == "cuda") return true;
@@ -84,7 +81,12 @@ class SessionImpl final : public Session {
         policy_(options.policy),
         trace_(options.trace),
         explicit_plan_(std::move(internals.plan)),
-        policies_(internals.policies) {
+        policies_(internals.policies),
+        profile_(std::move(internals.profile)),
+        measure_(std::move(internals.measure)) {
+    if (options.adapt && profile_)
+      adapter_ = std::make_unique<PlanAdapter>(*profile_, internals.adaptation);
+    min_gain_ = internals.adaptation.min_gain;
     for (ValueId id : graph_.inputs()) {
       InputSlot slot;
       slot.info = InfoOf(graph_.value(id));
@@ -294,9 +296,111 @@ class SessionImpl final : public Session {
   }
 
   Status PlanAndRun() {
-    if ((!executor_ && !engine_) || !SameShapesAsPlanned()) RETURN_IF_ERROR(Replan());
-    if (engine_) return engine_->Run(input_pointers_);
-    return executor_->Run(input_pointers_);
+    if ((!executor_ && !engine_) || !SameShapesAsPlanned()) {
+      RETURN_IF_ERROR(Replan());
+    } else if (pending_plan_) {
+      RETURN_IF_ERROR(SwitchToPendingPlan());
+    }
+    if (!engine_) return executor_->Run(input_pointers_);
+    RETURN_IF_ERROR(engine_->Run(input_pointers_));
+    if (adapter_) Adapt();
+    return Status::Ok();
+  }
+
+  // Online adaptation after a successful engine Run (runtime/adaptation.h).
+  void Adapt() {
+    ++adapt_runs_;
+    engine_->DeviceBusyUs(busy_us_);
+    if (measure_) measure_(adapter_->devices(), adapter_->base_predicted_busy_us(), busy_us_);
+    if (!adapter_->Observe(busy_us_)) return;
+    std::string why;
+    for (const auto& [device, ratio] : adapter_->drift()) {
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), "%s ran %.2gx %s than predicted", device.c_str(),
+                    ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster");
+      why += (why.empty() ? "" : ", ") + std::string(buf);
+    }
+    const std::string when = "after " + std::to_string(adapt_runs_) + " runs: " + why;
+    const std::string head = "adaptation " + when;
+    const DeviceProfile proposed = adapter_->ProposedProfile();
+    const CostModel model(proposed);
+    StatusOr<braid::Plan> candidate = MakeSessionPlan(*planned_graph_, &model, true);
+    StatusOr<double> now = PlanAdapter::PredictLatencyUs(*planned_graph_, *current_plan_, proposed);
+    StatusOr<double> next = candidate.ok() ? PlanAdapter::PredictLatencyUs(*planned_graph_,
+                                                                          *candidate, proposed)
+                                           : candidate.status();
+    adapter_->Accept();
+    if (!now.ok() || !next.ok()) {
+      notices_.push_back(head + "; re-planning failed (" +
+                         (now.ok() ? next.status() : now.status()).message() +
+                         "); kept the plan");
+      (void)adapter_->Track(*planned_graph_, *current_plan_, DeviceNames());
+      return;
+    }
+    // Nodes that change device, by direction ("14 nodes moved cpu->vgpu").
+    std::map<std::string, int> moves;
+    int slices_changed = 0;
+    for (size_t i = 0; i < candidate->nodes.size(); ++i) {
+      const NodePlan& a = current_plan_->nodes[i];
+      const NodePlan& b = candidate->nodes[i];
+      if (a.device != b.device) ++moves[a.device + "->" + b.device];
+      const bool sa = a.slice.has_value(), sb = b.slice.has_value();
+      if (sa != sb || (sa && (a.slice->other_device != b.slice->other_device ||
+                              a.slice->ratio != b.slice->ratio || a.slice->axis != b.slice->axis)))
+        ++slices_changed;
+    }
+    std::string change;
+    for (const auto& [dir, n] : moves)
+      change += (change.empty() ? "" : ", ") + std::to_string(n) + " node" + (n == 1 ? "" : "s") +
+                " moved " + dir;
+    if (slices_changed > 0)
+      change += (change.empty() ? "" : ", ") + std::to_string(slices_changed) + " slice" +
+                (slices_changed == 1 ? "" : "s") + " changed";
+    char predicted[96];
+    std::snprintf(predicted, sizeof(predicted), "predicted %.3g -> %.3g ms", *now / 1e3,
+                  *next / 1e3);
+    if (!change.empty() && *next < *now * (1 - min_gain_)) {
+      notices_.push_back("re-planned (" + policy_ + ") " + when + "; " + change + "; " +
+                         predicted + " on the corrected profile");
+      pending_plan_ = std::move(*candidate);
+      return;
+    }
+    notices_.push_back(head + "; kept the plan (" +
+                       (change.empty() ? "the policy chose it again" : change) + ": " + predicted +
+                       ", below the " + std::to_string(static_cast<int>(min_gain_ * 100 + 0.5)) +
+                       "% margin)");
+    (void)adapter_->Track(*planned_graph_, *current_plan_, DeviceNames());
+  }
+
+  // Builds the engine for the plan adaptation chose (same shapes).
+  Status SwitchToPendingPlan() {
+    engine_.reset();
+    braid::Plan plan = std::move(*pending_plan_);
+    pending_plan_.reset();
+    RETURN_IF_ERROR(
+        BuildEngine(Graph(*planned_graph_), plan, "re-planning '" + graph_.name() + "'"));
+    current_plan_ = std::move(plan);
+    return adapter_->Track(*planned_graph_, *current_plan_, DeviceNames());
+  }
+
+  Status BuildEngine(Graph specialized, const braid::Plan& plan, const std::string& where) {
+    std::vector<EngineDevice> devices;
+    for (const SessionDevice& d : devices_) {
+      EngineDevice e;
+      e.device = d.device.get();
+      e.host_addressable = d.host_addressable;
+      e.threads = d.threads;
+      devices.push_back(e);
+    }
+    EngineOptions options;
+    options.num_threads = num_threads_;
+    StatusOr<std::unique_ptr<Engine>> engine =
+        Engine::Create(std::move(specialized), plan, *registry_, devices, options);
+    if (!engine.ok()) return engine.status().WithPrefix(where);
+    engine_ = std::move(*engine);
+    AddNotice(engine_->layout_note());
+    busy_us_.assign(devices_.size(), 0.0);
+    return Status::Ok();
   }
 
   std::vector<std::string> DeviceNames() const {
@@ -307,10 +411,14 @@ class SessionImpl final : public Session {
 
   // The plan for the specialized graph: the explicit one (minus lost
   // devices) or the policy's.
-  StatusOr<braid::Plan> MakeSessionPlan(const Graph& g) const {
+  // `use_policy`: the policy even when an explicit plan was given
+  // (adaptation re-plans with the policy).
+  StatusOr<braid::Plan> MakeSessionPlan(const Graph& g, const CostModel* cost_model,
+                                        bool use_policy = false) const {
     const std::vector<std::string> names = DeviceNames();
     PlacementContext context;
     context.devices = names;
+    context.cost_model = cost_model;
     for (const Node& node : g.nodes()) {
       std::vector<std::string> allowed;
       for (const SessionDevice& d : devices_)
@@ -321,7 +429,7 @@ class SessionImpl final : public Session {
     auto open = [&](const std::string& d) {
       return std::find(names.begin(), names.end(), d) != names.end();
     };
-    if (!explicit_plan_) {
+    if (!explicit_plan_ || use_policy) {
       const PolicyRegistry& policies = policies_ ? *policies_ : BasicPolicies();
       std::string policy = policy_;
       if (!lost_.empty() && names.size() == 1) policy = "cpu-only";
@@ -374,9 +482,34 @@ class SessionImpl final : public Session {
     ASSIGN_OR_RETURN(auto symbols, BindSymbols());
     Graph specialized = graph_;
     RETURN_IF_ERROR(SpecializeSymbols(specialized, symbols).WithPrefix(where));
-    StatusOr<braid::Plan> plan = MakeSessionPlan(specialized);
+    // The cost model: the profile (adaptation's corrected one) when it knows
+    // every open device; the cost-model policies need annotations.
+    std::optional<CostModel> model;
+    const bool needs_model =
+        adapter_ || (!explicit_plan_ && policy_ != "cpu-only" && policy_ != "gpu-only");
+    if (profile_ && needs_model) {
+      DeviceProfile profile = adapter_ ? adapter_->CorrectedProfile() : *profile_;
+      bool covers = true;
+      for (const std::string& d : DeviceNames()) covers = covers && profile.Find(d) != nullptr;
+      if (covers) {
+        model.emplace(std::move(profile));
+        RETURN_IF_ERROR(Annotate(specialized).WithPrefix(where));
+      }
+    }
+    pending_plan_.reset();
+    StatusOr<braid::Plan> plan = MakeSessionPlan(specialized, model ? &*model : nullptr);
     if (!plan.ok()) return plan.status().WithPrefix(where);
-    bool single_cpu = !trace_;
+    if (adapter_) {
+      if (!model)
+        return FailedPrecondition(where +
+                                  ": adaptation needs a device profile with every open device");
+      planned_graph_ = specialized;
+      current_plan_ = *plan;
+      RETURN_IF_ERROR(
+          adapter_->Track(*planned_graph_, *current_plan_, DeviceNames()).WithPrefix(where));
+    }
+    // Adaptation measures every Run, which only the engine does.
+    bool single_cpu = !trace_ && !adapter_;
     for (const NodePlan& n : plan->nodes)
       single_cpu = single_cpu && n.device == "cpu" && n.stream == 0 && !n.slice;
     if (single_cpu) {
@@ -389,21 +522,7 @@ class SessionImpl final : public Session {
       executor_ = std::move(*executor);
       AddNotice(executor_->layout_note());
     } else {
-      std::vector<EngineDevice> devices;
-      for (const SessionDevice& d : devices_) {
-        EngineDevice e;
-        e.device = d.device.get();
-        e.host_addressable = d.host_addressable;
-        e.threads = d.threads;
-        devices.push_back(e);
-      }
-      EngineOptions options;
-      options.num_threads = num_threads_;
-      StatusOr<std::unique_ptr<Engine>> engine =
-          Engine::Create(std::move(specialized), *plan, *registry_, devices, options);
-      if (!engine.ok()) return engine.status().WithPrefix(where);
-      engine_ = std::move(*engine);
-      AddNotice(engine_->layout_note());
+      RETURN_IF_ERROR(BuildEngine(std::move(specialized), *plan, where));
     }
     for (size_t k = 0; k < slots_.size(); ++k) {
       const TensorDesc& d = engine_ ? engine_->input_desc(k) : executor_->input_desc(k);
@@ -444,6 +563,17 @@ class SessionImpl final : public Session {
   const bool trace_;
   const std::optional<braid::Plan> explicit_plan_;
   std::shared_ptr<const PolicyRegistry> policies_;
+  // Cost model profile and online adaptation (runtime/adaptation.h).
+  const std::optional<DeviceProfile> profile_;
+  std::function<void(std::span<const std::string>, std::span<const double>, std::span<double>)>
+      measure_;
+  std::unique_ptr<PlanAdapter> adapter_;
+  double min_gain_ = 0.1;
+  std::optional<Graph> planned_graph_;          // specialized + annotated (adaptation)
+  std::optional<braid::Plan> current_plan_;     // the plan the engine runs (adaptation)
+  std::optional<braid::Plan> pending_plan_;     // adaptation's choice, built at the next Run
+  std::vector<double> busy_us_;                 // per device, last Run
+  int64_t adapt_runs_ = 0;
   std::vector<std::string> lost_;
   std::vector<std::string> notices_;
   // Records `note` once (re-plans repeat the same note).
@@ -467,6 +597,17 @@ class SessionImpl final : public Session {
 
 }  // namespace
 
+const PolicyRegistry& SessionPolicyRegistry() {
+  static const PolicyRegistry* registry = [] {
+    auto* r = new PolicyRegistry;
+    RegisterBasicPolicies(*r);
+    RegisterCostModelPolicies(*r);
+    RegisterBaselinePolicies(*r);
+    return r;
+  }();
+  return *registry;
+}
+
 int ResolveNumThreads(int num_threads) {
   if (num_threads > 0) return num_threads;
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -487,10 +628,16 @@ Status ValidateSessionOptions(const SessionOptions& options) {
       if (options.devices[j] == device)
         return InvalidArgument("SessionOptions: device '" + device + "' given twice");
   }
-  if (options.plan_file.empty() && !BasicPolicies().Create(options.policy).ok()) {
+  if (!options.policy_file.empty() && options.policy != "sparoa")
+    return InvalidArgument("SessionOptions: policy_file is for policy \"sparoa\" (policy is '" +
+                           options.policy + "')");
+  // "sparoa" is registered by Session::Open (runtime/session_open.cc).
+  if (options.plan_file.empty() && options.policy != "sparoa" &&
+      !BasicPolicies().Create(options.policy).ok()) {
     std::string policies;
     for (const std::string& p : BasicPolicies().Names())
       policies += (policies.empty() ? "" : ", ") + p;
+    policies += ", sparoa";
     return InvalidArgument("SessionOptions: unknown policy '" + options.policy +
                            "'; known policies: " + policies);
   }
@@ -531,6 +678,21 @@ StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptio
   }
   if (!internals.plan && !options.plan_file.empty()) {
     ASSIGN_OR_RETURN(internals.plan, LoadPlanFile(options.plan_file));
+  }
+  if (!internals.profile && !options.profile.empty()) {
+    ASSIGN_OR_RETURN(internals.profile, LoadDeviceProfile(options.profile));
+  }
+  if (internals.profile) RETURN_IF_ERROR(ValidateDeviceProfile(*internals.profile));
+  if (options.adapt) {
+    RETURN_IF_ERROR(ValidateAdaptationOptions(internals.adaptation));
+    if (!internals.profile)
+      return InvalidArgument(
+          "SessionOptions: adapt needs a device profile (SessionOptions::profile)");
+    for (const SessionDevice& d : devices)
+      if (internals.profile->Find(d.device->name()) == nullptr)
+        return InvalidArgument("SessionOptions: adapt: device profile '" +
+                               internals.profile->name + "' has no device '" + d.device->name() +
+                               "' (adaptation predicts every device)");
   }
   RETURN_IF_ERROR(graph.Validate());
   // Output infos need shapes (symbolic until Run binds the inputs).

@@ -10,14 +10,18 @@
 #ifndef BRAID_RUNTIME_SESSION_INTERNAL_H_
 #define BRAID_RUNTIME_SESSION_INTERNAL_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "braid/braid.h"
 #include "graph/ir.h"
 #include "kernels/backend.h"
+#include "runtime/adaptation.h"
+#include "scheduler/device_profile.h"
 #include "scheduler/plan.h"
 
 namespace braid {
@@ -41,8 +45,25 @@ struct SessionDevice {
 // What tests (and embedders of the internal API) may inject.
 struct SessionInternals {
   std::optional<Plan> plan;  // wins over SessionOptions::policy / plan_file
-  std::shared_ptr<const PolicyRegistry> policies;  // default: RegisterBasicPolicies
+  std::shared_ptr<const PolicyRegistry> policies;  // default: SessionPolicyRegistry()
+  // The cost model's profile; wins over SessionOptions::profile. Needed by
+  // the cost-model policies and by adaptation (every device in it).
+  std::optional<DeviceProfile> profile;
+  // Adaptation tunables (SessionOptions::adapt turns adaptation on).
+  AdaptationOptions adaptation;
+  // Tests: after each Run, replaces the measured kernel time per device
+  // (`measured_us`, devices in session order) before adaptation sees it;
+  // `base_predicted_us` is the running plan's prediction on the uncorrected
+  // profile, so a fake "device 2x slower" world is measured = 2 * predicted.
+  std::function<void(std::span<const std::string> devices,
+                     std::span<const double> base_predicted_us, std::span<double> measured_us)>
+      measure;
 };
+
+// The policies a Session knows by default: cpu-only, gpu-only, threshold
+// (default thresholds), heft, partition, optimal; the last four need a
+// device profile (SessionOptions::profile or the derived one).
+const PolicyRegistry& SessionPolicyRegistry();
 
 // A plan JSON file (`braid plan --save`); errors name the file.
 StatusOr<Plan> LoadPlanFile(const std::string& path);
@@ -59,6 +80,15 @@ StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptio
 StatusOr<std::unique_ptr<Session>> CreateSession(
     Graph graph, const SessionOptions& options,
     std::shared_ptr<const KernelRegistry> registry, std::unique_ptr<Device> device);
+
+// The cost model's profile when SessionOptions::profile is empty: the
+// built-in host CPU estimate plus, per vgpu, a device from its timing model
+// capped at the host threads it runs on, with copy links. (runtime/session_open.cc)
+DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices);
+// The profile Session::Open predicts with for `options`: SessionOptions::profile
+// loaded, else DerivedSessionProfile of the devices the options name (CUDA
+// devices get no figures: give a profile for them).
+StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options);
 
 // num_threads 0 -> the hardware concurrency (at least 1).
 int ResolveNumThreads(int num_threads);

@@ -2,6 +2,7 @@
 // devices named in SessionOptions::devices. Kept apart from session.cc so a
 // program that builds sessions with its own registry (tests) does not link
 // every backend's kernels.
+#include <algorithm>
 #include <cstdlib>
 
 #include "kernels/cpu/cpu_device.h"
@@ -9,6 +10,7 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
+#include "scheduler/sparoa_options.h"
 
 namespace braid {
 namespace {
@@ -53,6 +55,66 @@ StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
 
 }  // namespace
 
+DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices) {
+  DeviceProfile p = BuiltinHostProfile();
+  p.name = "host (derived by the session)";
+  const DeviceSpec cpu = p.devices.front();
+  for (size_t i = 1; i < devices.size(); ++i) {
+    const auto* vgpu = dynamic_cast<const VgpuDevice*>(devices[i].device.get());
+    if (vgpu == nullptr) continue;  // CUDA: no figures without a profile
+    const VgpuTiming& t = vgpu->timing();
+    // The vgpu runs the CPU kernels on its own thread(s): never faster than
+    // that many host threads, slower when its timing model says so.
+    const double threads = std::max(1, vgpu->threads());
+    const double thread_share = threads / std::max(1, cpu.compute_units);
+    DeviceSpec d;
+    d.name = vgpu->name();
+    d.kind = "vgpu";
+    d.description = "braid's virtual GPU (" + t.Describe() + "); a test device, not a GPU";
+    d.compute_units = static_cast<int>(threads);
+    d.peak_gflops = cpu.peak_gflops * thread_share;
+    d.memory_bandwidth_gbps = cpu.memory_bandwidth_gbps;
+    d.launch_overhead_us = cpu.launch_overhead_us;
+    if (t.enabled) {
+      if (t.peak_gflops > 0) d.peak_gflops = std::min(d.peak_gflops, t.peak_gflops);
+      if (t.mem_gbps > 0) d.memory_bandwidth_gbps = std::min(d.memory_bandwidth_gbps, t.mem_gbps);
+      d.launch_overhead_us = std::max(d.launch_overhead_us, t.launch_us);
+    }
+    const std::string source =
+        "derived: min(the vgpu's timing model, its share of the host CPU's estimate)";
+    for (const char* f : {"peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us"})
+      d.sources[f] = source;
+    p.devices.push_back(d);
+    for (bool to_device : {true, false}) {
+      LinkSpec link;
+      link.from = to_device ? cpu.name : d.name;
+      link.to = to_device ? d.name : cpu.name;
+      // A copy is a memcpy by the vgpu's worker, padded to the timing model.
+      link.latency_us = t.enabled ? std::max(t.copy_latency_us, 5.0) : 5.0;
+      link.bandwidth_gbps = t.enabled && t.copy_gbps > 0 ? std::min(t.copy_gbps, 10.0) : 10.0;
+      link.sources["latency_us"] = "estimate: vgpu copy (memcpy on its worker thread, shaped)";
+      link.sources["bandwidth_gbps"] = link.sources["latency_us"];
+      p.links.push_back(std::move(link));
+    }
+  }
+  return p;
+}
+
+StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options) {
+  if (!options.profile.empty()) return LoadDeviceProfile(options.profile);
+  std::vector<SessionDevice> devices(1);
+  devices[0].device = CreateCpuDevice();
+  for (const std::string& name : options.devices) {
+    if (name != "vgpu") continue;
+    VgpuOptions vgpu;
+    ASSIGN_OR_RETURN(vgpu.timing, VgpuTimingPreset(options.vgpu_timing));
+    SessionDevice d;
+    d.device = CreateVgpuDevice(vgpu);
+    devices.push_back(std::move(d));
+  }
+  return DerivedSessionProfile(devices);
+}
+
 StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
                                                  const SessionOptions& options) {
   RETURN_IF_ERROR(ValidateSessionOptions(options));
@@ -60,7 +122,25 @@ StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
   // Devices before the model: an unavailable device is reported first.
   ASSIGN_OR_RETURN(std::vector<SessionDevice> devices, OpenDevices(options, *registry));
   ASSIGN_OR_RETURN(Graph graph, LoadGraphForExecution(model, options.fuse));
-  return CreateSession(std::move(graph), options, std::move(registry), std::move(devices));
+  SessionInternals internals;
+  if (options.policy == "sparoa") {
+    // sparoa needs a cost model: the host-vgpu profile with vgpu open, else host.
+    auto policies = std::make_shared<PolicyRegistry>();
+    RegisterBasicPolicies(*policies);
+    SparoaOptions sparoa;
+    sparoa.policy_file = options.policy_file;
+    const bool vgpu = std::find(options.devices.begin(), options.devices.end(), "vgpu") !=
+                      options.devices.end();
+    sparoa.fallback_profile = vgpu ? "host-vgpu" : "host";
+    RegisterSparoaPolicy(*policies, sparoa);
+    internals.policies = std::move(policies);
+  }
+  // The cost model's profile. sparoa brings its own (above) unless a profile
+  // is given or adaptation, which corrects the session's profile, is on.
+  if (options.profile.empty() && (options.policy != "sparoa" || options.adapt))
+    internals.profile = DerivedSessionProfile(devices);
+  return CreateSession(std::move(graph), options, std::move(registry), std::move(devices),
+                       std::move(internals));
 }
 
 }  // namespace braid

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "scheduler/plan.h"
 
@@ -63,6 +64,15 @@ OpClassEfficiency DefaultEfficiency(std::string_view device_kind, OpClass op_cla
   const bool gpu = device_kind != "cpu";
   OpClassEfficiency e;
   e.op_class = OpClassName(op_class);
+  if (device_kind == "vgpu") {
+    // The virtual GPU is padded to exactly its profile's roofline
+    // (kernels/vgpu: launch + max(FLOPs / peak, bytes / bandwidth)), so the
+    // model of it is that roofline: efficiencies 1, overhead the launch.
+    e.compute = 1;
+    e.memory = 1;
+    e.overhead_us = -1;
+    return e;
+  }
   switch (op_class) {
     case OpClass::kConv: e.compute = gpu ? 0.55 : 0.45; e.memory = 0.6; break;
     case OpClass::kGemm: e.compute = gpu ? 0.6 : 0.5; e.memory = 0.6; break;
@@ -77,6 +87,113 @@ OpClassEfficiency DefaultEfficiency(std::string_view device_kind, OpClass op_cla
   return e;
 }
 
+namespace {
+
+std::string_view SparseClassOfConv(const Node& node, const Graph* graph) {
+  if (node.attrs.GetInt("group", 1) != 1 || node.op_type != "Conv") return "";
+  std::vector<int64_t> kernel = node.attrs.GetInts("kernel_shape");
+  if (kernel.empty() && graph != nullptr && node.inputs.size() > 1 && node.inputs[1] != kNoValue) {
+    const Value& w = graph->value(node.inputs[1]);
+    for (size_t i = 2; i < w.shape.size(); ++i)
+      kernel.push_back(w.shape[i].is_static() ? w.shape[i].extent() : 0);
+  }
+  if (kernel.empty()) return "conv3x3";
+  for (int64_t k : kernel)
+    if (k != 1) return "conv3x3";
+  return "conv1x1";
+}
+
+double ValueBytes(const Graph& graph, ValueId id) {
+  if (id == kNoValue) return 0;
+  const Value& v = graph.value(id);
+  if (!v.has_shape) return 0;
+  return static_cast<double>(ElementCount(v.shape, 1)) * static_cast<double>(DataTypeSize(v.dtype));
+}
+
+}  // namespace
+
+OpWork OpWorkOf(const Node& node, const Graph* graph) {
+  OpWork w;
+  w.op_class = ClassifyOp(node);
+  w.op_type = node.op_type;
+  w.flops = node.annotation.flops;
+  w.bytes = node.annotation.bytes;
+  w.weight_sparsity = node.annotation.weight_sparsity;
+  if (w.op_class == OpClass::kConv) {
+    w.sparse_class = SparseClassOfConv(node, graph);
+    // Kernel variants keyed apart for the per-op-type factors.
+    if (node.op_type == "Conv") w.op_type = w.sparse_class == "conv1x1" ? "Conv:1x1" : "Conv:kxk";
+  } else if (w.op_class == OpClass::kDepthwiseConv && node.op_type == "Conv") {
+    // A strided depthwise conv reads its whole input for a quarter of the
+    // outputs: ~2x slower per FLOP than a stride-1 one at the same bytes.
+    bool strided = false;
+    for (int64_t s : node.attrs.GetInts("strides")) strided = strided || s > 1;
+    w.op_type = strided ? "Conv:depthwise/s2" : "Conv:depthwise";
+  } else if (node.op_type == "Concat" && node.name.ends_with("#join")) {
+    // The join of a sliced node (runtime/engine: its parts' outputs into
+    // one) is a plain copy, like a Reshape's, not the general Concat kernel.
+    w.op_type = "Reshape";
+  } else if (node.op_type == "Concat" && graph != nullptr && !node.outputs.empty() &&
+             node.outputs[0] != kNoValue && graph->value(node.outputs[0]).shape.size() == 4) {
+    // Feature-map concats run channels-last inside CNNs (a few contiguous
+    // blocks per pixel), several times faster per byte than a token concat.
+    w.op_type = "Concat:4d";
+  } else if (node.op_type == "Transpose") {
+    // Keeping the innermost axis copies whole rows (fast); moving it
+    // scatters single elements.
+    const std::vector<int64_t> perm = node.attrs.GetInts("perm");
+    if (!perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1)
+      w.op_type = "Transpose:rows";
+  } else if (node.op_type == "GlobalAveragePool" && graph != nullptr && !node.inputs.empty() &&
+             node.inputs[0] != kNoValue && graph->value(node.inputs[0]).shape.size() == 4) {
+    // A CNN's last pooling (7x7 or 13x13, many channels) costs ~4x more per
+    // byte than one over a large map with few channels.
+    const Shape& in = graph->value(node.inputs[0]).shape;
+    if (in[2].is_static() && in[3].is_static() && in[2].extent() * in[3].extent() <= 256)
+      w.op_type = "GlobalAveragePool:small";
+  } else if (node.op_type == "Gemm") {
+    w.sparse_class = "gemm";
+  } else if (node.op_type == "MatMul" && graph != nullptr && node.inputs.size() > 1 &&
+             node.inputs[1] != kNoValue && graph->IsConstant(node.inputs[1])) {
+    w.sparse_class = "gemm";
+  }
+  if (graph != nullptr && node.op_type == "Gather" && node.inputs.size() > 1 &&
+      !node.outputs.empty()) {
+    // A Gather reads the rows it selects, not its whole table.
+    const double rows = ValueBytes(*graph, node.inputs[1]) + 2 * ValueBytes(*graph, node.outputs[0]);
+    if (rows > 0) w.bytes = std::min(w.bytes > 0 ? w.bytes : rows, rows);
+  }
+  return w;
+}
+
+bool UsesCacheTier(OpClass op_class) {
+  // A depthwise conv moves its bytes at one rate in or out of the cache
+  // (measured on the build machine: 20-31 GB/s from 0.4 to 9.6 MB, stride 1
+  // and 2, in mobilenet_v2 and in the op suite): the kernel's per-byte work
+  // bounds it, not the memory tier. With the tier, its fit could not tell
+  // compute from memory and flipped between runs (9-46% error).
+  return op_class != OpClass::kDepthwiseConv;
+}
+
+double MemoryTimeUs(const DeviceSpec& device, double bytes) {
+  // GB/s = 1e3 bytes/us.
+  if (device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0) {
+    const double in_cache = std::min(bytes, device.cache_bytes);
+    return in_cache / (device.cache_bandwidth_gbps * 1e3) +
+           (bytes - in_cache) / (device.memory_bandwidth_gbps * 1e3);
+  }
+  return bytes / (device.memory_bandwidth_gbps * 1e3);
+}
+
+OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
+                    double overhead_us, double flops, double bytes) {
+  OpCost cost;
+  cost.overhead_us = overhead_us;
+  cost.compute_us = flops / (device.peak_gflops * compute_efficiency * 1e3);
+  cost.memory_us = MemoryTimeUs(device, bytes) / memory_efficiency;
+  return cost;
+}
+
 CostModel::CostModel(DeviceProfile profile) : profile_(std::move(profile)) {
   const size_t n = profile_.devices.size();
   efficiency_.resize(n);
@@ -89,6 +206,14 @@ CostModel::CostModel(DeviceProfile profile) : profile_(std::move(profile)) {
       if (e.overhead_us < 0) e.overhead_us = spec.launch_overhead_us;
       efficiency_[d][static_cast<size_t>(c)] = e;
     }
+  }
+  floor_device_.assign(n, -1);
+  for (size_t d = 0; d < n; ++d) {
+    const std::string& floor = profile_.devices[d].floor_device;
+    if (floor.empty()) continue;
+    for (size_t k = 0; k < n; ++k)
+      if (k != d && profile_.devices[k].name == floor && profile_.devices[k].floor_device.empty())
+        floor_device_[d] = static_cast<int>(k);
   }
   links_.assign(n * n, Link{});
   for (const LinkSpec& l : profile_.links) {
@@ -115,18 +240,43 @@ int CostModel::DeviceIndex(std::string_view device) const {
 }
 
 OpCost CostModel::Cost(OpClass op_class, double flops, double bytes, int device) const {
+  OpWork w;
+  w.op_class = op_class;
+  w.flops = flops;
+  w.bytes = bytes;
+  return Cost(w, device);
+}
+
+OpCost CostModel::Cost(const Node& node, int device) const { return Cost(OpWorkOf(node), device); }
+
+OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const DeviceSpec& spec = profile_.devices[static_cast<size_t>(device)];
-  const OpClassEfficiency& e = efficiency_[static_cast<size_t>(device)][static_cast<size_t>(op_class)];
-  OpCost cost;
-  cost.overhead_us = e.overhead_us;
-  // GFLOP/s = 1e3 FLOP/us; GB/s = 1e3 bytes/us.
-  cost.compute_us = flops / (spec.peak_gflops * e.compute * 1e3);
-  cost.memory_us = bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
+  const OpClassEfficiency& e =
+      efficiency_[static_cast<size_t>(device)][static_cast<size_t>(work.op_class)];
+  OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops, work.bytes);
+  if ((work.inputs_copied || !UsesCacheTier(work.op_class)) && spec.cache_bytes > 0 &&
+      spec.cache_bandwidth_gbps > 0)
+    cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
+  double factor = 1;
+  if (!work.op_type.empty())
+    if (const OpTypeFactor* f = spec.OpType(work.op_type); f != nullptr) factor = f->factor;
+  if (!work.sparse_class.empty())
+    if (const SparseKernelSpeed* sp = spec.Sparse(work.sparse_class); sp != nullptr)
+      factor *= sp->Ratio(work.weight_sparsity);
+  cost.compute_us *= factor;
+  cost.memory_us *= factor;
   return cost;
 }
 
-OpCost CostModel::Cost(const Node& node, int device) const {
-  return Cost(ClassifyOp(node), node.annotation.flops, node.annotation.bytes, device);
+OpCost CostModel::Cost(const OpWork& work, int device) const {
+  OpCost cost = CostNoFloor(work, device);
+  const int floor = floor_device_[static_cast<size_t>(device)];
+  if (floor >= 0) {
+    // The device runs the floor device's kernels: it cannot be faster.
+    const double host = CostNoFloor(work, floor).TotalUs();
+    if (host > cost.TotalUs()) cost.compute_us = std::max(cost.compute_us, host - cost.overhead_us);
+  }
+  return cost;
 }
 
 double CostModel::TransferUs(int from, int to, double bytes) const {
@@ -153,12 +303,34 @@ struct FitResult {
   double compute = 1, memory = 1, overhead = 0, loss = std::numeric_limits<double>::infinity();
 };
 
-double Loss(const std::vector<const OpMeasurement*>& ms, double peak, double bw, double ec,
-            double em, double overhead) {
+// The fixed multiplier of a sample's work: its op type's factor and, above
+// the crossover, the sparse kernel's speed (both from the device).
+double WorkMultiplier(const DeviceSpec& device, const OpMeasurement& m) {
+  double factor = 1;
+  if (!m.op_type.empty())
+    if (const OpTypeFactor* f = device.OpType(m.op_type); f != nullptr) factor = f->factor;
+  if (!m.sparse_class.empty())
+    if (const SparseKernelSpeed* sp = device.Sparse(m.sparse_class); sp != nullptr)
+      factor *= sp->Ratio(m.weight_sparsity);
+  return factor;
+}
+
+// A sample with its memory time and multiplier precomputed (the grid search
+// evaluates the loss many times).
+struct FitSample {
+  double flops = 0;
+  double memory_us = 0;  // at memory efficiency 1
+  double multiplier = 1;
+  double measured_us = 0;
+};
+
+double Loss(const std::vector<FitSample>& ms, double peak, double ec, double em, double overhead) {
   double loss = 0;
-  for (const OpMeasurement* m : ms) {
-    const double t = overhead + std::max(m->flops / (peak * ec * 1e3), m->bytes / (bw * em * 1e3));
-    loss += std::abs(std::log(std::max(t, 1e-3) / std::max(m->measured_us, 1e-3)));
+  for (const FitSample& m : ms) {
+    // RooflineCost, inlined: overhead + multiplier * max(compute, memory).
+    const double t =
+        overhead + m.multiplier * std::max(m.flops / (peak * ec * 1e3), m.memory_us / em);
+    loss += std::abs(std::log(std::max(t, 1e-3) / std::max(m.measured_us, 1e-3)));
   }
   return loss / static_cast<double>(ms.size());
 }
@@ -175,11 +347,11 @@ constexpr double kPriorWeight = 1e-3;
 // Coarse log-spaced grid, then two finer passes around the best point.
 // When `fix_compute`, the compute efficiency stays at the prior's (the
 // samples cannot tell it) and only memory efficiency and overhead are fitted.
-FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec& device,
-                   const OpClassEfficiency& prior, bool fix_compute) {
-  const double peak = device.peak_gflops, bw = device.memory_bandwidth_gbps;
+FitResult FitClass(const std::vector<FitSample>& ms, const DeviceSpec& device,
+                   const OpClassEfficiency& prior, bool fix_compute, double min_memory) {
+  const double peak = device.peak_gflops;
   double min_measured = std::numeric_limits<double>::infinity();
-  for (const OpMeasurement* m : ms) min_measured = std::min(min_measured, m->measured_us);
+  for (const FitSample& m : ms) min_measured = std::min(min_measured, m.measured_us);
   std::vector<double> overheads = {0};
   for (double o = 0.25; o <= min_measured; o *= 1.6) overheads.push_back(o);
   FitResult best;
@@ -191,7 +363,7 @@ FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec
       for (int j = 0; j <= steps; ++j) {
         const double em = em_lo * std::pow(em_hi / em_lo, static_cast<double>(j) / steps);
         for (double o : os) {
-          const double loss = Loss(ms, peak, bw, ec, em, o) +
+          const double loss = Loss(ms, peak, ec, em, o) +
                               kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
                                               std::abs(std::log(em / prior.memory)));
           if (loss < best.loss) best = {ec, em, o, loss};
@@ -199,12 +371,13 @@ FitResult FitClass(const std::vector<const OpMeasurement*>& ms, const DeviceSpec
       }
     }
   };
-  search(1e-3, 8, 1e-3, 8, 24, overheads);
+  search(1e-3, 8, std::max(1e-3, min_memory), 8, 24, overheads);
   for (double span : {2.0, 1.25}) {
     std::vector<double> os;
     for (double f : {1 / span, 1 / std::sqrt(span), 1.0, std::sqrt(span), span})
       os.push_back(best.overhead * f);
-    search(best.compute / span, best.compute * span, best.memory / span, best.memory * span, 8,
+    search(best.compute / span, best.compute * span, std::max(best.memory / span, min_memory),
+           std::max(best.memory * span, min_memory), 8,
            os);
   }
   return best;
@@ -227,11 +400,14 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
   const double ridge = device.peak_gflops / std::max(device.memory_bandwidth_gbps, 1e-12);
   double dense_compute = -1;
   for (int c = 0; c < kNumOpClasses; ++c) {
-    std::vector<const OpMeasurement*> ms;
+    std::vector<FitSample> ms;
     bool compute_seen = false;
     for (const OpMeasurement& m : measurements)
       if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
-        ms.push_back(&m);
+        ms.push_back({m.flops,
+                      UsesCacheTier(m.op_class) ? MemoryTimeUs(device, m.bytes)
+                                                : m.bytes / (device.memory_bandwidth_gbps * 1e3),
+                      WorkMultiplier(device, m), m.measured_us});
         compute_seen = compute_seen || m.flops >= ridge * m.bytes;
       }
     if (static_cast<int>(ms.size()) < std::max(1, min_samples)) continue;
@@ -240,10 +416,15 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     if (op_class == OpClass::kGemm && dense_compute > 0) prior.compute = dense_compute;
     // Dense classes only: elsewhere a low fitted compute efficiency stands for
     // real per-element work (pooling windows) and is kept.
-    const bool fix_compute = !compute_seen &&
-                             (op_class == OpClass::kGemm || op_class == OpClass::kConv ||
-                              op_class == OpClass::kDepthwiseConv);
-    const FitResult fit = FitClass(ms, device, prior, fix_compute);
+    // Not depthwise: its samples sit below the ridge yet run far slower
+    // than bandwidth, so its compute efficiency is what they measure.
+    const bool fix_compute =
+        !compute_seen && (op_class == OpClass::kGemm || op_class == OpClass::kConv);
+    // A dense kernel streams its weights and activations; a fit far below
+    // the bandwidth stands for compute inefficiency of small shapes (few
+    // channels), and then wrongly makes big weight-heavy convs memory-bound.
+    const bool dense = op_class == OpClass::kGemm || op_class == OpClass::kConv;
+    const FitResult fit = FitClass(ms, device, prior, fix_compute, dense ? 0.3 : 0.0);
     if (op_class == OpClass::kConv && compute_seen) dense_compute = fit.compute;
     OpClassEfficiency e;
     e.op_class = OpClassName(static_cast<OpClass>(c));
@@ -254,6 +435,99 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     out.push_back(std::move(e));
   }
   return out;
+}
+
+std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
+                                           std::span<const OpMeasurement> measurements,
+                                           int min_samples) {
+  DeviceSpec plain = device;
+  plain.op_types.clear();  // the class prediction alone
+  DeviceProfile profile;
+  profile.name = "fit";
+  plain.floor_device.clear();
+  profile.devices.push_back(std::move(plain));
+  const CostModel model(profile);
+  std::map<std::string, std::vector<double>> log_ratios;
+  for (const OpMeasurement& m : measurements) {
+    if (m.op_type.empty() || !(m.measured_us > 0) || !std::isfinite(m.measured_us)) continue;
+    OpWork w;
+    w.op_class = m.op_class;
+    w.flops = m.flops;
+    w.bytes = m.bytes;
+    w.weight_sparsity = m.weight_sparsity;
+    w.sparse_class = m.sparse_class;
+    const OpCost c = model.Cost(w, 0);
+    const double work = std::max(c.compute_us, c.memory_us);
+    if (!(work > 0)) continue;
+    // What is left for the work once the overhead is paid (at least a tenth
+    // of the time: a sample below the overhead says "smaller", not "zero").
+    const double left = std::max(m.measured_us - c.overhead_us, 0.1 * m.measured_us);
+    log_ratios[m.op_type].push_back(std::log(left / work));
+  }
+  std::vector<OpTypeFactor> out;
+  for (auto& [type, logs] : log_ratios) {
+    const int n = static_cast<int>(logs.size());
+    if (n < std::max(1, min_samples)) continue;
+    std::sort(logs.begin(), logs.end());
+    const double median =
+        n % 2 ? logs[static_cast<size_t>(n / 2)]
+              : 0.5 * (logs[static_cast<size_t>(n / 2 - 1)] + logs[static_cast<size_t>(n / 2)]);
+    const double shrunk = median * n / (n + 2.0);
+    const double factor = std::clamp(std::exp(shrunk), 1e-2, 1e2);
+    if (std::abs(std::log(factor)) < std::log(1.05)) continue;
+    out.push_back({type, factor, n});
+  }
+  return out;
+}
+
+void FitDevice(DeviceSpec& device, std::span<const OpMeasurement> measurements, int min_samples) {
+  device.op_types.clear();
+  device.efficiency = FitEfficiency(device, measurements, min_samples);
+  device.op_types = FitOpTypeFactors(device, measurements, min_samples);
+  if (device.op_types.empty()) return;
+  // Again with the types' factors fixed: the class efficiencies then
+  // describe the class's typical op rather than a compromise between its
+  // types; the factors are refitted against them.
+  device.efficiency = FitEfficiency(device, measurements, min_samples);
+  device.op_types.clear();
+  device.op_types = FitOpTypeFactors(device, measurements, min_samples);
+}
+
+SparseKernelSpeed FitSparseKernelSpeed(std::string sparse_class,
+                                       std::span<const std::pair<double, double>> points) {
+  SparseKernelSpeed sp;
+  sp.op_class = std::move(sparse_class);
+  sp.samples = static_cast<int>(points.size());
+  if (points.empty()) return sp;  // crossover 1: never predicted sparse
+  // ratio = fixed + per_density * density, least squares.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [sparsity, ratio] : points) {
+    const double x = 1 - sparsity;
+    n += 1;
+    sx += x;
+    sy += ratio;
+    sxx += x * x;
+    sxy += x * ratio;
+  }
+  const double denom = n * sxx - sx * sx;
+  double slope = denom > 1e-12 ? (n * sxy - sx * sy) / denom : 0;
+  slope = std::max(slope, 0.0);
+  double fixed = (sy - slope * sx) / n;
+  if (fixed < 0) {
+    fixed = 0;
+    slope = sxx > 0 ? std::max(sxy / sxx, 0.0) : 0;
+  }
+  sp.fixed = fixed;
+  sp.per_density = slope;
+  // ratio(s) = 1 at density (1 - fixed) / slope.
+  if (fixed >= 1) {
+    sp.crossover = 1;
+  } else if (slope <= 0) {
+    sp.crossover = 0;
+  } else {
+    sp.crossover = std::clamp(1 - (1 - fixed) / slope, 0.0, 1.0);
+  }
+  return sp;
 }
 
 }  // namespace braid

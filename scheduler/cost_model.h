@@ -59,6 +59,48 @@ struct OpCost {
   }
 };
 
+// What the cost model needs to know about one op: its class and type, its
+// work, and (Conv / Gemm / MatMul with a constant weight) which sparse kernel
+// class it belongs to and how sparse its weight is.
+struct OpWork {
+  OpClass op_class = OpClass::kOther;
+  std::string_view op_type;       // "" when unknown: no per-op-type factor
+  double flops = 0;
+  double bytes = 0;
+  double weight_sparsity = 0;
+  std::string_view sparse_class;  // "conv1x1", "conv3x3", "gemm" or ""
+  // An input arrived by a copy from another device (another core or a DMA
+  // wrote it): not in this device's cache, so every byte moves at
+  // memory_bandwidth_gbps (the cache tier does not apply).
+  bool inputs_copied = false;
+};
+
+// From the node's annotation (Annotate first). With the graph, also: the
+// sparse class from the weight's shape, and a Gather's bytes as the rows it
+// reads (indices + 2 x output) instead of its whole table. `op_type` is the
+// key of the per-op-type factor: the node's op type, except for kernel
+// variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",
+// "Transpose:rows" (the innermost axis stays innermost), "Concat:4d" (with
+// the graph: feature maps); a sliced node's join counts as "Reshape" (a
+// plain copy).
+OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
+
+// The one roofline formula every prediction and every fit uses (and the
+// vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):
+//   overhead + max(flops / (peak * compute_eff), memory_time / memory_eff)
+// where memory_time spills: the first cache_bytes at cache_bandwidth_gbps,
+// the rest at memory_bandwidth_gbps. Returns the split (overhead, compute,
+// memory) in microseconds. Efficiencies must be > 0.
+OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
+                    double overhead_us, double flops, double bytes);
+// Bytes over the device's bandwidth, through its cache tier when it has one
+// (continuous and non-decreasing in bytes).
+double MemoryTimeUs(const DeviceSpec& device, double bytes);
+// Whether the class's memory time uses the cache tier (MemoryTimeUs); a
+// class that does not (depthwise conv) moves every byte at the memory
+// bandwidth.
+bool UsesCacheTier(OpClass op_class);
+
 class CostModel {
  public:
   // `profile` should be valid (ValidateDeviceProfile).
@@ -71,7 +113,12 @@ class CostModel {
   int DeviceIndex(std::string_view device) const;
 
   OpCost Cost(OpClass op_class, double flops, double bytes, int device) const;
+  // Node without graph: OpWorkOf(node). Prefer Cost(OpWorkOf(node, &graph), d).
   OpCost Cost(const Node& node, int device) const;
+  // The full model: class efficiency and overhead, the cache tier, the
+  // per-op-type factor, the sparse kernel's speed above its crossover, and
+  // the floor device (a vgpu is never faster than the host kernels it runs).
+  OpCost Cost(const OpWork& work, int device) const;
   // Predicted time of `node` (annotated) on `device`, `fraction` of its work.
   double OpTimeUs(const Node& node, int device, double fraction = 1.0) const {
     return Cost(node, device).TotalUs(fraction);
@@ -95,8 +142,10 @@ class CostModel {
     int copy_engines = 1;
   };
   DeviceProfile profile_;
+  OpCost CostNoFloor(const OpWork& work, int device) const;
   // [device][class]: efficiency resolved from the profile or the defaults.
   std::vector<std::array<OpClassEfficiency, kNumOpClasses>> efficiency_;
+  std::vector<int> floor_device_;  // [device]: index or -1
   std::vector<Link> links_;  // [from * num_devices + to]
 
 };
@@ -107,6 +156,9 @@ struct OpMeasurement {
   double flops = 0;
   double bytes = 0;
   double measured_us = 0;
+  std::string op_type;            // for FitOpTypeFactors; "" = none
+  double weight_sparsity = 0;
+  std::string sparse_class;       // as OpWork::sparse_class
 };
 
 // Per op class with at least `min_samples` measurements, the compute and
@@ -117,9 +169,31 @@ struct OpMeasurement {
 // (peak / bandwidth) keeps a prior compute efficiency (gemm: the fitted conv
 // class's, else DefaultEfficiency), and near-ties are broken towards the
 // defaults: the samples cannot tell those numbers.
+// The fit uses the device's cache tier, and its `op_types` factors and
+// `sparse` speeds as fixed multipliers of each sample's work.
 std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
                                              std::span<const OpMeasurement> measurements,
                                              int min_samples = 3);
+
+// Per op type with at least `min_samples` measurements: the factor on the
+// class's predicted work (the device's efficiencies, else the defaults) that
+// the measurements ask for, as the median of (measured - overhead) / work in
+// log space, shrunk towards 1 by n / (n + 2). Types whose factor is within
+// 5% of 1 are left out.
+std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
+                                           std::span<const OpMeasurement> measurements,
+                                           int min_samples = 3);
+
+// Class efficiencies, then op-type factors, then the classes again with
+// those factors (what `braid calibrate` stores). Keeps `device.sparse`.
+void FitDevice(DeviceSpec& device, std::span<const OpMeasurement> measurements,
+               int min_samples = 3);
+
+// Least-squares fit of SparseKernelSpeed from (sparsity, sparse time / dense
+// time) pairs: fixed, per_density, and the crossover where the ratio is 1
+// (clamped to [0, 1]; 1 when the sparse kernel never wins).
+SparseKernelSpeed FitSparseKernelSpeed(std::string sparse_class,
+                                       std::span<const std::pair<double, double>> points);
 
 }  // namespace braid
 

@@ -22,6 +22,18 @@ const OpClassEfficiency* DeviceSpec::Efficiency(std::string_view op_class) const
   return nullptr;
 }
 
+const OpTypeFactor* DeviceSpec::OpType(std::string_view op_type) const {
+  for (const OpTypeFactor& f : op_types)
+    if (f.op_type == op_type) return &f;
+  return nullptr;
+}
+
+const SparseKernelSpeed* DeviceSpec::Sparse(std::string_view sparse_class) const {
+  for (const SparseKernelSpeed& s : sparse)
+    if (s.op_class == sparse_class) return &s;
+  return nullptr;
+}
+
 const DeviceSpec* DeviceProfile::Find(std::string_view device) const {
   for (const DeviceSpec& d : devices)
     if (d.name == device) return &d;
@@ -86,7 +98,33 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
       RETURN_IF_ERROR(CheckPositive(e.memory, ew + "memory"));
       if (!Finite(e.overhead_us)) return InvalidArgument(ew + "overhead_us is not finite");
     }
+    RETURN_IF_ERROR(CheckNonNegative(d.cache_bytes, where + "cache_bytes"));
+    RETURN_IF_ERROR(CheckNonNegative(d.cache_bandwidth_gbps, where + "cache_bandwidth_gbps"));
+    if (!d.floor_device.empty() && d.floor_device == d.name)
+      return InvalidArgument(where + "floor_device names the device itself");
+    std::set<std::string> types;
+    for (const OpTypeFactor& f : d.op_types) {
+      if (f.op_type.empty()) return InvalidArgument(where + "op_types entry without op_type");
+      if (!types.insert(f.op_type).second)
+        return InvalidArgument(where + "op_types '" + f.op_type + "' listed twice");
+      RETURN_IF_ERROR(CheckPositive(f.factor, where + "op_types '" + f.op_type + "': factor"));
+    }
+    std::set<std::string> sparse_classes;
+    for (const SparseKernelSpeed& sp : d.sparse) {
+      const std::string sw = where + "sparse '" + sp.op_class + "': ";
+      if (sp.op_class != "conv1x1" && sp.op_class != "conv3x3" && sp.op_class != "gemm")
+        return InvalidArgument(sw + "op_class must be conv1x1, conv3x3 or gemm");
+      if (!sparse_classes.insert(sp.op_class).second) return InvalidArgument(sw + "listed twice");
+      if (!Finite(sp.crossover) || sp.crossover < 0 || sp.crossover > 1)
+        return InvalidArgument(sw + "crossover must lie in [0, 1], got " + JsonNumber(sp.crossover));
+      RETURN_IF_ERROR(CheckNonNegative(sp.fixed, sw + "fixed"));
+      RETURN_IF_ERROR(CheckNonNegative(sp.per_density, sw + "per_density"));
+    }
   }
+  for (const DeviceSpec& d : profile.devices)
+    if (!d.floor_device.empty() && !names.count(d.floor_device))
+      return InvalidArgument("device '" + d.name + "': floor_device '" + d.floor_device +
+                             "' is not in the profile");
   for (size_t i = 0; i < profile.links.size(); ++i) {
     const LinkSpec& l = profile.links[i];
     const std::string where = "link " + std::to_string(i) + " (" + l.from + " -> " + l.to + "): ";
@@ -174,7 +212,7 @@ class ObjectReader {
 constexpr std::string_view kDeviceNumberFields[] = {
     "compute_units",   "clock_ghz",      "peak_gflops",   "memory_bandwidth_gbps",
     "launch_overhead_us", "active_power_w", "idle_power_w", "concurrent_kernels",
-    "efficiency"};
+    "efficiency", "cache_bytes", "cache_bandwidth_gbps", "floor_device", "op_types", "sparse"};
 constexpr std::string_view kLinkNumberFields[] = {
     "latency_us", "bandwidth_gbps", "mapped", "copy_engines"};
 constexpr std::string_view kProfileNumberFields[] = {"static_power_w", "power_mode"};
@@ -184,7 +222,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   RETURN_IF_ERROR(r.CheckKeys({"name", "kind", "description", "compute_units", "clock_ghz",
                                "peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us",
                                "active_power_w", "idle_power_w", "concurrent_kernels",
-                               "efficiency", "sources"}));
+                               "efficiency", "sources", "cache_bytes", "cache_bandwidth_gbps",
+                               "floor_device", "op_types", "sparse"}));
   DeviceSpec d;
   ASSIGN_OR_RETURN(d.name, r.String("name", true));
   ASSIGN_OR_RETURN(d.kind, r.String("kind", true));
@@ -198,6 +237,36 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   ASSIGN_OR_RETURN(d.idle_power_w, r.Number("idle_power_w", 0));
   ASSIGN_OR_RETURN(d.concurrent_kernels, r.Int("concurrent_kernels", 1));
   ASSIGN_OR_RETURN(d.sources, r.Sources(kDeviceNumberFields));
+  // Optional fields (profiles written before they existed still load).
+  ASSIGN_OR_RETURN(d.cache_bytes, r.Number("cache_bytes", 0));
+  ASSIGN_OR_RETURN(d.cache_bandwidth_gbps, r.Number("cache_bandwidth_gbps", 0));
+  ASSIGN_OR_RETURN(d.floor_device, r.String("floor_device"));
+  if (const JsonValue* types = r.Array("op_types"); types != nullptr) {
+    if (!types->is_array()) return InvalidArgument(where + ": \"op_types\" is not an array");
+    for (size_t i = 0; i < types->array().size(); ++i) {
+      ObjectReader e(types->array()[i], where + " op_types[" + std::to_string(i) + "]");
+      RETURN_IF_ERROR(e.CheckKeys({"op_type", "factor", "samples"}));
+      OpTypeFactor f;
+      ASSIGN_OR_RETURN(f.op_type, e.String("op_type", true));
+      ASSIGN_OR_RETURN(f.factor, e.Number("factor", 0, true));
+      ASSIGN_OR_RETURN(f.samples, e.Int("samples", 0));
+      d.op_types.push_back(std::move(f));
+    }
+  }
+  if (const JsonValue* sparse = r.Array("sparse"); sparse != nullptr) {
+    if (!sparse->is_array()) return InvalidArgument(where + ": \"sparse\" is not an array");
+    for (size_t i = 0; i < sparse->array().size(); ++i) {
+      ObjectReader e(sparse->array()[i], where + " sparse[" + std::to_string(i) + "]");
+      RETURN_IF_ERROR(e.CheckKeys({"op_class", "crossover", "fixed", "per_density", "samples"}));
+      SparseKernelSpeed sp;
+      ASSIGN_OR_RETURN(sp.op_class, e.String("op_class", true));
+      ASSIGN_OR_RETURN(sp.crossover, e.Number("crossover", 0, true));
+      ASSIGN_OR_RETURN(sp.fixed, e.Number("fixed", 1));
+      ASSIGN_OR_RETURN(sp.per_density, e.Number("per_density", 0));
+      ASSIGN_OR_RETURN(sp.samples, e.Int("samples", 0));
+      d.sparse.push_back(std::move(sp));
+    }
+  }
   if (const JsonValue* eff = r.Array("efficiency"); eff != nullptr) {
     if (!eff->is_array()) return InvalidArgument(where + ": \"efficiency\" is not an array");
     for (size_t i = 0; i < eff->array().size(); ++i) {
@@ -302,6 +371,11 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
         << ",\n" << in << "\"active_power_w\": " << JsonNumber(d.active_power_w)
         << ",\n" << in << "\"idle_power_w\": " << JsonNumber(d.idle_power_w)
         << ",\n" << in << "\"concurrent_kernels\": " << d.concurrent_kernels;
+    if (d.cache_bytes > 0 || d.cache_bandwidth_gbps > 0)
+      out << ",\n" << in << "\"cache_bytes\": " << JsonNumber(d.cache_bytes)
+          << ",\n" << in << "\"cache_bandwidth_gbps\": " << JsonNumber(d.cache_bandwidth_gbps);
+    if (!d.floor_device.empty())
+      out << ",\n" << in << "\"floor_device\": " << JsonString(d.floor_device);
     if (!d.efficiency.empty()) {
       out << ",\n" << in << "\"efficiency\": [";
       for (size_t k = 0; k < d.efficiency.size(); ++k) {
@@ -310,6 +384,27 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
             << ", \"compute\": " << JsonNumber(e.compute) << ", \"memory\": " << JsonNumber(e.memory)
             << ", \"overhead_us\": " << JsonNumber(e.overhead_us) << ", \"samples\": " << e.samples
             << "}";
+      }
+      out << "\n" << in << "]";
+    }
+    if (!d.op_types.empty()) {
+      out << ",\n" << in << "\"op_types\": [";
+      for (size_t k = 0; k < d.op_types.size(); ++k) {
+        const OpTypeFactor& f = d.op_types[k];
+        out << (k ? ",\n" : "\n") << in << "  {\"op_type\": " << JsonString(f.op_type)
+            << ", \"factor\": " << JsonNumber(f.factor) << ", \"samples\": " << f.samples << "}";
+      }
+      out << "\n" << in << "]";
+    }
+    if (!d.sparse.empty()) {
+      out << ",\n" << in << "\"sparse\": [";
+      for (size_t k = 0; k < d.sparse.size(); ++k) {
+        const SparseKernelSpeed& sp = d.sparse[k];
+        out << (k ? ",\n" : "\n") << in << "  {\"op_class\": " << JsonString(sp.op_class)
+            << ", \"crossover\": " << JsonNumber(sp.crossover)
+            << ", \"fixed\": " << JsonNumber(sp.fixed)
+            << ", \"per_density\": " << JsonNumber(sp.per_density)
+            << ", \"samples\": " << sp.samples << "}";
       }
       out << "\n" << in << "]";
     }

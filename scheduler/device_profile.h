@@ -35,6 +35,35 @@ struct OpClassEfficiency {
   int samples = 0;             // measured ops the fit used (0: not fitted)
 };
 
+// Per op type ("Concat", "Reshape", ...): a factor on the class's predicted
+// work time, fitted to the residual of the class fit (FitOpTypeFactors). It
+// captures kernels of one class whose speed differs (a Concat copies, a
+// Reshape only moves a few cache lines).
+struct OpTypeFactor {
+  std::string op_type;
+  double factor = 1.0;         // > 0; multiplies compute and memory time
+  int samples = 0;
+};
+
+// The speed of the weight-sparse CPU kernel against the dense one for one
+// sparse op class ("conv1x1", "conv3x3", "gemm", as kernels/cpu/sparse),
+// measured by `braid calibrate`: at weight sparsity s >= crossover the op
+// takes  (fixed + per_density * (1 - s))  times its dense time.
+struct SparseKernelSpeed {
+  std::string op_class;        // "conv1x1", "conv3x3" or "gemm"
+  double crossover = 1.0;      // sparsity in [0, 1] from which the sparse kernel runs
+  double fixed = 1.0;          // time ratio at sparsity 1 (>= 0)
+  double per_density = 0.0;    // ratio added per unit of density (1 - s), >= 0
+  int samples = 0;
+
+  // Sparse time / dense time at sparsity `s` (1 below the crossover).
+  double Ratio(double s) const {
+    if (!(s >= crossover)) return 1.0;
+    const double r = fixed + per_density * (1.0 - s);
+    return r > 0 ? r : 0;
+  }
+};
+
 struct DeviceSpec {
   std::string name;            // the plan's device name: "cpu", "cuda:0", "vgpu"
   std::string kind;            // "cpu", "gpu" or "vgpu"
@@ -47,13 +76,25 @@ struct DeviceSpec {
   double active_power_w = 0;   // while a kernel runs
   double idle_power_w = 0;     // while idle (within an inference)
   int concurrent_kernels = 1;  // kernels of different streams that may overlap
+  // Optional cache tier: the first `cache_bytes` an op touches move at
+  // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
+  double cache_bytes = 0;
+  double cache_bandwidth_gbps = 0;
+  // Optional: the device runs the kernels of this other device of the
+  // profile (the vgpu runs the host's CPU kernels), so an op never takes
+  // less than it does there. Empty: none.
+  std::string floor_device;
   std::vector<OpClassEfficiency> efficiency;
+  std::vector<OpTypeFactor> op_types;       // optional, see OpTypeFactor
+  std::vector<SparseKernelSpeed> sparse;    // optional, see SparseKernelSpeed
   // Field name -> where the number comes from ("NVIDIA Jetson Orin Nano
   // datasheet DS-11105-001 ...", "measured by braid calibrate", "estimate: ...").
   std::map<std::string, std::string> sources;
 
   // The entry for `op_class`, or nullptr.
   const OpClassEfficiency* Efficiency(std::string_view op_class) const;
+  const OpTypeFactor* OpType(std::string_view op_type) const;
+  const SparseKernelSpeed* Sparse(std::string_view sparse_class) const;
 };
 
 // A copy path between two devices (one direction).

@@ -20,15 +20,15 @@ uint64_t SplitMixNext(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-void Activate(Activation a, Eigen::MatrixXd& m) {
-  if (a == Activation::kRelu) m = m.cwiseMax(0.0);
-  if (a == Activation::kTanh) m = m.array().tanh().matrix();
+void Activate(MlpActivation a, Eigen::MatrixXd& m) {
+  if (a == MlpActivation::kRelu) m = m.cwiseMax(0.0);
+  if (a == MlpActivation::kTanh) m = m.array().tanh().matrix();
 }
 
 // dL/dpre from dL/dpost given the post-activation values.
-void ActivationBackward(Activation a, const Eigen::MatrixXd& post, Eigen::MatrixXd& grad) {
-  if (a == Activation::kRelu) grad = (post.array() > 0).select(grad, 0.0);
-  if (a == Activation::kTanh) grad = (grad.array() * (1.0 - post.array().square())).matrix();
+void ActivationBackward(MlpActivation a, const Eigen::MatrixXd& post, Eigen::MatrixXd& grad) {
+  if (a == MlpActivation::kRelu) grad = (post.array() > 0).select(grad, 0.0);
+  if (a == MlpActivation::kTanh) grad = (grad.array() * (1.0 - post.array().square())).matrix();
 }
 
 }  // namespace
@@ -244,8 +244,8 @@ StatusOr<Mlp> Mlp::Load(BinaryReader& in) {
   ASSIGN_OR_RETURN(uint32_t hidden, in.U32());
   ASSIGN_OR_RETURN(uint32_t output, in.U32());
   if (hidden > 2 || output > 2) return in.Error("unknown activation");
-  spec.hidden = static_cast<Activation>(hidden);
-  spec.output = static_cast<Activation>(output);
+  spec.hidden = static_cast<MlpActivation>(hidden);
+  spec.output = static_cast<MlpActivation>(output);
   // Size check before any allocation: a hostile header cannot make us allocate.
   if (params > in.remaining() / sizeof(double))
     return in.Error("truncated: " + std::to_string(params) + " parameters declared");

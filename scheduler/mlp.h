@@ -3,7 +3,7 @@
 // forward and backward passes, Adam, seeded initialisation and a checked
 // binary format.
 //
-//   braid::MlpSpec spec{.sizes = {8, 32, 32, 2}, .hidden = braid::Activation::kRelu};
+//   braid::MlpSpec spec{.sizes = {8, 32, 32, 2}, .hidden = braid::MlpActivation::kRelu};
 //   braid::Mlp net(spec, /*seed=*/7);
 //   braid::Adam adam(net, {.learning_rate = 1e-3});
 //   Eigen::MatrixXd x(8, batch);                 // one sample per column
@@ -26,12 +26,12 @@
 
 namespace braid {
 
-enum class Activation : uint8_t { kNone = 0, kRelu = 1, kTanh = 2 };
+enum class MlpActivation : uint8_t { kNone = 0, kRelu = 1, kTanh = 2 };
 
 struct MlpSpec {
   std::vector<int> sizes;  // input, hidden..., output (>= 2 entries, each >= 1)
-  Activation hidden = Activation::kRelu;
-  Activation output = Activation::kNone;
+  MlpActivation hidden = MlpActivation::kRelu;
+  MlpActivation output = MlpActivation::kNone;
 };
 
 // Column-wise softmax (each column a distribution), numerically stable.

@@ -57,15 +57,20 @@ Eigen::VectorXd DiscreteSac::Probabilities(const Eigen::VectorXd& state, uint32_
 }
 
 int DiscreteSac::Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy) {
-  const Eigen::VectorXd p = Probabilities(state, mask);
   if (greedy) {
     Eigen::Index best;
-    p.maxCoeff(&best);
+    Probabilities(state, mask).maxCoeff(&best);
     return static_cast<int>(best);
   }
+  return Sample(state, mask, rng_);
+}
+
+int DiscreteSac::Sample(const Eigen::VectorXd& state, uint32_t mask,
+                        std::mt19937_64& rng) const {
+  const Eigen::VectorXd p = Probabilities(state, mask);
   // Inverse-CDF draw from a 53-bit uniform: identical on every platform
   // (std::discrete_distribution's algorithm is not specified).
-  const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
   double acc = 0;
   int last_allowed = 0;
   for (int a = 0; a < num_actions_; ++a) {
@@ -195,10 +200,11 @@ StatusOr<std::unique_ptr<DiscreteSac>> DiscreteSac::LoadActor(BinaryReader& in) 
 StatusOr<std::unique_ptr<PlacementEnv>> PlacementEnv::Create(const Graph& graph,
                                                              const PlacementContext& context,
                                                              ThresholdPair start,
-                                                             double energy_weight) {
+                                                             double energy_weight, int passes) {
+  if (passes < 1 || passes > 8) return InvalidArgument("sparoa: passes must be 1..8");
   std::unique_ptr<PlacementEnv> env(new PlacementEnv());
-  ASSIGN_OR_RETURN(env->space_,
-                   BuildPlacementSpace(graph, context, "sparoa", true, PlacementEnv::kSliceShares));
+  env->passes_ = passes;
+  ASSIGN_OR_RETURN(env->space_, BuildPlacementSpace(graph, context, "sparoa", true));
   const SimGraph& sim = env->space_.sim;
   env->accelerator_ = sim.num_devices > 1 ? 1 : 0;
   ASSIGN_OR_RETURN(env->start_, ThresholdPlacement(graph, context, sim, start));
@@ -212,6 +218,13 @@ StatusOr<std::unique_ptr<PlacementEnv>> PlacementEnv::Create(const Graph& graph,
     for (int32_t i = sim.out_begin[static_cast<size_t>(n)];
          i < sim.out_begin[static_cast<size_t>(n) + 1]; ++i)
       producer[static_cast<size_t>(sim.out_values[static_cast<size_t>(i)])] = n;
+  env->first_consumer_.assign(static_cast<size_t>(sim.num_nodes), -1);
+  for (int n = sim.num_nodes - 1; n >= 0; --n)
+    for (int32_t i = sim.in_begin[static_cast<size_t>(n)];
+         i < sim.in_begin[static_cast<size_t>(n) + 1]; ++i) {
+      const int p = producer[static_cast<size_t>(sim.in_values[static_cast<size_t>(i)])];
+      if (p >= 0) env->first_consumer_[static_cast<size_t>(p)] = n;
+    }
   for (int n = 0; n < sim.num_nodes; ++n) {
     const Node& node = graph.nodes()[static_cast<size_t>(n)];
     const Annotation& a = node.annotation;
@@ -247,6 +260,7 @@ double PlacementEnv::CostOf(std::span<const SimPlacement> placement) {
 }
 
 void PlacementEnv::Reset() {
+  cached_step_ = -1;
   current_ = start_;
   step_ = 0;
   cost_ = CostOf(current_);
@@ -259,7 +273,7 @@ SimPlacement PlacementEnv::PlacementOf(int action) const {
   if (action <= 0 || accelerator_ == 0) return SimPlacement{0, 0, -1, 1.0f};
   if (action == 1) return SimPlacement{static_cast<int16_t>(accelerator_), 0, -1, 1.0f};
   return SimPlacement{0, 0, static_cast<int16_t>(accelerator_),
-                      static_cast<float>(kSliceShares[action - 2])};
+                      static_cast<float>(kSliceRatioBins[action - 2])};
 }
 
 bool PlacementEnv::HasOption(int node, const SimPlacement& p) const {
@@ -274,51 +288,85 @@ uint32_t PlacementEnv::Mask() const {
   if (done()) return ~0u;
   uint32_t mask = 0;
   for (int a = 0; a < kNumActions; ++a)
-    if ((a == 0 || accelerator_ > 0) && HasOption(step_, PlacementOf(a))) mask |= 1u << a;
+    if ((a == 0 || accelerator_ > 0) && HasOption(node(), PlacementOf(a))) mask |= 1u << a;
   return mask == 0 ? 1u : mask;
 }
 
 Eigen::VectorXd PlacementEnv::State() const {
+  if (cached_step_ == step_) return cached_state_;
   Eigen::VectorXd s = Eigen::VectorXd::Zero(kStateSize);
   if (done()) return s;
-  const size_t n = static_cast<size_t>(step_);
+  const int node_index = node();
+  const size_t n = static_cast<size_t>(node_index);
   for (int c = 0; c < kNumOpClasses; ++c) s(c) = op_class_[n][static_cast<size_t>(c)];
   s(9) = log_flops_[n];
   s(10) = log_bytes_[n];
   s(11) = log_intensity_[n];
   s(12) = sparsity_[n];
   const double ref = scale_.ref_latency_us;
-  const double cpu_us = space_.MainUs(step_, SimPlacement{0, 0, -1, 1.0f});
+  const double cpu_us = space_.MainUs(node_index, SimPlacement{0, 0, -1, 1.0f});
   const double acc_us =
-      space_.MainUs(step_, SimPlacement{static_cast<int16_t>(accelerator_), 0, -1, 1.0f});
+      space_.MainUs(node_index, SimPlacement{static_cast<int16_t>(accelerator_), 0, -1, 1.0f});
   s(13) = std::log((cpu_us + 1e-3) / (acc_us + 1e-3)) / 3;
   s(14) = std::log1p(100 * cpu_us / ref);
   s(15) = std::log1p(100 * acc_us / ref);
   s(16) = start_[n].device == 0 ? 0 : 1;
   const int producer = input_producer_[n];
   s(17) = producer >= 0 && current_[static_cast<size_t>(producer)].device != 0 ? 1 : 0;
-  s(18) = static_cast<double>(step_) / num_nodes();
+  s(18) = static_cast<double>(node_index) / num_nodes();
   s(19) = device_busy_[0] / ref;
   s(20) = device_busy_[static_cast<size_t>(accelerator_)] / ref;
   s(21) = (device_queue_end_[0] - device_queue_end_[static_cast<size_t>(accelerator_)]) / ref;
   s(22) = peak_ratio_;
   s(23) = mapped_;
+  // Revisiting (pass > 0): where the node and its consumer sit now.
+  auto cpu_share = [](const SimPlacement& p) {
+    if (p.other_device >= 0) return p.device == 0 ? static_cast<double>(p.ratio)
+                                                  : 1.0 - static_cast<double>(p.ratio);
+    return p.device == 0 ? 1.0 : 0.0;
+  };
+  s(24) = passes_ > 1 ? static_cast<double>(step_ / num_nodes()) / (passes_ - 1) : 0;
+  s(25) = cpu_share(current_[n]);
+  const int consumer = first_consumer_[n];
+  s(26) = consumer >= 0 ? cpu_share(current_[static_cast<size_t>(consumer)]) : 1;
+  s(27) = 10 * (cost_ - 1);
+  // CPU share at which both parts' kernels finish together (no copies).
+  s(28) = acc_us / std::max(cpu_us + acc_us, 1e-9);
+  s(29) = producer >= 0 ? cpu_share(current_[static_cast<size_t>(producer)]) : 1;
+  // One-step lookahead: the simulated cost change of each allowed action
+  // with every other node as currently placed (tanh-squashed; > 0 = better).
+  const uint32_t mask = Mask();
+  scratch_ = current_;
+  for (int a = 0; a < kNumActions; ++a) {
+    if (!(mask >> a & 1u)) continue;
+    scratch_[n] = PlacementOf(a);
+    if (!HasOption(node_index, scratch_[n])) scratch_[n] = space_.options[n].front();
+    s(30 + a) = std::tanh(200 * (cost_ - scale_.Cost(sim_->Run(scratch_))));
+  }
+  cached_step_ = step_;
+  cached_state_ = s;
   return s;
 }
 
 double PlacementEnv::Step(int action) {
-  const size_t n = static_cast<size_t>(step_);
+  const int node_index = node();
+  const size_t n = static_cast<size_t>(node_index);
+  if (node_index == 0 && step_ > 0) {  // a new pass: the hardware state restarts
+    device_busy_.assign(device_busy_.size(), 0);
+    device_queue_end_.assign(device_queue_end_.size(), 0);
+  }
   SimPlacement placement = PlacementOf(action);
-  if (!HasOption(step_, placement)) placement = space_.options[n].front();
+  if (!HasOption(node_index, placement)) placement = space_.options[n].front();
   current_[n] = placement;
   const int device = placement.device;
   const SimResult& r = sim_->Run(current_, /*timeline=*/true);
   const double cost = scale_.Cost(r);
   const double reward = cost_ - cost;
   cost_ = cost;
-  device_busy_[static_cast<size_t>(device)] += space_.MainUs(step_, current_[n]);
+  device_busy_[static_cast<size_t>(device)] += space_.MainUs(node_index, current_[n]);
   if (placement.other_device >= 0)
-    device_busy_[static_cast<size_t>(placement.other_device)] += space_.OtherUs(step_, placement);
+    device_busy_[static_cast<size_t>(placement.other_device)] +=
+        space_.OtherUs(node_index, placement);
   if (n < r.nodes.size())
     device_queue_end_[static_cast<size_t>(device)] =
         std::max(device_queue_end_[static_cast<size_t>(device)], r.nodes[n].end_us);
@@ -359,6 +407,34 @@ SacEpisode RunSacEpisode(DiscreteSac& agent, PlacementEnv& env, bool learn) {
 std::vector<SimPlacement> RefinePlacement(DiscreteSac& agent, PlacementEnv& env) {
   RunSacEpisode(agent, env, /*learn=*/false);
   return env.placement();
+}
+
+std::vector<SimPlacement> BestOfSampledPlacements(const DiscreteSac& agent, PlacementEnv& env,
+                                                  int samples, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<SimPlacement> best;
+  double best_cost = 0;
+  for (int k = 0; k <= std::max(samples, 0); ++k) {
+    env.Reset();
+    while (!env.done()) {
+      const Eigen::VectorXd state = env.State();
+      const uint32_t mask = env.Mask();
+      int action;
+      if (k == 0) {  // the greedy episode first
+        Eigen::Index a;
+        agent.Probabilities(state, mask).maxCoeff(&a);
+        action = static_cast<int>(a);
+      } else {
+        action = agent.Sample(state, mask, rng);
+      }
+      env.Step(action);
+    }
+    if (k == 0 || env.current_cost() < best_cost * (1 - 1e-12)) {
+      best_cost = env.current_cost();
+      best = env.placement();
+    }
+  }
+  return best;
 }
 
 }  // namespace braid

@@ -1,12 +1,15 @@
 // SparOA's refinement step: a discrete-action Soft Actor-Critic agent that
 // walks a graph's nodes in order and, starting from the threshold plan,
 // picks each node's device (host CPU, the first accelerator, or a channel
-// split between them at one of three ratios) from the op's
-// features and the live simulated hardware state (per-device busy time and
-// queue end so far, where the node's input lives). Reward is shaped so it
-// sums to the episode's improvement: at step t, the drop in cost of
-// (decisions so far + threshold plan for the rest), cost = simulated
-// latency + energy_weight * energy, each relative to the threshold plan.
+// split between them at one of the seven ratio bins kSliceRatioBins) from
+// the op's features and the live simulated hardware state (per-device busy
+// time and queue end so far, where the node's input and consumers live).
+// An episode makes `passes` passes over the nodes (default 2): the second
+// pass revisits every node knowing the first pass's decisions downstream.
+// Reward is shaped so it sums to the episode's improvement: at step t, the
+// drop in cost of (decisions so far + the rest as currently placed: the
+// threshold plan in the first pass), cost = simulated latency +
+// energy_weight * energy, each relative to the threshold plan.
 // Twin Q networks with Polyak-averaged targets, entropy temperature tuned to
 // a target entropy, a replay buffer; every random draw is seeded.
 //
@@ -70,6 +73,8 @@ class DiscreteSac {
   Eigen::VectorXd Probabilities(const Eigen::VectorXd& state, uint32_t mask = ~0u) const;
   // Samples from pi (uses the agent's seeded generator) or takes the arg-max.
   int Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy);
+  // Samples from pi with the caller's generator (the agent is unchanged).
+  int Sample(const Eigen::VectorXd& state, uint32_t mask, std::mt19937_64& rng) const;
 
   void Remember(SacTransition t);
   size_t replay_size() const { return replay_.size(); }
@@ -102,19 +107,25 @@ class DiscreteSac {
 // The per-node placement MDP on one (graph, profile).
 class PlacementEnv {
  public:
-  static constexpr int kStateSize = 24;
-  // 0: host CPU, 1: first accelerator, 2..4: a channel split with the CPU
-  // computing kSliceShares[a - 2] of the output (sliceable ops only).
-  static constexpr int kNumActions = 5;
-  static constexpr double kSliceShares[] = {0.25, 0.5, 0.75};
+  // 30 op / placement / hardware-state features, then per action the
+  // simulated cost change of taking it (a one-step lookahead on the
+  // simulator; 0 for masked actions).
+  static constexpr int kStateSize = 39;
+  // 0: host CPU, 1: first accelerator, 2..8: a channel split with the CPU
+  // computing kSliceRatioBins[a - 2] of the output (sliceable ops only).
+  static constexpr int kNumActions = 9;
+  static constexpr int kDefaultPasses = 2;
 
   // Needs context.cost_model; `start` is the threshold pair whose plan the
   // episode starts from and the reward is measured against.
   static StatusOr<std::unique_ptr<PlacementEnv>> Create(const Graph& graph,
                                                         const PlacementContext& context,
-                                                        ThresholdPair start, double energy_weight);
+                                                        ThresholdPair start, double energy_weight,
+                                                        int passes = kDefaultPasses);
 
   int num_nodes() const { return space_.sim.num_nodes; }
+  int passes() const { return passes_; }
+  int node() const { return step_ % num_nodes(); }  // the node the next step places
   const PlacementSpace& space() const { return space_; }
   const std::vector<SimPlacement>& start_placement() const { return start_; }
   const std::vector<SimPlacement>& placement() const { return current_; }
@@ -125,7 +136,7 @@ class PlacementEnv {
 
   void Reset();
   int step() const { return step_; }
-  bool done() const { return step_ >= num_nodes(); }
+  bool done() const { return step_ >= passes_ * num_nodes(); }
   Eigen::VectorXd State() const;
   uint32_t Mask() const;  // actions allowed for the current node
   // Places the current node and returns the shaped reward.
@@ -143,6 +154,8 @@ class PlacementEnv {
   std::vector<std::array<double, kNumOpClasses>> op_class_;  // one-hot
   std::vector<double> log_flops_, log_bytes_, log_intensity_, sparsity_;
   std::vector<int> input_producer_;  // first non-constant input's producer node, -1: graph input
+  std::vector<int> first_consumer_;  // first node reading its first output, -1: none
+  int passes_ = kDefaultPasses;
   double peak_ratio_ = 0, mapped_ = 0;
   int accelerator_ = 0;
   CostScale scale_;
@@ -150,6 +163,10 @@ class PlacementEnv {
   double cost_ = 1;
   std::vector<double> node_end_;  // from the last simulated timeline
   std::vector<double> device_busy_, device_queue_end_;
+  // State() is cached per step (it runs a simulation per action).
+  mutable int cached_step_ = -1;
+  mutable Eigen::VectorXd cached_state_;
+  mutable std::vector<SimPlacement> scratch_;
 };
 
 struct SacEpisode {
@@ -162,6 +179,11 @@ struct SacEpisode {
 SacEpisode RunSacEpisode(DiscreteSac& agent, PlacementEnv& env, bool learn);
 // The greedy (arg-max) placement from the start plan.
 std::vector<SimPlacement> RefinePlacement(DiscreteSac& agent, PlacementEnv& env);
+// The greedy placement and `samples` episodes sampled from pi (generator
+// seeded with `seed`: same seed, same answer); returns the one of lowest
+// simulated cost (all are the SAC policy's own decisions).
+std::vector<SimPlacement> BestOfSampledPlacements(const DiscreteSac& agent, PlacementEnv& env,
+                                                  int samples, uint64_t seed);
 
 }  // namespace braid
 

@@ -74,16 +74,22 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   }
   g.overhead_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.work_us.resize(static_cast<size_t>(g.num_nodes) * D);
+  g.copied_work_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.in_begin.push_back(0);
   g.out_begin.push_back(0);
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(n);
     g.node_names.push_back(node.name);
     g.op_types.push_back(node.op_type);
+    OpWork work = OpWorkOf(node, &graph);
     for (size_t d = 0; d < D; ++d) {
-      const OpCost c = model.Cost(node, profile_index[d]);
+      work.inputs_copied = false;
+      const OpCost c = model.Cost(work, profile_index[d]);
       g.overhead_us[static_cast<size_t>(n) * D + d] = c.overhead_us;
       g.work_us[static_cast<size_t>(n) * D + d] = std::max(c.compute_us, c.memory_us);
+      work.inputs_copied = true;
+      const OpCost cold = model.Cost(work, profile_index[d]);
+      g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.IsConstant(in)) continue;
@@ -192,6 +198,12 @@ double Simulator::Available(int value, int device) {
   return here;
 }
 
+bool Simulator::CopiedIn(int value, int device) const {
+  const size_t D = static_cast<size_t>(g_.num_devices);
+  const int home = value_home_[static_cast<size_t>(value)];
+  return home != device && !g_.link_mapped[static_cast<size_t>(home) * D + static_cast<size_t>(device)];
+}
+
 double Simulator::RunKernel(int device, int stream, double ready_us, double duration_us) {
   const size_t d = static_cast<size_t>(device);
   double& stream_free = stream_free_[d * static_cast<size_t>(max_streams_) + static_cast<size_t>(stream)];
@@ -250,18 +262,26 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
     const bool sliced = p.other_device >= 0;
     const double share = sliced ? static_cast<double>(p.ratio) : 1.0;
     double ready = 0, other_ready = 0;
+    bool copied = false, other_copied = false;  // an input came over a copying link
+    const bool cold_known = !g_.copied_work_us.empty();
     for (int32_t i = g_.in_begin[n]; i < g_.in_begin[n + 1]; ++i) {
       const int v = g_.in_values[static_cast<size_t>(i)];
       ready = std::max(ready, Available(v, d));
-      if (sliced) other_ready = std::max(other_ready, Available(v, p.other_device));
+      if (cold_known) copied = copied || CopiedIn(v, d);
+      if (sliced) {
+        other_ready = std::max(other_ready, Available(v, p.other_device));
+        if (cold_known) other_copied = other_copied || CopiedIn(v, p.other_device);
+      }
     }
     const size_t k = n * D + static_cast<size_t>(d);
-    const double end_main = RunKernel(d, p.stream, ready, g_.overhead_us[k] + share * g_.work_us[k]);
+    const double work_main = copied ? g_.copied_work_us[k] : g_.work_us[k];
+    const double end_main = RunKernel(d, p.stream, ready, g_.overhead_us[k] + share * work_main);
     double done = end_main;
     double other_start = 0, other_end = 0;
     if (sliced) {
       const size_t ko = n * D + static_cast<size_t>(p.other_device);
-      const double dur = g_.overhead_us[ko] + (1.0 - share) * g_.work_us[ko];
+      const double dur = g_.overhead_us[ko] +
+                         (1.0 - share) * (other_copied ? g_.copied_work_us[ko] : g_.work_us[ko]);
       other_end = RunKernel(p.other_device, 0, other_ready, dur);
       other_start = other_end - dur;
       // The other device's part of the output joins the node's output.
@@ -282,7 +302,7 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
       SimNodeTime& t = result_.nodes[n];
       t.device = static_cast<int16_t>(d);
       t.end_us = end_main;
-      t.start_us = end_main - (g_.overhead_us[k] + share * g_.work_us[k]);
+      t.start_us = end_main - (g_.overhead_us[k] + share * work_main);
       t.other_device = p.other_device;
       t.other_start_us = other_start;
       t.other_end_us = other_end;

@@ -49,6 +49,9 @@ struct SimGraph {
   // [node * num_devices + device]
   std::vector<double> overhead_us;
   std::vector<double> work_us;
+  // The work when an input was copied in from another device (not in the
+  // cache: OpWork::inputs_copied); Run uses it for such nodes.
+  std::vector<double> copied_work_us;
   // CSR: node n reads values in_values[in_begin[n] .. in_begin[n + 1]),
   // writes out_values[out_begin[n] .. out_begin[n + 1]).
   std::vector<int32_t> in_begin, in_values, out_begin, out_values;
@@ -130,6 +133,8 @@ class Simulator {
 
  private:
   double Available(int value, int device);
+  // `value` reached `device` by a copy (its home is elsewhere, not mapped).
+  bool CopiedIn(int value, int device) const;
   double Copy(int value, int from, int to, double ready_us, double bytes);
   double RunKernel(int device, int stream, double ready_us, double duration_us);
 

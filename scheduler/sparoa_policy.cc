@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "scheduler/device_profile.h"
+#include "scheduler/partition_policy.h"
+
 namespace braid {
 namespace {
 
 constexpr char kSparoaMagic[] = "BRAIDSPO";
-constexpr uint32_t kSparoaVersion = 1;
+constexpr uint32_t kSparoaVersion = 2;  // 2: 30 state features, 9 actions
 
 std::string Fixed(double v, int digits) {
   char buf[48];
@@ -59,6 +62,16 @@ StatusOr<SparoaModel> LoadSparoaModel(const std::string& path) {
 
 StatusOr<Plan> SparoaPolicy::Place(const Graph& graph, const PlacementContext& context) const {
   RETURN_IF_ERROR(load_status_);
+  if (context.cost_model == nullptr && fallback_cost_model_) {
+    PlacementContext with_model = context;
+    with_model.cost_model = fallback_cost_model_.get();
+    return PlaceWithModel(graph, with_model);
+  }
+  return PlaceWithModel(graph, context);
+}
+
+StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
+                                            const PlacementContext& context) const {
   if (context.cost_model == nullptr)
     return FailedPrecondition("sparoa: needs a cost model (a device profile)");
   if (context.devices.empty()) return InvalidArgument("sparoa: no devices given");
@@ -108,7 +121,9 @@ StatusOr<Plan> SparoaPolicy::Place(const Graph& graph, const PlacementContext& c
   };
   std::vector<Candidate> candidates;
   if (model_ && model_->agent)
-    candidates.push_back({"SAC-refined threshold plan", RefinePlacement(*model_->agent, *env), 0});
+    candidates.push_back(
+        {"SAC-refined threshold plan",
+         BestOfSampledPlacements(*model_->agent, *env, options_.sac_samples, /*seed=*/1), 0});
   candidates.push_back({"threshold plan", env->start_placement(), 0});
   if (space.num_devices > 1) candidates.push_back({"gpu-only", space.SingleDevice(1), 0});
   candidates.push_back({"cpu-only", space.SingleDevice(0), 0});
@@ -118,7 +133,30 @@ StatusOr<Plan> SparoaPolicy::Place(const Graph& graph, const PlacementContext& c
     if (candidates[i].cost < candidates[best].cost * (1 - 1e-9)) best = i;
   }
 
-  // 3. Reasons: which stage won, and the fallback when it was not the first.
+  // 3. Optional polish: greedy local moves on the simulator from the winner
+  //    (not RL; kept only when it lowers the cost, so never worse).
+  std::vector<SimPlacement> chosen = candidates[best].placement;
+  double chosen_cost = candidates[best].cost;
+  std::string polish_note;
+  if (options_.polish) {
+    std::vector<SimPlacement> polished = chosen;
+    Simulator simulator(space.sim);
+    const LocalSearchStats stats = ImproveByLocalMoves(
+        space, simulator, polished, std::max<int64_t>(1, options_.polish_evaluations));
+    const double cost = env->CostOf(polished);
+    if (cost < chosen_cost * (1 - 1e-9)) {
+      polish_note = "; then polished by simulator local search (not RL: " +
+                    std::to_string(stats.moves) + " greedy moves, simulated cost " +
+                    Fixed(chosen_cost, 3) + " -> " + Fixed(cost, 3) + ")";
+      chosen.swap(polished);
+      chosen_cost = cost;
+    } else {
+      polish_note = "; simulator local search (not RL) found no improving move";
+    }
+  }
+
+  // 4. Reasons: which stage won, the fallback when it was not the first,
+  //    and what the polish changed.
   std::string head = "sparoa: " + threshold_note + "; ";
   if (best == 0 && candidates[0].what == "threshold plan") {
     head += "threshold plan (no SAC model; no slower than cpu-only and gpu-only, simulated)";
@@ -130,30 +168,50 @@ StatusOr<Plan> SparoaPolicy::Place(const Graph& graph, const PlacementContext& c
             Fixed(candidates[best].cost, 3) + " vs " + Fixed(candidates[0].cost, 3) + " for the " +
             candidates[0].what;
   }
+  if (model_ && model_->agent)
+    head += "; SAC: greedy + " + std::to_string(std::max(options_.sac_samples, 0)) +
+            " sampled episodes, lowest simulated cost kept";
+  head += polish_note;
   std::vector<std::string> reasons(static_cast<size_t>(space.sim.num_nodes), head);
   const std::vector<SimPlacement>& start = env->start_placement();
-  const std::vector<SimPlacement>& chosen = candidates[best].placement;
-  for (size_t n = 0; n < reasons.size(); ++n)
+  const std::vector<SimPlacement>& picked = candidates[best].placement;
+  auto same = [](const SimPlacement& a, const SimPlacement& b) {
+    return a.device == b.device && a.other_device == b.other_device &&
+           (a.other_device < 0 || a.ratio == b.ratio);
+  };
+  for (size_t n = 0; n < reasons.size(); ++n) {
     if (candidates[best].what.starts_with("SAC") &&
-        (chosen[n].device != start[n].device || chosen[n].other_device >= 0))
-      reasons[n] += chosen[n].other_device >= 0
+        (picked[n].device != start[n].device || picked[n].other_device >= 0))
+      reasons[n] += picked[n].other_device >= 0
                         ? "; SAC split this node (threshold plan: " +
                               space.sim.devices[static_cast<size_t>(start[n].device)] + ")"
                         : "; SAC moved this node from " +
                               space.sim.devices[static_cast<size_t>(start[n].device)];
-  Plan plan = space.ToPlan(graph, chosen, "sparoa", reasons);
+    if (!same(chosen[n], picked[n])) reasons[n] += "; changed by the local search (not RL)";
+  }
+  Plan plan = space.ToPlan(graph, chosen, name_, reasons);
   return plan;
 }
 
-void RegisterSparoaPolicy(PolicyRegistry& registry, const SparoaOptions& options) {
-  registry.Register("sparoa", [options]() -> std::unique_ptr<Policy> {
-    if (options.policy_file.empty()) return std::make_unique<SparoaPolicy>(nullptr, options);
+void RegisterSparoaPolicy(PolicyRegistry& registry, const SparoaOptions& options,
+                          const std::string& name) {
+  registry.Register(name, [options, name]() -> std::unique_ptr<Policy> {
+    std::shared_ptr<const CostModel> fallback;
+    if (!options.fallback_profile.empty()) {
+      StatusOr<DeviceProfile> profile = LoadDeviceProfile(options.fallback_profile);
+      if (!profile.ok())
+        return std::make_unique<SparoaPolicy>(
+            nullptr, options, InvalidArgument("sparoa: " + profile.status().ToString()), name);
+      fallback = std::make_shared<const CostModel>(std::move(*profile));
+    }
+    if (options.policy_file.empty())
+      return std::make_unique<SparoaPolicy>(nullptr, options, Status(), name, fallback);
     StatusOr<SparoaModel> model = LoadSparoaModel(options.policy_file);
     if (!model.ok())
       return std::make_unique<SparoaPolicy>(
-          nullptr, options, InvalidArgument("sparoa: " + model.status().ToString()));
+          nullptr, options, InvalidArgument("sparoa: " + model.status().ToString()), name);
     return std::make_unique<SparoaPolicy>(std::make_shared<SparoaModel>(std::move(*model)),
-                                          options);
+                                          options, Status(), name, fallback);
   });
 }
 

@@ -2,7 +2,10 @@
 // -> threshold plan -> SAC refinement per operator (when a trained policy
 // file is given) -> a safety net: the result is never worse (simulated cost)
 // than the best of cpu-only, gpu-only and the threshold plan; when one of
-// those wins it is used and every node's reason says so.
+// those wins it is used and every node's reason says so -> optionally
+// (SparoaOptions::polish, on by default) a greedy local search on the
+// simulator (partition's moves; NOT reinforcement learning), labelled in
+// every reason it changes.
 //
 //   braid::SparoaOptions o;
 //   o.policy_file = "sparoa.bin";                 // from `braid train`; "" = untrained
@@ -14,20 +17,17 @@
 #ifndef BRAID_SCHEDULER_SPAROA_POLICY_H_
 #define BRAID_SCHEDULER_SPAROA_POLICY_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
+#include "scheduler/cost_model.h"
 #include "scheduler/policy.h"
 #include "scheduler/sac_policy.h"
+#include "scheduler/sparoa_options.h"
 #include "scheduler/threshold_predictor.h"
 
 namespace braid {
-
-struct SparoaOptions {
-  std::string policy_file;       // "" = no trained model
-  double energy_weight = -1;     // < 0: the value stored in the file (0 without one)
-  int threshold_candidates = 3;  // predicted pairs verified on the simulator
-};
 
 // A trained SparOA model: the threshold predictor and, optionally, the SAC actor.
 struct SparoaModel {
@@ -45,21 +45,25 @@ class SparoaPolicy : public Policy {
  public:
   // `model` may be null (untrained: grid-searched thresholds, no SAC).
   SparoaPolicy(std::shared_ptr<SparoaModel> model, SparoaOptions options,
-               Status load_status = Status())
-      : model_(std::move(model)), options_(std::move(options)), load_status_(load_status) {}
-  std::string name() const override { return "sparoa"; }
+               Status load_status = Status(), std::string name = "sparoa",
+               std::shared_ptr<const CostModel> fallback_cost_model = nullptr)
+      : model_(std::move(model)),
+        options_(std::move(options)),
+        load_status_(load_status),
+        name_(std::move(name)),
+        fallback_cost_model_(std::move(fallback_cost_model)) {}
+  std::string name() const override { return name_; }
   StatusOr<Plan> Place(const Graph& graph, const PlacementContext& context) const override;
 
  private:
+  StatusOr<Plan> PlaceWithModel(const Graph& graph, const PlacementContext& context) const;
+
   std::shared_ptr<SparoaModel> model_;
   SparoaOptions options_;
   Status load_status_;
+  std::string name_;
+  std::shared_ptr<const CostModel> fallback_cost_model_;
 };
-
-// Registers "sparoa". The policy file is loaded when the policy is created;
-// a missing or bad file makes Place fail with the load error (never a silent
-// untrained fallback).
-void RegisterSparoaPolicy(PolicyRegistry& registry, const SparoaOptions& options = {});
 
 }  // namespace braid
 

@@ -256,4 +256,83 @@ StatusOr<ThresholdPredictor> ThresholdPredictor::Load(BinaryReader& in) {
   return p;
 }
 
+// ---- MlpThresholdPredictor ------------------------------------------------------
+
+Status MlpThresholdPredictor::AddSample(std::vector<double> features,
+                                        std::vector<double> relative_cost) {
+  if (features.size() != kThresholdFeatureCount ||
+      relative_cost.size() != static_cast<size_t>(kGridCells))
+    return InvalidArgument("MLP threshold predictor: wrong feature or cost-surface size");
+  features_.push_back(std::move(features));
+  cost_.push_back(std::move(relative_cost));
+  fitted_ = false;
+  return Status();
+}
+
+StatusOr<double> MlpThresholdPredictor::Fit(const MlpPredictorOptions& options) {
+  if (features_.empty()) return FailedPrecondition("MLP threshold predictor: no samples");
+  if (options.hidden < 1 || options.epochs < 1)
+    return InvalidArgument("MLP threshold predictor: hidden and epochs must be >= 1");
+  const Eigen::Index n = static_cast<Eigen::Index>(features_.size());
+  mean_.assign(kThresholdFeatureCount, 0);
+  scale_.assign(kThresholdFeatureCount, 0);
+  for (const auto& f : features_)
+    for (size_t j = 0; j < f.size(); ++j) mean_[j] += f[j] / static_cast<double>(n);
+  for (const auto& f : features_)
+    for (size_t j = 0; j < f.size(); ++j)
+      scale_[j] += (f[j] - mean_[j]) * (f[j] - mean_[j]) / static_cast<double>(n);
+  for (double& v : scale_) v = v > 1e-12 ? std::sqrt(v) : 1.0;
+  Eigen::MatrixXd x(kThresholdFeatureCount, n), y(kGridCells, n);
+  for (Eigen::Index s = 0; s < n; ++s) {
+    for (int j = 0; j < kThresholdFeatureCount; ++j)
+      x(j, s) = (features_[static_cast<size_t>(s)][static_cast<size_t>(j)] -
+                 mean_[static_cast<size_t>(j)]) /
+                scale_[static_cast<size_t>(j)];
+    // log relative cost, capped: the regions far from the optimum matter less.
+    for (int c = 0; c < kGridCells; ++c)
+      y(c, s) = std::min(std::log(std::max(cost_[static_cast<size_t>(s)][static_cast<size_t>(c)],
+                                           1.0)),
+                         1.0);
+  }
+  net_ = Mlp({.sizes = {kThresholdFeatureCount, options.hidden, options.hidden, kGridCells},
+              .hidden = MlpActivation::kTanh},
+             options.seed);
+  Adam adam(net_, {.learning_rate = options.learning_rate, .max_grad_norm = 10});
+  double loss = 0;
+  for (int e = 0; e < options.epochs; ++e) {
+    const Eigen::MatrixXd diff = net_.Forward(x) - y;
+    loss = 0.5 * diff.squaredNorm() / static_cast<double>(n * kGridCells);
+    net_.ZeroGrad();
+    net_.Backward(diff / static_cast<double>(n * kGridCells));
+    // Weight decay: add lambda * param to each gradient.
+    std::vector<size_t> sizes;
+    std::vector<double*> params = net_.ParamBlocks(&sizes);
+    std::vector<double*> grads = net_.GradBlocks();
+    for (size_t b = 0; b < params.size(); ++b)
+      for (size_t i = 0; i < sizes[b]; ++i) grads[b][i] += options.weight_decay * params[b][i];
+    adam.Step(net_);
+  }
+  fitted_ = true;
+  return loss;
+}
+
+std::vector<int> MlpThresholdPredictor::RankCells(std::span<const double> features,
+                                                  int count) const {
+  std::vector<int> cells(static_cast<size_t>(kGridCells));
+  std::iota(cells.begin(), cells.end(), 0);
+  if (!fitted_ || features.size() != static_cast<size_t>(kThresholdFeatureCount)) {
+    cells.resize(static_cast<size_t>(std::clamp(count, 0, kGridCells)));
+    return cells;
+  }
+  Eigen::VectorXd x(kThresholdFeatureCount);
+  for (int j = 0; j < kThresholdFeatureCount; ++j)
+    x(j) = (features[static_cast<size_t>(j)] - mean_[static_cast<size_t>(j)]) /
+           scale_[static_cast<size_t>(j)];
+  const Eigen::VectorXd predicted = net_.Predict(x).col(0);
+  std::stable_sort(cells.begin(), cells.end(),
+                   [&](int a, int b) { return predicted(a) < predicted(b); });
+  cells.resize(static_cast<size_t>(std::clamp(count, 0, kGridCells)));
+  return cells;
+}
+
 }  // namespace braid

@@ -10,8 +10,9 @@
 // target is the arg-min of a piecewise-constant surface with wide ties, so
 // regressing (S*, I*) averages between modes; with a few hundred training
 // samples k-NN over surfaces is simpler, exact on the training set and
-// degrades gracefully. An MLP regressor was not tried (docs/scheduler.md has
-// the measured k-NN errors).
+// degrades gracefully. MlpThresholdPredictor below is the MLP baseline it
+// is compared with on held-out pairs (`braid train` prints both;
+// docs/scheduler.md has the figures).
 //
 //   braid::ThresholdPredictor predictor;
 //   for (...) {   // per (graph, profile) training pair
@@ -105,6 +106,33 @@ class ThresholdPredictor {
   int k_ = 5;
   std::vector<std::vector<double>> features_, cost_;
   std::vector<double> mean_, scale_;
+};
+
+// The MLP baseline: a small net (features -> hidden -> tanh... -> one output
+// per grid cell) regressing the log of each cell's relative cost on
+// standardised features; the ranking is by predicted cost. It regresses the
+// whole surface rather than (S*, I*) so it cannot average between modes.
+// Seeded full-batch Adam with weight decay; deterministic for a seed.
+struct MlpPredictorOptions {
+  int hidden = 32;
+  int epochs = 3000;
+  double learning_rate = 3e-3;
+  double weight_decay = 1e-3;  // L2 on every parameter (few samples)
+  uint64_t seed = 1;
+};
+class MlpThresholdPredictor {
+ public:
+  Status AddSample(std::vector<double> features, std::vector<double> relative_cost);
+  // Trains on the samples added so far; returns the final training loss.
+  StatusOr<double> Fit(const MlpPredictorOptions& options = {});
+  bool fitted() const { return fitted_; }
+  std::vector<int> RankCells(std::span<const double> features, int count) const;
+
+ private:
+  std::vector<std::vector<double>> features_, cost_;
+  std::vector<double> mean_, scale_;
+  Mlp net_;
+  bool fitted_ = false;
 };
 
 }  // namespace braid

@@ -1,5 +1,11 @@
-// braid calibrate [--out FILE] [--devices cpu] [--models a,b] [--iterations N] [--threads T]
+// braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models a,b] [--iterations N]
+//                 [--threads T] [--suite 0|1] [--sparse 0|1]
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <map>
 #include <ostream>
 #include <tuple>
@@ -12,22 +18,51 @@ namespace braid::cli {
 namespace {
 
 constexpr char kCalibrateHelp[] =
-    "Usage: braid calibrate [--out FILE] [--devices cpu] [--models A,B,...]\n"
-    "                       [--iterations N] [--threads T]\n"
+    "Usage: braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models A,B,...]\n"
+    "                       [--iterations N] [--threads T] [--suite 0|1] [--sparse 0|1]\n"
     "\n"
-    "Measures this host: every op of a few built-in models alone (median of N\n"
-    "runs), then fits the cost model to them: peak compute (best conv/GEMM\n"
-    "throughput), memory bandwidth (best memory-bound op), dispatch overhead\n"
-    "and per-op-class efficiencies. Power comes from RAPL / INA3221 / NVML\n"
-    "when readable, else the built-in estimate (labelled). Writes a device\n"
-    "profile (default ./host.json; `braid plan --profile host.json`).\n"
+    "Measures this host: every op of a few built-in models and of an op suite\n"
+    "(ops of every common type and several sizes) as they run inside a whole\n"
+    "cpu-only engine run, median of N runs, then fits the cost model to them: peak compute (best conv/GEMM\n"
+    "throughput), cache and memory bandwidth (best streaming ops inside and\n"
+    "beyond the L2), dispatch overhead, per-op-class efficiencies and\n"
+    "per-op-type factors. Also times the sparse CPU kernels against the dense\n"
+    "ones (conv1x1, conv3x3, gemm) and stores their speed and crossover. Power\n"
+    "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
+    "estimate (labelled). Writes a device profile (default ./host.json;\n"
+    "`braid plan --profile host.json`).\n"
     "\n"
     "  --models L      built-in models to measure (default\n"
     "                  tiny_cnn,squeezenet1_1,mobilenet_v2,resnet18)\n"
-    "  --devices L     cpu only in this build; a vgpu is shaped from its profile and\n"
-    "                  CUDA calibration needs a GPU\n"
+    "  --devices L     cpu, or cpu,vgpu: also the virtual GPU, shaped as the\n"
+    "                  host-vgpu profile's entry (its kernels are the host's, so\n"
+    "                  it gets floor_device cpu); its padding's wake-up delay on\n"
+    "                  this host is measured and reported. CUDA needs a GPU.\n"
     "  --iterations N  timed runs per op (default 10)\n"
-    "  --threads T     intra-op threads (default 0: all cores)\n";
+    "  --threads T     intra-op threads (default 0: all cores)\n"
+    "  --suite 0|1     measure the op suite too (default 1)\n"
+    "  --sparse 0|1    measure the sparse kernels' crossover (default 1)\n";
+
+// Median lateness of a timed sleep as the vgpu's padding does it (its
+// worker threads use 1 ns timer slack): what a padded vgpu step reads
+// beyond its model on this host, now.
+double MeasurePaddingDelayUs() {
+  double median = 0;
+  std::thread probe([&median] {
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    std::vector<double> late;
+    for (int i = 0; i < 200; ++i) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      std::this_thread::sleep_until(deadline);
+      late.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - deadline)
+              .count());
+    }
+    median = Median(late);
+  });
+  probe.join();
+  return median;
+}
 
 }  // namespace
 
@@ -39,7 +74,8 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   }
   auto fail = [&](const Status& s) { return ReportError(err, "calibrate", s); };
   std::map<std::string, std::string> flags;
-  for (const char* f : {"--out", "--devices", "--models", "--iterations", "--threads"}) {
+  for (const char* f :
+       {"--out", "--devices", "--models", "--iterations", "--threads", "--suite", "--sparse"}) {
     StatusOr<std::optional<std::string>> v = scan.Value(f);
     if (!v.ok()) return fail(v.status());
     if (*v) flags[f] = **v;
@@ -47,11 +83,22 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (!pos->empty()) return fail(InvalidArgument("unexpected argument '" + (*pos)[0] + "'"));
-  for (const std::string& d : SplitList(flags.count("--devices") ? flags["--devices"] : "cpu"))
-    if (d != "cpu")
+  bool with_vgpu = false;
+  for (const std::string& d : SplitList(flags.count("--devices") ? flags["--devices"] : "cpu")) {
+    if (d == "vgpu") {
+      with_vgpu = true;
+    } else if (d != "cpu") {
       return fail(Unimplemented("--devices: '" + d +
-                                "' cannot be calibrated here (cpu only: the vgpu is shaped "
-                                "from its profile, CUDA needs a GPU)"));
+                                "' cannot be calibrated here (cpu and vgpu; CUDA needs a GPU)"));
+    }
+  }
+  bool with_suite = true, with_sparse = true;
+  for (auto [flag, target] : {std::pair{"--suite", &with_suite}, {"--sparse", &with_sparse}}) {
+    if (!flags.count(flag)) continue;
+    if (flags[flag] != "0" && flags[flag] != "1")
+      return fail(InvalidArgument(std::string(flag) + " expects 0 or 1, got '" + flags[flag] + "'"));
+    *target = flags[flag] == "1";
+  }
   OpTimerOptions options;
   options.measure_energy = true;
   for (auto [flag, target, min] : {std::tuple{"--iterations", &options.iterations, 1},
@@ -74,7 +121,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     const std::string model = name.find(':') == std::string::npos && name.find('.') == std::string::npos
                                   ? "builtin:" + name : name;
     out << "measuring " << model << " ...\n" << std::flush;
-    StatusOr<ModelTimings> t = MeasureModel(model, options);
+    // Per-op times as the ops run inside the whole model (the engine's
+    // layouts and warm caches), which is what the simulator predicts.
+    StatusOr<ModelTimings> t = MeasureModelInEngine(model, options);
     if (!t.ok()) return fail(t.status());
     if (t->energy_j_per_inference >= 0) {
       joules += t->energy_j_per_inference;
@@ -83,8 +132,24 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     }
     all.push_back(std::move(*t));
   }
+  if (with_suite) {
+    out << "measuring the op suite ...\n" << std::flush;
+    OpTimerOptions suite_options = options;
+    suite_options.measure_energy = false;
+    StatusOr<std::vector<ModelTimings>> t = MeasureCalibrationSuite(suite_options);
+    if (!t.ok()) return fail(t.status());
+    for (ModelTimings& st : *t) all.push_back(std::move(st));
+  }
   std::vector<const ModelTimings*> refs;
   for (const ModelTimings& t : all) refs.push_back(&t);
+  std::vector<SparseKernelSpeed> sparse;
+  std::vector<std::string> sparse_notes;
+  if (with_sparse) {
+    out << "measuring the sparse kernels against the dense ones ...\n" << std::flush;
+    StatusOr<std::vector<SparseKernelSpeed>> s = MeasureSparseSpeeds(options, &sparse_notes);
+    if (!s.ok()) return fail(s.status());
+    sparse = std::move(*s);
+  }
   DeviceProfile profile = BuiltinHostProfile();
   profile.origin = "calibrated";
   profile.description = "this host, measured by braid calibrate";
@@ -102,7 +167,32 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     cpu.sources["idle_power_w"] = builtin.sources.at("idle_power_w");
   }
   cpu.clock_ghz = 0;
+  cpu.sparse = sparse;
+  if (!sparse.empty())
+    cpu.sources["sparse"] = "sparse vs dense kernel time at sparsity 0.5-0.95, fitted; measured "
+                            "by braid calibrate (" + std::to_string(cpu.compute_units) +
+                            " threads)";
   profile.devices[0] = cpu;
+  double padding_delay_us = -1;
+  if (with_vgpu) {
+    StatusOr<DeviceProfile> shaped = LoadDeviceProfile("host-vgpu");
+    if (!shaped.ok()) return fail(shaped.status().WithPrefix("--devices vgpu"));
+    const DeviceSpec* vgpu = shaped->Find("vgpu");
+    if (vgpu == nullptr) return fail(NotFound("profile host-vgpu has no vgpu device"));
+    DeviceSpec v = *vgpu;
+    v.floor_device = "cpu";
+    v.sources["floor_device"] = "the virtual GPU runs the host's CPU kernels on its own thread";
+    padding_delay_us = MeasurePaddingDelayUs();
+    char note[200];
+    std::snprintf(note, sizeof(note),
+                  "; on this host a padded step wakes a median %.1f us late (measured by braid "
+                  "calibrate; not part of the model)",
+                  padding_delay_us);
+    v.sources["launch_overhead_us"] += note;
+    profile.devices.push_back(std::move(v));
+    for (const LinkSpec& l : shaped->links) profile.links.push_back(l);
+    profile.description += ", plus braid's virtual GPU shaped as host-vgpu (a model, not a GPU)";
+  }
   const std::string path = flags.count("--out") ? flags["--out"] : "host.json";
   Status s = SaveDeviceProfile(profile, path);
   if (!s.ok()) return fail(s);
@@ -117,6 +207,33 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     std::snprintf(line, sizeof(line),
                   "  %-16s compute %.3f  memory %.3f  overhead %.1f us  (%d ops)\n",
                   e.op_class.c_str(), e.compute, e.memory, e.overhead_us, e.samples);
+    out << line;
+  }
+  if (cpu.cache_bytes > 0) {
+    std::snprintf(line, sizeof(line), "  cache tier: %.0f KB at %.1f GB/s, then %.1f GB/s\n",
+                  cpu.cache_bytes / 1024, cpu.cache_bandwidth_gbps, cpu.memory_bandwidth_gbps);
+    out << line;
+  }
+  for (const OpTypeFactor& f : cpu.op_types) {
+    std::snprintf(line, sizeof(line), "  op type %-18s x%.3f  (%d ops)\n", f.op_type.c_str(),
+                  f.factor, f.samples);
+    out << line;
+  }
+  for (const std::string& n : sparse_notes) out << "  " << n << "\n";
+  for (const SparseKernelSpeed& sp : cpu.sparse) {
+    std::snprintf(line, sizeof(line),
+                  "  sparse %-8s crossover %.2f  time ratio %.3f + %.3f x density\n",
+                  sp.op_class.c_str(), sp.crossover, sp.fixed, sp.per_density);
+    out << line;
+  }
+  if (with_sparse)
+    out << "  sparse crossover for the runtime: " << SparseCrossoverToString(CrossoverOf(sparse))
+        << " (BRAID_SPARSE_CROSSOVER)\n";
+  if (padding_delay_us >= 0) {
+    std::snprintf(line, sizeof(line),
+                  "vgpu (virtual, shaped as host-vgpu): padded steps wake a median %.1f us late "
+                  "on this host\n",
+                  padding_delay_us);
     out << line;
   }
   out << "profile written to " << path << "\n";

@@ -1,7 +1,11 @@
 #include "tools/op_timer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -111,28 +115,27 @@ StatusOr<Graph> PlannedGraph(const std::string& model) {
   return graph;
 }
 
-StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptions& options) {
-  if (options.iterations < 1) return InvalidArgument("iterations must be >= 1");
-  ModelTimings t;
-  t.model = model;
-  t.threads = ResolveNumThreads(options.threads);
-  ASSIGN_OR_RETURN(Graph graph, PlannedGraph(model));
+namespace {
 
-  auto registry = std::make_shared<KernelRegistry>();
-  RegisterCpuKernels(*registry);
+// Runs `graph` once keeping every value, then times every node alone in its
+// own executor on those inputs (medians into t.ops). Returns the graph-input
+// buffers (random) through `input_data` for the caller's end-to-end runs.
+Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
+                    const OpTimerOptions& options, ModelTimings& t,
+                    std::vector<std::vector<std::byte>>& input_data) {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   ExecutorOptions exec_options;
   exec_options.num_threads = t.threads;
 
   // 1. Run the whole model once keeping every value (all are outputs).
   std::mt19937_64 rng(options.seed);
-  std::vector<std::vector<std::byte>> input_data;
   std::vector<const void*> input_ptrs;
+  input_data.clear();
   for (ValueId id : graph.inputs()) {
     const Value& v = graph.value(id);
     input_data.push_back(RandomBytes(v.dtype, ElementCount(v.shape), rng));
-    input_ptrs.push_back(input_data.back().data());
   }
+  for (const auto& d : input_data) input_ptrs.push_back(d.data());
   Graph keep_all = graph;
   std::vector<ValueId> kept;
   for (const Node& n : keep_all.nodes())
@@ -141,7 +144,7 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
         kept.push_back(out);
   for (ValueId v : kept) keep_all.outputs().push_back(v);
   ASSIGN_OR_RETURN(std::unique_ptr<Executor> whole,
-                   Executor::Create(keep_all, *registry, *cpu, exec_options));
+                   Executor::Create(keep_all, registry, *cpu, exec_options));
   RETURN_IF_ERROR(whole->Run(input_ptrs));
   std::map<ValueId, const void*> value_data;
   for (size_t k = 0; k < graph.inputs().size(); ++k) value_data[graph.inputs()[k]] = input_ptrs[k];
@@ -157,7 +160,7 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
     op.annotation = node.annotation;
     std::vector<ValueId> fed;
     Graph one = SingleNodeGraph(graph, node, &fed);
-    StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(std::move(one), *registry, *cpu,
+    StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(std::move(one), registry, *cpu,
                                                                 exec_options);
     if (!exec.ok()) return exec.status().WithPrefix("timing node '" + node.name + "'");
     std::vector<const void*> ptrs;
@@ -174,7 +177,42 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
     op.min_us = *std::min_element(times.begin(), times.end());
     t.ops.push_back(std::move(op));
   }
-  whole.reset();
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelTimings> MeasureGraph(Graph graph, const std::string& label,
+                                    const OpTimerOptions& options,
+                                    const CpuKernelOptions* kernels) {
+  if (options.iterations < 1) return InvalidArgument("iterations must be >= 1");
+  ModelTimings t;
+  t.model = label;
+  t.threads = ResolveNumThreads(options.threads);
+  KernelRegistry registry;
+  if (kernels != nullptr) {
+    RegisterCpuKernels(registry, *kernels);
+  } else {
+    RegisterCpuKernels(registry);
+  }
+  std::vector<std::vector<std::byte>> input_data;
+  RETURN_IF_ERROR(TimeEachNode(graph, registry, options, t, input_data).WithPrefix(label));
+  t.graph = std::move(graph);
+  return t;
+}
+
+StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptions& options) {
+  if (options.iterations < 1) return InvalidArgument("iterations must be >= 1");
+  ModelTimings t;
+  t.model = model;
+  t.threads = ResolveNumThreads(options.threads);
+  ASSIGN_OR_RETURN(Graph graph, PlannedGraph(model));
+  auto registry = std::make_shared<KernelRegistry>();
+  RegisterCpuKernels(*registry);
+  std::vector<std::vector<std::byte>> input_data;
+  RETURN_IF_ERROR(TimeEachNode(graph, *registry, options, t, input_data));
+  std::vector<const void*> input_ptrs;
+  for (const auto& d : input_data) input_ptrs.push_back(d.data());
 
   // 3. End to end through the public API.
   if (options.end_to_end) {
@@ -261,12 +299,18 @@ StatusOr<OpenedDevices> OpenPlanDevices(const PlanTimerOptions& options, int thr
 
 StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
                                   const PlanTimerOptions& options) {
+  ASSIGN_OR_RETURN(Graph graph, PlannedGraph(model));
+  return MeasurePlanOnGraph(std::move(graph), model, plan, options);
+}
+
+StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, const Plan* plan,
+                                         const PlanTimerOptions& options) {
   if (options.iterations < 1) return InvalidArgument("iterations must be >= 1");
   PlanTimings t;
   t.model = model;
   t.threads = ResolveNumThreads(options.threads);
   t.iterations = options.iterations;
-  ASSIGN_OR_RETURN(t.graph, PlannedGraph(model));
+  t.graph = std::move(graph);
   auto registry = std::make_shared<KernelRegistry>();
   ASSIGN_OR_RETURN(OpenedDevices devices, OpenPlanDevices(options, t.threads, *registry));
   for (const auto& d : devices.owned) t.devices.push_back(d->name());
@@ -320,8 +364,26 @@ StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
 
   std::map<std::string, const Node*> nodes;
   for (const Node& n : engine->graph().nodes()) nodes[n.name] = &n;
-  std::map<std::string, std::string> implementations;
-  for (const NodePlacement& p : t.placements) implementations[p.node] = p.implementation;
+  std::map<std::string, std::string> implementations, placed_on;
+  for (const NodePlacement& p : t.placements) {
+    implementations[p.node] = p.implementation;
+    placed_on[p.node] = p.device;
+  }
+  // Whether a node on `device` reads a value made elsewhere (so it arrived
+  // by a copy): graph inputs start on the host.
+  auto inputs_copied = [&](const Node& node, const std::string& device) {
+    const Graph& eg = engine->graph();
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue || eg.IsConstant(in)) continue;
+      const NodeId producer = eg.value(in).producer;
+      const std::string home = producer == kNoNode ? t.devices.front()
+                               : placed_on.count(eg.node(producer).name)
+                                   ? placed_on[eg.node(producer).name]
+                                   : device;
+      if (home != device) return true;
+    }
+    return false;
+  };
   for (size_t k = 0; k < last.size() && k < num_steps; ++k) {
     const StepTiming& st = last[k];
     StepProfile s;
@@ -345,11 +407,56 @@ StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
     } else if (auto it = nodes.find(st.name); it != nodes.end()) {
       s.op_type = it->second->op_type;
       s.op_class = ClassifyOp(*it->second);
+      const OpWork w = OpWorkOf(*it->second, &engine->graph());
+      s.op_key = std::string(w.op_type);
+      s.sparse_class = std::string(w.sparse_class);
+      s.work_bytes = w.bytes;
+      s.inputs_copied = inputs_copied(*it->second, s.device);
       s.annotation = it->second->annotation;
       s.implementation = implementations.count(st.name) ? implementations[st.name] : "";
     }
     t.steps.push_back(std::move(s));
   }
+  return t;
+}
+
+StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,
+                                            const OpTimerOptions& options) {
+  ASSIGN_OR_RETURN(Graph graph, PlannedGraph(model));
+  return MeasureGraphInEngine(std::move(graph), model, options);
+}
+
+StatusOr<ModelTimings> MeasureGraphInEngine(Graph graph, const std::string& model,
+                                            const OpTimerOptions& options) {
+  PlanTimerOptions plan_options;
+  static_cast<OpTimerOptions&>(plan_options) = options;
+  plan_options.devices = {"cpu"};
+  ASSIGN_OR_RETURN(PlanTimings p, MeasurePlanOnGraph(std::move(graph), model, nullptr,
+                                                     plan_options));
+  ModelTimings t;
+  t.model = model;
+  t.threads = p.threads;
+  t.end_to_end_median_us = p.end_to_end_median_us;
+  t.end_to_end_min_us = p.end_to_end_min_us;
+  t.energy_j_per_inference = p.energy_j_per_inference;
+  t.energy_source = p.energy_source;
+  t.energy_notes = p.energy_notes;
+  std::map<std::string, const StepProfile*> steps;
+  for (const StepProfile& s : p.steps)
+    if (s.category == "kernel") steps[s.name] = &s;
+  for (const Node& node : p.graph.nodes()) {
+    OpTiming op;
+    op.node = node.name;
+    op.op_type = node.op_type;
+    op.op_class = ClassifyOp(node);
+    op.annotation = node.annotation;
+    if (auto it = steps.find(node.name); it != steps.end() && it->second->runs > 0) {
+      op.implementation = it->second->implementation;
+      op.median_us = op.min_us = it->second->median_us;
+    }
+    t.ops.push_back(std::move(op));
+  }
+  t.graph = std::move(p.graph);
   return t;
 }
 
@@ -371,13 +478,40 @@ StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
       timing.copy_gbps = l.bandwidth_gbps;
       timing.copy_latency_us = l.latency_us;
     }
+  // Pad kernels to the cost model's own estimate for this device (without
+  // its floor: the real kernel time underneath is the floor), so the
+  // shaping and the simulator's prediction are one function.
+  DeviceProfile shaped = profile;
+  for (DeviceSpec& d : shaped.devices)
+    if (d.name == device) d.floor_device.clear();
+  auto model = std::make_shared<const CostModel>(std::move(shaped));
+  const int index = model->DeviceIndex(device);
+  timing.kernel_model_us = [model, index](double flops, double bytes) {
+    return model->Cost(OpClass::kOther, flops, bytes, index).TotalUs();
+  };
   return timing;
 }
 
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
   std::vector<OpMeasurement> out;
-  for (const OpTiming& op : t.ops)
-    out.push_back({op.op_class, op.annotation.flops, op.annotation.bytes, op.median_us});
+  const bool with_graph = t.graph.num_nodes() == static_cast<int>(t.ops.size());
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const OpTiming& op = t.ops[i];
+    OpMeasurement m;
+    m.op_class = op.op_class;
+    m.flops = op.annotation.flops;
+    m.bytes = op.annotation.bytes;
+    m.measured_us = op.median_us;
+    m.op_type = op.op_type;
+    m.weight_sparsity = op.annotation.weight_sparsity;
+    if (with_graph) {
+      const OpWork w = OpWorkOf(t.graph.node(static_cast<NodeId>(i)), &t.graph);
+      m.bytes = w.bytes;  // a Gather's rows, not its table
+      m.sparse_class = std::string(w.sparse_class);
+      m.op_type = std::string(w.op_type);  // kernel variant key ("Conv:1x1", ...)
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -385,45 +519,84 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
 
 namespace braid::cli {
 
+double CacheBytesPerCore() {
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 > 0) return static_cast<double>(l2);
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index2/size");
+  std::string text;
+  if (f >> text && !text.empty()) {
+    const double v = std::strtod(text.c_str(), nullptr);
+    if (text.back() == 'K') return v * 1024;
+    if (text.back() == 'M') return v * 1024 * 1024;
+    return v;
+  }
+  return 0;
+}
+
 DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings) {
   DeviceSpec d;
   d.name = "cpu";
   d.kind = "cpu";
   d.description = "host CPU (calibrated)";
-  double best_gflops = 0, best_gbps = 0;
+  d.cache_bytes = CacheBytesPerCore();
+  double best_gflops = 0, best_gbps = 0, best_cache_gbps = 0, best_dram_gbps = 0;
   std::vector<double> small;
   std::vector<OpMeasurement> all;
   std::string models;
   for (const ModelTimings* t : timings) {
     d.compute_units = t->threads;
     models += (models.empty() ? "" : ", ") + t->model;
-    for (const OpTiming& op : t->ops) {
-      if (op.median_us <= 0) continue;
-      const double gflops = op.annotation.flops / op.median_us * 1e-3;
-      const double gbps = op.annotation.bytes / op.median_us * 1e-3;
-      if (op.op_class == OpClass::kConv || op.op_class == OpClass::kGemm)
+    for (const OpMeasurement& m : ToMeasurements(*t)) {
+      all.push_back(m);
+      if (m.measured_us <= 0) continue;
+      const double gflops = m.flops / m.measured_us * 1e-3;
+      const double gbps = m.bytes / m.measured_us * 1e-3;
+      if (m.op_class == OpClass::kConv || m.op_class == OpClass::kGemm)
         best_gflops = std::max(best_gflops, gflops);
-      if (op.op_class == OpClass::kElementwise || op.op_class == OpClass::kPool ||
-          op.op_class == OpClass::kDataMovement || op.op_class == OpClass::kNormalization)
-        best_gbps = std::max(best_gbps, gbps);
-      small.push_back(op.median_us);
+      // Streaming ops only (a Reshape / Flatten may not touch its bytes).
+      if (m.op_class == OpClass::kElementwise || m.op_class == OpClass::kPool ||
+          m.op_class == OpClass::kNormalization || m.op_class == OpClass::kGemm) {
+        if (m.op_class != OpClass::kGemm || m.flops < 4 * m.bytes) {  // GEMV-like
+          best_gbps = std::max(best_gbps, gbps);
+          if (d.cache_bytes > 0 && m.bytes <= d.cache_bytes)
+            best_cache_gbps = std::max(best_cache_gbps, gbps);
+          if (d.cache_bytes > 0 && m.bytes > 2 * d.cache_bytes)
+            best_dram_gbps = std::max(best_dram_gbps, gbps);
+        }
+      }
+      small.push_back(m.measured_us);
     }
-    for (const OpMeasurement& m : ToMeasurements(*t)) all.push_back(m);
   }
   d.peak_gflops = best_gflops > 0 ? best_gflops : 1;
-  d.memory_bandwidth_gbps = best_gbps > 0 ? best_gbps : 1;
+  // With a cache tier: DRAM bandwidth from ops well beyond the cache, cache
+  // bandwidth from ops inside it; without samples on both sides, one tier.
+  if (best_cache_gbps > 0 && best_dram_gbps > 0 && best_cache_gbps > best_dram_gbps) {
+    d.memory_bandwidth_gbps = best_dram_gbps;
+    d.cache_bandwidth_gbps = best_cache_gbps;
+  } else {
+    d.memory_bandwidth_gbps = best_gbps > 0 ? best_gbps : 1;
+    d.cache_bytes = 0;
+  }
   std::sort(small.begin(), small.end());
   d.launch_overhead_us = small.empty() ? 0 : small[small.size() / 20];  // 5th percentile op
   d.active_power_w = 0;
   d.idle_power_w = 0;
-  d.efficiency = FitEfficiency(d, all);
+  FitDevice(d, all);
   const std::string how = "measured by braid calibrate (" + models + ", " +
                           std::to_string(d.compute_units) + " threads)";
   d.sources["compute_units"] = "intra-op threads used while measuring";
   d.sources["peak_gflops"] = "best conv/GEMM throughput " + how;
-  d.sources["memory_bandwidth_gbps"] = "best memory-bound op throughput " + how;
+  d.sources["memory_bandwidth_gbps"] =
+      d.cache_bytes > 0 ? "best memory-bound op throughput above 2x cache_bytes " + how
+                        : "best memory-bound op throughput " + how;
+  if (d.cache_bytes > 0) {
+    d.sources["cache_bytes"] = "L2 cache per core (sysconf / sysfs)";
+    d.sources["cache_bandwidth_gbps"] = "best memory-bound op throughput within cache_bytes " + how;
+  }
   d.sources["launch_overhead_us"] = "5th percentile per-op time " + how;
   d.sources["efficiency"] = "per-class fit to per-op medians " + how;
+  if (!d.op_types.empty())
+    d.sources["op_types"] = "per-op-type factor on the class fit's residual " + how;
   d.sources["active_power_w"] = "not measured (no power sensor used by calibrate); 0";
   d.sources["idle_power_w"] = "not measured; 0";
   return d;

@@ -28,6 +28,8 @@
 
 #include "braid/braid.h"
 #include "graph/ir.h"
+#include "kernels/cpu/cpu_device.h"
+#include "kernels/cpu/sparse/crossover.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/device_profile.h"
@@ -72,6 +74,52 @@ struct ModelTimings {
 
 StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptions& options);
 
+// Per-op times as the ops run inside the whole model: a cpu-only plan
+// through the engine (MeasurePlan), each node's step median over the runs;
+// end to end is the Engine::Run median / min. Unlike MeasureModel's
+// isolated ops these include the layouts the graph runs in (channels-last
+// between kernels) and producer-warm caches. min_us = median_us here.
+StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,
+                                            const OpTimerOptions& options);
+StatusOr<ModelTimings> MeasureGraphInEngine(Graph graph, const std::string& model,
+                                            const OpTimerOptions& options);
+
+// Times every node of `graph` (inferred, annotated, static shapes) alone, as
+// MeasureModel does; no end-to-end run. `label` names it in ModelTimings.
+// `kernels`: the CPU kernels to register (default: RegisterCpuKernels'
+// defaults, environment overrides included).
+StatusOr<ModelTimings> MeasureGraph(Graph graph, const std::string& label,
+                                    const OpTimerOptions& options,
+                                    const CpuKernelOptions* kernels = nullptr);
+
+// braid calibrate's op suite (tools/cli_calibration_suite.cc): ops of every
+// common type (elementwise, Concat / Reshape / Transpose / Flatten / Gather,
+// pooling, normalization, 3x3 / depthwise Conv, Gemm, MatMul) on feature
+// maps of ~25 KB to ~5 MB and ViT-like token matrices. It gives every op
+// type samples of several sizes, so per-op-type factors and the cache tier
+// are fitted on it rather than on the models checked.
+// `maps`: the 4-D part, timed as the steps of one engine run
+// (MeasureGraphInEngine) and built as inside a CNN: chains of ReLU 1x1
+// convs, each timed op reading the conv just before it, nodes ordered depth
+// first; else the token part (timed one op at a time, inputs warm as after
+// their producer).
+StatusOr<Graph> CalibrationSuiteGraph(bool maps);
+StatusOr<std::vector<ModelTimings>> MeasureCalibrationSuite(const OpTimerOptions& options);
+
+// The sparse CPU kernels against the dense ones, per sparse class (conv1x1,
+// conv3x3, gemm): a mid-network-sized op timed with the dense kernels and
+// with the sparse kernel forced (crossover 0) at weight sparsities
+// 0.5 ... 0.95; the time ratios are fitted (FitSparseKernelSpeed). `notes`
+// gets one line per probe.
+StatusOr<std::vector<SparseKernelSpeed>> MeasureSparseSpeeds(const OpTimerOptions& options,
+                                                             std::vector<std::string>* notes);
+// The crossover table (kernels/cpu/sparse) of measured speeds; classes not
+// measured keep the kernels' defaults.
+SparseCrossover CrossoverOf(const std::vector<SparseKernelSpeed>& speeds);
+
+// L2 cache bytes per core (sysconf, else sysfs), 0 when unknown.
+double CacheBytesPerCore();
+
 struct PlanTimerOptions : OpTimerOptions {
   // Devices to open: "cpu" (always, first), "vgpu", "cuda" / "cuda:K".
   std::vector<std::string> devices = {"cpu"};
@@ -91,6 +139,12 @@ struct StepProfile {
   OpClass op_class = OpClass::kOther;
   Annotation annotation;
   std::string implementation;
+  // The cost model's view of the node (OpWorkOf with the engine graph): the
+  // per-op-type key, sparse class and work bytes.
+  std::string op_key;
+  std::string sparse_class;
+  double work_bytes = -1;
+  bool inputs_copied = false;  // an input was made on another device
   std::string from_device, to_device;  // copies
   double bytes = 0;      // copies: bytes moved; kernels: bytes written
   double start_us = 0;   // median start
@@ -120,6 +174,10 @@ struct PlanTimings {
 // graph as planned (the one `braid plan --save` saw) and use only `devices`.
 StatusOr<PlanTimings> MeasurePlan(const std::string& model, const Plan* plan,
                                   const PlanTimerOptions& options);
+// The same on a graph already planned (PlannedGraph-like: inferred, batch 1,
+// annotated); `model` labels it.
+StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, const Plan* plan,
+                                         const PlanTimerOptions& options);
 
 // The model graph as MeasureModel / MeasurePlan plan it (loaded, batch 1,
 // annotated): what a policy should place.
@@ -138,9 +196,11 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);
 double Median(std::vector<double> v);
 
 // The host CPU as a DeviceSpec fitted to measured timings: peak_gflops is the
-// best conv/GEMM throughput seen, memory_bandwidth_gbps the best throughput
-// of a memory-bound op, and the per-class efficiencies are fitted to every
-// op (FitEfficiency). Every number's source says "measured".
+// best conv/GEMM throughput seen; cache_bytes the L2 per core, with
+// cache_bandwidth_gbps the best streaming-op throughput within it and
+// memory_bandwidth_gbps the best beyond 2x it (one tier when either side has
+// no sample); per-class efficiencies and per-op-type factors fitted to every
+// op (FitDevice). Every number's source says "measured".
 DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings);
 
 }  // namespace braid::cli

@@ -1,5 +1,6 @@
 // braid plan MODEL [--profile NAME|FILE] [--policy NAME] [--devices A,B]
 //   [--intensity-threshold X] [--sparsity-threshold Y] [--json] [--save PLAN.json]
+//   [--policy-file POLICY.bin] [--no-polish]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,7 +21,8 @@ namespace {
 constexpr char kPlanHelp[] =
     "Usage: braid plan MODEL [--profile NAME|FILE] [--policy NAME] [--devices A,B]\n"
     "                  [--intensity-threshold X] [--sparsity-threshold Y]\n"
-    "                  [--json] [--save PLAN.json]\n"
+    "                  [--json] [--save PLAN.json] [--policy-file POLICY.bin]\n"
+    "                  [--no-polish]\n"
     "\n"
     "Runs a placement policy on MODEL for the devices of a device profile and\n"
     "prints the placement table (node, op, device, slice, predicted time, why)\n"
@@ -31,7 +33,11 @@ constexpr char kPlanHelp[] =
     "  --profile P   a profile name (braid plan --list-profiles) or a .json file\n"
     "                (default host: this machine, generic estimates)\n"
     "  --policy P    cpu-only (default), gpu-only, threshold, heft, partition\n"
-    "                optimal or sparoa (untrained here; docs/scheduler.md)\n"
+    "                optimal or sparoa (docs/scheduler.md)\n"
+    "  --policy-file F  sparoa: a trained model from `braid train` (default: none,\n"
+    "                grid-searched thresholds and no SAC step)\n"
+    "  --no-polish   sparoa: skip the final simulator local search (not RL), i.e.\n"
+    "                the predictor + SAC plan alone\n"
     "  --devices L   comma-separated plan devices, host first (default: all of\n"
     "                the profile's devices)\n"
     "  --intensity-threshold X  threshold policy: FLOP/byte at or above which a\n"
@@ -72,6 +78,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   const bool json = scan.Flag("--json");
+  const bool no_polish = scan.Flag("--no-polish");
   auto value = [&](const char* flag, std::string fallback) -> StatusOr<std::string> {
     ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value(flag));
     return v ? *v : fallback;
@@ -83,11 +90,15 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::string> intensity = value("--intensity-threshold", "");
   StatusOr<std::string> sparsity = value("--sparsity-threshold", "");
   StatusOr<std::string> save = value("--save", "");
-  for (const auto* s : {&profile_name, &policy_name, &devices_flag, &intensity, &sparsity, &save})
+  StatusOr<std::string> policy_file = value("--policy-file", "");
+  for (const auto* s :
+       {&profile_name, &policy_name, &devices_flag, &intensity, &sparsity, &save, &policy_file})
     if (!s->ok()) return fail(s->status());
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (pos->size() != 1) return fail(InvalidArgument("expected one MODEL (see --help)"));
+  if ((!policy_file->empty() || no_polish) && *policy_name != "sparoa")
+    return fail(InvalidArgument("--policy-file and --no-polish apply to --policy sparoa only"));
 
   ThresholdOptions thresholds;
   if (!intensity->empty()) {
@@ -117,7 +128,10 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   RegisterBasicPolicies(policies);
   RegisterCostModelPolicies(policies, thresholds);
   RegisterBaselinePolicies(policies);  // heft, partition, optimal
-  RegisterSparoaPolicy(policies);      // sparoa (untrained: grid-searched thresholds)
+  SparoaOptions sparoa;
+  sparoa.policy_file = *policy_file;  // "" = untrained: grid-searched thresholds
+  sparoa.polish = !no_polish;
+  RegisterSparoaPolicy(policies, sparoa);
   PlacementContext ctx;
   ctx.devices = devices;
   ctx.cost_model = &model;

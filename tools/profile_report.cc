@@ -66,9 +66,15 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       out.push_back(from < 0 || to < 0 ? -1 : model.TransferUs(from, to, s.bytes));
     } else {
       const int d = model.DeviceIndex(s.device);
-      out.push_back(d < 0 ? -1
-                          : model.Cost(s.op_class, s.annotation.flops, s.annotation.bytes, d)
-                                .TotalUs());
+      OpWork w;  // with the op type, so its fitted factor applies
+      w.op_class = s.op_class;
+      w.op_type = s.op_key.empty() ? s.op_type : s.op_key;
+      w.flops = s.annotation.flops;
+      w.bytes = s.work_bytes >= 0 ? s.work_bytes : s.annotation.bytes;
+      w.weight_sparsity = s.annotation.weight_sparsity;
+      w.sparse_class = s.sparse_class;
+      w.inputs_copied = s.inputs_copied;
+      out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }
   }
   return out;

@@ -1,7 +1,9 @@
 // braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--threads T]
 //   [--iterations N] [--warmup W] [--seed S] [--batch B] [--json]
 //   [--devices cpu,vgpu|cpu,cuda] [--policy NAME] [--plan PLAN.json]
-//   [--trace FILE.json] [--vgpu-timing none|orin-like]
+//   [--trace FILE.json] [--vgpu-timing none|orin-like] [--profile P] [--adapt]
+//   [--policy-file POLICY.bin]
+//   [--throughput [--latency-bound MS] [--max-batch N]]
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -17,6 +19,10 @@
 #include <type_traits>
 
 #include "braid/braid.h"
+#include "runtime/model_loader.h"
+#include "runtime/session_internal.h"
+#include "scheduler/batch_size.h"
+#include "scheduler/cost_model.h"
 #include "tools/commands.h"
 #include "tools/npy.h"
 
@@ -27,8 +33,9 @@ constexpr char kRunHelp[] =
     "Usage: braid run MODEL [--input NAME=FILE.npy]... [--output-dir DIR]\n"
     "                 [--threads T] [--iterations N] [--warmup W] [--seed S]\n"
     "                 [--batch B] [--devices cpu,vgpu|cpu,cuda] [--policy NAME]\n"
-    "                 [--plan PLAN.json] [--trace FILE.json]\n"
-    "                 [--vgpu-timing none|orin-like] [--json]\n"
+    "                 [--plan PLAN.json] [--policy-file POLICY.bin] [--trace FILE.json]\n"
+    "                 [--vgpu-timing none|orin-like] [--profile P] [--adapt]\n"
+    "                 [--throughput [--latency-bound MS] [--max-batch N]] [--json]\n"
     "\n"
     "Opens MODEL in a Session (CPU), runs it W times untimed and N times\n"
     "timed, and prints the latency (min/median/p90), the planned peak memory\n"
@@ -55,10 +62,26 @@ constexpr char kRunHelp[] =
     "                       with the CUDA reason. Default cpu\n"
     "  --policy NAME        placement policy (default cpu-only; gpu-only, ...)\n"
     "  --plan PLAN.json     run this plan (braid plan --save); wins over --policy\n"
+    "  --policy-file F      sparoa: a trained model from `braid train`\n"
     "  --trace FILE.json    write the last run's per-step timeline as a Chrome\n"
     "                       trace (chrome://tracing, ui.perfetto.dev)\n"
     "  --vgpu-timing T      pad vgpu kernels and copies to a timing model:\n"
     "                       none (default) or orin-like (a model, not a GPU)\n"
+    "  --profile P          device profile the cost-model policies (threshold,\n"
+    "                       heft, partition, optimal), --adapt and --throughput\n"
+    "                       predict with (default: this host's generic CPU\n"
+    "                       figures plus the vgpu's timing model)\n"
+    "  --adapt              online adaptation: compare each run's measured kernel\n"
+    "                       time per device with the plan's prediction and\n"
+    "                       re-plan when a device drifts (printed as notices)\n"
+    "  --throughput         choose the batch (1, 2, 4, ... --max-batch, default\n"
+    "                       32) with the most images/s within --latency-bound MS\n"
+    "                       (default none) by SIMULATING the policy's plan on the\n"
+    "                       profile; with several devices also each device alone\n"
+    "                       on its own batch, concurrently. Runs the choice and\n"
+    "                       prints predicted and measured images/s. The model's\n"
+    "                       batch dimension must be symbolic (a fixed one is\n"
+    "                       said and used)\n"
     "  --json               print {\"latency_ms\":{\"min\",\"median\",\"p90\"},\n"
     "                       \"iterations\",\"threads\",\"seed\",\"peak_bytes\",\n"
     "                       \"placements\":{IMPL:COUNT},\"fallbacks\":[{\"node\",\n"
@@ -85,6 +108,12 @@ struct RunFlags {
   std::string plan;
   std::string trace;
   std::string vgpu_timing = "none";
+  std::string profile;
+  std::string policy_file;
+  bool adapt = false;
+  bool throughput = false;
+  double latency_bound_ms = 0;  // 0 = none
+  int64_t max_batch = 32;
 };
 
 StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& text,
@@ -107,6 +136,8 @@ StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& text,
 StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   RunFlags f;
   f.json = scan.Flag("--json");
+  f.adapt = scan.Flag("--adapt");
+  f.throughput = scan.Flag("--throughput");
   while (true) {
     ASSIGN_OR_RETURN(std::optional<std::string> in, scan.Value("--input"));
     if (!in) break;
@@ -126,7 +157,9 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   }
   for (auto [flag, target] : {std::pair{"--policy", &f.policy}, std::pair{"--plan", &f.plan},
                               std::pair{"--trace", &f.trace},
-                              std::pair{"--vgpu-timing", &f.vgpu_timing}}) {
+                              std::pair{"--vgpu-timing", &f.vgpu_timing},
+                              std::pair{"--profile", &f.profile},
+                              std::pair{"--policy-file", &f.policy_file}}) {
     ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value(flag));
     if (v) *target = *v;
   }
@@ -144,6 +177,19 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   RETURN_IF_ERROR(int_flag("--iterations", 1, f.iterations));
   RETURN_IF_ERROR(int_flag("--warmup", 0, f.warmup));
   RETURN_IF_ERROR(int_flag("--batch", 1, f.batch));
+  RETURN_IF_ERROR(int_flag("--max-batch", 1, f.max_batch));
+  {
+    ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value("--latency-bound"));
+    if (v) {
+      char* end = nullptr;
+      f.latency_bound_ms = std::strtod(v->c_str(), &end);
+      if (v->empty() || *end != '\0' || !std::isfinite(f.latency_bound_ms) ||
+          f.latency_bound_ms <= 0)
+        return InvalidArgument("--latency-bound expects milliseconds > 0, got '" + *v + "'");
+    }
+  }
+  if (!f.throughput && (f.latency_bound_ms > 0 || f.max_batch != 32))
+    return InvalidArgument("--latency-bound and --max-batch need --throughput");
   {
     ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value("--seed"));
     if (v) {
@@ -413,6 +459,171 @@ void PrintJson(std::ostream& out, const RunFlags& f, int threads,
   out << "]}\n";
 }
 
+// Throughput mode: random inputs at `batch`, `warmup` + `iterations` runs;
+// the timed runs' milliseconds.
+StatusOr<std::vector<double>> TimeRuns(Session& session, int64_t batch, const RunFlags& f) {
+  std::mt19937_64 rng(f.seed);
+  std::vector<npy::Array> arrays;
+  for (const TensorInfo& info : session.inputs()) arrays.push_back(RandomInput(info, batch, rng));
+  for (size_t k = 0; k < arrays.size(); ++k)
+    RETURN_IF_ERROR(session.SetInput(
+        session.inputs()[k].name,
+        Tensor::Borrow(arrays[k].dtype, arrays[k].dims, arrays[k].data.data())));
+  std::vector<double> ms;
+  for (int i = 0; i < f.warmup + f.iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(session.Run());
+    const auto stop = std::chrono::steady_clock::now();
+    if (i >= f.warmup)
+      ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  return ms;
+}
+
+SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
+                           std::string policy) {
+  SessionOptions o;
+  o.num_threads = f.threads;
+  o.devices = std::move(devices);
+  o.policy = std::move(policy);
+  o.vgpu_timing = f.vgpu_timing;
+  o.profile = f.profile;
+  // The lanes of --throughput run their own cpu-only / gpu-only policies.
+  if (o.policy == f.policy) o.policy_file = f.policy_file;
+  o.adapt = f.adapt;
+  return o;
+}
+
+void PrintLane(std::ostream& out, const LaneChoice& lane) {
+  char line[160];
+  for (const BatchCandidate& c : lane.candidates) {
+    if (c.latency_us < 0) {
+      out << "    batch " << c.batch << ": " << c.error << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof(line), "    batch %-5lld %10.3f ms %12.1f images/s%s%s\n",
+                  static_cast<long long>(c.batch), c.latency_us / 1e3, c.images_per_s,
+                  c.within_bound ? "" : "  (over the bound)", c.batch == lane.batch ? "  <-" : "");
+    out << line;
+  }
+}
+
+// `braid run --throughput`: choose the batch by simulation, run it, report.
+int RunThroughput(const RunFlags& f, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& s) { return ReportError(err, "run", s); };
+  if (!f.inputs.empty() || !f.plan.empty() || !f.trace.empty() || !f.output_dir.empty())
+    return fail(InvalidArgument(
+        "--throughput runs random inputs at the chosen batch with a policy; it takes no "
+        "--input, --plan, --trace or --output-dir"));
+  SessionOptions options = LaneOptions(f, f.devices, f.policy);
+  if (Status s = ValidateSessionOptions(options); !s.ok()) return fail(s);
+  StatusOr<DeviceProfile> profile = SessionProfileFor(options);
+  if (!profile.ok()) return fail(profile.status());
+  StatusOr<Graph> graph = LoadGraphForExecution(f.model);
+  if (!graph.ok()) return fail(graph.status());
+  const CostModel model(*profile);
+  PlacementContext ctx;
+  ctx.devices = {"cpu"};
+  for (const std::string& d : f.devices)
+    if (d != "cpu") ctx.devices.push_back(d);
+  ctx.cost_model = &model;
+  BatchSizeOptions batch_options;
+  batch_options.latency_bound_us = f.latency_bound_ms * 1e3;
+  batch_options.max_batch = f.max_batch;
+  StatusOr<ThroughputChoice> choice =
+      ChooseThroughputBatches(*graph, SessionPolicyRegistry(), f.policy, ctx, batch_options);
+  if (!choice.ok()) return fail(choice.status());
+  const bool vgpu = std::count(ctx.devices.begin(), ctx.devices.end(), "vgpu") > 0;
+
+  out << "model: " << f.model << "\n";
+  if (!choice->batch_dim.symbol.empty())
+    out << "batch dimension: symbol '" << choice->batch_dim.symbol << "'\n";
+  else
+    out << "batch dimension: fixed (" << choice->batch_dim.why << "); the batch cannot be chosen\n";
+  out << "throughput mode: batch candidates SIMULATED on profile '" << profile->name << "'"
+      << (f.latency_bound_ms > 0 ? ", latency bound " + Format("%.3f", f.latency_bound_ms) + " ms"
+                                 : std::string(", no latency bound"))
+      << (vgpu ? " (vgpu figures are a model of a virtual device, not a GPU)" : "") << "\n";
+  out << "  one batch over the plan: " << choice->shared.lane << "\n";
+  PrintLane(out, choice->shared);
+  for (const LaneChoice& lane : choice->per_device) {
+    out << "  " << lane.lane << " alone (its own batch, concurrently with the other lanes):\n";
+    PrintLane(out, lane);
+  }
+  if (!choice->note.empty()) out << "  note: " << choice->note << "\n";
+
+  // The lanes to run: the shared plan, or every device on its own batch.
+  struct Lane {
+    std::string label;
+    int64_t batch = 1;
+    double predicted_images_per_s = 0;
+    SessionOptions options;
+    std::unique_ptr<Session> session;
+    std::vector<double> ms;
+    Status status;
+  };
+  std::vector<Lane> lanes;
+  if (choice->use_per_device) {
+    for (size_t d = 0; d < choice->per_device.size(); ++d) {
+      const LaneChoice& c = choice->per_device[d];
+      Lane lane;
+      lane.label = c.lane;
+      lane.batch = c.batch;
+      lane.predicted_images_per_s = c.images_per_s;
+      lane.options = d == 0 ? LaneOptions(f, {"cpu"}, "cpu-only")
+                            : LaneOptions(f, {"cpu", c.lane}, "gpu-only");
+      lanes.push_back(std::move(lane));
+    }
+  } else {
+    Lane lane;
+    lane.label = choice->shared.lane;
+    lane.batch = choice->shared.batch;
+    lane.predicted_images_per_s = choice->shared.images_per_s;
+    lane.options = options;
+    lanes.push_back(std::move(lane));
+  }
+  out << "chosen: ";
+  for (size_t i = 0; i < lanes.size(); ++i)
+    out << (i ? " + " : "") << lanes[i].label << " at batch " << lanes[i].batch;
+  out << " (" << Format("%.1f", choice->images_per_s) << " images/s predicted, simulated)\n";
+  for (Lane& lane : lanes) {
+    StatusOr<std::unique_ptr<Session>> s = Session::Open(f.model, lane.options);
+    if (!s.ok()) return fail(s.status().WithPrefix(lane.label));
+    lane.session = std::move(*s);
+  }
+  // Concurrent lanes: one thread each; the wall time covers them all.
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (Lane& lane : lanes)
+    threads.emplace_back([&lane, &f] {
+      StatusOr<std::vector<double>> ms = TimeRuns(*lane.session, lane.batch, f);
+      if (ms.ok()) lane.ms = std::move(*ms);
+      lane.status = ms.status();
+    });
+  for (std::thread& t : threads) t.join();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double measured = 0;
+  for (Lane& lane : lanes) {
+    if (!lane.status.ok()) {
+      err << "braid run: error: " << lane.label << ": " << lane.status.message() << "\n";
+      return kExitFailure;
+    }
+    const Latency lat = Summarize(lane.ms);
+    const double images_per_s = static_cast<double>(lane.batch) / (lat.median * 1e-3);
+    measured += images_per_s;
+    out << "measured " << lane.label << " at batch " << lane.batch << ": median "
+        << Format("%.3f", lat.median) << " ms per batch, " << Format("%.1f", images_per_s)
+        << " images/s (predicted " << Format("%.1f", lane.predicted_images_per_s) << ")\n";
+    for (const std::string& n : lane.session->notices()) out << "notice: " << n << "\n";
+  }
+  out << "measured throughput: " << Format("%.1f", measured) << " images/s ("
+      << f.iterations << " timed runs per lane, " << Format("%.2f", wall_s) << " s wall"
+      << (vgpu ? "; vgpu runs CPU kernels padded to its timing model: a virtual figure" : "")
+      << ")\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunRun(Args args, std::ostream& out, std::ostream& err) {
@@ -424,14 +635,11 @@ int RunRun(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<RunFlags> parsed = ParseFlags(scan);
   if (!parsed.ok()) return ReportError(err, "run", parsed.status());
   const RunFlags& f = *parsed;
+  if (f.throughput) return RunThroughput(f, out, err);
 
-  SessionOptions options;
-  options.num_threads = f.threads;
-  options.devices = f.devices;
-  options.policy = f.policy;
+  SessionOptions options = LaneOptions(f, f.devices, f.policy);
   options.plan_file = f.plan;
   options.trace = !f.trace.empty();
-  options.vgpu_timing = f.vgpu_timing;
   StatusOr<std::unique_ptr<Session>> opened = Session::Open(f.model, options);
   if (!opened.ok()) return ReportError(err, "run", opened.status());
   Session& session = **opened;

@@ -25,6 +25,7 @@
 #include "scheduler/cost_model.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/sparoa_policy.h"
+#include "tools/cli_random_graph.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -50,74 +51,6 @@ std::string Numbered(const char* prefix, uint64_t n) {
   std::string s = prefix;
   s += std::to_string(n);
   return s;
-}
-
-// A small random CNN-like DAG: a stem, stages of conv (3x3 / 1x1 /
-// depthwise) + BN + ReLU blocks with optional residual adds, and a head.
-// Some convolutions are pruned (a random fraction of weights set to 0).
-StatusOr<Graph> RandomGraph(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto uniform = [&](int lo, int hi) {
-    return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
-  };
-  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
-  GraphBuilder b(Numbered("random_", seed), seed);
-  const int64_t size = std::vector<int64_t>{32, 64, 96, 128}[static_cast<size_t>(uniform(0, 3))];
-  ValueId x = b.Input("input", {1, 3, size, size});
-  int64_t width = 8 << uniform(0, 3);
-  x = b.Relu(b.BatchNorm(
-      b.Conv(x, "stem", {.out_channels = width, .kernel = 3, .stride = 2, .pad = 1}), "stem_bn"));
-  const int stages = uniform(1, 4);
-  int block_id = 0;
-  for (int s = 0; s < stages; ++s) {
-    const int blocks = uniform(1, 3);
-    for (int k = 0; k < blocks; ++k) {
-      const std::string m = Numbered("b", static_cast<uint64_t>(block_id++));
-      const bool down = k == 0 && s > 0;
-      const int64_t out = down ? std::min<int64_t>(width * 2, 512) : width;
-      ValueId y;
-      const int kind = uniform(0, 2);
-      if (kind == 0) {
-        y = b.Conv(x, m + ".c",
-                   {.out_channels = out, .kernel = 3, .stride = down ? 2 : 1, .pad = 1});
-      } else if (kind == 1) {
-        y = b.Conv(x, m + ".c", {.out_channels = out, .kernel = 1, .stride = down ? 2 : 1});
-      } else {
-        y = b.Conv(x, m + ".dw",
-                   {.out_channels = width,
-                    .kernel = 3,
-                    .stride = down ? 2 : 1,
-                    .pad = 1,
-                    .groups = width});
-        y = b.Conv(b.Relu(y), m + ".pw", {.out_channels = out, .kernel = 1});
-      }
-      y = b.BatchNorm(y, m + ".bn");
-      if (!down && unit() < 0.5) y = b.Add(y, x);  // a residual branch: a DAG
-      x = b.Relu(y);
-      width = out;
-    }
-  }
-  x = b.Flatten(b.GlobalAveragePool(x));
-  const int64_t classes = std::vector<int64_t>{10, 100, 1000}[static_cast<size_t>(uniform(0, 2))];
-  x = b.Linear(x, "fc", width, classes);
-  b.Output(x, "output", {1, classes});
-  Graph g = std::move(b).Finish();
-  // Pruning: zero a random fraction of some convolutions' weights.
-  const double prune_probability = unit() * 0.6;
-  for (Node& node : g.nodes()) {
-    if (node.op_type != "Conv" || node.inputs.size() < 2 || unit() >= prune_probability) continue;
-    Value& w = g.value(node.inputs[1]);
-    if (!w.constant) continue;
-    std::span<const float> src = w.constant->as<float>();
-    std::vector<float> pruned(src.begin(), src.end());
-    const double fraction = 0.3 + 0.65 * unit();
-    for (float& v : pruned)
-      if (unit() < fraction) v = 0;
-    w.constant = TensorData::Copy(pruned.data(), pruned.size() * sizeof(float));
-  }
-  RETURN_IF_ERROR(RunDefaultPasses(g));
-  RETURN_IF_ERROR(Annotate(g));
-  return g;
 }
 
 struct Instance {
@@ -217,7 +150,8 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   if (*end != 0 || episodes < 0 || episodes > 1000000)
     return fail(InvalidArgument("--episodes: expected 0..1000000"));
   const unsigned long long seed = std::strtoull(seed_flag->c_str(), &end, 10);
-  if (*end != 0) return fail(InvalidArgument("--seed: expected an integer"));
+  if (*end != 0 || seed > kMaxTrainSeed)
+    return fail(InvalidArgument("--seed: expected an integer 0..1000000"));
   const long random_graphs = std::strtol(random_flag->c_str(), &end, 10);
   if (*end != 0 || random_graphs < 0 || random_graphs > 10000)
     return fail(InvalidArgument("--random-graphs: expected 0..10000"));
@@ -251,8 +185,8 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
     graph_held_out.push_back(false);
   }
   for (long i = 0; i < random_graphs; ++i) {
-    const uint64_t graph_seed = seed * 1000003ULL + static_cast<uint64_t>(i);
-    StatusOr<Graph> g = RandomGraph(graph_seed);
+    const uint64_t graph_seed = TrainingGraphSeed(seed, static_cast<uint64_t>(i));
+    StatusOr<Graph> g = RandomTrainingGraph(graph_seed);
     if (!g.ok()) return fail(g.status());
     graphs.emplace_back(Numbered("random_", static_cast<uint64_t>(i)), std::move(*g));
     graph_held_out.push_back(i % 4 == 3);
@@ -286,6 +220,16 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
       instances.push_back(std::move(in));
     }
   if (Status s = trained.predictor.Fit(); !s.ok()) return fail(s);
+  // The MLP baseline on the same samples (compared below, not saved).
+  MlpThresholdPredictor mlp_predictor;
+  for (const Instance& in : instances)
+    if (!in.held_out)
+      if (Status s = mlp_predictor.AddSample(in.features, in.grid.cost); !s.ok()) return fail(s);
+  MlpPredictorOptions mlp_options;
+  mlp_options.seed = seed;
+  StatusOr<double> mlp_loss = mlp_predictor.Fit(mlp_options);
+  if (!mlp_loss.ok()) return fail(mlp_loss.status());
+  std::vector<double> mlp_top1, mlp_top3;
   std::vector<double> top1, top3, fixed_default;
   const int default_cell = 2 * static_cast<int>(IntensityThresholdGrid().size()) + 5;  // (0.5, 8)
   for (const Instance& in : instances) {
@@ -296,6 +240,11 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
     for (int c : cells) best3 = std::min(best3, in.grid.cost[static_cast<size_t>(c)]);
     top3.push_back(best3);
     fixed_default.push_back(in.grid.cost[static_cast<size_t>(default_cell)]);
+    const std::vector<int> mlp_cells = mlp_predictor.RankCells(in.features, 3);
+    mlp_top1.push_back(in.grid.cost[static_cast<size_t>(mlp_cells[0])]);
+    double mlp_best3 = 1e30;
+    for (int c : mlp_cells) mlp_best3 = std::min(mlp_best3, in.grid.cost[static_cast<size_t>(c)]);
+    mlp_top3.push_back(mlp_best3);
   }
   char line[512];
   std::snprintf(line, sizeof line,
@@ -379,25 +328,35 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   // 3. Summary on the held-out pairs: the whole sparoa pipeline (with its
   //    fallback) against the grid-best thresholds and the best single device.
   PolicyRegistry registry;
+  RegisterSparoaPolicy(registry, {.policy_file = *out_path, .polish = false}, "sparoa-sac-only");
   RegisterSparoaPolicy(registry, {.policy_file = *out_path});
-  std::vector<double> vs_grid_best, vs_single, sac_vs_threshold;
+  std::vector<double> vs_grid_best, vs_single, sac_vs_threshold, polished_vs_single,
+      polished_vs_sac;
   int sac_used = 0;
   for (size_t i : eval_ids) {
     Instance& in = instances[i];
-    StatusOr<Plan> plan = MakePlan(registry, "sparoa", *in.graph, in.ctx);
-    if (!plan.ok()) return fail(plan.status());
-    StatusOr<std::vector<SimPlacement>> placement = CompilePlacement(in.env->space().sim, *plan);
-    if (!placement.ok()) return fail(placement.status());
     Simulator sim(in.env->space().sim);
-    const double latency = sim.Run(*placement).latency_us;
+    auto simulate = [&](const char* policy_name) -> StatusOr<double> {
+      ASSIGN_OR_RETURN(Plan plan, MakePlan(registry, policy_name, *in.graph, in.ctx));
+      ASSIGN_OR_RETURN(std::vector<SimPlacement> placement,
+                       CompilePlacement(in.env->space().sim, plan));
+      if (std::string(policy_name) == "sparoa-sac-only" &&
+          plan.nodes.front().reason.find("SAC-refined threshold plan (") != std::string::npos)
+        ++sac_used;
+      return sim.Run(placement).latency_us;
+    };
+    StatusOr<double> latency = simulate("sparoa-sac-only");
+    if (!latency.ok()) return fail(latency.status());
+    StatusOr<double> polished = simulate("sparoa");
+    if (!polished.ok()) return fail(polished.status());
     const double cpu = sim.Run(in.env->space().SingleDevice(0)).latency_us;
     const double gpu = sim.Run(in.env->space().SingleDevice(1)).latency_us;
-    vs_grid_best.push_back(latency / in.grid.best_latency_us);
-    vs_single.push_back(std::min(cpu, gpu) / latency);
+    vs_grid_best.push_back(*latency / in.grid.best_latency_us);
+    vs_single.push_back(std::min(cpu, gpu) / *latency);
+    polished_vs_single.push_back(std::min(cpu, gpu) / *polished);
+    polished_vs_sac.push_back(*polished / *latency);
     RefinePlacement(*trained.agent, *in.env);
     sac_vs_threshold.push_back(in.env->current_cost());
-    if (plan->nodes.front().reason.find("SAC-refined threshold plan (") != std::string::npos)
-      ++sac_used;
   }
   auto max_of = [](const std::vector<double>& v) {
     return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
@@ -416,17 +375,31 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
                 Mean(top1), max_of(top1), Mean(top3), max_of(top3), Mean(fixed_default));
   out << line;
   std::snprintf(line, sizeof line,
+                "  MLP baseline (%d-%d-%d-%d tanh, %d epochs, train loss %.2e), same pairs: top-1 "
+                "mean %.4fx (max %.4fx), best of top-3 mean %.4fx (max %.4fx)\n",
+                kThresholdFeatureCount, mlp_options.hidden, mlp_options.hidden,
+                ThresholdGridSize(), mlp_options.epochs, *mlp_loss, Mean(mlp_top1),
+                max_of(mlp_top1), Mean(mlp_top3), max_of(mlp_top3));
+  out << line;
+  std::snprintf(line, sizeof line,
                 "  SAC greedy refinement: cost %.4fx the predicted-threshold plan (%.4f before "
                 "training)\n",
                 Mean(sac_vs_threshold), initial_eval);
   out << line;
   std::snprintf(
       line, sizeof line,
-      "  sparoa policy: latency %.4fx the grid-best threshold plan; speedup over the best "
-      "single device %.4fx (min %.4fx); SAC plan kept on %d of %zu\n",
+      "  sparoa without polish (predictor + SAC + fallback): latency %.4fx the grid-best "
+      "threshold plan; speedup over the best single device %.4fx (min %.4fx); SAC plan kept on "
+      "%d of %zu\n",
       Mean(vs_grid_best), Mean(vs_single),
       vs_single.empty() ? 0.0 : *std::min_element(vs_single.begin(), vs_single.end()), sac_used,
       eval_ids.size());
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  sparoa with the simulator local-search polish (not RL): latency %.4fx the "
+                "unpolished plan; speedup over the best single device %.4fx (min %.4fx)\n",
+                Mean(polished_vs_sac), Mean(polished_vs_single),
+                *std::min_element(polished_vs_single.begin(), polished_vs_single.end()));
   out << line;
   std::snprintf(line, sizeof line, "wrote %s (%ld episodes, seed %llu) in %.1f s\n",
                 out_path->c_str(), episodes, seed, elapsed());

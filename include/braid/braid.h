@@ -77,6 +77,21 @@ struct SessionOptions {
   bool trace = false;
   // vgpu timing shaping: "none" or "orin-like" (a model, never a GPU figure).
   std::string vgpu_timing = "none";
+  // policy "sparoa": a trained model from `braid train` ("" = untrained:
+  // grid-searched thresholds, no SAC). Its cost model is the host-vgpu
+  // profile when vgpu is open, else the host profile (docs/scheduler.md).
+  std::string policy_file;
+  // Device profile (scheduler/device_profile.h: a name or a .json file) the
+  // cost-model policies (threshold, heft, partition, optimal) and online
+  // adaptation predict with. Empty: this host's generic CPU figures plus, for
+  // a vgpu, its timing shaping (capped at one host thread's speed).
+  std::string profile;
+  // Online adaptation (docs/engine.md): every Run's kernel time per device is
+  // compared with the plan's prediction; when a device drifts (e.g. the CPU
+  // is loaded by another process) the session re-plans with `policy` on a
+  // profile corrected by the observed factor, with hysteresis, and says so
+  // in notices(). Off by default.
+  bool adapt = false;
 };
 
 // What a model expects at one input or produces at one output. Symbolic

@@ -115,10 +115,10 @@ class VgpuDeviceImpl final : public VgpuDevice {
 
 std::chrono::nanoseconds VgpuTiming::KernelTime(double flops, double bytes) const {
   if (!enabled) return std::chrono::nanoseconds(0);
-  double s = launch_us * 1e-6;
-  if (peak_gflops > 0) s += flops / (peak_gflops * 1e9);
-  if (mem_gbps > 0) s += bytes / (mem_gbps * 1e9);
-  return Seconds(s);
+  if (kernel_model_us) return Seconds(std::max(0.0, kernel_model_us(flops, bytes)) * 1e-6);
+  const double compute = peak_gflops > 0 ? flops / (peak_gflops * 1e9) : 0;
+  const double memory = mem_gbps > 0 ? bytes / (mem_gbps * 1e9) : 0;
+  return Seconds(launch_us * 1e-6 + std::max(compute, memory));
 }
 
 std::chrono::nanoseconds VgpuTiming::CopyTime(double bytes) const {

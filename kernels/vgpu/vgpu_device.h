@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,9 +32,13 @@
 namespace braid {
 
 // A roofline timing model: a kernel takes at least
-//   flops / peak_gflops + bytes / mem_gbps + launch_us,
-// a copy at least copy_latency_us + bytes / copy_gbps. Measured time wins
-// when it is longer (the CPU kernels underneath cannot be made faster).
+//   launch_us + max(flops / peak_gflops, bytes / mem_gbps)
+// (the cost model's formula, scheduler/cost_model.h RooflineCost, with
+// efficiencies 1), a copy at least copy_latency_us + bytes / copy_gbps.
+// Measured time wins when it is longer (the CPU kernels underneath cannot
+// be made faster). `kernel_model_us`, when set, replaces the formula: the
+// tools set it to the cost model's own estimate for the profile's vgpu
+// (VgpuTimingFromProfile), so shaping and prediction are one function.
 struct VgpuTiming {
   std::string label = "none";  // "none", "orin-like", "custom", ...
   bool enabled = false;        // false: no padding at all
@@ -42,6 +47,7 @@ struct VgpuTiming {
   double copy_gbps = 0;
   double copy_latency_us = 0;
   double launch_us = 0;
+  std::function<double(double flops, double bytes)> kernel_model_us;
 
   std::chrono::nanoseconds KernelTime(double flops, double bytes) const;
   std::chrono::nanoseconds CopyTime(double bytes) const;

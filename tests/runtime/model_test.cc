@@ -129,5 +129,45 @@ INSTANTIATE_TEST_SUITE_P(Models, BuiltinModel,
                          ::testing::Values("tiny_cnn", "squeezenet1_1", "mobilenet_v2",
                                            "resnet18", "vit_tiny"));
 
+// policy "sparoa" through Session::Open: planned with the host-vgpu profile's
+// cost model on cpu + vgpu (the virtual GPU), results match the reference.
+TEST(SparoaSession, RunsOnCpuAndVgpuAndReportsABadPolicyFile) {
+  const std::string model = "builtin:tiny_cnn";
+  SessionOptions options;
+  options.num_threads = 1;
+  options.devices = {"cpu", "vgpu"};
+  options.policy = "sparoa";
+  StatusOr<std::unique_ptr<Session>> opened = Session::Open(model, options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Session> reference = ReferenceSession(model);
+  ASSERT_NE(reference, nullptr);
+  std::vector<int64_t> dims = (*opened)->inputs()[0].dims;
+  dims[0] = 1;
+  int64_t elements = 1;
+  for (int64_t d : dims) elements *= d;
+  const std::vector<float> image = RandomNonZero(static_cast<size_t>(elements), 7);
+  const std::vector<float> want = RunOnce(*reference, image, dims);
+  const std::vector<float> got = RunOnce(**opened, image, dims);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LE(RelativeError(got, want), kTolerance);
+  EXPECT_FALSE((*opened)->placements().empty());
+
+  // A policy file that cannot be read fails the first Run, naming the file.
+  options.policy_file = "/nonexistent/braid_sparoa_policy.bin";
+  opened = Session::Open(model, options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const TensorInfo& in = (*opened)->inputs().at(0);
+  ASSERT_TRUE((*opened)
+                  ->SetInput(in.name, Tensor::Borrow(DataType::kF32, dims,
+                                                     const_cast<float*>(image.data())))
+                  .ok());
+  const Status run = (*opened)->Run();
+  EXPECT_FALSE(run.ok());
+  EXPECT_NE(run.ToString().find("braid_sparoa_policy.bin"), std::string::npos) << run.ToString();
+  // policy_file belongs to sparoa only.
+  options.policy = "cpu-only";
+  EXPECT_EQ(Session::Open(model, options).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace braid

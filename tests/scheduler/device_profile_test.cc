@@ -93,6 +93,82 @@ TEST(DeviceProfileTest, BadFilesGiveClearErrors) {
             std::string::npos);
 }
 
+TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
+  DeviceProfile p = testing::TwoDeviceProfile();
+  DeviceSpec& cpu = p.devices[0];
+  cpu.cache_bytes = 2097152;
+  cpu.cache_bandwidth_gbps = 95.5;
+  cpu.op_types.push_back({"Concat", 7.25, 9});
+  cpu.op_types.push_back({"Reshape", 0.125, 17});
+  cpu.sparse.push_back({"conv1x1", 0.65, 0.1, 2.5, 5});
+  cpu.sources["sparse"] = "measured";
+  p.devices[1].floor_device = "cpu";
+  const std::string json = DeviceProfileToJson(p);
+  StatusOr<DeviceProfile> again = DeviceProfileFromJson(json, "mem");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(DeviceProfileToJson(*again), json);
+  const DeviceSpec& c = again->devices[0];
+  EXPECT_EQ(c.cache_bytes, 2097152);
+  EXPECT_EQ(c.cache_bandwidth_gbps, 95.5);
+  ASSERT_NE(c.OpType("Concat"), nullptr);
+  EXPECT_EQ(c.OpType("Concat")->factor, 7.25);
+  EXPECT_EQ(c.OpType("Concat")->samples, 9);
+  EXPECT_EQ(c.OpType("Add"), nullptr);
+  ASSERT_NE(c.Sparse("conv1x1"), nullptr);
+  EXPECT_EQ(c.Sparse("conv1x1")->crossover, 0.65);
+  EXPECT_EQ(c.Sparse("conv1x1")->per_density, 2.5);
+  EXPECT_EQ(again->devices[1].floor_device, "cpu");
+
+  // A profile written before these fields existed: none of them, all off.
+  const std::string old = DeviceProfileToJson(testing::TwoDeviceProfile());
+  EXPECT_EQ(old.find("cache_bytes"), std::string::npos);
+  StatusOr<DeviceProfile> loaded = DeviceProfileFromJson(old, "old.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->devices[0].cache_bytes, 0);
+  EXPECT_TRUE(loaded->devices[0].op_types.empty());
+  EXPECT_TRUE(loaded->devices[0].sparse.empty());
+  EXPECT_TRUE(loaded->devices[1].floor_device.empty());
+  for (const std::string& name : ListDeviceProfiles()) {
+    StatusOr<DeviceProfile> shipped = LoadDeviceProfile(name);
+    EXPECT_TRUE(shipped.ok()) << name << ": " << shipped.status().ToString();
+  }
+}
+
+TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
+  DeviceProfile p = testing::TwoDeviceProfile();
+  p.devices[0].op_types.push_back({"Concat", 2.0, 3});
+  p.devices[0].sparse.push_back({"gemm", 0.5, 0.2, 1.0, 5});
+  p.devices[0].cache_bytes = 1024;
+  p.devices[0].cache_bandwidth_gbps = 10;
+  const std::string good = DeviceProfileToJson(p);
+  auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    s.replace(at, from.size(), to);
+    StatusOr<DeviceProfile> bad = DeviceProfileFromJson(s, "bad.json");
+    EXPECT_FALSE(bad.ok()) << to;
+    return bad.ok() ? std::string() : bad.status().message();
+  };
+  EXPECT_NE(error_of("\"factor\": 2", "\"factor\": 0").find("factor must be > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"op_class\": \"gemm\", \"crossover\"",
+                     "\"op_class\": \"conv5x5\", \"crossover\"")
+                .find("conv1x1, conv3x3 or gemm"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"crossover\": 0.5", "\"crossover\": 1.5").find("[0, 1]"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"cache_bytes\": 1024", "\"cache_bytes\": -1").find("cache_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"factor\": 2", "\"factr\": 2").find("unknown key \"factr\""),
+            std::string::npos);
+  EXPECT_NE(error_of("\"concurrent_kernels\": 1,\n      \"cache_bytes\"",
+                     "\"concurrent_kernels\": 1,\n      \"floor_device\": \"tpu\",\n      "
+                     "\"cache_bytes\"")
+                .find("floor_device 'tpu'"),
+            std::string::npos);
+}
+
 TEST(DeviceProfileTest, LookupByNameAndBuiltinHost) {
   StatusOr<DeviceProfile> nano = LoadDeviceProfile("jetson-orin-nano-8gb");
   ASSERT_TRUE(nano.ok()) << nano.status().ToString();

@@ -23,7 +23,7 @@ double Loss(Mlp& net, const Eigen::MatrixXd& x, const Eigen::MatrixXd& c) {
   return net.Forward(x).cwiseProduct(c).sum();
 }
 
-void CheckGradients(Activation hidden, Activation output) {
+void CheckGradients(MlpActivation hidden, MlpActivation output) {
   Mlp net({.sizes = {4, 6, 5, 3}, .hidden = hidden, .output = output}, 11);
   // Non-zero biases so ReLU kinks are unlikely at the check points.
   std::vector<size_t> sizes;
@@ -68,10 +68,10 @@ void CheckGradients(Activation hidden, Activation output) {
 }
 
 TEST(MlpTest, GradientsMatchFiniteDifferencesRelu) {
-  CheckGradients(Activation::kRelu, Activation::kNone);
+  CheckGradients(MlpActivation::kRelu, MlpActivation::kNone);
 }
 TEST(MlpTest, GradientsMatchFiniteDifferencesTanh) {
-  CheckGradients(Activation::kTanh, Activation::kTanh);
+  CheckGradients(MlpActivation::kTanh, MlpActivation::kTanh);
 }
 
 TEST(MlpTest, SoftmaxColumnsSumToOneAndAreStable) {
@@ -115,14 +115,14 @@ std::string TempPath(const std::string& leaf) {
 }
 
 TEST(MlpTest, SaveLoadRoundTrip) {
-  Mlp net({.sizes = {4, 8, 2}, .hidden = Activation::kTanh}, 5);
+  Mlp net({.sizes = {4, 8, 2}, .hidden = MlpActivation::kTanh}, 5);
   const std::string path = TempPath("round.bin");
   ASSERT_TRUE(SaveMlpFile(net, path).ok());
   StatusOr<Mlp> again = LoadMlpFile(path);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   const Eigen::MatrixXd x = RandomMatrix(4, 3, 1);
   EXPECT_EQ(net.Predict(x), again->Predict(x));
-  EXPECT_EQ(again->spec().hidden, Activation::kTanh);
+  EXPECT_EQ(again->spec().hidden, MlpActivation::kTanh);
   std::remove(path.c_str());
 }
 

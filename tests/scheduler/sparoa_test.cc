@@ -3,6 +3,7 @@
 // Every latency here is simulated (cost model + simulator).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -12,6 +13,7 @@
 #include "models/builtin.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/device_profile.h"
+#include "scheduler/plan.h"
 #include "scheduler/sac_policy.h"
 #include "scheduler/sparoa_policy.h"
 #include "scheduler/threshold_policy.h"
@@ -179,13 +181,17 @@ TEST(PlacementEnvTest, ShapedRewardsSumToImprovementAndAgentLearns) {
   int sliceable = 0;
   while (!(*env)->done()) {
     const uint32_t mask = (*env)->Mask();
-    const bool can_split = (*env)->space().Sliceable((*env)->step());
+    const bool can_split = (*env)->space().Sliceable((*env)->node());
     sliceable += can_split;
     EXPECT_EQ((mask & 1u) != 0, true);
-    EXPECT_EQ((mask >> 2) != 0, can_split) << "node " << (*env)->step();
+    EXPECT_EQ((mask >> 2) != 0, can_split) << "node " << (*env)->node();
     (*env)->Step(can_split ? 3 : 1);
   }
   EXPECT_GT(sliceable, 0);
+  // Two passes over the nodes by default.
+  EXPECT_EQ((*env)->passes(), PlacementEnv::kDefaultPasses);
+  EXPECT_EQ((*env)->step(), (*env)->passes() * (*env)->num_nodes());
+  EXPECT_FALSE(PlacementEnv::Create(s.graph, s.ctx, {0.5, 8}, 0, 0).ok());
   // Reset restores the start plan exactly.
   (*env)->Reset();
   EXPECT_NEAR((*env)->current_cost(), 1.0, 1e-12);
@@ -249,6 +255,79 @@ TEST(SparoaPolicyTest, TrainedModelFileRoundTripAndBadFiles) {
   RegisterSparoaPolicy(missing, {.policy_file = TempPath("nope.bin")});
   EXPECT_FALSE(MakePlan(missing, "sparoa", s.graph, s.ctx).ok());
   std::remove(path.c_str());
+}
+
+TEST(SparoaPolicyTest, UsesTheFallbackProfileWithoutACostModel) {
+  ModelSetup s = MakeSetup("tiny_cnn", "host-vgpu");
+  PlacementContext runtime_like = s.ctx;
+  runtime_like.cost_model = nullptr;  // what a Session hands a policy
+  PolicyRegistry with, without, bad;
+  RegisterSparoaPolicy(with, {.fallback_profile = "host-vgpu"});
+  RegisterSparoaPolicy(without);
+  RegisterSparoaPolicy(bad, {.fallback_profile = "no-such-profile"});
+  StatusOr<Plan> plan = MakePlan(with, "sparoa", s.graph, runtime_like);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  StatusOr<Plan> same = MakePlan(with, "sparoa", s.graph, s.ctx);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(PlanToJson(*plan), PlanToJson(*same));
+  EXPECT_EQ(MakePlan(without, "sparoa", s.graph, runtime_like).status().code(),
+            StatusCode::kFailedPrecondition);
+  StatusOr<Plan> failed = MakePlan(bad, "sparoa", s.graph, runtime_like);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().ToString().find("no-such-profile"), std::string::npos);
+}
+
+TEST(SparoaPolicyTest, PolishIsNeverWorseAndIsLabelledNotRl) {
+  for (const char* profile : {"jetson-orin-nano-8gb", "host-vgpu"}) {
+    ModelSetup s = MakeSetup("squeezenet1_1", profile);
+    PolicyRegistry r;
+    RegisterSparoaPolicy(r);  // polish on by default
+    RegisterSparoaPolicy(r, {.polish = false}, "sparoa-nopolish");
+    StatusOr<Plan> polished = MakePlan(r, "sparoa", s.graph, s.ctx);
+    StatusOr<Plan> plain = MakePlan(r, "sparoa-nopolish", s.graph, s.ctx);
+    ASSERT_TRUE(polished.ok() && plain.ok());
+    EXPECT_EQ(plain->policy, "sparoa-nopolish");
+    EXPECT_LE(Simulated(s, *polished), Simulated(s, *plain) * (1 + 1e-9)) << profile;
+    EXPECT_NE(polished->nodes[0].reason.find("local search (not RL"), std::string::npos)
+        << polished->nodes[0].reason;
+    EXPECT_EQ(plain->nodes[0].reason.find("local search"), std::string::npos);
+  }
+}
+
+TEST(MlpThresholdPredictorTest, FitsTheSurfacesDeterministically) {
+  std::vector<std::vector<double>> features, costs;
+  for (const char* profile : {"jetson-orin-nano-8gb", "host-vgpu"})
+    for (const char* model : {"tiny_cnn", "squeezenet1_1"}) {
+      ModelSetup s = MakeSetup(model, profile);
+      StatusOr<std::vector<double>> f = ThresholdFeatures(s.graph, s.ctx);
+      StatusOr<ThresholdGridResult> grid = GridSearchThresholds(s.graph, s.ctx);
+      ASSERT_TRUE(f.ok() && grid.ok());
+      features.push_back(*f);
+      costs.push_back(grid->cost);
+    }
+  MlpThresholdPredictor a, b, short_fit;
+  EXPECT_FALSE(a.Fit().ok());  // no samples
+  EXPECT_FALSE(a.AddSample({1, 2}, costs[0]).ok());
+  for (size_t i = 0; i < features.size(); ++i) {
+    ASSERT_TRUE(a.AddSample(features[i], costs[i]).ok());
+    ASSERT_TRUE(b.AddSample(features[i], costs[i]).ok());
+    ASSERT_TRUE(short_fit.AddSample(features[i], costs[i]).ok());
+  }
+  MlpPredictorOptions o;
+  o.epochs = 600;
+  StatusOr<double> loss = a.Fit(o);
+  ASSERT_TRUE(loss.ok() && b.Fit(o).ok());
+  o.epochs = 1;
+  StatusOr<double> first = short_fit.Fit(o);
+  ASSERT_TRUE(first.ok());
+  EXPECT_LT(*loss, *first / 4) << *first << " -> " << *loss;
+  for (size_t i = 0; i < features.size(); ++i) {
+    const std::vector<int> ranked = a.RankCells(features[i], ThresholdGridSize());
+    EXPECT_EQ(ranked, b.RankCells(features[i], ThresholdGridSize()));  // same seed, same net
+    std::vector<int> sorted = ranked;
+    std::sort(sorted.begin(), sorted.end());
+    for (int c = 0; c < ThresholdGridSize(); ++c) EXPECT_EQ(sorted[static_cast<size_t>(c)], c);
+  }
 }
 
 }  // namespace

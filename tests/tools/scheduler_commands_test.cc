@@ -213,14 +213,30 @@ TEST(TrainCommandTest, WritesAPolicyAndALearningCurve) {
   const std::string csv = (dir / "curve.csv").string();
   const std::string svg = (dir / "curve.svg").string();
   Result r = Braid({"train", "--policy", "sparoa", "--profiles", "jetson-orin-nano-8gb",
-                    "--episodes", "12", "--random-graphs", "4", "--out", policy, "--csv", csv,
+                    "--episodes", "6", "--random-graphs", "4", "--out", policy, "--csv", csv,
                     "--svg", svg});
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("SIMULATED"), std::string::npos) << r.out;
   EXPECT_GT(fs::file_size(policy), 0u);
   const std::string curve = ReadFile(csv);
-  EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 13) << curve;  // header + 12 episodes
+  EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 7) << curve;  // header + 6 episodes
   EXPECT_NE(ReadFile(svg).find("<svg"), std::string::npos);
+  EXPECT_NE(r.out.find("MLP baseline"), std::string::npos) << r.out;
+  // braid plan reads the trained file; a bad one is a clear error.
+  Result plan = Braid({"plan", "builtin:tiny_cnn", "--profile", "jetson-orin-nano-8gb",
+                       "--policy", "sparoa", "--policy-file", policy});
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("predicted S*="), std::string::npos) << plan.out;
+  Result nopolish = Braid({"plan", "builtin:tiny_cnn", "--profile", "jetson-orin-nano-8gb",
+                           "--policy", "sparoa", "--policy-file", policy, "--no-polish"});
+  ASSERT_EQ(nopolish.status, 0) << nopolish.err;
+  EXPECT_EQ(nopolish.out.find("local search"), std::string::npos) << nopolish.out;
+  Result missing = Braid({"plan", "builtin:tiny_cnn", "--profile", "jetson-orin-nano-8gb",
+                          "--policy", "sparoa", "--policy-file", (dir / "nope.bin").string()});
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("nope.bin"), std::string::npos) << missing.err;
+  Result wrong = Braid({"plan", "builtin:tiny_cnn", "--policy", "heft", "--policy-file", policy});
+  EXPECT_NE(wrong.status, 0);
   Result bad = Braid({"train", "--policy", "heft", "--out", policy});
   EXPECT_EQ(bad.status, 2) << bad.out;
   fs::remove_all(dir);

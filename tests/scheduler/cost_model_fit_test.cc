@@ -1,0 +1,279 @@
+// The cost model's newer terms (cache tier, per-op-type factors, sparse
+// kernel speed, floor device) and the fits that produce them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "scheduler/cost_model.h"
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+DeviceProfile CpuOnly(double cache_bytes = 0, double cache_gbps = 0) {
+  DeviceProfile p;
+  p.name = "t";
+  DeviceSpec d;
+  d.name = "cpu";
+  d.kind = "cpu";
+  d.peak_gflops = 50;
+  d.memory_bandwidth_gbps = 20;
+  d.cache_bytes = cache_bytes;
+  d.cache_bandwidth_gbps = cache_gbps;
+  p.devices.push_back(d);
+  return p;
+}
+
+TEST(CostModelFitTest, CacheTierIsContinuousAndMonotone) {
+  const DeviceProfile p = CpuOnly(1 << 20, 100);
+  const CostModel m(p);
+  double last = -1;
+  for (double bytes = 0; bytes <= 8 << 20; bytes += 64 << 10) {
+    const double t = m.Cost(OpClass::kElementwise, 0, bytes, 0).TotalUs();
+    EXPECT_GE(t, last) << bytes;
+    last = t;
+  }
+  // Inside the cache: cache bandwidth; beyond: the rest at DRAM bandwidth.
+  EXPECT_DOUBLE_EQ(MemoryTimeUs(p.devices[0], 1 << 20), (1 << 20) / 100e3);
+  EXPECT_DOUBLE_EQ(MemoryTimeUs(p.devices[0], 3 << 20),
+                   (1 << 20) / 100e3 + (2 << 20) / 20e3);
+  // No tier (old profiles): one bandwidth.
+  EXPECT_DOUBLE_EQ(MemoryTimeUs(CpuOnly().devices[0], 3 << 20), (3 << 20) / 20e3);
+  // And monotone in FLOPs.
+  double prev = -1;
+  for (double flops = 0; flops < 1e8; flops += 1e6) {
+    const double t = m.Cost(OpClass::kConv, flops, 1e5, 0).TotalUs();
+    EXPECT_GE(t, prev);
+    prev = t;
+  }
+}
+
+TEST(CostModelFitTest, DepthwiseConvStreamsAtMemoryBandwidthInsideTheCache) {
+  DeviceProfile p = CpuOnly(1 << 20, 100);
+  p.devices[0].efficiency.push_back({"depthwise_conv", 1, 0.5, 0, 0});
+  p.devices[0].efficiency.push_back({"elementwise", 1, 0.5, 0, 0});
+  const CostModel m(p);
+  OpWork w;
+  w.bytes = 5e5;  // inside the 1 MiB cache
+  w.op_class = OpClass::kDepthwiseConv;
+  EXPECT_FALSE(UsesCacheTier(OpClass::kDepthwiseConv));
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 5e5 / (20e3 * 0.5));
+  w.op_class = OpClass::kElementwise;
+  EXPECT_TRUE(UsesCacheTier(OpClass::kElementwise));
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 5e5 / (100e3 * 0.5));
+}
+
+TEST(CostModelFitTest, OpTypeFactorScalesTheWorkNotTheOverhead) {
+  DeviceProfile p = CpuOnly();
+  p.devices[0].efficiency.push_back({"data_movement", 1, 1, 2.0, 0});
+  p.devices[0].op_types.push_back({"Concat", 4.0, 5});
+  const CostModel m(p);
+  OpWork w;
+  w.op_class = OpClass::kDataMovement;
+  w.bytes = 2e5;  // 10 us at 20 GB/s
+  w.op_type = "Reshape";
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), 2 + 10);
+  w.op_type = "Concat";
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), 2 + 40);
+}
+
+TEST(CostModelFitTest, SparseSpeedAppliesAboveTheCrossoverAndFallsWithSparsity) {
+  DeviceProfile p = CpuOnly();
+  p.devices[0].sparse.push_back({"conv1x1", 0.6, 0.1, 2.0, 5});
+  const CostModel m(p);
+  OpWork w;
+  w.op_class = OpClass::kConv;
+  w.op_type = "Conv";
+  w.sparse_class = "conv1x1";
+  w.flops = 5e6;  // 100 us dense at 50 GFLOP/s (efficiency default 0.45)
+  const double dense = m.Cost(w, 0).TotalUs();
+  w.weight_sparsity = 0.5;  // below: dense kernel
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), dense);
+  double last = std::numeric_limits<double>::infinity();
+  for (double s = 0.6; s <= 1.0001; s += 0.05) {
+    w.weight_sparsity = s;
+    const double t = m.Cost(w, 0).TotalUs();
+    EXPECT_LE(t, last) << s;
+    EXPECT_NEAR(t / dense, 0.1 + 2.0 * (1 - s), 1e-9);
+    last = t;
+  }
+  w.sparse_class = "conv3x3";  // no entry for it: dense
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), dense);
+}
+
+TEST(CostModelFitTest, FloorDeviceKeepsAVirtualDeviceNoFasterThanItsHost) {
+  DeviceProfile p = CpuOnly();
+  DeviceSpec v;
+  v.name = "vgpu";
+  v.kind = "vgpu";
+  v.peak_gflops = 1000;  // faster than the host on paper
+  v.memory_bandwidth_gbps = 100;
+  v.launch_overhead_us = 5;
+  p.devices.push_back(v);
+  const CostModel free(p);
+  p.devices[1].floor_device = "cpu";
+  const CostModel floored(p);
+  ASSERT_TRUE(ValidateDeviceProfile(p).ok());
+  for (double flops : {0.0, 1e5, 1e7, 1e9}) {
+    const double cpu = floored.Cost(OpClass::kConv, flops, 1e4, 0).TotalUs();
+    const double shaped = free.Cost(OpClass::kConv, flops, 1e4, 1).TotalUs();
+    const double vgpu = floored.Cost(OpClass::kConv, flops, 1e4, 1).TotalUs();
+    EXPECT_DOUBLE_EQ(vgpu, std::max(cpu, shaped)) << flops;
+  }
+  // The vgpu's own model is its shaping: launch + max(FLOPs/peak, bytes/bw).
+  EXPECT_DOUBLE_EQ(free.Cost(OpClass::kConv, 2e6, 1e5, 1).TotalUs(), 5 + 2.0);
+  EXPECT_DOUBLE_EQ(free.Cost(OpClass::kPool, 1e3, 1e6, 1).TotalUs(), 5 + 10.0);
+}
+
+// Synthetic truth: a device with class efficiencies, overheads, a cache tier
+// and op-type factors generates noisy times; FitDevice must predict fresh
+// ops of the same population within a few percent and recover the factors.
+TEST(CostModelFitTest, FittedFactorsReproduceASyntheticTruth) {
+  DeviceProfile truth_profile = CpuOnly(2 << 20, 80);
+  DeviceSpec& truth = truth_profile.devices[0];
+  truth.efficiency.push_back({"elementwise", 0.3, 0.7, 1.5, 0});
+  truth.efficiency.push_back({"data_movement", 0.2, 0.9, 0.5, 0});
+  truth.efficiency.push_back({"conv", 0.6, 0.5, 4.0, 0});
+  truth.op_types.push_back({"Concat", 6.0, 0});
+  truth.op_types.push_back({"Mul", 1.5, 0});
+  const CostModel truth_model(truth_profile);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> log_bytes(std::log(1e3), std::log(2e7));
+  std::normal_distribution<double> noise(0, 0.03);
+  auto sample = [&](OpClass c, const char* type) {
+    OpMeasurement m;
+    m.op_class = c;
+    m.op_type = type;
+    m.bytes = std::exp(log_bytes(rng));
+    m.flops = c == OpClass::kConv ? m.bytes * std::uniform_real_distribution<double>(5, 80)(rng)
+                                  : m.bytes / 4;
+    OpWork w;
+    w.op_class = c;
+    w.op_type = m.op_type;
+    w.flops = m.flops;
+    w.bytes = m.bytes;
+    m.measured_us = truth_model.Cost(w, 0).TotalUs() * std::exp(noise(rng));
+    return m;
+  };
+  std::vector<OpMeasurement> train, test;
+  for (int i = 0; i < 40; ++i) {
+    for (auto [c, type] : {std::pair{OpClass::kElementwise, "Add"}, {OpClass::kElementwise, "Mul"},
+                           {OpClass::kDataMovement, "Reshape"},
+                           {OpClass::kDataMovement, "Concat"}, {OpClass::kConv, "Conv"}}) {
+      train.push_back(sample(c, type));
+      test.push_back(sample(c, type));
+    }
+  }
+  DeviceSpec fitted = truth;  // keeps peak, bandwidths and the cache tier
+  fitted.efficiency.clear();
+  fitted.op_types.clear();
+  FitDevice(fitted, train);
+  DeviceProfile fitted_profile = truth_profile;
+  fitted_profile.devices[0] = fitted;
+  const CostModel model(fitted_profile);
+  std::vector<double> errors;
+  for (const OpMeasurement& m : test) {
+    OpWork w;
+    w.op_class = m.op_class;
+    w.op_type = m.op_type;
+    w.flops = m.flops;
+    w.bytes = m.bytes;
+    errors.push_back(std::abs(model.Cost(w, 0).TotalUs() - m.measured_us) / m.measured_us);
+  }
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.05);       // median
+  EXPECT_LT(errors[errors.size() * 9 / 10], 0.15);  // 90th percentile
+  // The Concat / Reshape ratio (6x in the truth) is what the factors carry.
+  const OpTypeFactor* concat = fitted.OpType("Concat");
+  ASSERT_NE(concat, nullptr);
+  const OpTypeFactor* reshape = fitted.OpType("Reshape");
+  const double ratio = concat->factor / (reshape ? reshape->factor : 1.0);
+  EXPECT_NEAR(ratio, 6.0, 6.0 * 0.15);
+}
+
+TEST(CostModelFitTest, SparseSpeedFitRecoversLineAndCrossover) {
+  // Truth: ratio = 0.12 + 2.2 * density; crossover where it is 1: 0.6.
+  std::vector<std::pair<double, double>> points;
+  for (double s : {0.5, 0.7, 0.8, 0.9, 0.95}) points.push_back({s, 0.12 + 2.2 * (1 - s)});
+  const SparseKernelSpeed sp = FitSparseKernelSpeed("conv3x3", points);
+  EXPECT_EQ(sp.op_class, "conv3x3");
+  EXPECT_NEAR(sp.fixed, 0.12, 1e-9);
+  EXPECT_NEAR(sp.per_density, 2.2, 1e-9);
+  EXPECT_NEAR(sp.crossover, 0.6, 1e-9);
+  EXPECT_EQ(sp.samples, 5);
+  // A sparse kernel that never wins: crossover 1.
+  const std::vector<std::pair<double, double>> slow = {{0.5, 3.0}, {0.9, 1.5}};
+  EXPECT_DOUBLE_EQ(FitSparseKernelSpeed("gemm", slow).crossover, 1.0);
+  EXPECT_DOUBLE_EQ(FitSparseKernelSpeed("gemm", {}).crossover, 1.0);
+}
+
+TEST(CostModelFitTest, OpWorkOfReadsTheSparseClassAndGatherRows) {
+  Graph g;
+  const ValueId x = g.AddInput("x", DataType::kF32, {1, 8, 4, 4});
+  std::vector<float> w1(16 * 8, 0.f), w3(16 * 8 * 9, 0.f), table(1000 * 16, 1.f);
+  const ValueId k1 = g.AddConstant("k1", DataType::kF32, {16, 8, 1, 1},
+                                   TensorData::Copy(w1.data(), w1.size() * 4));
+  const ValueId k3 = g.AddConstant("k3", DataType::kF32, {16, 8, 3, 3},
+                                   TensorData::Copy(w3.data(), w3.size() * 4));
+  const ValueId t = g.AddConstant("table", DataType::kF32, {1000, 16},
+                                  TensorData::Copy(table.data(), table.size() * 4));
+  const int64_t idx[2] = {3, 7};
+  const ValueId i = g.AddConstant("idx", DataType::kI64, {2}, TensorData::Copy(idx, sizeof(idx)));
+  Value out;
+  out.name = "rows";
+  out.dtype = DataType::kF32;
+  out.has_shape = true;
+  out.shape = {2, 16};
+  const ValueId rows = g.AddValue(out);
+  Node c1, c3, gather;
+  c1.op_type = c3.op_type = "Conv";
+  c1.inputs = {x, k1};
+  c3.inputs = {x, k3};
+  gather.op_type = "Gather";
+  gather.inputs = {t, i};
+  gather.outputs = {rows};
+  gather.annotation.bytes = 1000 * 16 * 4 + 16 + 2 * 16 * 4;  // the whole table
+  EXPECT_EQ(OpWorkOf(c1, &g).sparse_class, "conv1x1");
+  EXPECT_EQ(OpWorkOf(c1, &g).op_type, "Conv:1x1");
+  EXPECT_EQ(OpWorkOf(c3, &g).sparse_class, "conv3x3");
+  EXPECT_EQ(OpWorkOf(c3, &g).op_type, "Conv:kxk");
+  Node rows_kept, scatter;
+  rows_kept.op_type = scatter.op_type = "Transpose";
+  rows_kept.attrs.Set("perm", std::vector<int64_t>{0, 2, 1, 3});
+  scatter.attrs.Set("perm", std::vector<int64_t>{0, 2, 3, 1});
+  EXPECT_EQ(OpWorkOf(rows_kept).op_type, "Transpose:rows");
+  EXPECT_EQ(OpWorkOf(scatter).op_type, "Transpose");
+  EXPECT_EQ(OpWorkOf(gather, &g).bytes, 16 + 2 * (2 * 16 * 4));
+  EXPECT_EQ(OpWorkOf(gather).bytes, gather.annotation.bytes);  // no graph: annotation
+}
+
+TEST(CostModelFitTest, OpWorkOfKeysStridedDepthwiseAndLateGlobalPooling) {
+  Graph g;
+  const ValueId x = g.AddInput("x", DataType::kF32, {1, 8, 14, 14});
+  const ValueId late = g.AddInput("late", DataType::kF32, {1, 8, 7, 7});
+  std::vector<float> w(8 * 9, 0.5f);
+  const ValueId k = g.AddConstant("k", DataType::kF32, {8, 1, 3, 3},
+                                  TensorData::Copy(w.data(), w.size() * 4));
+  Node dw, dw2, pool_big, pool_late;
+  dw.op_type = dw2.op_type = "Conv";
+  dw.inputs = dw2.inputs = {x, k};
+  dw.attrs.Set("group", int64_t{8});
+  dw2.attrs.Set("group", int64_t{8});
+  dw2.attrs.Set("strides", std::vector<int64_t>{2, 2});
+  ASSERT_EQ(ClassifyOp(dw), OpClass::kDepthwiseConv);
+  EXPECT_EQ(OpWorkOf(dw, &g).op_type, "Conv:depthwise");
+  EXPECT_EQ(OpWorkOf(dw2, &g).op_type, "Conv:depthwise/s2");
+  pool_big.op_type = pool_late.op_type = "GlobalAveragePool";
+  pool_big.inputs = {x};
+  pool_late.inputs = {late};
+  EXPECT_EQ(OpWorkOf(pool_late, &g).op_type, "GlobalAveragePool:small");  // 7x7 <= 16x16
+  EXPECT_EQ(OpWorkOf(pool_big, &g).op_type, "GlobalAveragePool:small");   // 14x14 too
+  EXPECT_EQ(OpWorkOf(pool_late).op_type, "GlobalAveragePool");  // no graph: the op type
+  const ValueId big = g.AddInput("big", DataType::kF32, {1, 8, 28, 28});
+  pool_big.inputs = {big};
+  EXPECT_EQ(OpWorkOf(pool_big, &g).op_type, "GlobalAveragePool");
+}
+
+}  // namespace
+}  // namespace braid

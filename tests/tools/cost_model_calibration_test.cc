@@ -1,0 +1,89 @@
+// The vgpu's timing shaping is the cost model's estimate, and calibrate's op
+// suite covers the op types the per-op-type factors need.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/device_profile.h"
+#include "tools/op_timer.h"
+
+namespace braid::cli {
+namespace {
+
+TEST(VgpuShapingTest, ShapingFromAProfileIsTheCostModelsEstimate) {
+  StatusOr<DeviceProfile> profile = LoadDeviceProfile("host-vgpu");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  profile->devices[1].floor_device = "cpu";  // the floor is not padded: the kernel is
+  StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(*profile);
+  ASSERT_TRUE(timing.ok()) << timing.status().ToString();
+  DeviceProfile unfloored = *profile;
+  unfloored.devices[1].floor_device.clear();
+  const CostModel model(unfloored);
+  const int vgpu = model.DeviceIndex("vgpu");
+  ASSERT_GE(vgpu, 0);
+  for (auto [flops, bytes] : {std::pair{0.0, 0.0}, {1e6, 4e3}, {2e8, 1e6}, {1e3, 5e6}}) {
+    const double shaped_us = static_cast<double>(timing->KernelTime(flops, bytes).count()) / 1e3;
+    for (OpClass c : {OpClass::kConv, OpClass::kElementwise, OpClass::kDataMovement})
+      EXPECT_NEAR(shaped_us, model.Cost(c, flops, bytes, vgpu).TotalUs(), 1e-3)
+          << flops << " " << bytes;
+  }
+}
+
+TEST(VgpuShapingTest, FormulaIsLaunchPlusTheSlowerOfComputeAndMemory) {
+  VgpuTiming t;
+  t.enabled = true;
+  t.launch_us = 5;
+  t.peak_gflops = 10;  // 1e4 FLOP/us
+  t.mem_gbps = 2;      // 2e3 B/us
+  EXPECT_EQ(t.KernelTime(1e5, 2e3).count(), 15000);  // 5 + max(10, 1)
+  EXPECT_EQ(t.KernelTime(1e4, 2e4).count(), 15000);  // 5 + max(1, 10)
+  t.kernel_model_us = [](double flops, double) { return flops / 1e3; };
+  EXPECT_EQ(t.KernelTime(7e3, 0).count(), 7000);
+  t.enabled = false;
+  EXPECT_EQ(t.KernelTime(7e3, 0).count(), 0);
+}
+
+TEST(CalibrationSuiteTest, CoversTheOpTypesWithAnnotatedWork) {
+  std::set<std::string> types, sparse_classes;
+  for (bool maps : {true, false}) {
+    StatusOr<Graph> g = CalibrationSuiteGraph(maps);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    for (const Node& n : g->nodes()) {
+      types.insert(n.op_type);
+      EXPECT_GT(n.annotation.bytes, 0) << n.name;
+      const OpWork w = OpWorkOf(n, &*g);
+      if (!w.sparse_class.empty()) sparse_classes.insert(std::string(w.sparse_class));
+    }
+  }
+  for (const char* t : {"Relu", "Add", "Mul", "Concat", "Reshape", "Transpose", "Flatten",
+                        "Gather", "MaxPool", "GlobalAveragePool", "Softmax",
+                        "LayerNormalization", "Conv", "MatMul"})
+    EXPECT_TRUE(types.count(t)) << t;
+  EXPECT_TRUE(sparse_classes.count("conv1x1"));
+  EXPECT_TRUE(sparse_classes.count("conv3x3"));
+  EXPECT_TRUE(sparse_classes.count("gemm"));
+}
+
+// The 4-D suite runs in one engine run in node order: every timed op must
+// come right after a producer of one of its inputs (depth first), so it reads
+// fresh data as inside a model, not a value written many steps earlier.
+TEST(CalibrationSuiteTest, MapOpsRunRightAfterTheirProducers) {
+  StatusOr<Graph> g = CalibrationSuiteGraph(true);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  int timed = 0;
+  for (size_t n = 1; n < g->nodes().size(); ++n) {
+    const Node& node = g->nodes()[n];
+    if (node.name.find("/in") != std::string::npos || node.name.find("/out") != std::string::npos)
+      continue;
+    bool fresh = false;
+    for (ValueId in : node.inputs)
+      if (in != kNoValue && g->value(in).producer == static_cast<NodeId>(n - 1)) fresh = true;
+    EXPECT_TRUE(fresh) << node.name << " does not follow its producer";
+    ++timed;
+  }
+  EXPECT_GT(timed, 40);
+}
+
+}  // namespace
+}  // namespace braid::cli
