@@ -4,6 +4,9 @@
 // random positions), batch 1, with 1 and 2 intra-op threads. After the runs
 // it prints, per shape and thread count, the crossover: the sparsity where
 // the sparse kernel's time meets oneDNN's (linear between measured levels).
+// Conv shapes also run "sparse90zero20": 90% sparse weights on an input
+// whose channels are 20% all-zero (dead ReLUs), the per-channel activation
+// sparsity the sparse conv skips.
 // Those numbers are what kernels/cpu/sparse/crossover.h holds.
 //
 //   braid_sparse_bench                              # everything + crossover table
@@ -44,6 +47,9 @@ const std::vector<Shape>& Shapes() {
       {"conv1x1_96to576_14", "Conv", 96, 576, 14, 1, 1},    // mobilenet_v2 expand
       {"conv3x3_64to64_56", "Conv", 64, 64, 56, 3, 1},      // resnet50 layer1
       {"conv3x3_256to256_14", "Conv", 256, 256, 14, 3, 1},  // resnet50 layer3
+      {"conv3x3_512to512_7", "Conv", 512, 512, 7, 3, 1},    // resnet50 layer4
+      {"conv3x3s2_128to128_56", "Conv", 128, 128, 56, 3, 2},  // resnet50 layer2.0
+      {"conv1x1s2_256to512_56", "Conv", 256, 512, 56, 1, 2},  // layer2 downsample
       {"fc_2048to1000", "Gemm", 2048, 1000, 1, 1, 1},       // resnet50 head
       {"fc_1280to1000", "Gemm", 1280, 1000, 1, 1, 1},       // mobilenet_v2 head
   };
@@ -53,7 +59,9 @@ const std::vector<Shape>& Shapes() {
 // One node with a random weight of the given sparsity, ready to prepare.
 class Instance {
  public:
-  Instance(const Shape& s, double sparsity) {
+  // zero_channels: the fraction of input channels that are all zeros (dead
+  // ReLUs; the sparse conv drops the weight blocks that read them).
+  Instance(const Shape& s, double sparsity, double zero_channels = 0.0) {
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     auto random = [&](int64_t n) {
@@ -84,6 +92,12 @@ class Instance {
     const size_t zeros = static_cast<size_t>(sparsity * static_cast<double>(w.size()));
     for (size_t i = 0; i < zeros; ++i) w[order[i]] = 0.0f;
     x_ = random(std::accumulate(x_dims.begin(), x_dims.end(), int64_t{1}, std::multiplies<>()));
+    if (s.op == "Conv") {
+      const int64_t plane = s.hw * s.hw;
+      const int64_t dead = static_cast<int64_t>(zero_channels * static_cast<double>(s.c_in));
+      for (int64_t c = 0; c < dead; ++c)  // spread over the channels
+        std::fill_n(x_.begin() + c * s.c_in / std::max<int64_t>(dead, 1) * plane, plane, 0.0f);
+    }
     bias_ = random(s.c_out);
     const ValueId x = graph_.AddInput("x", DataType::kF32, StaticShape(x_dims));
     const ValueId wv = graph_.AddConstant("w", DataType::kF32, StaticShape(w_dims),
@@ -143,6 +157,17 @@ void RegisterAll() {
             std::unique_ptr<Kernel> k = s.op == "Conv" ? CreateConvOnednn() : CreateGemmOnednn();
             inst.Bench(st, *k, threads);
           })->Unit(benchmark::kMicrosecond);
+      if (s.op == "Conv") {
+        // 90% sparse weights with 20% of the input channels all zero.
+        benchmark::RegisterBenchmark(
+            (s.name + "/sparse90zero20" + suffix).c_str(), [s, threads](benchmark::State& st) {
+              Instance inst(s, 0.9, 0.2);
+              SparseKernelOptions o;
+              o.crossover = {0.0, 0.0, 0.0};
+              std::unique_ptr<Kernel> k = CreateConvSparse(o);
+              inst.Bench(st, *k, threads);
+            })->Unit(benchmark::kMicrosecond);
+      }
       for (int pct : kSparsityPercents) {
         benchmark::RegisterBenchmark(
             (s.name + "/sparse" + std::to_string(pct) + suffix).c_str(),

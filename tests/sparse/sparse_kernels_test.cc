@@ -8,6 +8,7 @@
 // most a few hundred products of magnitude <= 1 per output).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -41,6 +42,9 @@ struct KernelCase {
   int64_t weight_rows;        // the weight as [outputs, reduction], row-major
   int64_t weight_cols;
   bool weight_transposed = false;  // stored [reduction, outputs] (Gemm transB=0, MatMul)
+  // > 0: input channel c of image n is all zeros when (c + n) % this == 0
+  // (the conv then drops the weight blocks that read it).
+  int zero_channel_every = 0;
 };
 
 void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.name; }
@@ -82,6 +86,45 @@ std::vector<KernelCase> Cases() {
                {In({1, 3, 17, 15}), In({8, 3, 5, 5}, true), In({8}, true)}, 8, 75});
   c.push_back({"conv3x3_wide", "Conv", Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}),
                {In({1, 8, 12, 12}), In({16, 8, 3, 3}, true), In({16}, true)}, 16, 72});
+  // Phase-split convs (every stride): mixed strides and dilations put the
+  // taps in 6 phase images; a 1x1 stride 2 with pads and a 2x2 stride 2
+  // without (its phase grid is exactly Y); pads wider than the kernel.
+  c.push_back({"conv3x3_stride3x2_dil2x1_asym", "Conv",
+               Conv({3, 3}, {3, 2}, {2, 0, 1, 3}, {2, 1}, relu),
+               {In({1, 5, 19, 14}), In({11, 5, 3, 3}, true), In({11}, true)}, 11, 45});
+  c.push_back({"conv1x1_stride2_pad1", "Conv", Conv({1, 1}, {2, 2}, {1, 1, 1, 1}, {1, 1}),
+               {In({1, 9, 11, 10}), In({7, 9, 1, 1}, true), In({7}, true)}, 7, 9});
+  c.push_back({"conv2x2_stride2_batch2", "Conv", Conv({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, relu6),
+               {In({2, 6, 14, 18}), In({13, 6, 2, 2}, true), In({13}, true)}, 13, 24});
+  c.push_back({"conv3x3_pads_wider_than_kernel", "Conv",
+               Conv({3, 3}, {2, 2}, {4, 3, 2, 5}, {1, 1}),
+               {In({1, 3, 6, 7}), In({5, 3, 3, 3}, true), In({5}, true)}, 5, 27});
+  // Output rows shorter than a full column tile (7x7 = 49, a 61-wide grid)
+  // and odd output-channel counts (the CSR kernel walks rows in pairs).
+  c.push_back({"conv1x1_7x7_odd_rows", "Conv", Conv({1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, relu),
+               {In({1, 21, 7, 7}), In({35, 21, 1, 1}, true), In({35}, true)}, 35, 21});
+  c.push_back({"conv3x3_7x7_odd_rows", "Conv", Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, relu),
+               {In({1, 19, 7, 7}), In({33, 19, 3, 3}, true), In({33}, true)}, 33, 171});
+  c.push_back({"conv3x3_long_rows_sigmoid", "Conv",
+               Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, sigmoid),
+               {In({1, 4, 5, 83}), In({3, 4, 3, 3}, true), In({3}, true)}, 3, 36});
+  // All-zero input channels (dead ReLUs): a third of them, different per
+  // image of the batch.
+  KernelCase dead1x1{"conv1x1_zero_channels_batch2", "Conv",
+                     Conv({1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, relu),
+                     {In({2, 12, 6, 9}), In({10, 12, 1, 1}, true), In({10}, true)}, 10, 12};
+  dead1x1.zero_channel_every = 3;
+  c.push_back(dead1x1);
+  KernelCase dead3x3{"conv3x3_zero_channels_stride2", "Conv",
+                     Conv({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, hswish),
+                     {In({1, 9, 11, 12}), In({8, 9, 3, 3}, true), In({8}, true)}, 8, 81};
+  dead3x3.zero_channel_every = 3;
+  c.push_back(dead3x3);
+  KernelCase deadpad{"conv3x3_zero_channels_pad1", "Conv",
+                     Conv({3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}),
+                     {In({2, 7, 8, 13}), In({9, 7, 3, 3}, true), In({9}, true)}, 9, 63};
+  deadpad.zero_channel_every = 2;
+  c.push_back(deadpad);
   Attrs gemm_tb = {{"transB", int64_t{1}}};
   gemm_tb.insert(gemm_tb.end(), relu.begin(), relu.end());
   c.push_back({"gemm_m1_transb_bias_relu", "Gemm", gemm_tb,
@@ -129,6 +172,14 @@ TEST_P(SparseKernel, MatchesReference) {
         int64_t n = 1;
         for (int64_t d : in.dims) n *= d;
         in.data = sparse_test::RandomNonZero(n, rng);
+      }
+      if (kc.zero_channel_every > 0) {
+        const V& d = inputs[0].dims;  // [N, C, H, W]
+        const int64_t plane = d[2] * d[3];
+        for (int64_t n = 0; n < d[0]; ++n)
+          for (int64_t ch = 0; ch < d[1]; ++ch)
+            if ((ch + n) % kc.zero_channel_every == 0)
+              std::fill_n(inputs[0].data.begin() + (n * d[1] + ch) * plane, plane, 0.0f);
       }
       // Sparsify the weight as [outputs, reduction]; stored transposed for
       // Gemm (transB = 0) and MatMul.

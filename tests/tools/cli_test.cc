@@ -8,22 +8,14 @@
 #include "graph/annotate.h"
 #include "graph/braid_format.h"
 #include "tests/scoped_temp_dir.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result RunCli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 // One folder per test process, removed when the process exits.
 const std::filesystem::path& TempDir() {

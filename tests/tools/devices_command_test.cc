@@ -5,23 +5,15 @@
 #include <sstream>
 
 #include "kernels/cuda/cuda_backend.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result Devices(std::vector<std::string> args) {
-  args.insert(args.begin(), "devices");
-  std::ostringstream out, err;
-  const int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
+Result Devices(std::vector<std::string> args) { return RunCliCommand("devices", std::move(args)); }
 
 TEST(DevicesCommand, ListsCpuAndCudaOrWhyNot) {
   Result r = Devices({});

@@ -15,6 +15,7 @@
 #include "braid/braid.h"
 #include "tests/onnx/onnx_builders.h"
 #include "tests/scoped_temp_dir.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -29,18 +30,9 @@ using braid::testing::MakeModel;
 using braid::testing::RawTensor;
 using braid::testing::Serialize;
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result OnnxTest(std::vector<std::string> args) {
-  args.insert(args.begin(), "onnx-test");
-  std::ostringstream out, err;
-  const int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
+Result OnnxTest(std::vector<std::string> args) { return RunCliCommand("onnx-test", std::move(args)); }
 
 fs::path NodeCase(const std::string& name) {
   return fs::path(BRAID_ONNX_TESTDATA_DIR) / "node" / name;

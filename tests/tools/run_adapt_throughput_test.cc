@@ -10,23 +10,15 @@
 #include <vector>
 
 #include "scheduler/device_profile.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result BraidRun(std::vector<std::string> args) {
-  args.insert(args.begin(), "run");
-  std::ostringstream out, err;
-  const int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
+Result BraidRun(std::vector<std::string> args) { return RunCliCommand("run", std::move(args)); }
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

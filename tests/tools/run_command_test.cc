@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "braid/braid.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 #include "tools/npy.h"
 
@@ -21,18 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result BraidRun(std::vector<std::string> args) {
-  args.insert(args.begin(), "run");
-  std::ostringstream out, err;
-  const int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
+Result BraidRun(std::vector<std::string> args) { return RunCliCommand("run", std::move(args)); }
 
 fs::path TempDir(const std::string& tag) {
   fs::path dir = fs::temp_directory_path() /

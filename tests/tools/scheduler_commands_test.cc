@@ -11,6 +11,7 @@
 #include "graph/json.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/plan.h"
+#include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -18,17 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using Result = CliResult;
 
-Result Braid(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = RunBraid(args, out, err);
-  return {status, out.str(), err.str()};
-}
+Result Braid(std::vector<std::string> args) { return RunCli(std::move(args)); }
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);

@@ -1,5 +1,6 @@
 // braid's weight-sparse CPU kernels ("sparse"): Conv (groups = 1, 2-D; 1x1
-// directly on NCHW, other kernels through an im2col workspace) and Gemm /
+// directly on NCHW, other kernels and strides through phase images of
+// the padded input in the workspace) and Gemm /
 // MatMul with a constant weight. Registered above oneDNN; Prepare declines
 // (Unimplemented, with the reason) when the weight's sparsity is below the
 // crossover of its op class, so the dense oneDNN kernel runs instead and the

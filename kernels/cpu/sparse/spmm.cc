@@ -36,6 +36,8 @@ SparseIsa BestSparseIsa() {
   return SparseIsa::kPortable;
 }
 
+bool SpmmCompacts(SparseIsa isa) { return isa == SparseIsa::kAvx512; }
+
 SpmmFn SelectSpmm(SparseIsa isa, int row_block) {
   using namespace sparse_internal;
   const bool four = row_block == 4;

@@ -3,7 +3,8 @@
 // with W a packed SparseMatrix, C dense row-major (leading dim ldc) and D's
 // row k at d + the offset SetDenseOffsets gave column k (a plain [K, p]
 // matrix: k * p; a padded image for a direct stride-1 convolution). Vectorised along p: a 1x1 convolution in NCHW is exactly this with
-// D = the input image [IC, H*W]; a KxK one runs it on an im2col buffer; a
+// D = the input image [IC, H*W]; a KxK one on the padded input
+// (its phase images when strided, conv_sparse.cc); a
 // fully connected layer on A^T. The instruction set is chosen once at
 // Prepare (SelectSpmm); Run only calls the chosen function.
 //
@@ -37,7 +38,27 @@ struct SpmmArgs {
   int64_t p = 0;
   const float* bias = nullptr;  // [w->rows] or nullptr
   const Activation* activation = nullptr;
+  // Optional compacted store (only where SpmmCompacts(isa)): C's columns
+  // come in 16-column blocks b = g / 16 of which only the lanes set in
+  // compact_mask[b] are kept, packed in order to c + row * ldc +
+  // compact_pos[b]; compact_pos[blocks] is the packed row length. A strided
+  // conv's Wq-wide output grid is stored straight into Y this way.
+  const uint16_t* compact_mask = nullptr;
+  const int32_t* compact_pos = nullptr;
+  // Optional stand-ins for w's block_row_ptr / offset / values with the
+  // same rows and row_block but fewer blocks: a copy filtered at run time
+  // (conv_sparse.cc drops the blocks that read an all-zero input channel).
+  const int32_t* row_ptr = nullptr;
+  const int32_t* offsets = nullptr;
+  const float* values = nullptr;
+
+  const int32_t* RowPtr() const { return row_ptr ? row_ptr : w->block_row_ptr.data(); }
+  const int32_t* Offsets() const { return offsets ? offsets : w->offset.data(); }
+  const float* Values() const { return values ? values : w->values.data(); }
 };
+
+// Whether `isa`'s kernels implement SpmmArgs::compact_mask (AVX-512).
+bool SpmmCompacts(SparseIsa isa);
 
 // Computes block rows [block_row_begin, block_row_end) over columns
 // [col_begin, col_end) of C.

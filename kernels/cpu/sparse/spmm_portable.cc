@@ -16,9 +16,9 @@ void Spmm(const SpmmArgs& a, int64_t rb0, int64_t rb1, int64_t c0,
           int64_t c1) {
   const SparseMatrix& w = *a.w;
   const Clamp clamp = ClampOf(*a.activation);
-  const int32_t* ptr = w.block_row_ptr.data();
-  const int32_t* offs = w.offset.data();
-  const float* vals = w.values.data();
+  const int32_t* ptr = a.RowPtr();
+  const int32_t* offs = a.Offsets();
+  const float* vals = a.Values();
   for (int64_t rb = rb0; rb < rb1; ++rb) {
     const int64_t r0 = rb * R;
     const int rows_here = static_cast<int>(std::min<int64_t>(R, w.rows - r0));
