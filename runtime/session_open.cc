@@ -4,6 +4,7 @@
 // every backend's kernels.
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -22,11 +23,31 @@ int CudaOrdinal(const std::string& name) {
   return k > 1 << 20 ? 1 << 20 : static_cast<int>(k);
 }
 
+// The CPU kernels' options: the sparse crossovers `braid calibrate` measured
+// into the profile's "cpu" entry (when it has them), then the environment's
+// overrides (BRAID_SPARSE, BRAID_SPARSE_CROSSOVER; docs/sparse.md).
+StatusOr<CpuKernelOptions> CpuKernelOptionsFor(const DeviceProfile* profile) {
+  CpuKernelOptions base;
+  const DeviceSpec* cpu = profile ? profile->Find("cpu") : nullptr;
+  if (cpu != nullptr) {
+    SparseCrossover& table = base.sparse_options.crossover;
+    for (auto [name, target] : {std::pair{"conv1x1", &table.conv1x1},
+                                std::pair{"conv3x3", &table.conv3x3},
+                                std::pair{"gemm", &table.gemm}})
+      if (const SparseKernelSpeed* speed = cpu->Sparse(name)) *target = speed->crossover;
+  }
+  StatusOr<CpuKernelOptions> options = CpuKernelOptionsFromEnvironment(std::move(base));
+  if (!options.ok()) return InvalidArgument("environment: " + options.status().message());
+  return options;
+}
+
 StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
+                                                 const DeviceProfile* profile,
                                                  KernelRegistry& registry) {
   std::vector<SessionDevice> devices(1);
   devices[0].device = CreateCpuDevice();  // always: the host
-  RegisterCpuKernels(registry);
+  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFor(profile));
+  RegisterCpuKernels(registry, cpu_kernels);
   bool cuda_kernels = false;
   for (const std::string& name : options.devices) {
     if (name == "cpu") continue;
@@ -119,10 +140,15 @@ StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
                                                  const SessionOptions& options) {
   RETURN_IF_ERROR(ValidateSessionOptions(options));
   auto registry = std::make_shared<KernelRegistry>();
-  // Devices before the model: an unavailable device is reported first.
-  ASSIGN_OR_RETURN(std::vector<SessionDevice> devices, OpenDevices(options, *registry));
-  ASSIGN_OR_RETURN(Graph graph, LoadGraphForExecution(model, options.fuse));
   SessionInternals internals;
+  if (!options.profile.empty()) {
+    ASSIGN_OR_RETURN(internals.profile, LoadDeviceProfile(options.profile));
+  }
+  // Devices before the model: an unavailable device is reported first.
+  ASSIGN_OR_RETURN(std::vector<SessionDevice> devices,
+                   OpenDevices(options, internals.profile ? &*internals.profile : nullptr,
+                               *registry));
+  ASSIGN_OR_RETURN(Graph graph, LoadGraphForExecution(model, options.fuse));
   if (options.policy == "sparoa") {
     // sparoa needs a cost model: the host-vgpu profile with vgpu open, else host.
     auto policies = std::make_shared<PolicyRegistry>();

@@ -84,7 +84,9 @@ struct SessionOptions {
   // Device profile (scheduler/device_profile.h: a name or a .json file) the
   // cost-model policies (threshold, heft, partition, optimal) and online
   // adaptation predict with. Empty: this host's generic CPU figures plus, for
-  // a vgpu, its timing shaping (capped at one host thread's speed).
+  // a vgpu, its timing shaping (capped at one host thread's speed). Its
+  // "cpu" entry's sparse crossovers (`braid calibrate`) also decide where the
+  // weight-sparse CPU kernels replace the dense ones (docs/sparse.md).
   std::string profile;
   // Online adaptation (docs/engine.md): every Run's kernel time per device is
   // compared with the plan's prediction; when a device drifts (e.g. the CPU

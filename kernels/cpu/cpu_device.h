@@ -31,7 +31,8 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
 // Defaults, overridden by BRAID_SPARSE=0|off (no sparse kernels) and
 // BRAID_SPARSE_CROSSOVER=conv1x1=F,conv3x3=F,gemm=F (docs/sparse.md); a
 // malformed value is InvalidArgument.
-StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment();
+// `base` is what the environment overrides (e.g. a device profile's crossovers).
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base = {});
 void RegisterReferenceKernels(KernelRegistry& registry);
 
 }  // namespace braid

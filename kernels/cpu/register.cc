@@ -31,8 +31,8 @@ bool OnednnHandlesChannelsLast(std::string_view op) {
 
 }  // namespace
 
-StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment() {
-  CpuKernelOptions options;
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base) {
+  CpuKernelOptions options = std::move(base);
   if (const char* sparse = std::getenv("BRAID_SPARSE")) {
     const std::string_view v(sparse);
     if (v == "0" || v == "off") options.sparse = false;

@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 #include <sstream>
 
+#include "braid/braid.h"
 #include "graph/braid_format.h"
+#include "scheduler/device_profile.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -54,6 +57,51 @@ TEST(ConvertPrune, PrunesReportsAndAnnotates) {
   EXPECT_GT(sparse_convs, 30);
   EXPECT_EQ(dense_depthwise, 17);
   std::filesystem::remove(path);
+}
+
+// The session hands the crossovers `braid calibrate` stored in a device
+// profile's "cpu" entry to the sparse kernels: mobilenet_v2 pruned to 50%
+// stays on oneDNN with the defaults (0.75 / 0.80 / 0.55) and runs sparse
+// kernels with a profile whose crossovers are 0.4.
+TEST(ConvertPrune, SessionTakesTheCrossoverFromTheProfile) {
+  const std::string model = TempFile("mnv2_50.braid");
+  Result r = Convert({"-o", model, "--prune", "0.5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  DeviceProfile profile = BuiltinHostProfile();
+  DeviceSpec* cpu = nullptr;
+  for (DeviceSpec& d : profile.devices)
+    if (d.name == "cpu") cpu = &d;
+  ASSERT_NE(cpu, nullptr);
+  for (const char* op_class : {"conv1x1", "conv3x3", "gemm"})
+    cpu->sparse.push_back({op_class, 0.4, 0.3, 0.8, 3});
+  const std::string profile_path = TempFile("profile.json");
+  ASSERT_TRUE(SaveDeviceProfile(profile, profile_path).ok());
+
+  auto sparse_nodes = [&](const std::string& profile_file) {
+    SessionOptions options;
+    options.num_threads = 1;
+    options.profile = profile_file;
+    StatusOr<std::unique_ptr<Session>> session = Session::Open(model, options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    if (!session.ok()) return -1;
+    std::vector<int64_t> dims = (*session)->inputs()[0].dims;
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;
+    Tensor x = Tensor::Allocate(DataType::kF32, dims);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    for (int64_t i = 0; i < x.elements(); ++i) x.data<float>()[i] = uniform(rng);
+    EXPECT_TRUE((*session)->SetInput((*session)->inputs()[0].name, x).ok());
+    Status ran = (*session)->Run();
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+    int on_sparse = 0;
+    for (const NodePlacement& p : (*session)->placements())
+      on_sparse += p.implementation == "sparse";
+    return on_sparse;
+  };
+  EXPECT_EQ(sparse_nodes(""), 0);
+  EXPECT_GT(sparse_nodes(profile_path), 0);
+  std::filesystem::remove(model);
+  std::filesystem::remove(profile_path);
 }
 
 TEST(ConvertPrune, RejectsBadFlags) {

@@ -1,8 +1,8 @@
 // The weight sparsity above which braid's sparse CPU kernels beat oneDNN's
 // dense ones, per op class. One table, passed by value to the sparse kernels
 // when they are registered (RegisterCpuKernels(registry, options)); nothing
-// global. `braid calibrate` will measure it per device and store it in the
-// device profile; until then the defaults below are what
+// global. `braid calibrate` measures it per device into the device profile,
+// whose values the Session passes here; the defaults below are what
 // bench/sparse_bench.cc measured on the development machine (docs/sparse.md).
 //
 //   braid::SparseCrossover table;              // measured defaults
