@@ -103,7 +103,8 @@ class NodeCost {
       const bool variadic =
           op == "Sum" || op == "Max" || op == "Min" || op == "Mean";
       const double steps = variadic && operands > 2 ? operands - 1 : 1;
-      return it->second * steps * OutputElements();
+      // A fused activation (the residual Add -> Relu) costs its own FLOPs.
+      return it->second * steps * OutputElements() + ActivationFlops();
     }
     // Data movement (Reshape, Transpose, Concat, Gather, ...) and unknown ops.
     return 0;
@@ -154,13 +155,14 @@ class NodeCost {
   double EpilogueFlops() const {
     double flops = 0;
     if (HasInput(2) && node_.op_type != "MatMul") flops += OutputElements();
+    return flops + ActivationFlops();
+  }
+  double ActivationFlops() const {
     const std::string activation = node_.attrs.GetString("activation", "");
-    if (!activation.empty()) {
-      const auto& costs = ElementwiseCosts();
-      auto it = costs.find(activation);
-      flops += (it == costs.end() ? 1 : it->second) * OutputElements();
-    }
-    return flops;
+    if (activation.empty()) return 0;
+    const auto& costs = ElementwiseCosts();
+    auto it = costs.find(activation);
+    return (it == costs.end() ? 1 : it->second) * OutputElements();
   }
 
   // 2 * Cout * spatial_out * (Cin / groups) * prod(kernel) per image: the

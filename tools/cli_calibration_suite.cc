@@ -116,10 +116,12 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps) {
     b.set_channels(in, c);
     auto scope = b.Enter("s" + tag);
     ValueId v = conv1x1(conv1x1(in, c), c);
-    // A residual Add and its Relu, as in a ResNet block (a Relu right after
-    // a conv would be fused into it).
+    // A residual Add and its Relu, as in a ResNet block (the passes fuse the
+    // Relu into the Add, as they do in the models).
     v = conv1x1(b.Relu(b.Add(conv1x1(v, c), v)), c);
-    v = conv1x1(b.Mul(conv1x1(v, c), v), c);
+    // A Relu no pass fuses (only Conv, Gemm and Add take one): a sample of
+    // the standalone Relu that some graphs keep.
+    v = conv1x1(b.Relu(b.Mul(conv1x1(v, c), v)), c);
     v = conv1x1(b.Concat({conv1x1(v, c), v}, 1), c);
     v = conv1x1(dw(v, c, 1, "dw"), c);
     if (dims[1] * dims[2] * dims[3] <= 200000)

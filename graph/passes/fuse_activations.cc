@@ -17,6 +17,10 @@
 // Every intermediate value must be read only inside the pattern and must not
 // be a graph output. The fused node keeps the Conv/Gemm name and takes over
 // the last pattern node's output value, so that value's name survives.
+//
+// Then a remaining f32 two-input Add (the residual sum of resnet blocks)
+// followed by one of the single-node activations above takes the activation
+// the same way: y = act(a + b), one pass over memory instead of two.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -211,6 +215,35 @@ void FuseAt(Graph& graph, NodeId anchor_id, const GraphUses& uses,
   for (NodeId n : act->nodes) remove[n] = true;
 }
 
+// Add(a, b) -> single-node activation. Only f32 (the activation attributes
+// are float math); the Add's output must be read by the activation alone.
+void FuseAddAt(Graph& graph, NodeId add_id, const GraphUses& uses,
+               std::vector<bool>& remove) {
+  const Node& add = graph.node(add_id);
+  if (add.inputs.size() != 2 || add.inputs[0] == kNoValue ||
+      add.inputs[1] == kNoValue)
+    return;
+  if (add.outputs.size() != 1 || add.outputs[0] == kNoValue) return;
+  if (add.attrs.Has("activation")) return;
+  const ValueId sum = add.outputs[0];
+  // The first known dtype of output, a, b (all equal in a valid graph).
+  DataType dtype = DataType::kUndefined;
+  for (ValueId v : {sum, add.inputs[0], add.inputs[1]})
+    if (dtype == DataType::kUndefined) dtype = graph.value(v).dtype;
+  if (dtype != DataType::kF32) return;
+  const NodeId reader = uses.OnlyReader(sum);  // kNoNode for graph outputs
+  if (reader == kNoNode || remove[reader]) return;
+  std::optional<Activation> act = SingleNodeActivation(graph, reader);
+  if (!act) return;
+  Node& fused = graph.node(add_id);
+  fused.attrs.Set("activation", act->kind);
+  for (const auto& [name, value] : act->attrs.map()) fused.attrs.Set(name, value);
+  pass_util::AdoptShapeIfMissing(graph, act->output, sum);
+  fused.outputs[0] = act->output;
+  graph.value(act->output).producer = add_id;
+  remove[reader] = true;
+}
+
 }  // namespace
 
 Status FuseActivations(Graph& graph) {
@@ -224,6 +257,11 @@ Status FuseActivations(Graph& graph) {
     const std::string& op = graph.node(id).op_type;
     if (op == "Conv" || op == "Gemm") FuseAt(graph, id, uses, names, remove);
   }
+  // After the Conv/Gemm chains, so a bias Add folded into a Conv (removed
+  // here) is never an anchor.
+  for (NodeId id = 0; id < graph.num_nodes(); ++id)
+    if (!remove[id] && graph.node(id).op_type == "Add")
+      FuseAddAt(graph, id, uses, remove);
   graph.RemoveNodes(remove);
   return pass_util::FinishPass(graph, "FuseActivations");
 }

@@ -32,7 +32,7 @@ Status FoldBatchNorm(Graph& graph);
 // Fuses Conv/Gemm (+ bias Add) + activation into one node. The activation is
 // recorded as attributes (see docs/ir.md): "activation" = "Relu" | "Clip" |
 // "HardSwish" | "Sigmoid" | "SiLU", with "activation_min"/"activation_max" for
-// Clip.
+// Clip. A residual f32 Add followed by a single-node activation takes it too.
 Status FuseActivations(Graph& graph);
 
 // Removes nodes whose outputs are neither graph outputs nor read, and unused

@@ -2,6 +2,8 @@
 // broadcasting. oneDNN 2.6 broadcasts only its second source, so a
 // broadcast first operand is swapped in for the commutative ops and left to
 // the next implementation otherwise (also when both operands broadcast).
+// A fused activation (docs/ir.md; the residual Add -> Relu of resnet) is an
+// eltwise post-op, so the sum and the activation are one pass over memory.
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/elementwise.h"
@@ -39,6 +41,7 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
       return Unimplemented(where() + ": oneDNN binary takes two inputs");
     ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
     ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args));
+    ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
     if (dtype != DataType::kF32 || args.outputs[0].dtype != DataType::kF32)
       return Unimplemented(where() + ": oneDNN binary handles f32 only");
     const int rank = std::max(plan.output_rank(), 1);
@@ -72,8 +75,11 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
                                 ? onednn::DescOf(args.outputs[0], f32)
                                 : onednn::PlainDescOfRank(out_dims, rank, f32);
       dnnl::binary::desc desc(op->algo, src0_md, src1_md, dst_md);
-      dnnl::binary::primitive_desc pd(desc, onednn::UserScratchpadAttr(),
-                                      context().engine);
+      dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
+      dnnl::post_ops ops;
+      onednn::AppendActivation(activation, ops);
+      attr.set_post_ops(ops);
+      dnnl::binary::primitive_desc pd(desc, attr, context().engine);
       exec().Init(context(), dnnl::binary(pd), pd.scratchpad_desc(),
                   args.num_threads);
       src0_ = exec().Bind(DNNL_ARG_SRC_0, pd.src0_desc());

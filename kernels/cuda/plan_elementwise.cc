@@ -114,6 +114,11 @@ StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args) {
     return params_internal::Invalid(args, std::string("output dtype ") +
                                               DataTypeName(args.outputs[0].dtype) +
                                               ", expected " + DataTypeName(want));
+  ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
+  // As the reference: Equal (a bool output) and Pow refuse a fused activation.
+  if (!activation.none() && (out.op == dm::BinaryOp::kEqual || out.op == dm::BinaryOp::kPow))
+    return Unsupported(args, std::string("fused activation on ") + std::string(op));
+  out.activation = ToDeviceActivation(activation);
   ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
   out.elements = plan.output_elements();
   ASSIGN_OR_RETURN(out.index, ToStridedIndex<2>(args, plan));

@@ -1,4 +1,4 @@
-// The fused activation that FuseActivations records on Conv / Gemm / MatMul
+// The fused activation that FuseActivations records on Conv / Gemm / MatMul / Add
 // nodes (docs/ir.md: "activation", "activation_min"/"activation_max",
 // "activation_alpha"/"activation_beta"), parsed once at Prepare.
 //

@@ -8,12 +8,17 @@
 // toward zero like C and ONNX Runtime, x / 0 is 0 and INT_MIN / -1 wraps.
 // Float Min/Max propagate NaN like numpy.minimum/maximum; f16 Min/Max compare
 // in float and return the winning operand's bits unchanged.
+//
+// A fused activation (docs/ir.md; FuseActivations puts one on a residual
+// Add) is applied to each f32 result: y = act(a + b). Other dtypes and
+// Equal refuse it at Prepare.
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/params/activation.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
@@ -120,6 +125,11 @@ class BinaryKernel final : public Kernel {
     ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
     const DataType out_type = Op::kCompare ? DataType::kBool : type;
     RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), out_type));
+    ASSIGN_OR_RETURN(activation_, ParseFusedActivation(args));
+    if (!activation_.none() && (Op::kCompare || type != DataType::kF32))
+      return params_internal::Unsupported(
+          args, std::string("fused activation on ") + DataTypeName(type) +
+                    (Op::kCompare ? " comparison" : "") + " (f32 arithmetic only)");
     switch (type) {
       case DataType::kF32: run_ = &RunTyped<float>; break;
       case DataType::kI32: run_ = &RunTyped<int32_t>; break;
@@ -159,6 +169,7 @@ class BinaryKernel final : public Kernel {
         } else {
           T acc = x[0][in[0] + e * step[0]];
           for (int i = 1; i < n; ++i) acc = Op::Apply(acc, x[i][in[i] + e * step[i]]);
+          if constexpr (std::is_same_v<T, float>) acc = k.activation_.Apply(acc);
           y[out + e] = acc;
         }
       }
@@ -167,6 +178,7 @@ class BinaryKernel final : public Kernel {
   }
 
   BroadcastPlan plan_;
+  Activation activation_;  // kNone unless fused (f32 only)
   Status (*run_)(const BinaryKernel&, const RunArgs&) = nullptr;
 };
 
@@ -186,6 +198,8 @@ class PowKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
     RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+    if (args.node->attrs.Has("activation"))
+      return params_internal::Unsupported(args, "fused activation on Pow");
     ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
     const DataType base = args.inputs[0].dtype;
     const DataType exponent = args.inputs[1].dtype;

@@ -63,6 +63,16 @@ std::vector<OpCase> MakeCases() {
       std::string name = std::string(op) + "_" + shape_name;
       add(Make(name, op, {X(dims.first), X(dims.second)}));
     }
+  // Add with a fused activation (docs/ir.md): applied per element on the
+  // broadcast sum.
+  for (const auto& [shape_name, dims] : shapes) {
+    add(Make("Add_fused_relu_" + shape_name, "Add", {X(dims.first), X(dims.second)},
+             {S("activation", "Relu")}));
+    add(Make("Add_fused_clip_" + shape_name, "Add", {X(dims.first), X(dims.second)},
+             {S("activation", "Clip"), F("activation_min", -0.25f), F("activation_max", 0.5f)}));
+  }
+  add(Make("Add_fused_leakyrelu_same", "Add", {X({2, 3, 4}), X({2, 3, 4})},
+           {S("activation", "LeakyRelu"), F("activation_alpha", 0.1f)}));
   add(Make("Pow_general", "Pow", {X({2, 3, 4}, 0.5, 2.0), X({4}, -2.0, 2.0)}));
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish"})
     add(Make(std::string(op) + "_x", op, {X({3, 17}, -4, 4)}));

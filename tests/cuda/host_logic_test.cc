@@ -4,7 +4,10 @@
 // planning, the algorithm-cache key and the conv epilogue choice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/launch_config.h"
@@ -305,6 +308,44 @@ TEST(ConvPlan, EpilogueAddsBiasPerChannelThenActivation) {
   for (int64_t i = 0; i < e.elements; ++i) {
     const float v = -1.0f + bias[static_cast<size_t>((i / 30) % 8)];
     EXPECT_FLOAT_EQ(y[static_cast<size_t>(i)], v >= 0 ? v : 0.1f * v) << i;
+  }
+}
+
+// Add with a fused activation: PlanBinary carries it to the device args and
+// BinaryElement applies it after the broadcast sum; Equal and Pow refuse it.
+TEST(BinaryPlan, FusedActivationIsAppliedAfterTheSum) {
+  Node add;
+  add.name = "add";
+  add.op_type = "Add";
+  add.attrs.Set("activation", std::string("Clip"));
+  add.attrs.Set("activation_min", -0.25f);
+  add.attrs.Set("activation_max", 0.5f);
+  PrepareArgs args;
+  args.node = &add;
+  args.opset = 17;
+  args.inputs = {TensorDesc{DataType::kF32, {2, 3}}, TensorDesc{DataType::kF32, {3}}};
+  args.outputs = {TensorDesc{DataType::kF32, {2, 3}}};
+  args.constants = {nullptr, nullptr};
+  StatusOr<dm::BinaryArgs> plan = PlanBinary(args);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->activation.kind, static_cast<int>(Activation::Kind::kClip));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(6), b(3), y(6);
+  for (float& v : a) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  for (int64_t i = 0; i < plan->elements; ++i) dm::BinaryElement(*plan, i, a.data(), b.data(), y.data());
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(y[i], std::min(std::max(a[i] + b[i % 3], -0.25f), 0.5f)) << i;
+
+  for (const char* op : {"Equal", "Pow"}) {
+    Node other = add;
+    other.op_type = op;
+    args.node = &other;
+    args.outputs[0].dtype = std::string(op) == "Equal" ? DataType::kBool : DataType::kF32;
+    StatusOr<dm::BinaryArgs> refused = PlanBinary(args);
+    EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented) << op;
+    EXPECT_TRUE(Contains(refused.status().message(), "fused activation")) << op;
   }
 }
 

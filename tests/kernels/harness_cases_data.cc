@@ -83,6 +83,20 @@ std::vector<OpCase> MakeCases() {
     add(Make(lower + "_general", op, {X({4, 1, 3}), X({1, 5, 1})}));
     add(Make(lower + "_first_broadcast", op, {X({3, 1}), X({2, 3, 4})}));
   }
+  // Add with a fused activation (FuseActivations' residual Add -> Relu):
+  // oneDNN applies it as an eltwise post-op, on either operand order.
+  add(Make("add_fused_relu_same", "Add", {X({2, 8, 5, 5}), X({2, 8, 5, 5})},
+           {S("activation", "Relu")}));
+  add(Make("add_fused_relu_per_channel", "Add", {X({2, 8, 3, 3}), X({1, 8, 1, 1})},
+           {S("activation", "Relu")}));
+  add(Make("add_fused_clip_first_broadcast", "Add", {X({3, 1}), X({2, 3, 4})},
+           {S("activation", "Clip"), F("activation_min", -0.25f), F("activation_max", 0.5f)}));
+  add(Make("add_fused_clip_trailing", "Add", {X({2, 3, 7}), X({7})},
+           {S("activation", "Clip"), F("activation_min", 0.0f), F("activation_max", 6.0f)}));
+  add(Make("add_fused_leakyrelu_general", "Add", {X({4, 1, 3}), X({1, 5, 1})},
+           {S("activation", "LeakyRelu"), F("activation_alpha", 0.1f)}));
+  add(Make("add_fused_hardswish_same", "Add", {X({3, 16}, -4.0, 4.0), X({3, 16}, -4.0, 4.0)},
+           {S("activation", "HardSwish")}));
   add(Make("add_i32", "Add", {Ix(DataType::kI32, {3, 4}), Ix(DataType::kI32, {4})}));
   add(Make("mul_i64", "Mul", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {2, 1})}));
   add(Make("div_i64_truncates", "Div", {Ix(DataType::kI64, {2, 5}), Ix(DataType::kI64, {5}, -7, 7)}));

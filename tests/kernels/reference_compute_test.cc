@@ -69,6 +69,7 @@ const KernelRegistry& ReferenceRegistry() {
   static const KernelRegistry* r = [] {
     auto* reg = new KernelRegistry;
     RegisterReferenceComputeKernels(*reg);
+    RegisterReferenceElementwiseAndDataKernels(*reg);  // Add, Relu, Clip (fused Add)
     return reg;
   }();
   return *r;
@@ -217,6 +218,60 @@ TEST(FusedActivation, RejectsUnknownNameAndUnorderedClip) {
   args.node = &clip;
   ExpectErrorNaming(ParseFusedActivation(args).status(), StatusCode::kInvalidArgument,
                     "n_Conv", "Clip");
+}
+
+// ------------------------------------------------- Add + fused activation
+
+// A residual Add carrying a fused activation (FuseActivations) must equal the
+// unfused Add followed by the activation op, on same-shape and broadcast
+// operands.
+TEST(ReferenceAdd, FusedActivationEqualsAddThenActivation) {
+  using Attrs = std::vector<std::pair<std::string, AttributeValue>>;
+  struct Act {
+    Attrs fused;
+    std::string op;
+    Attrs op_attrs;
+    std::vector<In> extra;  // Clip bounds as inputs (opset 17)
+  };
+  const std::vector<Act> acts = {
+      {{{"activation", std::string("Relu")}}, "Relu", {}, {}},
+      {{{"activation", std::string("Clip")}, {"activation_min", -0.25f}, {"activation_max", 0.5f}},
+       "Clip", {}, {F({}, {-0.25f}, true), F({}, {0.5f}, true)}},
+      {{{"activation", std::string("LeakyRelu")}, {"activation_alpha", 0.1f}},
+       "LeakyRelu", {{"alpha", 0.1f}}, {}},
+      {{{"activation", std::string("HardSwish")}}, "HardSwish", {}, {}},
+  };
+  const std::vector<std::pair<Ints, Ints>> shapes = {
+      {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {3, 1, 5}}, {{1, 5}, {2, 3, 4, 5}}};
+  uint32_t seed = 40;
+  for (const auto& [a_dims, b_dims] : shapes) {
+    const In a = F(a_dims, Random(TensorDesc{DataType::kF32, a_dims}.elements(), ++seed, -2.0f, 2.0f));
+    const In b = F(b_dims, Random(TensorDesc{DataType::kF32, b_dims}.elements(), ++seed, -2.0f, 2.0f));
+    const Ints y_dims = {2, 3, 4, 5};
+    const std::vector<double> sum = Run1(MakeNode("Add"), {a, b}, Out(y_dims));
+    for (const Act& act : acts) {
+      const std::vector<double> fused = Run1(MakeNode("Add", act.fused), {a, b}, Out(y_dims));
+      std::vector<In> op_in = {F(y_dims, Floats(sum.begin(), sum.end()))};
+      op_in.insert(op_in.end(), act.extra.begin(), act.extra.end());
+      const std::vector<double> want = Run1(MakeNode(act.op, act.op_attrs), op_in, Out(y_dims));
+      SCOPED_TRACE(act.op);
+      ExpectNear(fused, want, 1e-6);
+      bool changed = false;  // the activation must really act on these inputs
+      for (size_t i = 0; i < sum.size(); ++i) changed |= sum[i] != fused[i];
+      EXPECT_TRUE(changed);
+    }
+  }
+}
+
+TEST(ReferenceAdd, FusedActivationOnIntegersOrEqualIsRefused) {
+  const In a = I32({4}, {1, -2, 3, -4});
+  const Status s = PrepareOnly(MakeNode("Add", {{"activation", std::string("Relu")}}),
+                               {a, a}, {Out({4}, DataType::kI32)});
+  ExpectErrorNaming(s, StatusCode::kUnimplemented, "n_Add", "fused activation");
+  const In f = F({4}, {1, -2, 3, -4});
+  const Status e = PrepareOnly(MakeNode("Equal", {{"activation", std::string("Relu")}}),
+                               {f, f}, {Out({4}, DataType::kBool)});
+  ExpectErrorNaming(e, StatusCode::kUnimplemented, "n_Equal", "fused activation");
 }
 
 // ---------------------------------------------------------------------- Conv

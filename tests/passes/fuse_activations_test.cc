@@ -98,7 +98,8 @@ TEST(FuseActivationsTest, ConvBiasAddWithoutActivationFoldsBias) {
 
 TEST(FuseActivationsTest, ConvAddOfLastAxisVectorIsNotAChannelBias) {
   // A [C] addend aligns with the width axis of NCHW (here width == C == 4),
-  // so it is not a per-channel bias and must stay an Add.
+  // so it is not a per-channel bias and must stay an Add (which then takes
+  // the Relu as a plain broadcasting Add).
   std::mt19937 rng(2);
   Graph g;
   ValueId x = g.AddInput("x", DataType::kF32, {1, 2, 4, 4});
@@ -109,8 +110,9 @@ TEST(FuseActivationsTest, ConvAddOfLastAxisVectorIsNotAChannelBias) {
   g.outputs().push_back(AddOp(g, "relu", "Relu", {a}, {"y"}));
   const Graph before = g;
   ASSERT_TRUE(FuseActivations(g).ok());
-  EXPECT_EQ(g.num_nodes(), 3);
+  EXPECT_EQ(g.num_nodes(), 2);
   EXPECT_EQ(CountOps(g, "Add"), 1);
+  EXPECT_FALSE(g.node(0).attrs.Has("activation"));  // the Conv
   ExpectEquivalent(before, g, 4, kTolerance);
 }
 
@@ -295,8 +297,12 @@ TEST(FuseActivationsTest, RuntimeAddendIsNotFolded) {
   ValueId c = s.g.AddInput("c", DataType::kF32, {1, 4, 1, 1});
   ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
   s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  const Graph before = s.g;
   ASSERT_TRUE(FuseActivations(s.g).ok());
-  EXPECT_EQ(s.g.num_nodes(), 3);
+  EXPECT_EQ(s.g.num_nodes(), 2);  // Conv, Add(+Relu)
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+  EXPECT_EQ(s.g.node(1).attrs.GetString("activation", ""), "Relu");
+  ExpectEquivalent(before, s.g, 8, kTolerance);
 }
 
 TEST(FuseActivationsTest, SingleElementAddendOfHigherRankIsNotFolded) {
@@ -312,6 +318,129 @@ TEST(FuseActivationsTest, SingleElementAddendOfHigherRankIsNotFolded) {
   EXPECT_EQ(CountOps(s.g, "Add"), 1);
   ASSERT_TRUE(InferShapes(s.g).ok());
   EXPECT_EQ(s.g.value(s.g.outputs()[0]).shape, expected);
+}
+
+// Residual Add -> activation (resnet's Add -> Relu): the Add keeps its name
+// and op type, takes the activation and the activation's output value.
+
+// x[2,3,6,5] -> Conv -> "conv_out" [2,4,6,5]; Add(conv_out, skip) -> "sum".
+struct ResidualStart {
+  ConvStart conv;
+  ValueId sum;
+};
+ResidualStart StartResidual(Shape skip_dims, uint32_t seed) {
+  ResidualStart r{StartConv(true, seed), kNoValue};
+  ValueId skip = r.conv.g.AddInput("skip", DataType::kF32, std::move(skip_dims));
+  r.sum = AddOp(r.conv.g, "add", "Add", {r.conv.out, skip}, {"sum"});
+  return r;
+}
+
+const Node& ExpectAddFused(Graph& g, const std::string& kind, uint32_t seed) {
+  const Graph before = g;
+  Status s = FuseActivations(g);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(g.num_nodes(), 2);  // Conv, Add(+activation)
+  EXPECT_FALSE(g.node(0).attrs.Has("activation"));
+  const Node& add = g.node(1);
+  EXPECT_EQ(add.op_type, "Add");
+  EXPECT_EQ(add.name, "add");
+  EXPECT_EQ(add.attrs.GetString("activation", ""), kind);
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_EQ(g.value(g.outputs()[0]).producer, 1);
+  ExpectEquivalent(before, g, seed, kTolerance);
+  return add;
+}
+
+TEST(FuseActivationsTest, ResidualAddRelu) {
+  ResidualStart r = StartResidual({2, 4, 6, 5}, 11);
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "relu", "Relu", {r.sum}, {"y"}));
+  ExpectAddFused(r.conv.g, "Relu", 11);
+}
+
+TEST(FuseActivationsTest, BroadcastAddClipOpset13) {
+  ResidualStart r = StartResidual({4, 1, 5}, 12);  // broadcasts over N and H
+  r.conv.g.set_opset(13);
+  ValueId lo = AddF32(r.conv.g, "lo", {}, {-0.1});
+  ValueId hi = AddF32(r.conv.g, "hi", {}, {0.4});
+  r.conv.g.outputs().push_back(
+      AddOp(r.conv.g, "clip", "Clip", {r.sum, lo, hi}, {"y"}));
+  const Node& add = ExpectAddFused(r.conv.g, "Clip", 12);
+  EXPECT_EQ(add.attrs.GetFloat("activation_min", 0), -0.1f);
+  EXPECT_EQ(add.attrs.GetFloat("activation_max", 0), 0.4f);
+}
+
+TEST(FuseActivationsTest, ResidualAddLeakyRelu) {
+  ResidualStart r = StartResidual({2, 4, 6, 5}, 13);
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "lrelu", "LeakyRelu", {r.sum},
+                                     {"y"}, FloatAttrs({{"alpha", 0.2f}})));
+  const Node& add = ExpectAddFused(r.conv.g, "LeakyRelu", 13);
+  EXPECT_EQ(add.attrs.GetFloat("activation_alpha", 0), 0.2f);
+}
+
+TEST(FuseActivationsTest, AddOfTwoInputsRelu) {
+  // No Conv at all: two graph inputs, the sum's only reader is the Relu.
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {3, 4});
+  ValueId b = g.AddInput("b", DataType::kF32, {4});
+  ValueId sum = AddOp(g, "add", "Add", {a, b}, {"sum"});
+  g.outputs().push_back(AddOp(g, "relu", "Relu", {sum}, {"y"}));
+  const Graph before = g;
+  ASSERT_TRUE(FuseActivations(g).ok());
+  ASSERT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.node(0).attrs.GetString("activation", ""), "Relu");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  ExpectEquivalent(before, g, 14, kTolerance);
+}
+
+TEST(FuseActivationsTest, AddSumThatIsGraphOutputIsNotFused) {
+  ResidualStart r = StartResidual({2, 4, 6, 5}, 15);
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "relu", "Relu", {r.sum}, {"y"}));
+  r.conv.g.outputs().push_back(r.sum);
+  ASSERT_TRUE(FuseActivations(r.conv.g).ok());
+  EXPECT_EQ(r.conv.g.num_nodes(), 3);
+  EXPECT_EQ(CountOps(r.conv.g, "Relu"), 1);
+}
+
+TEST(FuseActivationsTest, AddSumWithSecondReaderIsNotFused) {
+  ResidualStart r = StartResidual({2, 4, 6, 5}, 16);
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "relu", "Relu", {r.sum}, {"y"}));
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "sig", "Sigmoid", {r.sum}, {"z"}));
+  ASSERT_TRUE(FuseActivations(r.conv.g).ok());
+  EXPECT_EQ(r.conv.g.num_nodes(), 4);
+  EXPECT_EQ(CountOps(r.conv.g, "Relu"), 1);
+}
+
+TEST(FuseActivationsTest, IntegerAddIsNotFused) {
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kI32, {3, 4});
+  ValueId b = g.AddInput("b", DataType::kI32, {3, 4});
+  ValueId sum = AddOp(g, "add", "Add", {a, b}, {"sum"});
+  g.outputs().push_back(AddOp(g, "relu", "Relu", {sum}, {"y"}));
+  ASSERT_TRUE(FuseActivations(g).ok());
+  EXPECT_EQ(g.num_nodes(), 2);
+  EXPECT_FALSE(g.node(0).attrs.Has("activation"));
+}
+
+TEST(FuseActivationsTest, AddAlreadyCarryingActivationIsLeftAlone) {
+  ResidualStart r = StartResidual({2, 4, 6, 5}, 17);
+  ValueId y1 = AddOp(r.conv.g, "relu", "Relu", {r.sum}, {"y1"});
+  r.conv.g.outputs().push_back(AddOp(r.conv.g, "sig", "Sigmoid", {y1}, {"y"}));
+  const Graph before = r.conv.g;
+  ASSERT_TRUE(FuseActivations(r.conv.g).ok());
+  ASSERT_TRUE(FuseActivations(r.conv.g).ok());
+  EXPECT_EQ(r.conv.g.num_nodes(), 3);  // Conv, Add(+Relu), Sigmoid
+  EXPECT_EQ(CountOps(r.conv.g, "Sigmoid"), 1);
+  ExpectEquivalent(before, r.conv.g, 17, kTolerance);
+}
+
+TEST(FuseActivationsTest, BiasAddFoldedIntoConvIsNotAResidualAnchor) {
+  // Conv -> Add(constant channel bias) -> Relu is the Conv's pattern; the
+  // residual rule must not also claim it.
+  ConvStart s = StartConv(true);
+  ValueId c = AddRandomF32(s.g, "c", {1, 4, 1, 1}, s.rng);
+  ValueId a = AddOp(s.g, "add", "Add", {s.out, c}, {"a"});
+  s.g.outputs().push_back(AddOp(s.g, "relu", "Relu", {a}, {"y"}));
+  ExpectFusedTo(s.g, "Relu");
 }
 
 }  // namespace

@@ -317,7 +317,8 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       out = std::move(t);
     }
     if (!out.ok()) return out.status().WithPrefix(n.name);
-    if (op == "Conv" || op == "Gemm") RETURN_IF_ERROR(ApplyFusedActivation(n, *out));
+    if (op == "Conv" || op == "Gemm" || op == "Add")
+      RETURN_IF_ERROR(ApplyFusedActivation(n, *out));
     env[n.outputs[0]] = std::move(*out);
     ready[n.outputs[0]] = true;
   }

@@ -49,6 +49,7 @@ struct BinaryArgs {
   BinaryOp op = BinaryOp::kAdd;
   int64_t elements = 0;
   StridedIndex<2> index;  // operand 0: a, operand 1: b
+  ActivationArgs activation;  // fused (docs/ir.md); never set for kEqual
 };
 
 BRAID_HD float BinaryValue(BinaryOp op, float a, float b) {
@@ -66,7 +67,8 @@ BRAID_HD float BinaryValue(BinaryOp op, float a, float b) {
   return 0.0f;
 }
 
-// Equal writes bool (uint8) outputs; every other op float.
+// Equal writes bool (uint8) outputs; every other op float, through the
+// fused activation (kind 0, none, unless the node carries one).
 BRAID_HD void BinaryElement(const BinaryArgs& args, int64_t i, const float* a,
                             const float* b, void* y) {
   int64_t at[2];
@@ -75,7 +77,7 @@ BRAID_HD void BinaryElement(const BinaryArgs& args, int64_t i, const float* a,
   if (args.op == BinaryOp::kEqual)
     static_cast<uint8_t*>(y)[i] = v != 0.0f ? 1 : 0;
   else
-    static_cast<float*>(y)[i] = v;
+    static_cast<float*>(y)[i] = ApplyActivation(args.activation, v);
 }
 
 // Where(cond, x, y): operands 0 cond (bool), 1 x, 2 y.
