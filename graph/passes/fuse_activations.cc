@@ -161,6 +161,20 @@ std::optional<Activation> GatedActivation(const Graph& graph, ValueId x,
   return std::nullopt;
 }
 
+// `node_id` takes over `act`: the activation attributes, and the
+// activation's output in place of `produced` (so downstream names stay
+// valid); the activation's nodes are marked for removal.
+void AbsorbActivation(Graph& graph, NodeId node_id, ValueId produced, const Activation& act,
+                      std::vector<bool>& remove) {
+  Node& fused = graph.node(node_id);
+  fused.attrs.Set("activation", act.kind);
+  for (const auto& [name, value] : act.attrs.map()) fused.attrs.Set(name, value);
+  pass_util::AdoptShapeIfMissing(graph, act.output, produced);
+  fused.outputs[0] = act.output;
+  graph.value(act.output).producer = node_id;
+  for (NodeId n : act.nodes) remove[n] = true;
+}
+
 void FuseAt(Graph& graph, NodeId anchor_id, const GraphUses& uses,
             pass_util::NameAllocator& names, std::vector<bool>& remove) {
   const Node& anchor = graph.node(anchor_id);
@@ -206,13 +220,7 @@ void FuseAt(Graph& graph, NodeId anchor_id, const GraphUses& uses,
   if (!act) return;
   for (NodeId n : act->nodes)
     if (remove[n]) return;
-  Node& fused = graph.node(anchor_id);
-  fused.attrs.Set("activation", act->kind);
-  for (const auto& [name, value] : act->attrs.map()) fused.attrs.Set(name, value);
-  pass_util::AdoptShapeIfMissing(graph, act->output, current);
-  fused.outputs[0] = act->output;
-  graph.value(act->output).producer = anchor_id;
-  for (NodeId n : act->nodes) remove[n] = true;
+  AbsorbActivation(graph, anchor_id, current, *act, remove);
 }
 
 // Add(a, b) -> single-node activation. Only f32 (the activation attributes
@@ -235,13 +243,7 @@ void FuseAddAt(Graph& graph, NodeId add_id, const GraphUses& uses,
   if (reader == kNoNode || remove[reader]) return;
   std::optional<Activation> act = SingleNodeActivation(graph, reader);
   if (!act) return;
-  Node& fused = graph.node(add_id);
-  fused.attrs.Set("activation", act->kind);
-  for (const auto& [name, value] : act->attrs.map()) fused.attrs.Set(name, value);
-  pass_util::AdoptShapeIfMissing(graph, act->output, sum);
-  fused.outputs[0] = act->output;
-  graph.value(act->output).producer = add_id;
-  remove[reader] = true;
+  AbsorbActivation(graph, add_id, sum, *act, remove);
 }
 
 }  // namespace
