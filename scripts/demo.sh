@@ -3,9 +3,10 @@
 #   1. set up (Debian packages) and build the `braid` tool;
 #   2. convert builtin:mobilenet_v2 to .braid (per-node FLOPs, bytes,
 #      intensity, sparsity) and run it on the CPU: placements + latency;
-#   3. train the SparOA policy (threshold predictor + SAC, on the simulator)
-#      for the device profile, plan the model with `sparoa`, and print the
-#      placement summary with the SIMULATED latency;
+#   3. calibrate this host into a device profile (without a GPU: the CPU and
+#      the vgpu's padding), train the SparOA policy (threshold predictor +
+#      SAC, on the simulator) for it, plan the model with `sparoa`, and print
+#      the placement summary with the SIMULATED latency;
 #   4. run that plan on the devices present: the CPU and a CUDA GPU when one
 #      answers, else the CPU and `vgpu`, the virtual GPU (CPU kernels on their
 #      own thread and memory, padded to an Orin-like timing model: labelled
@@ -41,13 +42,15 @@ if "$BRAID" devices --json | grep -q '"kind":"cuda"'; then
   RUN_FLAGS=()
 else
   DEVICES=cpu,vgpu
-  PROFILE=host-vgpu
   RUN_FLAGS=(--vgpu-timing orin-like)
-  echo "== no CUDA GPU answers: planning for cpu + vgpu (virtual; figures are not GPU measurements)"
+  echo "== no CUDA GPU answers: cpu + vgpu (virtual; its figures are not GPU measurements)"
+  echo "== calibrate this host's CPU (and the vgpu's padding) into a device profile"
+  PROFILE="$BUILD/host-vgpu-calibrated.json"
+  "$BRAID" calibrate --devices cpu,vgpu --iterations 5 --out "$PROFILE" | tail -3
 fi
 
-echo "== train the SparOA policy on the $PROFILE profile (simulated)"
-POLICY="$BUILD/sparoa-$PROFILE.bin"
+echo "== train the SparOA policy on the $(basename "$PROFILE" .json) profile (simulated)"
+POLICY="$BUILD/sparoa-$(basename "$PROFILE" .json).bin"
 "$BRAID" train --policy sparoa --profiles "$PROFILE" --episodes 300 --out "$POLICY" | tail -4
 echo "== plan with sparoa"
 PLAN="${OUT%.braid}.plan.json"
