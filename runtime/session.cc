@@ -26,8 +26,6 @@
 namespace braid {
 namespace {
 
-const PolicyRegistry& BasicPolicies() { return SessionPolicyRegistry(); }
-
 bool IsKnownDeviceName(const std::string& name) {
   if (name == "cpu" || name == "vgpu" || name == "cuda") return true;
   if (name.rfind("cuda:", 0) != 0 || name.size() == 5) return false;
@@ -430,7 +428,7 @@ class SessionImpl final : public Session {
       return std::find(names.begin(), names.end(), d) != names.end();
     };
     if (!explicit_plan_ || use_policy) {
-      const PolicyRegistry& policies = policies_ ? *policies_ : BasicPolicies();
+      const PolicyRegistry& policies = policies_ ? *policies_ : SessionPolicyRegistry();
       std::string policy = policy_;
       if (!lost_.empty() && names.size() == 1) policy = "cpu-only";
       return MakePlan(policies, policy, g, context);
@@ -633,9 +631,9 @@ Status ValidateSessionOptions(const SessionOptions& options) {
                            options.policy + "')");
   // "sparoa" is registered by Session::Open (runtime/session_open.cc).
   if (options.plan_file.empty() && options.policy != "sparoa" &&
-      !BasicPolicies().Create(options.policy).ok()) {
+      !SessionPolicyRegistry().Create(options.policy).ok()) {
     std::string policies;
-    for (const std::string& p : BasicPolicies().Names())
+    for (const std::string& p : SessionPolicyRegistry().Names())
       policies += (policies.empty() ? "" : ", ") + p;
     policies += ", sparoa";
     return InvalidArgument("SessionOptions: unknown policy '" + options.policy +
