@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace braid {
 namespace {
@@ -143,6 +145,41 @@ TEST(GraphTest, TopologicalSortRepairsOrderAndFindsCycles) {
   Status s = g.TopologicalSort();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("cycle"), std::string::npos);
+}
+
+TEST(GraphTest, TopologicalSortKeepsAnAlreadySortedDepthFirstOrder) {
+  // x feeds two branches, each two ops long, listed depth first (as an
+  // exporter writes them): b1, b1b, b2, b2b. A breadth-first sort would run
+  // b1, b2, b1b, b2b and make each second op read its input back from memory.
+  Graph g;
+  const ValueId x = g.AddInput("x", DataType::kF32, {4});
+  auto add = [&](const std::string& name, ValueId in) {
+    Node n;
+    n.name = name;
+    n.op_type = "Relu";
+    n.inputs = {in};
+    n.outputs = {g.AddValue(name + "_out")};
+    g.AddNode(n);
+    return n.outputs[0];
+  };
+  const ValueId b1 = add("b1", x);
+  g.outputs().push_back(add("b1b", b1));
+  const ValueId b2 = add("b2", x);
+  g.outputs().push_back(add("b2b", b2));
+  ASSERT_TRUE(g.Validate().ok());
+  ASSERT_TRUE(g.TopologicalSort().ok());
+  std::vector<std::string> order;
+  for (const Node& n : g.nodes()) order.push_back(n.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"b1", "b1b", "b2", "b2b"}));
+
+  // Out of order: the earliest-listed ready node goes first, so the fix
+  // moves only what must move (b1 before its reader b1b).
+  std::swap(g.nodes()[0], g.nodes()[1]);  // b1b, b1, b2, b2b
+  ASSERT_TRUE(g.TopologicalSort().ok());
+  order.clear();
+  for (const Node& n : g.nodes()) order.push_back(n.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"b1", "b1b", "b2", "b2b"}));
+  EXPECT_TRUE(g.Validate().ok());
 }
 
 TEST(GraphTest, ValidateRejectsDoubleDefinitionAndDuplicateNames) {
