@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -175,6 +176,33 @@ bool UsesCacheTier(OpClass op_class) {
   return op_class != OpClass::kDepthwiseConv;
 }
 
+std::string OpTypeFactorKey(const DeviceSpec& device, OpClass op_class, std::string_view op_type,
+                            double bytes) {
+  std::string key(op_type);
+  if (!key.empty() && !UsesCacheTier(op_class) && device.cache_bytes > 0 &&
+      bytes <= device.cache_bytes)
+    key += "@cache";
+  return key;
+}
+
+const OpTypeFactor* FindOpTypeFactor(const DeviceSpec& device, OpClass op_class,
+                                     std::string_view op_type, double bytes) {
+  if (op_type.empty()) return nullptr;
+  if (!UsesCacheTier(op_class) && device.cache_bytes > 0 && bytes <= device.cache_bytes) {
+    // Built on the stack: the simulator calls this for every op it costs.
+    constexpr std::string_view kSuffix = "@cache";
+    char key[96];
+    if (op_type.size() + kSuffix.size() <= sizeof key) {
+      std::memcpy(key, op_type.data(), op_type.size());
+      std::memcpy(key + op_type.size(), kSuffix.data(), kSuffix.size());
+      if (const OpTypeFactor* f =
+              device.OpType(std::string_view(key, op_type.size() + kSuffix.size())))
+        return f;
+    }
+  }
+  return device.OpType(op_type);
+}
+
 double MemoryTimeUs(const DeviceSpec& device, double bytes) {
   // GB/s = 1e3 bytes/us.
   if (device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0) {
@@ -258,8 +286,8 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
       spec.cache_bandwidth_gbps > 0)
     cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
   double factor = 1;
-  if (!work.op_type.empty())
-    if (const OpTypeFactor* f = spec.OpType(work.op_type); f != nullptr) factor = f->factor;
+  if (const OpTypeFactor* f = FindOpTypeFactor(spec, work.op_class, work.op_type, work.bytes))
+    factor = f->factor;
   if (!work.sparse_class.empty())
     if (const SparseKernelSpeed* sp = spec.Sparse(work.sparse_class); sp != nullptr)
       factor *= sp->Ratio(work.weight_sparsity);
@@ -307,8 +335,8 @@ struct FitResult {
 // the crossover, the sparse kernel's speed (both from the device).
 double WorkMultiplier(const DeviceSpec& device, const OpMeasurement& m) {
   double factor = 1;
-  if (!m.op_type.empty())
-    if (const OpTypeFactor* f = device.OpType(m.op_type); f != nullptr) factor = f->factor;
+  if (const OpTypeFactor* f = FindOpTypeFactor(device, m.op_class, m.op_type, m.bytes))
+    factor = f->factor;
   if (!m.sparse_class.empty())
     if (const SparseKernelSpeed* sp = device.Sparse(m.sparse_class); sp != nullptr)
       factor *= sp->Ratio(m.weight_sparsity);
@@ -462,7 +490,8 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     // What is left for the work once the overhead is paid (at least a tenth
     // of the time: a sample below the overhead says "smaller", not "zero").
     const double left = std::max(m.measured_us - c.overhead_us, 0.1 * m.measured_us);
-    log_ratios[m.op_type].push_back(std::log(left / work));
+    log_ratios[OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes)].push_back(
+        std::log(left / work));
   }
   std::vector<OpTypeFactor> out;
   for (auto& [type, logs] : log_ratios) {

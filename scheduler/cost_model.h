@@ -16,6 +16,7 @@
 #ifndef BRAID_SCHEDULER_COST_MODEL_H_
 #define BRAID_SCHEDULER_COST_MODEL_H_
 
+#include <algorithm>
 #include <array>
 #include <span>
 #include <string>
@@ -85,6 +86,15 @@ struct OpWork {
 // plain copy).
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 
+// The sparsity a placement may route on: what braid's CPU kernels skip, the
+// weight's zeros (the sparse kernels). A measured activation sparsity
+// (runtime/activation_sparsity.h) is recorded but not routed on: no kernel
+// skips scattered activation zeros (docs/sparse.md), so it would move dense
+// work to the CPU for nothing (with measured activations the threshold
+// policy moved 19 of resnet50's convs to the CPU, simulated 4.05 -> 19.6 ms
+// on AGX Orin).
+inline double RoutableSparsity(const Annotation& a) { return std::max(0.0, a.weight_sparsity); }
+
 // The one roofline formula every prediction and every fit uses (and the
 // vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):
 //   overhead + max(flops / (peak * compute_eff), memory_time / memory_eff)
@@ -100,6 +110,17 @@ double MemoryTimeUs(const DeviceSpec& device, double bytes);
 // class that does not (depthwise conv) moves every byte at the memory
 // bandwidth.
 bool UsesCacheTier(OpClass op_class);
+// The device's per-op-type factor for an op of `op_type` moving `bytes`, or
+// null. For a class without the cache tier (depthwise conv), an op whose
+// bytes fit the device's cache is keyed apart first ("Conv:depthwise@cache",
+// "Conv:depthwise/s2@cache"), falling back to the plain key: it runs 1.4-2x
+// faster per byte than one streaming from memory, and a single factor per
+// key was right for one size and wrong for the other.
+const OpTypeFactor* FindOpTypeFactor(const DeviceSpec& device, OpClass op_class,
+                                     std::string_view op_type, double bytes);
+// The key FindOpTypeFactor tries first (what a fit groups the sample under).
+std::string OpTypeFactorKey(const DeviceSpec& device, OpClass op_class, std::string_view op_type,
+                            double bytes);
 
 class CostModel {
  public:

@@ -78,6 +78,48 @@ TEST(CostModelFitTest, OpTypeFactorScalesTheWorkNotTheOverhead) {
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), 2 + 40);
 }
 
+TEST(CostModelFitTest, DepthwiseInsideTheCacheTakesItsOwnFactorAndFitsItApart) {
+  DeviceProfile p = CpuOnly(1 << 20, 100);
+  p.devices[0].efficiency.push_back({"depthwise_conv", 1, 1, 0, 0});
+  p.devices[0].op_types.push_back({"Conv:depthwise", 2.0, 5});
+  const DeviceSpec& d = p.devices[0];
+  // Keyed apart only for a class without the cache tier, and only inside it.
+  EXPECT_EQ(OpTypeFactorKey(d, OpClass::kDepthwiseConv, "Conv:depthwise", 5e5),
+            "Conv:depthwise@cache");
+  EXPECT_EQ(OpTypeFactorKey(d, OpClass::kDepthwiseConv, "Conv:depthwise", 2e6), "Conv:depthwise");
+  EXPECT_EQ(OpTypeFactorKey(d, OpClass::kElementwise, "Add", 5e5), "Add");
+  OpWork w;
+  w.op_class = OpClass::kDepthwiseConv;
+  w.op_type = "Conv:depthwise";
+  w.bytes = 5e5;  // 25 us at 20 GB/s
+  // No "@cache" factor yet: the plain key's.
+  EXPECT_DOUBLE_EQ(CostModel(p).Cost(w, 0).TotalUs(), 2 * 25);
+  p.devices[0].op_types.push_back({"Conv:depthwise@cache", 0.5, 5});
+  const CostModel m(p);
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), 0.5 * 25);
+  w.bytes = 2e6;  // beyond the cache: the plain key
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).TotalUs(), 2 * 100);
+
+  // The fit groups samples by the same key: small ones 0.6x, big ones 1.8x
+  // the class prediction come back as two factors.
+  DeviceSpec plain = CpuOnly(1 << 20, 100).devices[0];
+  plain.efficiency.push_back({"depthwise_conv", 1, 1, 0, 0});
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 6; ++i) {
+    const double small = 2e5 + 5e4 * i, big = 3e6 + 5e5 * i;
+    ms.push_back({OpClass::kDepthwiseConv, 0, small, 0.6 * small / 20e3, "Conv:depthwise"});
+    ms.push_back({OpClass::kDepthwiseConv, 0, big, 1.8 * big / 20e3, "Conv:depthwise"});
+  }
+  const std::vector<OpTypeFactor> factors = FitOpTypeFactors(plain, ms, 3);
+  ASSERT_EQ(factors.size(), 2u);
+  for (const OpTypeFactor& f : factors) {
+    const double truth = f.op_type == "Conv:depthwise@cache" ? 0.6 : 1.8;
+    EXPECT_TRUE(f.op_type == "Conv:depthwise@cache" || f.op_type == "Conv:depthwise") << f.op_type;
+    // The fit shrinks a factor towards 1 by n / (n + 2) in log space.
+    EXPECT_NEAR(std::log(f.factor), std::log(truth) * 6 / 8, 1e-9) << f.op_type;
+  }
+}
+
 TEST(CostModelFitTest, SparseSpeedAppliesAboveTheCrossoverAndFallsWithSparsity) {
   DeviceProfile p = CpuOnly();
   p.devices[0].sparse.push_back({"conv1x1", 0.6, 0.1, 2.0, 5});
