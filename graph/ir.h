@@ -188,8 +188,8 @@ struct Annotation {
   double intensity = 0;       // flops / bytes
   int64_t params = 0;         // elements of constant inputs
   double weight_sparsity = 0; // fraction of exact zeros in constant inputs
-  // Fraction of zeros in the activation inputs, measured by calibration;
-  // negative until measured.
+  // Fraction of zeros in the activation inputs, measured by running the
+  // model (runtime/activation_sparsity.h); negative until measured.
   double activation_sparsity = -1;
 };
 

@@ -1,4 +1,5 @@
 // braid convert IN -o OUT [--no-fuse] [--opset-check] [--prune RATIO ...]
+//                          [--activation-sparsity N ...]
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "graph/passes/passes.h"
 #include "graph/passes/prune.h"
 #include "models/builtin.h"
+#include "tools/cli_activation_sparsity.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -21,6 +23,8 @@ namespace {
 constexpr char kConvertHelp[] =
     "Usage: braid convert IN -o OUT [--no-fuse] [--opset-check] [--quiet]\n"
     "                     [--prune RATIO [--prune-structure S] [--prune-skip L]]\n"
+    "                     [--activation-sparsity N\n"
+    "                      [--activation-sparsity-input NAME=FILE.npy]...]\n"
     "\n"
     "Converts a model into braid's .braid format: imports it, infers shapes\n"
     "(symbolic batch stays symbolic), folds constants, folds BatchNorm into\n"
@@ -42,7 +46,20 @@ constexpr char kConvertHelp[] =
     "                   reduction elements zeroed together, e.g. block:4x1)\n"
     "  --prune-skip L   comma list of layers kept dense: first (the stem\n"
     "                   conv), depthwise\n"
-    "Sparsity already in a model's weights is annotated without --prune.\n";
+    "Sparsity already in a model's weights is annotated without --prune.\n"
+    "  --activation-sparsity N\n"
+    "                   after annotation, run the model N times on the CPU on\n"
+    "                   random N(0,1) inputs and store per node the fraction of\n"
+    "                   zeros in the activations it reads (e.g. after a ReLU;\n"
+    "                   `braid inspect` shows it; placements route on weight\n"
+    "                   zeros only, which the sparse kernels skip). Random\n"
+    "                   inputs only approximate real data: give real inputs\n"
+    "                   with the next flag\n"
+    "  --activation-sparsity-input NAME=FILE.npy\n"
+    "                   real data for input NAME (repeatable; NAME given again =\n"
+    "                   one more sample). When every input is given, the model\n"
+    "                   runs once per file and N is not used. Integer and bool\n"
+    "                   inputs must be given (random ids are not valid)\n";
 
 class Stopwatch {
  public:
@@ -156,6 +173,9 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
       prune = options;
     }
   }
+  StatusOr<std::optional<ActivationSparsityFlags>> activation =
+      ParseActivationSparsityFlags(scan);
+  if (!activation.ok()) return ReportError(err, "convert", activation.status());
   StatusOr<std::optional<std::string>> output = scan.Value("--output");
   if (!output.ok()) return ReportError(err, "convert", output.status());
   if (!output->has_value()) {
@@ -176,7 +196,7 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::string& out_path = **output;
 
-  Progress progress(err, quiet, prune ? 5 : 4);
+  Progress progress(err, quiet, 4 + (prune ? 1 : 0) + (*activation ? 1 : 0));
   progress.Begin("load " + in);
   StatusOr<LoadedModel> model = LoadModel(in);
   if (!model.ok()) {
@@ -230,6 +250,22 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   const ModelTotals totals = ComputeTotals(g);
   progress.End();
+
+  if (*activation) {
+    const ActivationSparsityFlags& flags = **activation;
+    progress.Begin("activation sparsity (" +
+                   (flags.inputs.empty() ? std::to_string(flags.samples) + " random samples"
+                                         : std::string("given inputs")) +
+                   ", CPU)");
+    StatusOr<ActivationSparsityReport> report =
+        MeasureActivationSparsityForCli(flags, g, err, quiet);
+    if (!report.ok()) {
+      progress.Fail();
+      return ReportError(err, "convert", report.status().WithPrefix(in));
+    }
+    progress.End(std::to_string(report->nodes.size()) + " nodes");
+    out << ActivationSparsitySummary(*report);
+  }
 
   progress.Begin("write " + out_path);
   if (Status s = SaveBraidFile(g, out_path); !s.ok()) {

@@ -13,14 +13,17 @@ constexpr char kInspectHelp[] =
     "Usage: braid inspect MODEL [--json]\n"
     "\n"
     "Prints one row per node: name, op, output shape, GFLOPs, bytes moved,\n"
-    "arithmetic intensity (FLOPs/byte), weight sparsity and parameters, then\n"
-    "totals. FLOPs and bytes are per image (symbolic batch taken as 1).\n"
+    "arithmetic intensity (FLOPs/byte), weight sparsity, activation sparsity\n"
+    "(a.zero%: measured by `braid convert --activation-sparsity`, '-' when not\n"
+    "measured) and parameters, then totals. FLOPs and bytes are per image\n"
+    "(symbolic batch taken as 1).\n"
     "A .onnx or builtin: model is shown as the file has it (shapes inferred,\n"
     "nothing fused); a .braid file shows its stored annotations.\n"
     "\n"
     "  MODEL    a .onnx file, a .braid file, or builtin:NAME\n"
     "  --json   print {\"nodes\":[{\"name\",\"op\",\"output_shape\",\"flops\",\n"
-    "           \"bytes\",\"intensity\",\"weight_sparsity\",\"params\"}...],\n"
+    "           \"bytes\",\"intensity\",\"weight_sparsity\",\"activation_sparsity\"\n"
+    "           (null when not measured),\"params\"}...],\n"
     "           \"total\":{...}} instead of the table\n";
 
 std::string OutputShape(const Graph& g, const Node& n) {
@@ -36,9 +39,9 @@ std::string Clip(const std::string& s, size_t width) {
 
 void PrintTable(const Graph& g, const ModelTotals& t, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof(line), "%-4s %-40s %-18s %-20s %10s %10s %9s %8s %10s\n",
+  std::snprintf(line, sizeof(line), "%-4s %-40s %-18s %-20s %10s %10s %9s %8s %8s %10s\n",
                 "#", "name", "op", "output shape", "GFLOPs", "MB moved",
-                "FLOP/B", "w.zero%", "params");
+                "FLOP/B", "w.zero%", "a.zero%", "params");
   out << line;
   for (int i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
@@ -46,11 +49,14 @@ void PrintTable(const Graph& g, const ModelTotals& t, std::ostream& out) {
     std::string op = n.op_type;
     const std::string act = n.attrs.GetString("activation", "");
     if (!act.empty()) op += "+" + act;
+    char activation[16] = "-";
+    if (a.activation_sparsity >= 0)
+      std::snprintf(activation, sizeof(activation), "%.1f", a.activation_sparsity * 100.0);
     std::snprintf(line, sizeof(line),
-                  "%-4d %-40s %-18s %-20s %10.4f %10.3f %9.2f %8.1f %10lld\n",
+                  "%-4d %-40s %-18s %-20s %10.4f %10.3f %9.2f %8.1f %8s %10lld\n",
                   i, Clip(n.name, 40).c_str(), Clip(op, 18).c_str(),
                   Clip(OutputShape(g, n), 20).c_str(), a.flops / 1e9,
-                  a.bytes / 1e6, a.intensity, a.weight_sparsity * 100.0,
+                  a.bytes / 1e6, a.intensity, a.weight_sparsity * 100.0, activation,
                   static_cast<long long>(a.params));
     out << line;
   }

@@ -70,6 +70,34 @@ TEST(ThresholdPolicyTest, SparseOpsStayOnTheCpuAndCostsAreFilled) {
   for (const NodePlan& p : plan->nodes) EXPECT_GE(p.predicted_ms, 0) << p.node;
 }
 
+TEST(ThresholdPolicyTest, MeasuredActivationSparsityIsNotRoutedOn) {
+  // No CPU kernel skips scattered activation zeros: a measured 90% must not
+  // move an intense dense op to the CPU (weight zeros still do).
+  Graph g = AnnotatedTinyCnn();
+  PolicyRegistry registry;
+  ThresholdOptions options;
+  options.intensity_threshold = 4;
+  RegisterCostModelPolicies(registry, options);
+  PlacementContext ctx;
+  ctx.devices = {"cpu", "vgpu"};
+  StatusOr<Plan> unmeasured = MakePlan(registry, "threshold", g, ctx);
+  ASSERT_TRUE(unmeasured.ok()) << unmeasured.status().ToString();
+  for (Node& n : g.nodes()) n.annotation.activation_sparsity = 0.9;
+  StatusOr<Plan> measured = MakePlan(registry, "threshold", g, ctx);
+  ASSERT_TRUE(measured.ok()) << measured.status().ToString();
+  int on_accelerator = 0;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    EXPECT_EQ(measured->nodes[i].device, unmeasured->nodes[i].device) << g.nodes()[i].name;
+    on_accelerator += measured->nodes[i].device == "vgpu";
+  }
+  EXPECT_GT(on_accelerator, 0);
+  Annotation a;
+  a.activation_sparsity = 0.9;
+  EXPECT_EQ(RoutableSparsity(a), 0.0);
+  a.weight_sparsity = 0.6;
+  EXPECT_EQ(RoutableSparsity(a), 0.6);
+}
+
 TEST(ThresholdPolicyTest, NoAcceleratorKernelMeansCpuWithAReason) {
   Graph g = AnnotatedTinyCnn();
   ThresholdOptions options;

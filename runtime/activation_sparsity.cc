@@ -1,0 +1,211 @@
+// MeasureActivationSparsity: expose the watched tensors as graph outputs, run
+// a cpu-only Session on random or given inputs, count zeros.
+#include "runtime/activation_sparsity.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "kernels/cpu/cpu_device.h"
+#include "kernels/params/elementwise.h"
+#include "runtime/session_internal.h"
+
+namespace braid {
+namespace {
+
+struct ZeroCount {
+  int64_t zeros = 0;
+  int64_t elements = 0;
+};
+
+ZeroCount CountZeros(const Tensor& t) {
+  ZeroCount c;
+  if (t.dtype() != DataType::kF32) return c;
+  const float* p = t.data<float>();
+  const int64_t n = t.elements();
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < n; ++i) zeros += p[i] == 0.0f;  // +0 and -0
+  c.zeros = zeros;
+  c.elements = n;
+  return c;
+}
+
+std::string ListInputs(const std::vector<TensorInfo>& inputs) {
+  std::string s;
+  for (const TensorInfo& i : inputs) s += (s.empty() ? "" : ", ") + i.ToString();
+  return s;
+}
+
+// N(0,1) draws: roughly what normalized image inputs look like, and never
+// exactly zero in practice, so the graph inputs themselves count as dense.
+struct RandomInput {
+  std::vector<int64_t> dims;
+  std::vector<std::byte> bytes;
+  Tensor tensor;
+};
+
+// Integer and bool inputs are indices, masks or ids: random values could be
+// out of range, so they must be given.
+Status CheckRandomisable(const TensorInfo& info) {
+  if (info.dtype == DataType::kF32 || info.dtype == DataType::kF16) return Status::Ok();
+  return InvalidArgument("activation sparsity: input " + info.ToString() + " is " +
+                         DataTypeName(info.dtype) +
+                         ": random values may not be valid indices, masks or ids; give real "
+                         "data for it");
+}
+
+StatusOr<RandomInput> MakeRandomInput(const TensorInfo& info, int64_t batch,
+                                      std::mt19937_64& rng) {
+  RETURN_IF_ERROR(CheckRandomisable(info));
+  RandomInput r;
+  for (int64_t d : info.dims) r.dims.push_back(d < 0 ? batch : d);
+  ASSIGN_OR_RETURN(uint64_t bytes, CheckedTensorBytes(info.dtype, r.dims));
+  r.bytes.resize(bytes);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const size_t n = bytes / DataTypeSize(info.dtype);
+  if (info.dtype == DataType::kF32) {
+    auto* p = reinterpret_cast<float*>(r.bytes.data());
+    for (size_t i = 0; i < n; ++i) p[i] = normal(rng);
+  } else {
+    auto* p = reinterpret_cast<uint16_t*>(r.bytes.data());
+    for (size_t i = 0; i < n; ++i) p[i] = FloatToHalf(normal(rng));
+  }
+  r.tensor = Tensor::Borrow(info.dtype, r.dims, r.bytes.data());
+  return r;
+}
+
+bool Watched(const Graph& g, ValueId v) {
+  return v != kNoValue && !g.IsConstant(v) && g.value(v).dtype == DataType::kF32;
+}
+
+}  // namespace
+
+StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
+    Graph& graph, const ActivationSparsityOptions& options) {
+  if (options.samples < 1)
+    return InvalidArgument("activation sparsity: samples must be >= 1, got " +
+                           std::to_string(options.samples));
+  if (options.batch < 1)
+    return InvalidArgument("activation sparsity: batch must be >= 1, got " +
+                           std::to_string(options.batch));
+  if (options.num_threads < 0)
+    return InvalidArgument("activation sparsity: num_threads must be >= 0");
+
+  // The values to watch: every non-constant f32 node input. Graph inputs are
+  // counted from the data fed; the rest become extra graph outputs.
+  std::set<ValueId> watched;
+  for (const Node& n : graph.nodes())
+    for (ValueId v : n.inputs) {
+      if (v == kNoValue || graph.IsConstant(v)) continue;
+      if (graph.value(v).dtype == DataType::kUndefined)
+        return FailedPrecondition("activation sparsity: value '" + graph.value(v).name +
+                                  "' read by node '" + n.name +
+                                  "' has no dtype; run the graph passes (shape inference) first");
+      if (Watched(graph, v)) watched.insert(v);
+    }
+  std::set<ValueId> graph_inputs(graph.inputs().begin(), graph.inputs().end());
+
+  Graph probe = graph;
+  std::map<ValueId, std::string> output_name;  // watched non-input value -> its name
+  for (ValueId v : watched) {
+    if (graph_inputs.count(v)) continue;
+    Value& value = probe.value(v);
+    if (value.name.empty()) value.name = "__braid_activation_" + std::to_string(v);
+    output_name[v] = value.name;
+    if (!probe.IsGraphOutput(v)) probe.outputs().push_back(v);
+  }
+
+  auto registry = std::make_shared<KernelRegistry>();
+  RegisterCpuKernels(*registry);
+  SessionOptions session_options;
+  session_options.num_threads = options.num_threads;
+  StatusOr<std::unique_ptr<Session>> opened =
+      CreateSession(std::move(probe), session_options, registry, CreateCpuDevice());
+  if (!opened.ok()) return opened.status().WithPrefix("activation sparsity");
+  Session& session = **opened;
+
+  // Inputs: given ones must name a model input; the rest are random.
+  for (const auto& [name, tensors] : options.inputs) {
+    const bool known = std::any_of(session.inputs().begin(), session.inputs().end(),
+                                   [&](const TensorInfo& i) { return i.name == name; });
+    if (!known)
+      return InvalidArgument("activation sparsity: the model has no input '" + name +
+                             "'; its inputs are: " + ListInputs(session.inputs()));
+    if (tensors.empty())
+      return InvalidArgument("activation sparsity: no tensor given for input '" + name + "'");
+  }
+  ActivationSparsityReport report;
+  size_t longest_given = 0;
+  for (const TensorInfo& info : session.inputs()) {
+    auto given = options.inputs.find(info.name);
+    if (given == options.inputs.end()) {
+      report.random_inputs.push_back(info.name);
+      RETURN_IF_ERROR(CheckRandomisable(info));
+    } else {
+      longest_given = std::max(longest_given, given->second.size());
+    }
+  }
+  report.runs = report.random_inputs.empty() ? static_cast<int>(longest_given) : options.samples;
+
+  std::map<ValueId, ZeroCount> counts;
+  std::mt19937_64 rng(options.seed);
+  std::vector<RandomInput> random(session.inputs().size());
+  for (int run = 0; run < report.runs; ++run) {
+    for (size_t k = 0; k < session.inputs().size(); ++k) {
+      const TensorInfo& info = session.inputs()[k];
+      const ValueId id = graph.inputs()[k];
+      auto given = options.inputs.find(info.name);
+      Tensor tensor;
+      if (given != options.inputs.end()) {
+        tensor = given->second[static_cast<size_t>(run) % given->second.size()];
+      } else {
+        ASSIGN_OR_RETURN(random[k], MakeRandomInput(info, options.batch, rng));
+        tensor = random[k].tensor;
+      }
+      if (Status s = session.SetInput(info.name, tensor); !s.ok())
+        return s.WithPrefix("activation sparsity");
+      if (watched.count(id)) {
+        const ZeroCount c = CountZeros(tensor);
+        counts[id].zeros += c.zeros;
+        counts[id].elements += c.elements;
+      }
+    }
+    if (Status s = session.Run(); !s.ok()) return s.WithPrefix("activation sparsity");
+    for (const auto& [v, name] : output_name) {
+      ASSIGN_OR_RETURN(Tensor t, session.GetOutput(name));
+      const ZeroCount c = CountZeros(t);
+      counts[v].zeros += c.zeros;
+      counts[v].elements += c.elements;
+    }
+    if (options.on_run) options.on_run(run + 1, report.runs);
+  }
+
+  // Per node, element-weighted over its watched inputs; set only now, so an
+  // error above leaves the graph as it was.
+  for (NodeId id = 0; id < graph.num_nodes(); ++id) {
+    Node& n = graph.node(id);
+    ZeroCount total;
+    for (ValueId v : n.inputs) {
+      auto c = counts.find(v);
+      if (c == counts.end()) continue;
+      total.zeros += c->second.zeros;
+      total.elements += c->second.elements;
+    }
+    if (total.elements == 0) {
+      ++report.unmeasured_nodes;
+      continue;
+    }
+    NodeActivationSparsity m;
+    m.node = id;
+    m.name = n.name;
+    m.op_type = n.op_type;
+    m.sparsity = static_cast<double>(total.zeros) / static_cast<double>(total.elements);
+    m.elements = total.elements / report.runs;
+    n.annotation.activation_sparsity = m.sparsity;
+    report.nodes.push_back(std::move(m));
+  }
+  return report;
+}
+
+}  // namespace braid

@@ -1,0 +1,85 @@
+// Activation-sparsity calibration: runs a model on the CPU and measures, per
+// node, the fraction of exact zeros in the activations it reads (e.g. after a
+// ReLU), then writes it into Annotation::activation_sparsity.
+//
+//   braid::Graph g = ...;                            // passes run, shapes inferred
+//   braid::ActivationSparsityOptions options;
+//   options.samples = 8;                             // random N(0,1) inputs
+//   // Real data instead (every sample reuses it; several tensors = several samples):
+//   // options.inputs["input"] = {braid::Tensor::Borrow(braid::DataType::kF32, dims, ptr)};
+//   ASSIGN_OR_RETURN(braid::ActivationSparsityReport report,
+//                    braid::MeasureActivationSparsity(g, options));
+//   for (const auto& n : report.nodes) std::cout << n.name << " " << n.sparsity << "\n";
+//
+// What is measured: for every node, zeros / elements over its non-constant
+// f32 inputs (graph inputs included), summed over all samples, so a node
+// reading a big and a small tensor weights them by size. "Zero" means +0.0
+// or -0.0, as for weight sparsity. Nodes without a non-constant f32 input
+// keep -1 ("not measured").
+//
+// How: a copy of the graph gets every such intermediate tensor as an extra
+// graph output and runs in a cpu-only Session; the kernels and their hot
+// paths are untouched. Keeping all those tensors alive costs memory (the sum
+// of the model's activations at the chosen batch), not correctness.
+//
+// Random inputs only approximate real data: a first conv sees ~0% zeros on
+// random data, while real images (padding, black borders) may differ, and
+// the ReLU zero fractions deeper in depend on the input distribution. Integer
+// and bool inputs (indices, masks) are never randomised: give them.
+#ifndef BRAID_RUNTIME_ACTIVATION_SPARSITY_H_
+#define BRAID_RUNTIME_ACTIVATION_SPARSITY_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "braid/braid.h"
+#include "graph/ir.h"
+
+namespace braid {
+
+struct ActivationSparsityOptions {
+  // Runs with random inputs. When every graph input is given in `inputs`,
+  // the model runs once per given tensor instead (the longest list).
+  int samples = 8;
+  uint64_t seed = 1;
+  // Extent of every symbolic dimension of a random input.
+  int64_t batch = 1;
+  int num_threads = 0;  // 0 = all cores
+  // Caller-provided inputs by graph input name. Run k uses
+  // inputs[name][k % size]; inputs not named here are random (f32/f16 from
+  // N(0,1); other dtypes are an error asking for data).
+  std::map<std::string, std::vector<Tensor>> inputs;
+  // Called after each run with (runs done, runs in total), e.g. for progress.
+  std::function<void(int, int)> on_run;
+};
+
+struct NodeActivationSparsity {
+  NodeId node = kNoNode;
+  std::string name;
+  std::string op_type;
+  double sparsity = 0;   // zeros / elements, in [0, 1]
+  int64_t elements = 0;  // elements counted per run (summed over inputs)
+};
+
+struct ActivationSparsityReport {
+  int runs = 0;                            // model runs the figures average over
+  std::vector<std::string> random_inputs;  // graph inputs that were random
+  std::vector<NodeActivationSparsity> nodes;  // measured nodes, graph order
+  int unmeasured_nodes = 0;  // nodes without a non-constant f32 input (kept -1)
+};
+
+// Measures and sets annotation.activation_sparsity on `graph`'s nodes (only
+// on success; on error the graph is unchanged). `graph` must have run its
+// passes (shapes and dtypes inferred); it is copied for the run.
+// InvalidArgument for bad options (samples < 1, batch < 1, an input name the
+// model does not have, an empty tensor list, a non-float input left random);
+// Session errors (wrong dtype/shape of a given tensor) come back prefixed.
+StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
+    Graph& graph, const ActivationSparsityOptions& options);
+
+}  // namespace braid
+
+#endif  // BRAID_RUNTIME_ACTIVATION_SPARSITY_H_
