@@ -46,7 +46,10 @@ double ChainStepUs(const PlacementSpace& space, int n, int home, const SimPlacem
     back_end = std::max(other_end, engine_free) + g.link_latency_us[back] +
                (1.0 - static_cast<double>(p.ratio)) * out_bytes * g.link_us_per_byte[back];
   }
-  return std::max(main_end, back_end);
+  // The join on d once both parts are there.
+  return std::max(main_end, back_end) +
+         g.join_us[static_cast<size_t>(n) * static_cast<size_t>(space.num_devices) +
+                   static_cast<size_t>(d)];
 }
 
 std::vector<SimPlacement> ChainDp(const PlacementSpace& space) {

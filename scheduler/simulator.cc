@@ -75,6 +75,7 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   g.overhead_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.work_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.copied_work_us.resize(static_cast<size_t>(g.num_nodes) * D);
+  g.join_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.in_begin.push_back(0);
   g.out_begin.push_back(0);
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
@@ -91,6 +92,17 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
       const OpCost cold = model.Cost(work, profile_index[d]);
       g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }
+    // The join: the engine's "#join" Concat, keyed as a plain copy
+    // (OpWorkOf), reading the parts and writing the output.
+    OpWork join;
+    join.op_class = OpClass::kDataMovement;
+    join.op_type = "Reshape";
+    for (ValueId out : node.outputs)
+      if (out != kNoValue && graph.value(out).has_shape)
+        join.bytes += 2.0 * static_cast<double>(ElementCount(graph.value(out).shape, 1)) *
+                      static_cast<double>(DataTypeSize(graph.value(out).dtype));
+    for (size_t d = 0; d < D; ++d)
+      g.join_us[static_cast<size_t>(n) * D + d] = model.Cost(join, profile_index[d]).TotalUs();
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.IsConstant(in)) continue;
       const int32_t v = sim_value[static_cast<size_t>(in)];
@@ -291,7 +303,9 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
       const int first_out = g_.out_begin[n] < g_.out_begin[n + 1]
                                 ? g_.out_values[static_cast<size_t>(g_.out_begin[n])]
                                 : -1;
-      done = std::max(done, Copy(first_out, p.other_device, d, other_end, (1.0 - share) * out_bytes));
+      const double parts_here =
+          std::max(done, Copy(first_out, p.other_device, d, other_end, (1.0 - share) * out_bytes));
+      done = RunKernel(d, p.stream, parts_here, g_.join_us[k]);
     }
     for (int32_t o = g_.out_begin[n]; o < g_.out_begin[n + 1]; ++o) {
       const size_t v = static_cast<size_t>(g_.out_values[static_cast<size_t>(o)]);

@@ -52,6 +52,10 @@ struct SimGraph {
   // The work when an input was copied in from another device (not in the
   // cache: OpWork::inputs_copied); Run uses it for such nodes.
   std::vector<double> copied_work_us;
+  // A sliced node's join on its main device (overhead included): the
+  // engine's "#join" step copies both parts into the full output
+  // (runtime/slicing.h), a plain copy of the output's bytes in and out.
+  std::vector<double> join_us;
   // CSR: node n reads values in_values[in_begin[n] .. in_begin[n + 1]),
   // writes out_values[out_begin[n] .. out_begin[n + 1]).
   std::vector<int32_t> in_begin, in_values, out_begin, out_values;

@@ -504,9 +504,11 @@ TEST(AdaptationSession, RealBackgroundLoadOnTheCpuMovesWorkToTheVgpu) {
   const int cpu_before = NodesOn(*s, "cpu");
   ASSERT_GT(cpu_before, 0) << "the unloaded plan should use the CPU";
 
-  // 3. Two threads spin on the CPU's core: its kernels get a third of it.
+  // 3. Three threads spin on the CPU's core: its kernels get a quarter of it
+  //    (with two, a run now and then saw only 1.7x, and the re-plan, whose
+  //    slices pay for their join, stayed below the 10% margin).
   {
-    BackgroundLoad load(2, pin.core());
+    BackgroundLoad load(3, pin.core());
     bool replanned = false;
     for (int run = 0; run < 400 && !replanned; ++run) {
       ExpectClose(RunOnce(*s, x, kLoadImage), reference);

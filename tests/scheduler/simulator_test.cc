@@ -96,11 +96,18 @@ TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   plan.nodes[0].slice = SliceSpec{SliceAxis::kOutputChannels, "gpu", 0.5};
   const SimResult r = Simulate(t.graph(), TwoDeviceProfile(10), plan);
   // cpu half: 0..4. gpu: x copied 0..11, half of 2 us: 11..12, its 500 B
-  // back: 10.5 us -> 22.5. The output is then on the cpu already.
+  // back: 10.5 us -> 22.5, then the cpu joins the parts (a plain copy of the
+  // 1000 B output in and out, as the engine's "#join" step).
+  OpWork join;
+  join.op_class = OpClass::kDataMovement;
+  join.op_type = "Reshape";
+  join.bytes = 2 * 1000;
+  const double join_us = CostModel(TwoDeviceProfile(10)).Cost(join, 0).TotalUs();
+  EXPECT_GT(join_us, 0);
   EXPECT_NEAR(r.nodes[0].end_us, 4, kTol);
   EXPECT_NEAR(r.nodes[0].other_start_us, 11, kTol);
   EXPECT_NEAR(r.nodes[0].other_end_us, 12, kTol);
-  EXPECT_NEAR(r.latency_us, 22.5, kTol);
+  EXPECT_NEAR(r.latency_us, 22.5 + join_us, kTol);
   EXPECT_NEAR(r.bytes_moved, 1500, kTol);
   EXPECT_EQ(r.copies, 2);
 }
