@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kernels/vgpu/precise_wait.h"
 #include "runtime/engine.h"
 
 namespace braid {
@@ -48,7 +49,7 @@ Status Engine::RunStep(size_t i) {
   args.stream = step.stream < 0 ? nullptr : streams_[static_cast<size_t>(step.stream)].stream.get();
   Status s = step.kernel->Run(args);
   // Timing shaping (vgpu): pad the kernel to its modelled duration.
-  if (step.modelled.count() > 0) std::this_thread::sleep_until(step.start + step.modelled);
+  if (step.modelled.count() > 0) WaitUntil(step.start + step.modelled);
   step.end = std::chrono::steady_clock::now();
   step.ran = true;
   if (!s.ok()) {

@@ -1,5 +1,7 @@
 #include "kernels/vgpu/vgpu_device.h"
 
+#include "kernels/vgpu/precise_wait.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <thread>
 
 #include "kernels/cpu/cpu_device.h"
+#include "kernels/vgpu/precise_wait.h"
 #include "kernels/vgpu/worker_stream.h"
 
 namespace braid {
@@ -62,7 +65,7 @@ class VgpuStream final : public WorkerStream {
     const auto start = std::chrono::steady_clock::now();
     if (bytes) std::memcpy(dst, src, bytes);
     if (vgpu_.timing().enabled)
-      std::this_thread::sleep_until(start + vgpu_.timing().CopyTime(static_cast<double>(bytes)));
+      WaitUntil(start + vgpu_.timing().CopyTime(static_cast<double>(bytes)));
   }
 
  private:
