@@ -315,11 +315,11 @@ int main(int argc, char** argv) {
             .push_back(e);
         if (dump)
           std::fprintf(stderr, "step %s %s %s %s %s %s bytes %.0f flops %.0f measured %.2f "
-                       "predicted %.2f\n",
+                       "predicted %.2f start %.2f\n",
                        models[k].c_str(), policy.c_str(), s.name.c_str(), s.device.c_str(),
                        s.op_type.c_str(), s.category == "copy" ? "copy" : OpClassName(s.op_class),
                        s.category == "copy" ? s.bytes : s.annotation.bytes, s.annotation.flops,
-                       s.median_us, predicted[i]);
+                       s.median_us, predicted[i], s.start_us);
       }
       StatusOr<SimGraph> sg = BuildSimGraph(t->graph, model, {"cpu", "vgpu"});
       StatusOr<SimResult> sim =
@@ -328,6 +328,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", sim.status().ToString().c_str());
         return 1;
       }
+      if (dump)
+        for (size_t d = 0; d < sim->devices.size(); ++d)
+          std::fprintf(stderr, "sim %s %s device %zu busy %.1f us of %.1f\n", models[k].c_str(),
+                       policy.c_str(), d, sim->devices[d].busy_us, sim->latency_us);
       const double measured_e2e =
           stat == "min" ? t->end_to_end_min_us : t->end_to_end_median_us;
       const double e2e = std::abs(sim->latency_us - measured_e2e) / measured_e2e;
