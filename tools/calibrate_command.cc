@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 #include <map>
 #include <ostream>
@@ -194,6 +195,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     profile.description += ", plus braid's virtual GPU shaped as host-vgpu (a model, not a GPU)";
   }
   const std::string path = flags.count("--out") ? flags["--out"] : "host.json";
+  // Named after its file, as profiles are looked up (`--profile NAME` finds
+  // NAME.json): one written to my-board.json is "my-board", not "host".
+  if (const std::string stem = std::filesystem::path(path).stem().string(); !stem.empty())
+    profile.name = stem;
   Status s = SaveDeviceProfile(profile, path);
   if (!s.ok()) return fail(s);
   char line[256];

@@ -186,13 +186,14 @@ TEST(ProfileCommandTest, ProfilesAVgpuPlanOnRealTracks) {
 
 TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
   const fs::path dir = TempDir("calibrate");
-  const std::string path = (dir / "host.json").string();
+  const std::string path = (dir / "my-board.json").string();
   Result r = Braid({"calibrate", "--models", "tiny_cnn", "--iterations", "2", "--threads", "1",
                     "--out", path});
   ASSERT_EQ(r.status, 0) << r.err;
   StatusOr<DeviceProfile> p = LoadDeviceProfile(path);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->origin, "calibrated");
+  EXPECT_EQ(p->name, "my-board");  // named after its file, not "host"
   EXPECT_GT(p->devices[0].peak_gflops, 0);
   EXPECT_NE(p->devices[0].sources.at("peak_gflops").find("measured"), std::string::npos);
   Result bad = Braid({"calibrate", "--devices", "cuda"});
