@@ -25,15 +25,20 @@ TEST(ThresholdPolicyTest, RegisteredBesideTheBasicOnes) {
   EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only", "threshold"}));
 }
 
-TEST(ThresholdPolicyTest, IntenseDenseOpsGoToTheAcceleratorOthersStay) {
-  Graph g = AnnotatedTinyCnn();
+// The threshold policy at intensity 4 FLOP/B on cpu + vgpu, no cost model.
+StatusOr<Plan> ThresholdPlanAtIntensity4(const Graph& g) {
   PolicyRegistry registry;
   ThresholdOptions options;
   options.intensity_threshold = 4;
   RegisterCostModelPolicies(registry, options);
   PlacementContext ctx;
   ctx.devices = {"cpu", "vgpu"};
-  StatusOr<Plan> plan = MakePlan(registry, "threshold", g, ctx);
+  return MakePlan(registry, "threshold", g, ctx);
+}
+
+TEST(ThresholdPolicyTest, IntenseDenseOpsGoToTheAcceleratorOthersStay) {
+  Graph g = AnnotatedTinyCnn();
+  StatusOr<Plan> plan = ThresholdPlanAtIntensity4(g);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   int on_accelerator = 0;
   for (size_t i = 0; i < plan->nodes.size(); ++i) {
@@ -74,16 +79,10 @@ TEST(ThresholdPolicyTest, MeasuredActivationSparsityIsNotRoutedOn) {
   // No CPU kernel skips scattered activation zeros: a measured 90% must not
   // move an intense dense op to the CPU (weight zeros still do).
   Graph g = AnnotatedTinyCnn();
-  PolicyRegistry registry;
-  ThresholdOptions options;
-  options.intensity_threshold = 4;
-  RegisterCostModelPolicies(registry, options);
-  PlacementContext ctx;
-  ctx.devices = {"cpu", "vgpu"};
-  StatusOr<Plan> unmeasured = MakePlan(registry, "threshold", g, ctx);
+  StatusOr<Plan> unmeasured = ThresholdPlanAtIntensity4(g);
   ASSERT_TRUE(unmeasured.ok()) << unmeasured.status().ToString();
   for (Node& n : g.nodes()) n.annotation.activation_sparsity = 0.9;
-  StatusOr<Plan> measured = MakePlan(registry, "threshold", g, ctx);
+  StatusOr<Plan> measured = ThresholdPlanAtIntensity4(g);
   ASSERT_TRUE(measured.ok()) << measured.status().ToString();
   int on_accelerator = 0;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
