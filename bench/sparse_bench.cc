@@ -7,6 +7,9 @@
 // Conv shapes also run "sparse90zero20": 90% sparse weights on an input
 // whose channels are 20% all-zero (dead ReLUs), the per-channel activation
 // sparsity the sparse conv skips.
+// Gemm shapes also run "fc_input<P>": dense weights with P% of the input
+// zero, through the input-sparse kernel (skips the weight rows of zero
+// inputs), printed as oneDNN / input-sparse ratios after the crossovers.
 // Those numbers are what kernels/cpu/sparse/crossover.h holds.
 //
 //   braid_sparse_bench                              # everything + crossover table
@@ -33,6 +36,9 @@ namespace braid {
 namespace {
 
 constexpr int kSparsityPercents[] = {0, 50, 70, 80, 90, 95, 99};
+// Input zeros for the input-sparse fully connected kernel (post-ReLU hidden
+// layers sit around 50%).
+constexpr int kInputZeroPercents[] = {0, 30, 50, 70, 90};
 
 struct Shape {
   std::string name;  // "conv1x1_256x64_56"
@@ -52,6 +58,7 @@ const std::vector<Shape>& Shapes() {
       {"conv1x1s2_256to512_56", "Conv", 256, 512, 56, 1, 2},  // layer2 downsample
       {"fc_2048to1000", "Gemm", 2048, 1000, 1, 1, 1},       // resnet50 head
       {"fc_1280to1000", "Gemm", 1280, 1000, 1, 1, 1},       // mobilenet_v2 head
+      {"fc_4096to4096", "Gemm", 4096, 4096, 1, 1, 1},       // VGG-style hidden layer
   };
   return shapes;
 }
@@ -60,7 +67,9 @@ const std::vector<Shape>& Shapes() {
 class Instance {
  public:
   // zero_channels: the fraction of input channels that are all zeros (dead
-  // ReLUs; the sparse conv drops the weight blocks that read them).
+  // ReLUs; the sparse conv drops the weight blocks that read them); for a
+  // Gemm, the fraction of input values that are zero (random positions),
+  // recorded as the node's measured activation sparsity.
   Instance(const Shape& s, double sparsity, double zero_channels = 0.0) {
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -97,6 +106,14 @@ class Instance {
       const int64_t dead = static_cast<int64_t>(zero_channels * static_cast<double>(s.c_in));
       for (int64_t c = 0; c < dead; ++c)  // spread over the channels
         std::fill_n(x_.begin() + c * s.c_in / std::max<int64_t>(dead, 1) * plane, plane, 0.0f);
+    }
+    if (s.op == "Gemm") {
+      std::vector<size_t> positions(x_.size());
+      std::iota(positions.begin(), positions.end(), 0);
+      std::shuffle(positions.begin(), positions.end(), rng);
+      const size_t dead = static_cast<size_t>(zero_channels * static_cast<double>(x_.size()));
+      for (size_t i = 0; i < dead; ++i) x_[positions[i]] = 0.0f;
+      node_.annotation.activation_sparsity = zero_channels;
     }
     bias_ = random(s.c_out);
     const ValueId x = graph_.AddInput("x", DataType::kF32, StaticShape(x_dims));
@@ -168,6 +185,20 @@ void RegisterAll() {
               inst.Bench(st, *k, threads);
             })->Unit(benchmark::kMicrosecond);
       }
+      if (s.op == "Gemm") {
+        // Dense weights, pct% of the input zero: the input-sparse kernel.
+        for (int pct : kInputZeroPercents) {
+          benchmark::RegisterBenchmark(
+              (s.name + "/fc_input" + std::to_string(pct) + suffix).c_str(),
+              [s, threads, pct](benchmark::State& st) {
+                Instance inst(s, 0.0, pct / 100.0);
+                SparseKernelOptions o;
+                o.crossover.gemm_input = 0.0;
+                std::unique_ptr<Kernel> k = CreateGemmInputSparse(o);
+                inst.Bench(st, *k, threads);
+              })->Unit(benchmark::kMicrosecond);
+        }
+      }
       for (int pct : kSparsityPercents) {
         benchmark::RegisterBenchmark(
             (s.name + "/sparse" + std::to_string(pct) + suffix).c_str(),
@@ -196,6 +227,21 @@ class CrossoverReporter : public benchmark::ConsoleReporter {
       if (a == std::string::npos || b == a) continue;
       const std::string key = name.substr(0, a) + name.substr(b);
       times_[key][name.substr(a + 1, b - a - 1)] = r.GetAdjustedRealTime();
+    }
+  }
+
+  void PrintInputSparse() const {
+    std::printf("\nInput-sparse Gemm (dense weight, zero inputs skipped) vs oneDNN, "
+                "oneDNN time / input-sparse time at each input-zero fraction; "
+                "CPU measurements on this machine:\n");
+    for (const auto& [key, impls] : times_) {
+      auto dense = impls.find("onednn");
+      if (dense == impls.end() || impls.find("fc_input0") == impls.end()) continue;
+      std::printf("  %-28s", key.c_str());
+      for (int pct : kInputZeroPercents)
+        if (auto it = impls.find("fc_input" + std::to_string(pct)); it != impls.end())
+          std::printf("  %d%%: x%.2f", pct, dense->second / it->second);
+      std::printf("  (oneDNN %.1f us)\n", dense->second);
     }
   }
 
@@ -244,6 +290,7 @@ int main(int argc, char** argv) {
   braid::CrossoverReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintCrossovers();
+  reporter.PrintInputSparse();
   benchmark::Shutdown();
   return 0;
 }

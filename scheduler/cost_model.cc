@@ -120,6 +120,7 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
   w.flops = node.annotation.flops;
   w.bytes = node.annotation.bytes;
   w.weight_sparsity = node.annotation.weight_sparsity;
+  w.input_sparsity = SkippedInputSparsity(node, graph);
   if (w.op_class == OpClass::kConv) {
     w.sparse_class = SparseClassOfConv(node, graph);
     // Kernel variants keyed apart for the per-op-type factors.
@@ -165,6 +166,24 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     if (rows > 0) w.bytes = std::min(w.bytes > 0 ? w.bytes : rows, rows);
   }
   return w;
+}
+
+double SkippedInputSparsity(const Node& node, const Graph* graph) {
+  const double measured = node.annotation.activation_sparsity;
+  if (graph == nullptr || measured < kInputSparseCrossover ||
+      (node.op_type != "Gemm" && node.op_type != "MatMul") || node.inputs.size() < 2 ||
+      node.inputs[1] == kNoValue || !graph->IsConstant(node.inputs[1]) || node.outputs.empty() ||
+      node.outputs[0] == kNoValue)
+    return 0;
+  const Value& y = graph->value(node.outputs[0]);
+  if (!y.has_shape || y.shape.empty() || !IsStatic(y.shape)) return 0;
+  const int64_t columns = y.shape.back().extent();
+  if (columns <= 0 || ElementCount(y.shape, 1) / columns > kInputSparseMaxRows) return 0;
+  return std::min(measured, 1.0);
+}
+
+double RoutableSparsity(const Node& node, const Graph* graph) {
+  return std::max({0.0, node.annotation.weight_sparsity, SkippedInputSparsity(node, graph)});
 }
 
 bool UsesCacheTier(OpClass op_class) {
@@ -291,6 +310,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   if (!work.sparse_class.empty())
     if (const SparseKernelSpeed* sp = spec.Sparse(work.sparse_class); sp != nullptr)
       factor *= sp->Ratio(work.weight_sparsity);
+  if (spec.kind == "cpu" && work.input_sparsity > 0) factor *= 1.0 - work.input_sparsity;
   cost.compute_us *= factor;
   cost.memory_us *= factor;
   return cost;

@@ -70,6 +70,10 @@ struct OpWork {
   double bytes = 0;
   double weight_sparsity = 0;
   std::string_view sparse_class;  // "conv1x1", "conv3x3", "gemm" or ""
+  // The input zeros a CPU kernel skips (SkippedInputSparsity): the CPU's
+  // work scales by 1 - this (the input-sparse kernel reads only the weight
+  // rows of non-zero inputs; 1.9-2.8x at 50% in bench/sparse_bench.cc).
+  double input_sparsity = 0;
   // An input arrived by a copy from another device (another core or a DMA
   // wrote it): not in this device's cache, so every byte moves at
   // memory_bandwidth_gbps (the cache tier does not apply).
@@ -86,14 +90,25 @@ struct OpWork {
 // plain copy).
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 
+// The CPU's input-sparse fully connected kernel (kernels/cpu/sparse/
+// gemm_input_sparse.cc) runs a Gemm / MatMul with a constant weight on at
+// most this many rows whose measured activation sparsity reaches this
+// crossover (the default of its SparseCrossover::gemm_input; the scheduler
+// and the kernels do not include each other).
+inline constexpr double kInputSparseCrossover = 0.30;
+inline constexpr int64_t kInputSparseMaxRows = 4;
+// The fraction of its input a node's CPU kernel skips: the measured
+// activation sparsity where the input-sparse kernel applies (needs the
+// graph: the weight must be constant, the rows few), else 0.
+double SkippedInputSparsity(const Node& node, const Graph* graph);
+
 // The sparsity a placement may route on: what braid's CPU kernels skip, the
-// weight's zeros (the sparse kernels). A measured activation sparsity
-// (runtime/activation_sparsity.h) is recorded but not routed on: no kernel
-// skips scattered activation zeros (docs/sparse.md), so it would move dense
-// work to the CPU for nothing (with measured activations the threshold
-// policy moved 19 of resnet50's convs to the CPU, simulated 4.05 -> 19.6 ms
-// on AGX Orin).
-inline double RoutableSparsity(const Annotation& a) { return std::max(0.0, a.weight_sparsity); }
+// weight's zeros (the sparse kernels) and SkippedInputSparsity. Other
+// measured activation sparsity (runtime/activation_sparsity.h) is recorded
+// but not routed on: no kernel skips scattered zeros entering a conv
+// (docs/sparse.md), and routing on them moved 19 of resnet50's dense convs
+// to the CPU (simulated 4.05 -> 19.6 ms on AGX Orin).
+double RoutableSparsity(const Node& node, const Graph* graph);
 
 // The one roofline formula every prediction and every fit uses (and the
 // vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):

@@ -234,7 +234,7 @@ StatusOr<std::unique_ptr<PlacementEnv>> PlacementEnv::Create(const Graph& graph,
     env->log_flops_.push_back(std::log10(1 + a.flops) / 10);
     env->log_bytes_.push_back(std::log10(1 + a.bytes) / 10);
     env->log_intensity_.push_back(std::log2(1 + a.intensity) / 8);
-    env->sparsity_.push_back(RoutableSparsity(a));
+    env->sparsity_.push_back(RoutableSparsity(node, &graph));
     const int32_t begin = sim.in_begin[static_cast<size_t>(n)];
     env->input_producer_.push_back(
         begin < sim.in_begin[static_cast<size_t>(n) + 1]

@@ -35,7 +35,7 @@ StatusOr<Plan> ThresholdPolicy::Place(const Graph& graph, const PlacementContext
     for (size_t d = 1; d < context.devices.size() && accelerator == nullptr; ++d)
       if (context.Allows(i, context.devices[d])) accelerator = &context.devices[d];
     const Annotation& a = node.annotation;
-    const double sparsity = RoutableSparsity(a);
+    const double sparsity = RoutableSparsity(node, &graph);
     if (options_.data_ops_follow_input && a.flops == 0) {
       const std::string* input_device = &host;
       for (ValueId in : node.inputs) {

@@ -55,7 +55,7 @@ StatusOr<std::vector<double>> ThresholdFeatures(const Graph& graph,
     log_flops.push_back(std::log10(a.flops));
     log_bytes.push_back(std::log10(std::max(a.bytes, 1.0)));
     log_intensity.push_back(std::log2(a.intensity + 1e-3));
-    sparsity.push_back(RoutableSparsity(a));
+    sparsity.push_back(RoutableSparsity(node, &graph));
     if (acc >= 0)
       speed_ratio.push_back(std::log(model.OpTimeUs(node, cpu) / model.OpTimeUs(node, acc)));
     total_flops += a.flops;

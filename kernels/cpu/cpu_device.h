@@ -29,7 +29,7 @@ struct CpuKernelOptions {
 };
 void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options);
 // Defaults, overridden by BRAID_SPARSE=0|off (no sparse kernels) and
-// BRAID_SPARSE_CROSSOVER=conv1x1=F,conv3x3=F,gemm=F (docs/sparse.md); a
+// BRAID_SPARSE_CROSSOVER=conv1x1=F,conv3x3=F,gemm=F,gemm_input=F (docs/sparse.md); a
 // malformed value is InvalidArgument.
 // `base` is what the environment overrides (e.g. a device profile's crossovers).
 StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base = {});

@@ -7,12 +7,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "graph/braid_format.h"
 #include "graph/passes/passes.h"
+#include "kernels/cpu/cpu_device.h"
 #include "runtime/activation_sparsity.h"
+#include "runtime/session_internal.h"
 #include "tests/scoped_temp_dir.h"
 
 namespace braid {
@@ -267,6 +271,56 @@ TEST(ActivationSparsity, IntegerInputsMustBeGiven) {
   EXPECT_EQ(given->unmeasured_nodes, 1);
   EXPECT_EQ(SparsityOf(g, "gather"), -1.0);
   EXPECT_GE(SparsityOf(g, "relu"), 0.0);
+}
+
+// The measured value is what the input-sparse fully connected kernel
+// (kernels/cpu/sparse/gemm_input_sparse.cc) needs: with it the Gemm and
+// MatMul reading the ReLU'd features take that kernel, without it oneDNN's,
+// and both give the same outputs.
+TEST(ActivationSparsity, MeasuredSparsityPicksTheInputSparseFullyConnectedKernel) {
+  const Weights w;
+  Graph measured = TestGraph(w);
+  const Graph unmeasured = measured;
+  ActivationSparsityOptions options;
+  options.samples = 4;
+  options.num_threads = 1;
+  ASSERT_TRUE(MeasureActivationSparsity(measured, options).ok());
+  ASSERT_GE(SparsityOf(measured, "gemm"), 0.3);  // the kernel's default crossover
+  const std::vector<float> x = RandomNonZero(kCin * kH * kW, 21);
+  auto run = [&](const Graph& g, std::vector<std::string>* gemm_impls) {
+    auto registry = std::make_shared<KernelRegistry>();
+    RegisterCpuKernels(*registry);
+    SessionOptions session_options;
+    session_options.num_threads = 1;
+    StatusOr<std::unique_ptr<Session>> s =
+        CreateSession(g, session_options, registry, CreateCpuDevice());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    std::vector<float> out;
+    if (!s.ok()) return out;
+    EXPECT_TRUE((*s)->SetInput("x", Tensor::Borrow(DataType::kF32, {1, kCin, kH, kW},
+                                                  const_cast<float*>(x.data())))
+                    .ok());
+    EXPECT_TRUE((*s)->Run().ok());
+    for (const char* name : {"gemm_out", "matmul_out"}) {
+      StatusOr<Tensor> t = (*s)->GetOutput(name);
+      EXPECT_TRUE(t.ok()) << t.status().ToString();
+      if (t.ok()) out.insert(out.end(), t->data<float>(), t->data<float>() + t->elements());
+    }
+    for (const NodePlacement& p : (*s)->placements())
+      if (p.node == "gemm" || p.node == "matmul") gemm_impls->push_back(p.implementation);
+    return out;
+  };
+  std::vector<std::string> with, without;
+  const std::vector<float> sparse_out = run(measured, &with);
+  const std::vector<float> dense_out = run(unmeasured, &without);
+  EXPECT_EQ(with, (std::vector<std::string>{"input-sparse", "input-sparse"}));
+  ASSERT_EQ(without.size(), 2u);
+  for (const std::string& impl : without) EXPECT_NE(impl, "input-sparse");
+  ASSERT_EQ(sparse_out.size(), dense_out.size());
+  ASSERT_EQ(sparse_out.size(), static_cast<size_t>(2 * kOut));
+  // Float sums in another order; 180 products of magnitude <= 1 per output.
+  for (size_t i = 0; i < sparse_out.size(); ++i)
+    EXPECT_NEAR(sparse_out[i], dense_out[i], 1e-4 + 1e-4 * std::abs(dense_out[i])) << i;
 }
 
 TEST(ActivationSparsity, BadOptionsAreErrorsAndLeaveTheGraphAlone) {

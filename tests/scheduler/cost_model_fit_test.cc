@@ -120,6 +120,49 @@ TEST(CostModelFitTest, DepthwiseInsideTheCacheTakesItsOwnFactorAndFitsItApart) {
   }
 }
 
+TEST(CostModelFitTest, InputSparseFullyConnectedScalesTheCpuWorkByItsZeros) {
+  // x [rows, 64] -> Gemm with a constant [64, 32] weight.
+  auto fc = [](int64_t rows, double measured, bool constant_weight) {
+    Graph g;
+    const ValueId x = g.AddInput("x", DataType::kF32, {rows, 64});
+    std::vector<float> w(64 * 32, 0.5f);
+    const ValueId wv = constant_weight
+                           ? g.AddConstant("w", DataType::kF32, {64, 32},
+                                           TensorData::Copy(w.data(), w.size() * sizeof(float)))
+                           : g.AddInput("w", DataType::kF32, {64, 32});
+    Node n;
+    n.name = "fc";
+    n.op_type = "Gemm";
+    n.inputs = {x, wv};
+    Value y;
+    y.name = "y";
+    y.dtype = DataType::kF32;
+    y.has_shape = true;
+    y.shape = {rows, 32};
+    n.outputs = {g.AddValue(std::move(y))};
+    n.annotation.flops = 2.0 * static_cast<double>(rows) * 64 * 32;
+    n.annotation.bytes = 4.0 * (static_cast<double>(rows) * 96 + 64 * 32);
+    n.annotation.activation_sparsity = measured;
+    g.AddNode(n);
+    return g;
+  };
+  const Graph sparse = fc(1, 0.6, true);
+  EXPECT_DOUBLE_EQ(SkippedInputSparsity(sparse.nodes()[0], &sparse), 0.6);
+  EXPECT_DOUBLE_EQ(RoutableSparsity(sparse.nodes()[0], &sparse), 0.6);
+  EXPECT_EQ(SkippedInputSparsity(sparse.nodes()[0], nullptr), 0.0);  // rows unknown
+  for (const Graph& g : {fc(5, 0.6, true), fc(1, 0.2, true), fc(1, 0.6, false), fc(1, -1, true)})
+    EXPECT_EQ(SkippedInputSparsity(g.nodes()[0], &g), 0.0);
+  // The CPU's work (not its overhead) scales by 1 - 0.6; a GPU's does not.
+  DeviceProfile p = testing::TwoDeviceProfile();
+  p.devices[0].efficiency.push_back({"gemm", 1, 1, 0, 0});
+  const CostModel m(p);
+  const Graph dense = fc(1, 0.0, true);
+  const double cpu_dense = m.Cost(OpWorkOf(dense.nodes()[0], &dense), 0).TotalUs();
+  EXPECT_NEAR(m.Cost(OpWorkOf(sparse.nodes()[0], &sparse), 0).TotalUs(), 0.4 * cpu_dense, 1e-9);
+  EXPECT_DOUBLE_EQ(m.Cost(OpWorkOf(sparse.nodes()[0], &sparse), 1).TotalUs(),
+                   m.Cost(OpWorkOf(dense.nodes()[0], &dense), 1).TotalUs());
+}
+
 TEST(CostModelFitTest, SparseSpeedAppliesAboveTheCrossoverAndFallsWithSparsity) {
   DeviceProfile p = CpuOnly();
   p.devices[0].sparse.push_back({"conv1x1", 0.6, 0.1, 2.0, 5});

@@ -134,14 +134,16 @@ TEST(SparseFallback, UnsupportedShapesDeclineWithReasons) {
 }
 
 TEST(SparseCrossover, ParsesOverridesAndRejectsBadValues) {
-  const SparseCrossover base{0.70, 0.75, 0.50};
-  StatusOr<SparseCrossover> t = ParseSparseCrossover("conv3x3=0.8,gemm=0.25", base);
+  const SparseCrossover base{0.70, 0.75, 0.50, 0.30};
+  StatusOr<SparseCrossover> t =
+      ParseSparseCrossover("conv3x3=0.8,gemm=0.25,gemm_input=0.4", base);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->conv1x1, base.conv1x1);
   EXPECT_EQ(t->conv3x3, 0.8);
   EXPECT_EQ(t->gemm, 0.25);
+  EXPECT_EQ(t->gemm_input, 0.4);
   EXPECT_EQ(t->Threshold(SparseOpClass::kConv3x3), 0.8);
-  EXPECT_EQ(SparseCrossoverToString(*t), "conv1x1=0.70,conv3x3=0.80,gemm=0.25");
+  EXPECT_EQ(SparseCrossoverToString(*t), "conv1x1=0.70,conv3x3=0.80,gemm=0.25,gemm_input=0.40");
   for (const char* bad : {"conv1x1", "conv1x1=2", "conv1x1=abc", "depthwise=0.5", "gemm=-0.1"}) {
     StatusOr<SparseCrossover> r = ParseSparseCrossover(bad, base);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -217,6 +217,110 @@ TEST_P(SparseKernel, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Cases, SparseKernel, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return info.param.name; });
 
+// The input-sparse Gemm / MatMul (dense weight, zero inputs skipped): the
+// fully connected cases above with at most 4 rows, at 0%, 50%, 90% and 99%
+// zeros in A (random positions), every instruction set, 1 and 2 threads.
+TEST(InputSparseKernel, MatchesReferenceAtEveryInputSparsity) {
+  std::mt19937 rng(99);
+  SparseKernelOptions options;
+  options.crossover.gemm_input = 0.3;
+  int checked = 0;
+  for (const KernelCase& kc : Cases()) {
+    if (kc.op_type == "Conv") continue;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < kc.inputs[0].dims.size(); ++d) rows *= kc.inputs[0].dims[d];
+    if (kc.name == "gemm_transa_no_c") rows = kc.inputs[0].dims[1];
+    if (rows > 4) continue;
+    for (double zeros : kSparsities) {
+      std::vector<Input> inputs = kc.inputs;
+      for (Input& in : inputs) {
+        int64_t n = 1;
+        for (int64_t d : in.dims) n *= d;
+        in.data = sparse_test::RandomNonZero(n, rng);
+      }
+      std::vector<float>& a = inputs[0].data;
+      std::vector<size_t> order(a.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t i = 0; i < static_cast<size_t>(zeros * static_cast<double>(a.size())); ++i)
+        a[order[i]] = 0.0f;
+      auto node = OneNode::Build(kc.op_type, kc.attrs, inputs);
+      node->set_activation_sparsity(0.5);
+      const std::vector<float> want = node->Reference();
+      for (SparseIsa isa : Isas()) {
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(kc.name + " input zeros " + std::to_string(zeros) + " isa " +
+                       SparseIsaName(isa) + " threads " + std::to_string(threads));
+          options.isa = isa;
+          std::unique_ptr<Kernel> k = kc.op_type == "Gemm" ? CreateGemmInputSparse(options)
+                                                           : CreateMatMulInputSparse(options);
+          std::vector<float> got;
+          Status s = node->Run(*k, threads, &got);
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          EXPECT_LE(sparse_test::WorstError(got, want, kAbsTol, kRelTol), 1.0);
+          ++checked;
+        }
+      }
+    }
+  }
+  // gemm_m1_transb_bias_relu, gemm_transa_no_c, matmul_m1_relu, matmul_vector_a.
+  EXPECT_EQ(checked, 4 * 4 * 2 * static_cast<int>(Isas().size()));
+}
+
+TEST(InputSparseKernel, WideLayerAcrossThreadsMatchesReference) {
+  // 1300 outputs: several 256-column chunks per thread, a masked tail.
+  std::mt19937 rng(5);
+  Input a{{1, 70}, sparse_test::RandomNonZero(70, rng)};
+  for (size_t i = 0; i < a.data.size(); i += 2) a.data[i] = 0.0f;
+  Input w{{1300, 70}, sparse_test::RandomNonZero(1300 * 70, rng), true};
+  Input b{{1300}, sparse_test::RandomNonZero(1300, rng), true};
+  auto node = OneNode::Build("Gemm", {{"transB", int64_t{1}}}, {a, w, b});
+  node->set_activation_sparsity(0.5);
+  const std::vector<float> want = node->Reference();
+  for (SparseIsa isa : Isas()) {
+    SparseKernelOptions options;
+    options.isa = isa;
+    std::unique_ptr<Kernel> k = CreateGemmInputSparse(options);
+    std::vector<float> got;
+    ASSERT_TRUE(node->Run(*k, 2, &got).ok()) << SparseIsaName(isa);
+    EXPECT_LE(sparse_test::WorstError(got, want, kAbsTol, kRelTol), 1.0) << SparseIsaName(isa);
+  }
+}
+
+TEST(InputSparseKernel, DeclinesWithTheReasonUnlessMeasuredSparseAndSmallBatch) {
+  std::mt19937 rng(7);
+  auto gemm = [&](int64_t m) {
+    return OneNode::Build("Gemm", {{"transB", int64_t{1}}},
+                          {Input{{m, 16}, sparse_test::RandomNonZero(m * 16, rng)},
+                           Input{{8, 16}, sparse_test::RandomNonZero(128, rng), true}});
+  };
+  SparseKernelOptions options;  // default crossover 0.30
+  std::vector<float> out;
+  auto node = gemm(1);
+  Status s = node->Run(*CreateGemmInputSparse(options), 1, &out);  // never measured
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("activation sparsity not measured"), std::string::npos) << s.ToString();
+  node->set_activation_sparsity(0.2);
+  s = node->Run(*CreateGemmInputSparse(options), 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("0.20 below the 0.30 crossover"), std::string::npos) << s.ToString();
+  node->set_activation_sparsity(0.3);
+  EXPECT_TRUE(node->Run(*CreateGemmInputSparse(options), 1, &out).ok());
+  auto wide = gemm(5);
+  wide->set_activation_sparsity(0.9);
+  s = wide->Run(*CreateGemmInputSparse(options), 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("at most 4 rows"), std::string::npos) << s.ToString();
+  // A computed weight is not this kernel's.
+  auto computed = OneNode::Build("MatMul", {},
+                                 {Input{{1, 16}, sparse_test::RandomNonZero(16, rng)},
+                                  Input{{16, 8}, sparse_test::RandomNonZero(128, rng)}});
+  computed->set_activation_sparsity(0.9);
+  s = computed->Run(*CreateMatMulInputSparse(options), 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("needs a constant B"), std::string::npos) << s.ToString();
+}
+
 TEST(SparseMatrix, BlockStructuredWeightsUseFourRowBlocks) {
   std::mt19937 rng(7);
   std::vector<float> w = sparse_test::RandomNonZero(32 * 40, rng);

@@ -42,6 +42,9 @@ class OneNode {
       std::vector<Input> inputs);
 
   PrepareArgs Args(int num_threads = 1) const;
+  // The node's measured activation sparsity (what `braid convert
+  // --activation-sparsity` writes; the input-sparse kernels read it).
+  void set_activation_sparsity(double s) { graph_.node(0).annotation.activation_sparsity = s; }
   const TensorDesc& output() const { return output_; }
   // Prepares `kernel` (status returned as is) and runs it; output in *out.
   Status Run(Kernel& kernel, int num_threads, std::vector<float>* out) const;

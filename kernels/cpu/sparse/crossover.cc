@@ -48,17 +48,18 @@ StatusOr<SparseCrossover> ParseSparseCrossover(std::string_view text,
     if (key == "conv1x1") table.conv1x1 = value;
     else if (key == "conv3x3") table.conv3x3 = value;
     else if (key == "gemm") table.gemm = value;
+    else if (key == "gemm_input") table.gemm_input = value;
     else
       return InvalidArgument("sparse crossover: unknown class '" + key +
-                             "' (conv1x1, conv3x3, gemm)");
+                             "' (conv1x1, conv3x3, gemm, gemm_input)");
   }
   return table;
 }
 
 std::string SparseCrossoverToString(const SparseCrossover& table) {
-  char text[96];
-  std::snprintf(text, sizeof(text), "conv1x1=%.2f,conv3x3=%.2f,gemm=%.2f",
-                table.conv1x1, table.conv3x3, table.gemm);
+  char text[128];
+  std::snprintf(text, sizeof(text), "conv1x1=%.2f,conv3x3=%.2f,gemm=%.2f,gemm_input=%.2f",
+                table.conv1x1, table.conv3x3, table.gemm, table.gemm_input);
   return text;
 }
 

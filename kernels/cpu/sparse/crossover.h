@@ -37,11 +37,18 @@ struct SparseCrossover {
   double conv1x1 = 0.75;
   double conv3x3 = 0.80;
   double gemm = 0.55;
+  // Activation sparsity (zeros entering a batch-1 Gemm / MatMul, measured
+  // into Annotation::activation_sparsity) at or above which the
+  // input-sparse kernel runs. It ties oneDNN at 0% zeros and is 1.9x faster
+  // at 50% on the development machine (fc 2048 -> 1000, 1 thread,
+  // braid_sparse_bench --benchmark_filter=fc_input); 0.3 leaves a margin for
+  // other CPUs. Not measured by `braid calibrate`.
+  double gemm_input = 0.30;
 
   double Threshold(SparseOpClass op_class) const;
 };
 
-// Parses "conv1x1=0.6,conv3x3=0.8,gemm=0.4" (any subset; others keep
+// Parses "conv1x1=0.6,conv3x3=0.8,gemm=0.4,gemm_input=0.3" (any subset; others keep
 // `base`'s values) for the BRAID_SPARSE_CROSSOVER environment override.
 // Values must lie in [0, 1].
 StatusOr<SparseCrossover> ParseSparseCrossover(std::string_view text,

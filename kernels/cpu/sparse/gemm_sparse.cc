@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/sparse/sparse_kernels.h"
-#include "kernels/params/gemm.h"
-#include "kernels/params/matmul.h"
+#include "kernels/cpu/sparse/fc_params.h"
 
 namespace braid {
 namespace {
@@ -100,33 +99,10 @@ class GemmSparse final : public Kernel {
   explicit GemmSparse(const SparseKernelOptions& options) : options_(options) {}
 
   Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(GemmParams p, ParseGemm(args));
-    const std::string where = args.Where();
-    if (p.dtype != DataType::kF32)
-      return Unimplemented(where + ": sparse Gemm handles f32 only");
-    if (p.m == 0 || p.n == 0 || p.k == 0)
-      return Unimplemented(where + ": empty gemm");
-    if (args.constants.size() < 2 || args.constants[1] == nullptr)
-      return Unimplemented(where + ": sparse Gemm needs a constant B (weight)");
-    if (args.constants[1]->size() != static_cast<size_t>(p.k * p.n) * sizeof(float))
-      return InvalidArgument(where + ": B holds " + std::to_string(args.constants[1]->size()) +
-                             " bytes, its shape needs " + std::to_string(p.k * p.n * 4));
-    std::vector<float> bias;
-    if (p.has_c() && p.beta != 0.0f) {
-      const bool constant_c = args.constants.size() > 2 && args.constants[2];
-      if (!constant_c || (p.c_kind != GemmParams::CKind::kScalar &&
-                          p.c_kind != GemmParams::CKind::kRow))
-        return Unimplemented(where + ": sparse Gemm takes C only as a constant "
-                                     "scalar or [N] row (a bias)");
-      const int64_t c_last = (p.n - 1) * p.c_stride_n;
-      if (args.constants[2]->size() < static_cast<size_t>(c_last + 1) * sizeof(float))
-        return InvalidArgument(where + ": C holds too few bytes for its shape");
-      const float* c = args.constants[2]->as<float>().data();
-      bias.resize(static_cast<size_t>(p.n));
-      for (int64_t j = 0; j < p.n; ++j)
-        bias[static_cast<size_t>(j)] = p.beta * c[j * p.c_stride_n];
-    }
-    const float* b = args.constants[1]->as<float>().data();
+    ASSIGN_OR_RETURN(ConstantWeightGemm g, ParseConstantWeightGemm(args, "sparse"));
+    const GemmParams& p = g.params;
+    const float* b = g.b;
+    std::vector<float> bias = std::move(g.bias);
     // W[n][k] = B'[k][n]: B is [N, K] with transB, else [K, N].
     const WeightView w = p.trans_b ? WeightView{b, p.n, p.k, p.k, 1}
                                    : WeightView{b, p.n, p.k, 1, p.n};
@@ -152,21 +128,9 @@ class MatMulSparse final : public Kernel {
   explicit MatMulSparse(const SparseKernelOptions& options) : options_(options) {}
 
   Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(MatMulParams p, ParseMatMul(args));
-    const std::string where = args.Where();
-    if (p.dtype != DataType::kF32)
-      return Unimplemented(where + ": sparse MatMul handles f32 only");
-    if (p.m == 0 || p.n == 0 || p.k == 0 || p.batch == 0)
-      return Unimplemented(where + ": empty matmul");
-    if (args.constants.size() < 2 || args.constants[1] == nullptr)
-      return Unimplemented(where + ": sparse MatMul needs a constant B (weight)");
-    if (!p.b_shared() || p.a_broadcast())
-      return Unimplemented(where + ": sparse MatMul needs one [K, N] weight "
-                                   "shared by every batch of A");
-    if (args.constants[1]->size() != static_cast<size_t>(p.k * p.n) * sizeof(float))
-      return InvalidArgument(where + ": B holds " + std::to_string(args.constants[1]->size()) +
-                             " bytes, its shape needs " + std::to_string(p.k * p.n * 4));
-    const float* b = args.constants[1]->as<float>().data();
+    ASSIGN_OR_RETURN(ConstantWeightMatMul g, ParseConstantWeightMatMul(args, "sparse"));
+    const MatMulParams& p = g.params;
+    const float* b = g.b;
     const WeightView w{b, p.n, p.k, 1, p.n};
     // A's batches are contiguous [M, K] matrices: one [batch * M, K] GEMM.
     return fc_.Prepare(args, w, 1.0f, {}, p.activation, p.batch * p.m,

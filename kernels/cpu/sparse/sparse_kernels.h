@@ -1,10 +1,12 @@
-// braid's weight-sparse CPU kernels ("sparse"): Conv (groups = 1, 2-D; 1x1
+// braid's sparse CPU kernels. Weight-sparse ("sparse"): Conv (groups = 1, 2-D; 1x1
 // directly on NCHW, other kernels and strides through phase images of
 // the padded input in the workspace) and Gemm /
 // MatMul with a constant weight. Registered above oneDNN; Prepare declines
 // (Unimplemented, with the reason) when the weight's sparsity is below the
 // crossover of its op class, so the dense oneDNN kernel runs instead and the
-// runtime reports why.
+// runtime reports why. Input-sparse ("input-sparse"): Gemm / MatMul on a
+// batch of at most 4 rows whose measured activation sparsity reaches its
+// crossover; it skips the weight rows of zero inputs.
 //
 //   SparseKernelOptions options;             // measured crossover defaults
 //   options.crossover = profile_crossover;   // e.g. from a device profile
@@ -23,6 +25,9 @@
 namespace braid {
 
 inline constexpr int kSparsePriority = 30;  // above oneDNN (20)
+// Input-sparse Gemm / MatMul ("input-sparse"): below the weight-sparse ones,
+// above oneDNN.
+inline constexpr int kInputSparsePriority = 25;
 
 struct SparseKernelOptions {
   SparseCrossover crossover;
@@ -33,8 +38,15 @@ struct SparseKernelOptions {
 std::unique_ptr<Kernel> CreateConvSparse(const SparseKernelOptions& options);
 std::unique_ptr<Kernel> CreateGemmSparse(const SparseKernelOptions& options);
 std::unique_ptr<Kernel> CreateMatMulSparse(const SparseKernelOptions& options);
+// Dense constant weight, at most 4 rows of A, and a measured activation
+// sparsity (Annotation::activation_sparsity) at or above
+// crossover.gemm_input: skips the weight rows of zero inputs
+// (gemm_input_sparse.cc). Declines otherwise, with the reason.
+std::unique_ptr<Kernel> CreateGemmInputSparse(const SparseKernelOptions& options);
+std::unique_ptr<Kernel> CreateMatMulInputSparse(const SparseKernelOptions& options);
 
-// Conv, Gemm and MatMul as impl "sparse" at kSparsePriority on the CPU.
+// Conv, Gemm and MatMul as impl "sparse" at kSparsePriority on the CPU, and
+// Gemm and MatMul as impl "input-sparse" at kInputSparsePriority.
 void RegisterSparseKernels(KernelRegistry& registry,
                            const SparseKernelOptions& options);
 

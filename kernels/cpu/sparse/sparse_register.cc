@@ -20,15 +20,17 @@ Status CheckCrossover(const PrepareArgs& args, double sparsity,
 
 void RegisterSparseKernels(KernelRegistry& registry,
                            const SparseKernelOptions& options) {
-  auto add = [&](const char* op,
+  auto add = [&](const char* op, const char* impl, int priority,
                  std::unique_ptr<Kernel> (*create)(const SparseKernelOptions&)) {
-    registry.Register(KernelEntry{op, DeviceKind::kCpu, "sparse", kSparsePriority,
+    registry.Register(KernelEntry{op, DeviceKind::kCpu, impl, priority,
                                   [create, options] { return create(options); },
                                   /*channels_last=*/false, /*specialized=*/true});
   };
-  add("Conv", CreateConvSparse);
-  add("Gemm", CreateGemmSparse);
-  add("MatMul", CreateMatMulSparse);
+  add("Conv", "sparse", kSparsePriority, CreateConvSparse);
+  add("Gemm", "sparse", kSparsePriority, CreateGemmSparse);
+  add("MatMul", "sparse", kSparsePriority, CreateMatMulSparse);
+  add("Gemm", "input-sparse", kInputSparsePriority, CreateGemmInputSparse);
+  add("MatMul", "input-sparse", kInputSparsePriority, CreateMatMulInputSparse);
 }
 
 }  // namespace braid
