@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/sparse/fc_params.h"
 #include "kernels/cpu/sparse/scaled_rows.h"
 #include "kernels/cpu/sparse/sparse_kernels.h"
-#include "kernels/cpu/sparse/fc_params.h"
 
 namespace braid {
 namespace {
@@ -130,11 +130,24 @@ class InputSparseFullyConnected {
   int num_threads_ = 1;
 };
 
-class GemmInputSparse final : public Kernel {
+// Gemm (Y = act(alpha * A' B' + beta * C)) or MatMul (A [..., M, K] x a
+// constant [K, N]) on InputSparseFullyConnected.
+class InputSparseKernel final : public Kernel {
  public:
-  explicit GemmInputSparse(const SparseKernelOptions& options) : options_(options) {}
+  InputSparseKernel(const SparseKernelOptions& options, bool matmul)
+      : options_(options), matmul_(matmul) {}
 
   Status Prepare(const PrepareArgs& args) override {
+    if (matmul_) {
+      ASSIGN_OR_RETURN(ConstantWeightMatMul g, ParseConstantWeightMatMul(args, "input-sparse"));
+      const MatMulParams& p = g.params;
+      const float* b = g.b;
+      const int64_t n = p.n;
+      auto w = [&](int64_t kk, int64_t nn) { return b[kk * n + nn]; };
+      // A's batches are contiguous [M, K] matrices: batch * M rows.
+      return fc_.Prepare(args, p.batch * p.m, p.k, n, w, {}, p.activation,
+                         /*a_transposed=*/false, options_);
+    }
     ASSIGN_OR_RETURN(ConstantWeightGemm g, ParseConstantWeightGemm(args, "input-sparse"));
     const GemmParams& p = g.params;
     const float* b = g.b;
@@ -158,45 +171,18 @@ class GemmInputSparse final : public Kernel {
 
  private:
   SparseKernelOptions options_;
-  InputSparseFullyConnected fc_;
-};
-
-class MatMulInputSparse final : public Kernel {
- public:
-  explicit MatMulInputSparse(const SparseKernelOptions& options) : options_(options) {}
-
-  Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(ConstantWeightMatMul g, ParseConstantWeightMatMul(args, "input-sparse"));
-    const MatMulParams& p = g.params;
-    const float* b = g.b;
-    const int64_t n = p.n;
-    auto w = [&](int64_t kk, int64_t nn) { return b[kk * n + nn]; };
-    // A's batches are contiguous [M, K] matrices: batch * M rows.
-    return fc_.Prepare(args, p.batch * p.m, p.k, n, w, {}, p.activation,
-                       /*a_transposed=*/false, options_);
-  }
-
-  size_t workspace_bytes() const override { return fc_.workspace_bytes(); }
-
-  Status Run(const RunArgs& args) override {
-    fc_.Run(static_cast<const float*>(args.src[0]), static_cast<float*>(args.dst[0]),
-            args.workspace);
-    return Status::Ok();
-  }
-
- private:
-  SparseKernelOptions options_;
+  bool matmul_;
   InputSparseFullyConnected fc_;
 };
 
 }  // namespace
 
 std::unique_ptr<Kernel> CreateGemmInputSparse(const SparseKernelOptions& options) {
-  return std::make_unique<GemmInputSparse>(options);
+  return std::make_unique<InputSparseKernel>(options, /*matmul=*/false);
 }
 
 std::unique_ptr<Kernel> CreateMatMulInputSparse(const SparseKernelOptions& options) {
-  return std::make_unique<MatMulInputSparse>(options);
+  return std::make_unique<InputSparseKernel>(options, /*matmul=*/true);
 }
 
 }  // namespace braid
