@@ -20,9 +20,11 @@ namespace {
 
 // Reorders the nodes depth first from the graph outputs: every node right
 // after its producers, so each timed op runs just after the op that wrote
-// its input, as in a model's chain. The passes' Kahn sort is breadth first:
-// it ran every enter conv first, and each timed op then read its input back
-// from memory (a depthwise conv or a pooling at half its in-model speed).
+// its input, as in a model's chain. (The passes' sort keeps an already
+// sorted order since it became a min-heap Kahn sort, graph/ir.cc; its FIFO
+// version was breadth first and ran every enter conv first, so each timed op
+// read its input back from memory: a depthwise conv or a pooling at half its
+// in-model speed. This keeps the order explicit whatever the builder does.)
 Status OrderDepthFirst(Graph& g) {
   const std::vector<Node>& nodes = g.nodes();
   std::vector<int> state(nodes.size(), 0);  // 0 new, 1 open, 2 emitted
