@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <thread>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <tuple>
 
+#include "kernels/vgpu/precise_wait.h"
 #include "scheduler/device_profile.h"
 #include "tools/commands.h"
 #include "tools/op_timer.h"
@@ -44,9 +46,9 @@ constexpr char kCalibrateHelp[] =
     "  --suite 0|1     measure the op suite too (default 1)\n"
     "  --sparse 0|1    measure the sparse kernels' crossover (default 1)\n";
 
-// Median lateness of a timed sleep as the vgpu's padding does it (its
-// worker threads use 1 ns timer slack): what a padded vgpu step reads
-// beyond its model on this host, now.
+// Median lateness of a padded wait as the vgpu's padding does it (WaitUntil
+// on a worker thread with 1 ns timer slack; negative: early): what a padded
+// vgpu step reads beyond its model on this host, now.
 double MeasurePaddingDelayUs() {
   double median = 0;
   std::thread probe([&median] {
@@ -54,7 +56,7 @@ double MeasurePaddingDelayUs() {
     std::vector<double> late;
     for (int i = 0; i < 200; ++i) {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-      std::this_thread::sleep_until(deadline);
+      WaitUntil(deadline);
       late.push_back(
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - deadline)
               .count());
@@ -174,7 +176,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
                             "by braid calibrate (" + std::to_string(cpu.compute_units) +
                             " threads)";
   profile.devices[0] = cpu;
-  double padding_delay_us = -1;
+  std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
     StatusOr<DeviceProfile> shaped = LoadDeviceProfile("host-vgpu");
     if (!shaped.ok()) return fail(shaped.status().WithPrefix("--devices vgpu"));
@@ -186,9 +188,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     padding_delay_us = MeasurePaddingDelayUs();
     char note[200];
     std::snprintf(note, sizeof(note),
-                  "; on this host a padded step wakes a median %.1f us late (measured by braid "
-                  "calibrate; not part of the model)",
-                  padding_delay_us);
+                  "; on this host a padded step ends a median %.1f us after its deadline "
+                  "(measured by braid calibrate; not part of the model)",
+                  *padding_delay_us);
     v.sources["launch_overhead_us"] += note;
     profile.devices.push_back(std::move(v));
     for (const LinkSpec& l : shaped->links) profile.links.push_back(l);
@@ -234,11 +236,11 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (with_sparse)
     out << "  sparse crossover for the runtime: " << SparseCrossoverToString(CrossoverOf(sparse))
         << " (BRAID_SPARSE_CROSSOVER)\n";
-  if (padding_delay_us >= 0) {
+  if (padding_delay_us) {
     std::snprintf(line, sizeof(line),
-                  "vgpu (virtual, shaped as host-vgpu): padded steps wake a median %.1f us late "
-                  "on this host\n",
-                  padding_delay_us);
+                  "vgpu (virtual, shaped as host-vgpu): padded steps end a median %.1f us after "
+                  "their deadline on this host\n",
+                  *padding_delay_us);
     out << line;
   }
   out << "profile written to " << path << "\n";
