@@ -259,7 +259,8 @@ class Graph {
   // Drops unreferenced values only.
   void Compact() { RemoveNodes(std::vector<bool>(nodes_.size(), false)); }
 
-  // Reorders nodes so every input is produced before it is read.
+  // Reorders nodes so every input is produced before it is read, moving only
+  // what must move: an already sorted graph keeps its order (the run order).
   Status TopologicalSort();
 
   // Structural checks: ids in range, each value produced at most once,
