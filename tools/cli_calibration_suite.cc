@@ -111,51 +111,52 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps) {
   auto dw = [&](ValueId x, int64_t c, int64_t stride, const char* name) {
     return b.Conv(x, name, {.out_channels = c, .kernel = 3, .stride = stride, .pad = 1, .groups = c});
   };
-  for (const std::vector<int64_t>& dims : maps ? map_dims : std::vector<std::vector<int64_t>>{}) {
+  // Every map section: its own input, two chain convs, then a residual Add
+  // and its Relu, as in a ResNet block (the passes fuse the Relu into the
+  // Add, as they do in the models); `body(v, c)` adds the section's ops on v.
+  auto section = [&](const std::vector<int64_t>& dims, const auto& body) {
     const std::string tag = std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
     const int64_t c = dims[1];
     ValueId in = b.Input("map" + tag, {dims[0], dims[1], dims[2], dims[3]});
     b.set_channels(in, c);
     auto scope = b.Enter("s" + tag);
     ValueId v = conv1x1(conv1x1(in, c), c);
-    // A residual Add and its Relu, as in a ResNet block (the passes fuse the
-    // Relu into the Add, as they do in the models).
     v = conv1x1(b.Relu(b.Add(conv1x1(v, c), v)), c);
-    // A Relu no pass fuses (only Conv, Gemm and Add take one): a sample of
-    // the standalone Relu that some graphs keep.
-    v = conv1x1(b.Relu(b.Mul(conv1x1(v, c), v)), c);
-    v = conv1x1(b.Concat({conv1x1(v, c), v}, 1), c);
-    v = conv1x1(dw(v, c, 1, "dw"), c);
-    if (dims[1] * dims[2] * dims[3] <= 200000)
-      v = conv1x1(b.Conv(v, "c3", {.out_channels = c, .kernel = 3, .pad = 1}), c);
-    // Shape-changing ops end a branch, each on a fresh conv output.
-    exit_conv(b.MaxPool(conv1x1(v, c), "pool", 3, 2, 1, false), c);
-    exit_conv(dw(conv1x1(v, c), c, 2, "dw2"), c);
-    exit_conv(b.GlobalAveragePool(conv1x1(v, c)), c);
-    out(b.Linear(b.Flatten(b.GlobalAveragePool(conv1x1(v, c))), "out" + std::to_string(conv_id++),
-                 c, 8));
-    // Its own producer: a Reshape takes no part in channels-last, so reading
-    // v would keep v, and every op above, plain.
-    out(b.LinearMatMul(b.Reshape(conv1x1(v, c), {1, dims[1], dims[2] * dims[3]}),
-                       "out" + std::to_string(conv_id++), dims[2] * dims[3], 8));
-    exit_conv(v, c);
+    body(v, c);
+  };
+  for (const std::vector<int64_t>& dims : maps ? map_dims : std::vector<std::vector<int64_t>>{}) {
+    section(dims, [&](ValueId v, int64_t c) {
+      // A Relu no pass fuses (only Conv, Gemm and Add take one): a sample of
+      // the standalone Relu that some graphs keep.
+      v = conv1x1(b.Relu(b.Mul(conv1x1(v, c), v)), c);
+      v = conv1x1(b.Concat({conv1x1(v, c), v}, 1), c);
+      v = conv1x1(dw(v, c, 1, "dw"), c);
+      if (dims[1] * dims[2] * dims[3] <= 200000)
+        v = conv1x1(b.Conv(v, "c3", {.out_channels = c, .kernel = 3, .pad = 1}), c);
+      // Shape-changing ops end a branch, each on a fresh conv output.
+      exit_conv(b.MaxPool(conv1x1(v, c), "pool", 3, 2, 1, false), c);
+      exit_conv(dw(conv1x1(v, c), c, 2, "dw2"), c);
+      exit_conv(b.GlobalAveragePool(conv1x1(v, c)), c);
+      out(b.Linear(b.Flatten(b.GlobalAveragePool(conv1x1(v, c))),
+                   "out" + std::to_string(conv_id++), c, 8));
+      // Its own producer: a Reshape takes no part in channels-last, so
+      // reading v would keep v, and every op above, plain.
+      out(b.LinearMatMul(b.Reshape(conv1x1(v, c), {1, dims[1], dims[2] * dims[3]}),
+                         "out" + std::to_string(conv_id++), dims[2] * dims[3], 8));
+      exit_conv(v, c);
+    });
   }
   // Early-layer maps beyond the cache (a stem's output): streaming ops,
   // pooling and depthwise only.
   for (const std::vector<int64_t>& dims :
        maps ? std::vector<std::vector<int64_t>>{{1, 64, 112, 112}, {1, 96, 112, 112}}
             : std::vector<std::vector<int64_t>>{}) {
-    const std::string tag = std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
-    const int64_t c = dims[1];
-    ValueId in = b.Input("map" + tag, {dims[0], dims[1], dims[2], dims[3]});
-    b.set_channels(in, c);
-    auto scope = b.Enter("s" + tag);
-    ValueId v = conv1x1(conv1x1(in, c), c);
-    v = conv1x1(b.Relu(b.Add(conv1x1(v, c), v)), c);
-    v = conv1x1(dw(v, c, 1, "dw"), c);
-    exit_conv(b.MaxPool(conv1x1(v, c), "pool", 3, 2, 1, false), c);
-    exit_conv(dw(conv1x1(v, c), c, 2, "dw2"), c);
-    exit_conv(v, c);
+    section(dims, [&](ValueId v, int64_t c) {
+      v = conv1x1(dw(v, c, 1, "dw"), c);
+      exit_conv(b.MaxPool(conv1x1(v, c), "pool", 3, 2, 1, false), c);
+      exit_conv(dw(conv1x1(v, c), c, 2, "dw2"), c);
+      exit_conv(v, c);
+    });
   }
   // Late-layer maps with many channels and a classifier head: residual
   // Add / Relu, GlobalAveragePool -> Flatten -> Gemm (a GEMV), as at the end
@@ -163,14 +164,9 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps) {
   for (const std::vector<int64_t>& dims :
        maps ? std::vector<std::vector<int64_t>>{{1, 640, 7, 7}, {1, 1024, 7, 7}, {1, 384, 13, 13}}
             : std::vector<std::vector<int64_t>>{}) {
-    const std::string tag = std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
-    const int64_t c = dims[1];
-    ValueId in = b.Input("map" + tag, {dims[0], dims[1], dims[2], dims[3]});
-    b.set_channels(in, c);
-    auto scope = b.Enter("s" + tag);
-    ValueId v = conv1x1(conv1x1(in, c), c);
-    v = conv1x1(b.Relu(b.Add(conv1x1(v, c), v)), c);
-    out(b.Linear(b.Flatten(b.GlobalAveragePool(v), 1), "fc", c, 1000));
+    section(dims, [&](ValueId v, int64_t c) {
+      out(b.Linear(b.Flatten(b.GlobalAveragePool(v), 1), "fc", c, 1000));
+    });
   }
   if (maps) return FinishSuite(b);
   const std::vector<std::vector<int64_t>> tokens = {{1, 50, 192}, {1, 197, 192}, {1, 197, 384}};
