@@ -195,27 +195,34 @@ bool UsesCacheTier(OpClass op_class) {
   return op_class != OpClass::kDepthwiseConv;
 }
 
+namespace {
+
+// "@cache" keys: a class without the cache tier, bytes within the cache.
+constexpr std::string_view kCacheKeySuffix = "@cache";
+bool CacheKeyed(const DeviceSpec& device, OpClass op_class, double bytes) {
+  return !UsesCacheTier(op_class) && device.cache_bytes > 0 && bytes <= device.cache_bytes;
+}
+
+}  // namespace
+
 std::string OpTypeFactorKey(const DeviceSpec& device, OpClass op_class, std::string_view op_type,
                             double bytes) {
   std::string key(op_type);
-  if (!key.empty() && !UsesCacheTier(op_class) && device.cache_bytes > 0 &&
-      bytes <= device.cache_bytes)
-    key += "@cache";
+  if (!key.empty() && CacheKeyed(device, op_class, bytes)) key += kCacheKeySuffix;
   return key;
 }
 
 const OpTypeFactor* FindOpTypeFactor(const DeviceSpec& device, OpClass op_class,
                                      std::string_view op_type, double bytes) {
   if (op_type.empty()) return nullptr;
-  if (!UsesCacheTier(op_class) && device.cache_bytes > 0 && bytes <= device.cache_bytes) {
+  if (CacheKeyed(device, op_class, bytes)) {
     // Built on the stack: the simulator calls this for every op it costs.
-    constexpr std::string_view kSuffix = "@cache";
     char key[96];
-    if (op_type.size() + kSuffix.size() <= sizeof key) {
+    if (op_type.size() + kCacheKeySuffix.size() <= sizeof key) {
       std::memcpy(key, op_type.data(), op_type.size());
-      std::memcpy(key + op_type.size(), kSuffix.data(), kSuffix.size());
+      std::memcpy(key + op_type.size(), kCacheKeySuffix.data(), kCacheKeySuffix.size());
       if (const OpTypeFactor* f =
-              device.OpType(std::string_view(key, op_type.size() + kSuffix.size())))
+              device.OpType(std::string_view(key, op_type.size() + kCacheKeySuffix.size())))
         return f;
     }
   }
