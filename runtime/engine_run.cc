@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "kernels/vgpu/precise_wait.h"
 #include "runtime/engine.h"

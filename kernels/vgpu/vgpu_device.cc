@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/precise_wait.h"
