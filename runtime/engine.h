@@ -97,6 +97,9 @@ class Engine {
   size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
   size_t num_steps() const { return steps_.size(); }
   size_t num_copy_steps() const;
+  // The steps step `i` waits for on other streams (indices into timeline()):
+  // at most one per stream, none implied by another (ReduceCrossStreamWaits).
+  const std::vector<int>& step_waits(size_t i) const { return steps_[i].waits; }
   std::vector<StepTiming> timeline() const;
   // Kernel time per engine device in the last Run: the sum of each kernel
   // step's start..end that ran (a shaped vgpu's padding included; copies and

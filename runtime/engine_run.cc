@@ -130,16 +130,21 @@ Status Engine::Run(std::span<const void* const> inputs) {
     }
   }
 
-  // 2. CPU stream 0 on this thread.
+  // 2. CPU stream 0 on this thread. After a failure the rest is skipped, as
+  // on a worker stream: a wait on this stream's newest needed step stands
+  // for its earlier ones (ReduceCrossStreamWaits), so later events must
+  // carry an earlier failure.
+  Status cpu_stream;
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& step = steps_[i];
     if (step.stream >= 0) continue;
-    Status upstream;
+    Status upstream = cpu_stream.ok() ? Status::Ok() : Skipped();
     for (int d : step.waits) {
       Status s = steps_[static_cast<size_t>(d)].event->Wait();
       if (!s.ok() && upstream.ok()) upstream = Skipped();
     }
     Status result = upstream.ok() ? RunStep(i) : upstream;
+    if (!result.ok() && cpu_stream.ok()) cpu_stream = result;
     if (step.manual_event) step.manual_event->Signal(result);
   }
 

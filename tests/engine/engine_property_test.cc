@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <set>
 
 #include "runtime/executor.h"
 #include "tests/engine/engine_test_util.h"
@@ -54,6 +55,18 @@ void CheckRandomPlans(const Graph& g, int seeds, uint32_t base_seed) {
     auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
     ASSERT_TRUE(engine.ok()) << "seed " << seed << ": " << engine.status().ToString();
     copies_total += static_cast<int>((*engine)->num_copy_steps());
+    // Streams run in step order, so one wait per other stream suffices.
+    const std::vector<StepTiming> steps = (*engine)->timeline();
+    for (size_t i = 0; i < steps.size(); ++i) {
+      std::set<std::string> tracks;
+      for (int d : (*engine)->step_waits(i)) {
+        ASSERT_GE(d, 0);
+        ASSERT_LT(static_cast<size_t>(d), steps.size());
+        EXPECT_NE(steps[static_cast<size_t>(d)].track, steps[i].track) << steps[i].name;
+        EXPECT_TRUE(tracks.insert(steps[static_cast<size_t>(d)].track).second)
+            << steps[i].name << " waits twice on " << steps[static_cast<size_t>(d)].track;
+      }
+    }
     // Twice: the second Run reuses every buffer and event.
     for (int run = 0; run < 2; ++run) {
       Status s = (*engine)->Run(in.pointers);
