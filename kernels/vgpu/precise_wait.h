@@ -8,7 +8,8 @@
 // A plain sleep_until overshoots by the timer wake-up latency: 16-29 us
 // median on the 2-core build VM even with 1 ns timer slack, which made every
 // padded vgpu copy (20-50 us modelled) read 40-80% long. WaitUntil aims the
-// sleep early by this thread's running estimate of that latency, so the
+// sleep early by this thread's running estimate of that latency for waits
+// of about that length (short sleeps wake sooner than long ones), so the
 // waits end on the deadline on average (some a little early, some late). It
 // never spins: the vgpu's threads share the CPU stream's cores.
 #ifndef BRAID_KERNELS_VGPU_PRECISE_WAIT_H_
