@@ -241,10 +241,17 @@ int main(int argc, char** argv) {
   // 2. Shaped CPU + vgpu plans.
   std::map<std::string, std::vector<double>> step_errors;  // "cpu:conv", "vgpu:gemm", "copy"
   std::vector<double> vgpu_e2e;
+  StatusOr<WakeLatency> measured_wake = MeasureWakeLatency();
+  if (!measured_wake.ok()) {
+    std::fprintf(stderr, "%s\n", measured_wake.status().ToString().c_str());
+    return 1;
+  }
+  const WakeLatency wake = *measured_wake;
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
-              "not a GPU), %d runs, per-step medians\n\n",
-              vgpu_iterations);
+              "not a GPU), %d runs, per-step medians; handoff wake-ups measured: vgpu %.1f us, "
+              "cpu %.1f us\n\n",
+              vgpu_iterations, wake.to_worker_us, wake.to_caller_us);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (size_t k = 0; k < all.size(); ++k) {
@@ -267,6 +274,9 @@ int main(int argc, char** argv) {
     // DefaultEfficiency for kind vgpu), floored by the host kernels it runs.
     vgpu.efficiency.clear();
     vgpu.floor_device = "cpu";
+    // Handoff wake-ups, measured here as `braid calibrate` does.
+    profile.devices[0].sync_us = wake.to_caller_us;
+    vgpu.sync_us = wake.to_worker_us;
     CostModel model(profile);
     PlanTimerOptions plan_options;
     plan_options.threads = options.threads;

@@ -76,6 +76,11 @@ struct DeviceSpec {
   double active_power_w = 0;   // while a kernel runs
   double idle_power_w = 0;     // while idle (within an inference)
   int concurrent_kernels = 1;  // kernels of different streams that may overlap
+  // Wake-up latency: a stream of this device that waits for work of another
+  // device (an event) starts this long after the event; the copy streams of
+  // an accelerator's links pay it too. 0: not modelled (datasheet profiles);
+  // `braid calibrate` measures it for the host and the vgpu.
+  double sync_us = 0;
   // Optional cache tier: the first `cache_bytes` an op touches move at
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;

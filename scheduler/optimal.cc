@@ -39,7 +39,7 @@ double ChainStepUs(const PlacementSpace& space, int n, int home, const SimPlacem
   const double other_end = (home != o ? space.CopyUs(home, o, in_bytes) : 0) + space.OtherUs(n, p);
   const size_t back = static_cast<size_t>(o) * static_cast<size_t>(space.num_devices) +
                       static_cast<size_t>(d);
-  double back_end = other_end;
+  double back_end = other_end + g.link_latency_us[back];  // a mapped link's: wake-up only
   if (!g.link_mapped[back]) {
     // The input copy home -> d used the o -> d engine when home == o.
     const double engine_free = (home == o && g.copy_engines[back] == 1) ? copy_in_main : 0;

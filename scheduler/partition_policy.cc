@@ -50,7 +50,7 @@ double BalancedRatio(const PlacementSpace& space, std::span<const SimPlacement> 
   for (int32_t i = g.out_begin[n]; i < g.out_begin[n + 1]; ++i)
     out_bytes += g.value_bytes[static_cast<size_t>(g.out_values[static_cast<size_t>(i)])];
   const size_t link = static_cast<size_t>(o) * D + static_cast<size_t>(d);
-  const double back_latency = g.link_mapped[link] ? 0 : g.link_latency_us[link];
+  const double back_latency = g.link_latency_us[link];  // a mapped link's: wake-up only
   const double back_per_share = g.link_mapped[link] ? 0 : out_bytes * g.link_us_per_byte[link];
   const size_t kd = static_cast<size_t>(n) * D + static_cast<size_t>(d);
   const size_t ko = static_cast<size_t>(n) * D + static_cast<size_t>(o);

@@ -96,8 +96,7 @@ double PlacementSpace::CopyUs(int from, int to, double bytes) const {
   if (from == to) return 0;
   const size_t k = static_cast<size_t>(from) * static_cast<size_t>(num_devices) +
                    static_cast<size_t>(to);
-  if (sim.link_mapped[k]) return 0;
-  return sim.link_latency_us[k] + bytes * sim.link_us_per_byte[k];
+  return sim.link_latency_us[k] + bytes * sim.link_us_per_byte[k];  // 0 per byte if mapped
 }
 
 Plan PlacementSpace::ToPlan(const Graph& graph, std::span<const SimPlacement> placement,

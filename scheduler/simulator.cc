@@ -52,8 +52,14 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
         return NotFound("profile '" + model.profile().name + "' has no link " + devices[a] +
                         " -> " + devices[b]);
       const size_t k = a * D + b;
+      // A handoff wakes the stream that copies (the accelerator's, as the
+      // engine's copy streams are) and the reader's (DeviceSpec::sync_us).
+      const auto& spec = model.profile().devices;
+      const double reader_wake = spec[static_cast<size_t>(profile_index[b])].sync_us;
+      const double copier_wake =
+          l->mapped ? 0 : spec[static_cast<size_t>(profile_index[a == 0 ? b : a])].sync_us;
       g.link_mapped[k] = l->mapped ? 1 : 0;
-      g.link_latency_us[k] = l->mapped ? 0 : l->latency_us;
+      g.link_latency_us[k] = (l->mapped ? 0 : l->latency_us) + copier_wake + reader_wake;
       g.link_us_per_byte[k] = l->mapped ? 0 : 1.0 / (l->bandwidth_gbps * 1e3);
       g.copy_engines[k] = l->copy_engines;
     }
@@ -181,7 +187,9 @@ double Simulator::Copy(int value, int from, int to, double ready_us, double byte
   const size_t link = static_cast<size_t>(from) * D + static_cast<size_t>(to);
   if (g_.link_mapped[link]) {
     result_.bytes_mapped += bytes;
-    return ready_us;
+    const double end = ready_us + g_.link_latency_us[link];  // the reader's wake-up only
+    result_.latency_us = std::max(result_.latency_us, end);
+    return end;
   }
   // The engine of this direction that frees first.
   double* engines = &engine_free_[link * static_cast<size_t>(max_engines_)];

@@ -63,7 +63,9 @@ struct SimGraph {
   std::vector<int32_t> graph_input_values;  // values present on devices[0] at t = 0
   std::vector<int32_t> graph_output_values;
 
-  // [from * num_devices + to]
+  // [from * num_devices + to]. Latency of a handoff: the link's latency
+  // (copying links) plus the wake-ups of the copying and the reading streams
+  // (DeviceSpec::sync_us); a mapped link has only the reader's.
   std::vector<double> link_latency_us, link_us_per_byte;
   std::vector<uint8_t> link_mapped;
   std::vector<int32_t> copy_engines;

@@ -30,7 +30,9 @@ constexpr char kCalibrateHelp[] =
     "throughput), cache and memory bandwidth (best streaming ops inside and\n"
     "beyond the L2), dispatch overhead, per-op-class efficiencies and\n"
     "per-op-type factors. Also times the sparse CPU kernels against the dense\n"
-    "ones (conv1x1, conv3x3, gemm) and stores their speed and crossover. Power\n"
+    "ones (conv1x1, conv3x3, gemm) and stores their speed and crossover, and\n"
+    "the wake-up of a stream waiting for another thread's event (sync_us: the\n"
+    "simulator adds it to every handoff between devices). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
     "`braid plan --profile host.json`).\n"
@@ -175,6 +177,13 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     cpu.sources["sparse"] = "sparse vs dense kernel time at sparsity 0.5-0.95, fitted; measured "
                             "by braid calibrate (" + std::to_string(cpu.compute_units) +
                             " threads)";
+  // Handoff wake-ups through the engine's own streams and events: the CPU
+  // stream's when it waits for another device, the vgpu's below.
+  StatusOr<WakeLatency> wake = MeasureWakeLatency();
+  if (!wake.ok()) return fail(wake.status());
+  cpu.sync_us = wake->to_caller_us;
+  cpu.sources["sync_us"] =
+      "measured by braid calibrate: the calling thread's wake-up after a worker stream's event";
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
@@ -186,6 +195,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     v.floor_device = "cpu";
     v.sources["floor_device"] = "the virtual GPU runs the host's CPU kernels on its own thread";
     padding_delay_us = MeasurePaddingDelayUs();
+    v.sync_us = wake->to_worker_us;
+    v.sources["sync_us"] = "measured by braid calibrate: a vgpu stream's wake-up after the "
+                           "calling thread's event (its copy streams pay it too)";
     char note[200];
     std::snprintf(note, sizeof(note),
                   "; on this host a padded step ends a median %.1f us after its deadline "
@@ -236,6 +248,13 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (with_sparse)
     out << "  sparse crossover for the runtime: " << SparseCrossoverToString(CrossoverOf(sparse))
         << " (BRAID_SPARSE_CROSSOVER)\n";
+  std::snprintf(line, sizeof(line), "handoff wake-up: cpu stream %.1f us", cpu.sync_us);
+  out << line;
+  if (padding_delay_us) {
+    std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);
+    out << line;
+  }
+  out << "\n";
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line),
                   "vgpu (virtual, shaped as host-vgpu): padded steps end a median %.1f us after "

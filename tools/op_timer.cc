@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "braid/braid.h"
 #include "graph/annotate.h"
@@ -15,6 +16,8 @@
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/vgpu/vgpu_device.h"
+#include "kernels/vgpu/worker_stream.h"
 #include "runtime/energy.h"
 #include "runtime/engine.h"
 #include "runtime/executor.h"
@@ -418,6 +421,41 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
     t.steps.push_back(std::move(s));
   }
   return t;
+}
+
+StatusOr<WakeLatency> MeasureWakeLatency(int rounds) {
+  // The engine's own primitives: a vgpu stream (WorkerStream) and events.
+  std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
+  ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, vgpu->CreateStream());
+  // Long enough that the waiting side is asleep when the signal comes.
+  constexpr auto kAsleep = std::chrono::microseconds(300);
+  std::vector<double> to_worker, to_caller;
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    auto event = std::make_shared<ManualEvent>();
+    Clock::time_point woke;
+    RETURN_IF_ERROR(stream->WaitFor(event));
+    RETURN_IF_ERROR(stream->Submit([&woke] {
+      woke = Clock::now();
+      return Status::Ok();
+    }));
+    std::this_thread::sleep_for(kAsleep);
+    const Clock::time_point signalled = Clock::now();
+    event->Signal(Status::Ok());
+    RETURN_IF_ERROR(stream->Synchronize());
+    to_worker.push_back(std::chrono::duration<double, std::micro>(woke - signalled).count());
+
+    Clock::time_point done;
+    RETURN_IF_ERROR(stream->Submit([&done, kAsleep] {
+      std::this_thread::sleep_for(kAsleep);
+      done = Clock::now();
+      return Status::Ok();
+    }));
+    ASSIGN_OR_RETURN(std::shared_ptr<Event> marker, stream->Record());
+    RETURN_IF_ERROR(marker->Wait());
+    to_caller.push_back(MicrosSince(done));
+    RETURN_IF_ERROR(stream->Synchronize());
+  }
+  return WakeLatency{Median(to_worker), Median(to_caller)};
 }
 
 StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,

@@ -190,6 +190,17 @@ StatusOr<Graph> PlannedGraph(const std::string& model);
 StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
                                            const std::string& device = "vgpu");
 
+// How long the engine's cross-thread handoffs take on this host (medians of
+// `rounds`, microseconds): a worker stream (the vgpu's, its copy streams)
+// blocked on an event until the calling thread signals it (`to_worker_us`),
+// and the calling thread (the CPU stream) blocked on a worker stream's event
+// (`to_caller_us`). The profile's DeviceSpec::sync_us of vgpu and cpu.
+struct WakeLatency {
+  double to_worker_us = 0;
+  double to_caller_us = 0;
+};
+StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60);
+
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);
 

@@ -103,6 +103,7 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   cpu.sparse.push_back({"conv1x1", 0.65, 0.1, 2.5, 5});
   cpu.sources["sparse"] = "measured";
   p.devices[1].floor_device = "cpu";
+  p.devices[1].sync_us = 42.5;
   const std::string json = DeviceProfileToJson(p);
   StatusOr<DeviceProfile> again = DeviceProfileFromJson(json, "mem");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
@@ -118,6 +119,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(c.Sparse("conv1x1")->crossover, 0.65);
   EXPECT_EQ(c.Sparse("conv1x1")->per_density, 2.5);
   EXPECT_EQ(again->devices[1].floor_device, "cpu");
+  EXPECT_EQ(again->devices[1].sync_us, 42.5);
+  EXPECT_EQ(again->devices[0].sync_us, 0);
 
   // A profile written before these fields existed: none of them, all off.
   const std::string old = DeviceProfileToJson(testing::TwoDeviceProfile());
@@ -128,6 +131,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_TRUE(loaded->devices[0].op_types.empty());
   EXPECT_TRUE(loaded->devices[0].sparse.empty());
   EXPECT_TRUE(loaded->devices[1].floor_device.empty());
+  EXPECT_EQ(old.find("sync_us"), std::string::npos);
+  EXPECT_EQ(loaded->devices[1].sync_us, 0);
   for (const std::string& name : ListDeviceProfiles()) {
     StatusOr<DeviceProfile> shipped = LoadDeviceProfile(name);
     EXPECT_TRUE(shipped.ok()) << name << ": " << shipped.status().ToString();
@@ -140,6 +145,7 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   p.devices[0].sparse.push_back({"gemm", 0.5, 0.2, 1.0, 5});
   p.devices[0].cache_bytes = 1024;
   p.devices[0].cache_bandwidth_gbps = 10;
+  p.devices[0].sync_us = 30;
   const std::string good = DeviceProfileToJson(p);
   auto error_of = [&](const std::string& from, const std::string& to) {
     std::string s = good;
@@ -160,6 +166,7 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
             std::string::npos);
   EXPECT_NE(error_of("\"cache_bytes\": 1024", "\"cache_bytes\": -1").find("cache_bytes"),
             std::string::npos);
+  EXPECT_NE(error_of("\"sync_us\": 30", "\"sync_us\": -3").find("sync_us"), std::string::npos);
   EXPECT_NE(error_of("\"factor\": 2", "\"factr\": 2").find("unknown key \"factr\""),
             std::string::npos);
   EXPECT_NE(error_of("\"concurrent_kernels\": 1,\n      \"cache_bytes\"",

@@ -88,6 +88,33 @@ TEST(SimulatorTest, TransferOnTheCriticalPath) {
   EXPECT_EQ(r.devices[1].idle_gaps, 0);
 }
 
+TEST(SimulatorTest, HandoffsPayTheWakeUpsOfTheCopyingAndReadingStreams) {
+  TinyGraph t;
+  ValueId x = t.Input("x", 250);
+  ValueId a = t.Op("a", {x}, 1);            // cpu 0..1
+  t.Output(t.Op("b", {a}, 8));              // gpu: 2 us
+  DeviceProfile profile = TwoDeviceProfile(10);
+  profile.devices[0].sync_us = 3;           // the cpu stream wakes 3 us after an event
+  profile.devices[1].sync_us = 5;           // the gpu's streams (and its copy streams) 5 us
+  const SimResult r = Simulate(t.graph(), profile, PlanOn(t.graph(), {"cpu", "gpu"}));
+  // a_out: the copy stream wakes (5), copies (10 + 1), the gpu stream wakes
+  // (5): b at 22..24. b_out back: 5 + 11 + 3 (the cpu wakes) -> 43.
+  EXPECT_NEAR(r.nodes[1].start_us, 22, kTol);
+  EXPECT_NEAR(r.nodes[1].end_us, 24, kTol);
+  EXPECT_NEAR(r.latency_us, 43, kTol);
+  // Over mapped memory nothing is copied, but the reader still wakes.
+  const SimResult mapped =
+      Simulate(t.graph(), [&] {
+        DeviceProfile m = TwoDeviceProfile(10, /*mapped=*/true);
+        m.devices[0].sync_us = 3;
+        m.devices[1].sync_us = 5;
+        return m;
+      }(), PlanOn(t.graph(), {"cpu", "gpu"}));
+  EXPECT_NEAR(mapped.nodes[1].start_us, 1 + 5, kTol);
+  EXPECT_NEAR(mapped.latency_us, 1 + 5 + 2 + 3, kTol);
+  EXPECT_EQ(mapped.copies, 0);
+}
+
 TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   TinyGraph t;
   ValueId x = t.Input("x", 250);

@@ -30,6 +30,17 @@ TEST(VgpuShapingTest, ShapingFromAProfileIsTheCostModelsEstimate) {
   }
 }
 
+TEST(WakeLatencyTest, BothHandoffDirectionsTakeMeasurableTime) {
+  // A thread blocked on a condition variable needs a futex wake and a
+  // reschedule: never free, and far under the 300 us the waiter sleeps.
+  StatusOr<WakeLatency> w = MeasureWakeLatency(8);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_GT(w->to_worker_us, 0);
+  EXPECT_GT(w->to_caller_us, 0);
+  EXPECT_LT(w->to_worker_us, 1e5);
+  EXPECT_LT(w->to_caller_us, 1e5);
+}
+
 TEST(VgpuShapingTest, FormulaIsLaunchPlusTheSlowerOfComputeAndMemory) {
   VgpuTiming t;
   t.enabled = true;

@@ -196,6 +196,10 @@ TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
   EXPECT_EQ(p->name, "my-board");  // named after its file, not "host"
   EXPECT_GT(p->devices[0].peak_gflops, 0);
   EXPECT_NE(p->devices[0].sources.at("peak_gflops").find("measured"), std::string::npos);
+  // The CPU stream's handoff wake-up, measured and sourced.
+  EXPECT_GT(p->devices[0].sync_us, 0);
+  EXPECT_NE(p->devices[0].sources.at("sync_us").find("measured"), std::string::npos);
+  EXPECT_NE(r.out.find("handoff wake-up: cpu stream"), std::string::npos) << r.out;
   Result bad = Braid({"calibrate", "--devices", "cuda"});
   EXPECT_NE(bad.status, 0);
   fs::remove_all(dir);
