@@ -23,6 +23,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Equal", ops::InferEqual, 7},
       {"Erf", ops::InferUnary, 9},
       {"Exp", ops::InferUnary, 6},
+      {"Gelu", ops::InferUnary, 20},
       {"HardSigmoid", ops::InferUnary, 6},
       {"HardSwish", ops::InferUnary, 14},
       {"Identity", ops::InferIdentity, 1},

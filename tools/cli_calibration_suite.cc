@@ -180,6 +180,8 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps) {
     const ValueId scores = b.Input("att" + tag, {1, 3, dims[1], dims[1]});
     out(b.Softmax(scores, -1));
     out(b.Erf(x));
+    // The exported GELU, one Gelu node after the passes (FuseGelu).
+    out(b.Gelu(x, "gelu"));
     out(b.Add(x, y));
     out(b.Transpose(x, {0, 2, 1}));
     out(b.Reshape(x, {1, dims[1], 3, dims[2] / 3}));
@@ -198,6 +200,7 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps) {
     ValueId h2 = b.Input("hidden_b", {1, 197, 768});
     auto scope = b.Enter("mlp");
     out(b.Erf(h));
+    out(b.Gelu(h, "gelu"));
     out(b.Mul(h, h2));
     out(b.Add(h, h2));
     out(b.LayerNorm(h, "ln", 768, 1e-6f));

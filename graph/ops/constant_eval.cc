@@ -248,7 +248,7 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
       "Abs", "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
-      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Identity", "Log",
+      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Gelu", "Identity", "Log",
       "Mul", "Neg", "Pow", "Reciprocal", "Reshape", "Shape", "Slice", "Sqrt",
       "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
@@ -453,6 +453,10 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     else if (op == "Log") f = [](float x) { return std::log(x); };
     else if (op == "Tanh") f = [](float x) { return std::tanh(x); };
     else if (op == "Erf") f = Erf;
+    else if (op == "Gelu" && node.attrs.GetString("approximate", "none") == "none")
+      f = [](float x) {
+        return static_cast<float>(0.5 * x * (1.0 + std::erf(static_cast<double>(x) * M_SQRT1_2)));
+      };
     if (!f) return NotCovered(node, "no evaluator");
     for (int64_t k = 0; k < n; ++k) StoreFloat(out, k, f(LoadFloat(in[0], k)));
   }

@@ -35,15 +35,19 @@ Status FoldBatchNorm(Graph& graph);
 // Clip. A residual f32 Add followed by a single-node activation takes it too.
 Status FuseActivations(Graph& graph);
 
+// The exported five-node GELU (x / sqrt 2, Erf, + 1, * x, * 0.5, any
+// association of the last two) becomes one Gelu(x) node (approximate "none").
+Status FuseGelu(Graph& graph);
+
 // Removes nodes whose outputs are neither graph outputs nor read, and unused
 // values.
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  bool fuse = true;  // BN folding and activation fusion
+  bool fuse = true;  // BN folding, GELU and activation fusion
 };
 
-// RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm,
+// RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm, FuseGelu,
 // FuseActivations], EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 

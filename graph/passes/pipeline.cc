@@ -12,6 +12,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   RETURN_IF_ERROR(InferShapes(graph));
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
+    RETURN_IF_ERROR(FuseGelu(graph));
     RETURN_IF_ERROR(FuseActivations(graph));
   }
   RETURN_IF_ERROR(EliminateDeadNodes(graph));

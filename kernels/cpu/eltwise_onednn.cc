@@ -43,6 +43,11 @@ StatusOr<std::vector<Stage>> StagesFor(const PrepareArgs& args) {
   if (op == "Reciprocal")
     return std::vector<Stage>{{algorithm::eltwise_pow, 1.0f, -1.0f}};
   if (op == "HardSwish") return std::vector<Stage>{{algorithm::eltwise_hardswish}};
+  if (op == "Gelu") {
+    ASSIGN_OR_RETURN(const bool tanh, ParseGeluTanh(args));
+    return std::vector<Stage>{
+        {tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf}};
+  }
   if (op == "LeakyRelu")
     return std::vector<Stage>{
         {algorithm::eltwise_relu, ParseLeakyReluAlpha(args), 0.0f}};

@@ -71,7 +71,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     onednn(op, CreatePoolOnednn);
   for (const char* op :
        {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Neg",
-        "Reciprocal", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"})
+        "Reciprocal", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu", "Gelu"})
     onednn(op, CreateEltwiseOnednn);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"})
     onednn(op, CreateBinaryOnednn);

@@ -64,6 +64,7 @@ StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args) {
       {"Reciprocal", dm::UnaryOp::kReciprocal}, {"Erf", dm::UnaryOp::kErf},
       {"HardSigmoid", dm::UnaryOp::kHardSigmoid}, {"HardSwish", dm::UnaryOp::kHardSwish},
       {"LeakyRelu", dm::UnaryOp::kLeakyRelu}, {"Clip", dm::UnaryOp::kClip},
+      {"Gelu", dm::UnaryOp::kGelu},
   };
   dm::UnaryArgs out;
   bool found = false;
@@ -80,6 +81,10 @@ StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args) {
     out.beta = ab.beta;
   }
   if (out.op == dm::UnaryOp::kLeakyRelu) out.alpha = ParseLeakyReluAlpha(args);
+  if (out.op == dm::UnaryOp::kGelu) {
+    ASSIGN_OR_RETURN(const bool tanh, ParseGeluTanh(args));
+    out.alpha = tanh ? 1.0f : 0.0f;
+  }
   if (out.op == dm::UnaryOp::kClip) {
     ASSIGN_OR_RETURN(ClipParams clip, ParseClip(args));
     if (clip.min_input >= 0 || clip.max_input >= 0)

@@ -19,7 +19,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   add("MatMul", "cublas", 20, &cuda::CreateMatMulCublas);
 
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt",
-                         "Reciprocal", "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})
+                         "Reciprocal", "Erf", "Gelu", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})
     cu(op, &cuda::CreateUnaryCuda);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal"})
     cu(op, &cuda::CreateBinaryCuda);

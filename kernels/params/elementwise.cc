@@ -176,6 +176,13 @@ float ParseLeakyReluAlpha(const PrepareArgs& args) {
   return args.node->attrs.GetFloat("alpha", 0.01f);
 }
 
+StatusOr<bool> ParseGeluTanh(const PrepareArgs& args) {
+  const std::string approximate = args.node->attrs.GetString("approximate", "none");
+  if (approximate == "none") return false;
+  if (approximate == "tanh") return true;
+  return Unsupported(args, "Gelu approximate='" + approximate + "' (expected none or tanh)");
+}
+
 StatusOr<DataType> ParseCastTarget(const PrepareArgs& args) {
   const int64_t to = args.node->attrs.GetInt("to", -1);
   std::optional<DataType> type = DataTypeFromOnnx(to);

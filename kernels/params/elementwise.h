@@ -57,6 +57,8 @@ struct AlphaBeta {
 };
 AlphaBeta ParseHardSigmoid(const PrepareArgs& args);
 float ParseLeakyReluAlpha(const PrepareArgs& args);
+// Gelu's `approximate`: "none" (the default, erf) or "tanh"; true for tanh.
+StatusOr<bool> ParseGeluTanh(const PrepareArgs& args);
 
 // Cast's `to` (an ONNX TensorProto enum) as a braid DataType; checks that it
 // matches outputs[0].dtype.

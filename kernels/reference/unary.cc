@@ -47,6 +47,14 @@ const UnaryOpRow kUnaryOps[] = {
     {"Sqrt", [](float x, const AlphaBeta&) { return std::sqrt(x); }},
     {"Reciprocal", [](float x, const AlphaBeta&) { return 1.0f / x; }},
     {"Erf", [](float x, const AlphaBeta&) { return std::erf(x); }},
+    // alpha 0: 0.5 x (1 + erf(x / sqrt 2)); alpha 1: the tanh approximation.
+    {"Gelu",
+     [](float x, const AlphaBeta& p) {
+       const double v = x;
+       if (p.alpha == 0) return static_cast<float>(0.5 * v * (1.0 + std::erf(v * M_SQRT1_2)));
+       const double inner = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+       return static_cast<float>(0.5 * v * (1.0 + std::tanh(inner)));
+     }},
     {"HardSigmoid",
      [](float x, const AlphaBeta& p) {
        return std::fmax(0.0f, std::fmin(1.0f, p.alpha * x + p.beta));
@@ -70,6 +78,10 @@ class UnaryKernel final : public Kernel {
     const std::string_view op = row_.op_type;
     if (op == "HardSigmoid") params_ = ParseHardSigmoid(args);
     if (op == "LeakyRelu") params_.alpha = ParseLeakyReluAlpha(args);
+    if (op == "Gelu") {
+      ASSIGN_OR_RETURN(const bool tanh, ParseGeluTanh(args));
+      params_.alpha = tanh ? 1.0f : 0.0f;
+    }
     elements_ = in.elements();
     switch (in.dtype) {
       case DataType::kF32: run_ = &RunF32; break;

@@ -225,6 +225,8 @@ inline Status ApplyActivation(const std::string& kind, double lo, double hi,
     else if (kind == "HardSwish") v = v * HardSigmoid(v, 1.0 / 6.0, 0.5);
     else if (kind == "HardSigmoid") v = HardSigmoid(v, alpha, beta);
     else if (kind == "LeakyRelu") v = v < 0 ? alpha * v : v;
+    else if (kind == "Erf") v = std::erf(v);
+    else if (kind == "Gelu") v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     else return Unimplemented("reference: activation " + kind);
   }
   return Status::Ok();
@@ -301,6 +303,10 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       out = BatchNorm(n, in);
     } else if (op == "Add" || op == "Mul") {
       out = Broadcast2(*in[0], *in[1], op == "Mul");
+    } else if (op == "Div") {
+      RefTensor reciprocal = *in[1];
+      for (double& v : reciprocal.data) v = 1.0 / v;
+      out = Broadcast2(*in[0], reciprocal, /*mul=*/true);
     } else if (op == "Identity" || op == "Dropout") {
       out = *in[0];
     } else {

@@ -69,7 +69,7 @@ TEST(CalibrationSuiteTest, CoversTheOpTypesWithAnnotatedWork) {
   }
   for (const char* t : {"Relu", "Add", "Mul", "Concat", "Reshape", "Transpose", "Flatten",
                         "Gather", "MaxPool", "GlobalAveragePool", "Softmax",
-                        "LayerNormalization", "Conv", "MatMul"})
+                        "LayerNormalization", "Conv", "MatMul", "Erf", "Gelu"})
     EXPECT_TRUE(types.count(t)) << t;
   EXPECT_TRUE(sparse_classes.count("conv1x1"));
   EXPECT_TRUE(sparse_classes.count("conv3x3"));

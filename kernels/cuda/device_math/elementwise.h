@@ -13,12 +13,12 @@ namespace braid::cuda::dm {
 
 enum class UnaryOp : int {
   kRelu, kSigmoid, kTanh, kExp, kLog, kAbs, kNeg, kSqrt, kReciprocal, kErf,
-  kHardSigmoid, kHardSwish, kLeakyRelu, kClip,
+  kHardSigmoid, kHardSwish, kLeakyRelu, kClip, kGelu,
 };
 
 struct UnaryArgs {
   UnaryOp op = UnaryOp::kRelu;
-  float alpha = 0, beta = 0;            // HardSigmoid, LeakyRelu
+  float alpha = 0, beta = 0;            // HardSigmoid, LeakyRelu; Gelu: alpha 1 = tanh form
   float min = -INFINITY, max = INFINITY;  // Clip
   int64_t elements = 0;
 };
@@ -39,6 +39,9 @@ BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
     case UnaryOp::kHardSwish: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
     case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : a.alpha * x;
     case UnaryOp::kClip: return x < a.min ? a.min : (x > a.max ? a.max : x);
+    case UnaryOp::kGelu:
+      if (a.alpha == 0.0f) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }
