@@ -98,12 +98,15 @@ StatusOr<ModelTimings> MeasureGraph(Graph graph, const std::string& label,
 // maps of ~25 KB to ~5 MB and ViT-like token matrices. It gives every op
 // type samples of several sizes, so per-op-type factors and the cache tier
 // are fitted on it rather than on the models checked.
-// `maps`: the 4-D part, timed as the steps of one engine run
+// `maps`: the 4-D part, timed as the steps of engine runs (one per section)
 // (MeasureGraphInEngine) and built as inside a CNN: chains of ReLU 1x1
 // convs, each timed op reading the conv just before it, nodes ordered depth
 // first; else the token part (timed one op at a time, inputs warm as after
 // their producer).
-StatusOr<Graph> CalibrationSuiteGraph(bool maps);
+// `only_section` >= 0 (maps only): just that map section, of
+// kCalibrationMapSections (each its own input, chain and samples).
+inline constexpr int kCalibrationMapSections = 10;
+StatusOr<Graph> CalibrationSuiteGraph(bool maps, int only_section = -1);
 StatusOr<std::vector<ModelTimings>> MeasureCalibrationSuite(const OpTimerOptions& options);
 
 // The sparse CPU kernels against the dense ones, per sparse class (conv1x1,
