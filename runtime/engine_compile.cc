@@ -1,7 +1,6 @@
 // Engine::Create: the plan compiler (see runtime/engine.h for the outline).
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "graph/annotate.h"
 #include "kernels/vgpu/vgpu_device.h"
