@@ -223,6 +223,61 @@ TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
   }
 }
 
+TEST(Engine, CpuStreamFailureSkipsItsLaterStepsAndTheStreamsWaitingOnThem) {
+  // A failing CPU step: the calling thread's stream is sticky-failed like a
+  // worker stream, so a vgpu step waiting only on a later CPU step (waits are
+  // reduced to the newest step per stream) still sees the failure.
+  StatusOr<Graph> raw = LoadGraphForExecution("builtin:tiny_cnn", /*fuse=*/false);
+  ASSERT_TRUE(raw.ok());
+  StatusOr<Graph> g = test::StaticGraph(std::move(*raw), 1, 32);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  KernelRegistry registry;
+  RegisterCpuKernels(registry);
+  RegisterVgpuKernels(registry);
+  registry.Register({"Relu", DeviceKind::kCpu, "fail-on-demand", 100,
+                     [] { return std::make_unique<FailOnDemandRelu>(); }});
+  Plan plan = SingleDevicePlan(*g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  for (size_t i = 0; i < plan.nodes.size(); ++i) plan.nodes[i].device = i % 2 ? "vgpu" : "cpu";
+  const size_t relu = NodeIndex(*g, "Relu");
+  plan.nodes[relu].device = "cpu";
+  Devices devices;
+  auto engine = Engine::Create(*g, plan, registry, devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const test::Inputs in = test::RandomInputs(*g, 1);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  const auto good = test::Outputs(**engine);
+  g_fail = true;
+  Status s = (*engine)->Run(in.pointers);
+  g_fail = false;
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("node '" + g->nodes()[relu].name + "' (Relu) on cpu"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ((*engine)->failed_device(), "cpu");
+  // Every CPU step after the failing one was skipped, and so was every step
+  // of another stream that waits on a CPU step at or after it.
+  const std::vector<StepTiming> steps = (*engine)->timeline();
+  size_t failed = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].name == g->nodes()[relu].name) failed = i;
+  ASSERT_LT(failed, steps.size());
+  int skipped_waiters = 0;
+  for (size_t i = failed + 1; i < steps.size(); ++i) {
+    if (steps[i].track == steps[failed].track) {
+      EXPECT_FALSE(steps[i].ran) << steps[i].name;
+    }
+    for (int d : (*engine)->step_waits(i))
+      if (static_cast<size_t>(d) >= failed && steps[static_cast<size_t>(d)].track == steps[failed].track) {
+        EXPECT_FALSE(steps[i].ran) << steps[i].name << " ran after a failed wait";
+        ++skipped_waiters;
+      }
+  }
+  EXPECT_GT(skipped_waiters, 0);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**engine), good, 0, 0), "");
+}
+
 TEST(Engine, ForcedOffDeviceFailsTheRunWithUnavailable) {
   Graph g = TinyCnn();
   const Plan plan = test::RandomPlan(g, 11);
