@@ -434,10 +434,15 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds) {
     auto event = std::make_shared<ManualEvent>();
     Clock::time_point woke;
     RETURN_IF_ERROR(stream->WaitFor(event));
-    RETURN_IF_ERROR(stream->Submit([&woke] {
-      woke = Clock::now();
-      return Status::Ok();
-    }));
+    if (Status s = stream->Submit([&woke] {
+          woke = Clock::now();
+          return Status::Ok();
+        });
+        !s.ok()) {
+      event->Signal(s);  // the worker already waits on it
+      (void)stream->Synchronize();
+      return s;
+    }
     std::this_thread::sleep_for(kAsleep);
     const Clock::time_point signalled = Clock::now();
     event->Signal(Status::Ok());
