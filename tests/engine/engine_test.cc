@@ -182,44 +182,59 @@ class FailOnDemandRelu final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
-TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
-  // Unfused graph so Relu nodes exist.
+// Unfused tiny_cnn (so Relu nodes exist) with nodes alternating cpu / vgpu,
+// so a failure sits between CPU and vgpu work; its first Relu on `device`,
+// whose kernel there fails on demand. Holds what the engine refers to.
+struct FailingReluEngine {
+  Graph graph;
+  size_t relu = 0;
+  KernelRegistry registry;
+  Devices devices;
+  std::unique_ptr<Engine> engine;
+};
+
+void BuildFailingReluEngine(DeviceKind kind, const std::string& device, FailingReluEngine& f) {
   StatusOr<Graph> raw = LoadGraphForExecution("builtin:tiny_cnn", /*fuse=*/false);
   ASSERT_TRUE(raw.ok());
   StatusOr<Graph> g = test::StaticGraph(std::move(*raw), 1, 32);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  KernelRegistry registry;
-  RegisterCpuKernels(registry);
-  RegisterVgpuKernels(registry);
-  registry.Register({"Relu", DeviceKind::kVirtualGpu, "fail-on-demand", 100,
-                     [] { return std::make_unique<FailOnDemandRelu>(); }});
-  // Alternate devices so the failure sits between CPU and vgpu work.
-  Plan plan = SingleDevicePlan(*g, "cpu", "test");
+  f.graph = std::move(*g);
+  RegisterCpuKernels(f.registry);
+  RegisterVgpuKernels(f.registry);
+  f.registry.Register({"Relu", kind, "fail-on-demand", 100,
+                       [] { return std::make_unique<FailOnDemandRelu>(); }});
+  Plan plan = SingleDevicePlan(f.graph, "cpu", "test");
   plan.devices = {"cpu", "vgpu"};
   for (size_t i = 0; i < plan.nodes.size(); ++i) plan.nodes[i].device = i % 2 ? "vgpu" : "cpu";
-  const size_t relu = NodeIndex(*g, "Relu");
-  plan.nodes[relu].device = "vgpu";
-  Devices devices;
-  auto engine = Engine::Create(*g, plan, registry, devices.list, {1});
+  f.relu = NodeIndex(f.graph, "Relu");
+  plan.nodes[f.relu].device = device;
+  auto engine = Engine::Create(f.graph, plan, f.registry, f.devices.list, {1});
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  const test::Inputs in = test::RandomInputs(*g, 1);
-  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
-  const auto good = test::Outputs(**engine);
+  f.engine = std::move(*engine);
+}
+
+TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
+  FailingReluEngine f;
+  ASSERT_NO_FATAL_FAILURE(BuildFailingReluEngine(DeviceKind::kVirtualGpu, "vgpu", f));
+  const test::Inputs in = test::RandomInputs(f.graph, 1);
+  ASSERT_TRUE(f.engine->Run(in.pointers).ok());
+  const auto good = test::Outputs(*f.engine);
   for (int round = 0; round < 3; ++round) {
     g_fail = true;
-    Status s = (*engine)->Run(in.pointers);
+    Status s = f.engine->Run(in.pointers);
     g_fail = false;
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("node '" + g->nodes()[relu].name + "' (Relu) on vgpu"), std::string::npos)
+    EXPECT_NE(s.message().find("node '" + f.graph.nodes()[f.relu].name + "' (Relu) on vgpu"),
+              std::string::npos)
         << s.message();
     EXPECT_NE(s.message().find("injected failure"), std::string::npos) << s.message();
-    EXPECT_EQ((*engine)->failed_device(), "vgpu");
+    EXPECT_EQ(f.engine->failed_device(), "vgpu");
     // Dependent work was skipped, not run on garbage.
     int skipped = 0;
-    for (const StepTiming& t : (*engine)->timeline()) skipped += !t.ran;
+    for (const StepTiming& t : f.engine->timeline()) skipped += !t.ran;
     EXPECT_GT(skipped, 0);
-    ASSERT_TRUE((*engine)->Run(in.pointers).ok());
-    EXPECT_EQ(test::Compare(test::Outputs(**engine), good, 0, 0), "");
+    ASSERT_TRUE(f.engine->Run(in.pointers).ok());
+    EXPECT_EQ(test::Compare(test::Outputs(*f.engine), good, 0, 0), "");
   }
 }
 
@@ -227,55 +242,41 @@ TEST(Engine, CpuStreamFailureSkipsItsLaterStepsAndTheStreamsWaitingOnThem) {
   // A failing CPU step: the calling thread's stream is sticky-failed like a
   // worker stream, so a vgpu step waiting only on a later CPU step (waits are
   // reduced to the newest step per stream) still sees the failure.
-  StatusOr<Graph> raw = LoadGraphForExecution("builtin:tiny_cnn", /*fuse=*/false);
-  ASSERT_TRUE(raw.ok());
-  StatusOr<Graph> g = test::StaticGraph(std::move(*raw), 1, 32);
-  ASSERT_TRUE(g.ok()) << g.status().ToString();
-  KernelRegistry registry;
-  RegisterCpuKernels(registry);
-  RegisterVgpuKernels(registry);
-  registry.Register({"Relu", DeviceKind::kCpu, "fail-on-demand", 100,
-                     [] { return std::make_unique<FailOnDemandRelu>(); }});
-  Plan plan = SingleDevicePlan(*g, "cpu", "test");
-  plan.devices = {"cpu", "vgpu"};
-  for (size_t i = 0; i < plan.nodes.size(); ++i) plan.nodes[i].device = i % 2 ? "vgpu" : "cpu";
-  const size_t relu = NodeIndex(*g, "Relu");
-  plan.nodes[relu].device = "cpu";
-  Devices devices;
-  auto engine = Engine::Create(*g, plan, registry, devices.list, {1});
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  const test::Inputs in = test::RandomInputs(*g, 1);
-  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
-  const auto good = test::Outputs(**engine);
+  FailingReluEngine f;
+  ASSERT_NO_FATAL_FAILURE(BuildFailingReluEngine(DeviceKind::kCpu, "cpu", f));
+  const test::Inputs in = test::RandomInputs(f.graph, 1);
+  ASSERT_TRUE(f.engine->Run(in.pointers).ok());
+  const auto good = test::Outputs(*f.engine);
   g_fail = true;
-  Status s = (*engine)->Run(in.pointers);
+  Status s = f.engine->Run(in.pointers);
   g_fail = false;
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("node '" + g->nodes()[relu].name + "' (Relu) on cpu"),
+  EXPECT_NE(s.message().find("node '" + f.graph.nodes()[f.relu].name + "' (Relu) on cpu"),
             std::string::npos)
       << s.message();
-  EXPECT_EQ((*engine)->failed_device(), "cpu");
+  EXPECT_EQ(f.engine->failed_device(), "cpu");
   // Every CPU step after the failing one was skipped, and so was every step
   // of another stream that waits on a CPU step at or after it.
-  const std::vector<StepTiming> steps = (*engine)->timeline();
+  const std::vector<StepTiming> steps = f.engine->timeline();
   size_t failed = steps.size();
   for (size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].name == g->nodes()[relu].name) failed = i;
+    if (steps[i].name == f.graph.nodes()[f.relu].name) failed = i;
   ASSERT_LT(failed, steps.size());
   int skipped_waiters = 0;
   for (size_t i = failed + 1; i < steps.size(); ++i) {
     if (steps[i].track == steps[failed].track) {
       EXPECT_FALSE(steps[i].ran) << steps[i].name;
     }
-    for (int d : (*engine)->step_waits(i))
-      if (static_cast<size_t>(d) >= failed && steps[static_cast<size_t>(d)].track == steps[failed].track) {
-        EXPECT_FALSE(steps[i].ran) << steps[i].name << " ran after a failed wait";
-        ++skipped_waiters;
-      }
+    for (int d : f.engine->step_waits(i)) {
+      const auto waited = static_cast<size_t>(d);
+      if (waited < failed || steps[waited].track != steps[failed].track) continue;
+      EXPECT_FALSE(steps[i].ran) << steps[i].name << " ran after a failed wait";
+      ++skipped_waiters;
+    }
   }
   EXPECT_GT(skipped_waiters, 0);
-  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
-  EXPECT_EQ(test::Compare(test::Outputs(**engine), good, 0, 0), "");
+  ASSERT_TRUE(f.engine->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(*f.engine), good, 0, 0), "");
 }
 
 TEST(Engine, ForcedOffDeviceFailsTheRunWithUnavailable) {
