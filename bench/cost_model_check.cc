@@ -185,8 +185,9 @@ int main(int argc, char** argv) {
                    models[k].c_str(), profile.devices[0].peak_gflops,
                    profile.devices[0].memory_bandwidth_gbps, profile.devices[0].launch_overhead_us);
       for (const OpClassEfficiency& e : profile.devices[0].efficiency)
-        std::fprintf(stderr, "  %s compute %.3f memory %.3f overhead %.2f (%d)\n",
-                     e.op_class.c_str(), e.compute, e.memory, e.overhead_us, e.samples);
+        std::fprintf(stderr, "  %s compute %.3f memory %.3f cache %.3f overhead %.2f (%d)\n",
+                     e.op_class.c_str(), e.compute, e.memory,
+                     e.cache_memory > 0 ? e.cache_memory : e.memory, e.overhead_us, e.samples);
       for (const OpTypeFactor& f : profile.devices[0].op_types)
         std::fprintf(stderr, "  type %s x%.3f (%d)\n", f.op_type.c_str(), f.factor, f.samples);
       std::fprintf(stderr, "  cache %.0f B at %.1f GB/s\n", profile.devices[0].cache_bytes,
@@ -196,9 +197,11 @@ int main(int argc, char** argv) {
     const ModelTimings& t = all[k];
     std::vector<double> op_errors;
     double sum_ops = 0;
+    const std::vector<double> cold = ColdInputBytes(t.graph, profile.devices[0].cache_bytes);
     for (size_t i = 0; i < t.ops.size(); ++i) {
-      const double pred =
-          model.Cost(OpWorkOf(t.graph.nodes()[i], &t.graph), 0).TotalUs();
+      OpWork work = OpWorkOf(t.graph.nodes()[i], &t.graph);
+      work.cold_bytes = cold[i];
+      const double pred = model.Cost(work, 0).TotalUs();
       const double meas = t.ops[i].median_us;
       sum_ops += meas;
       if (meas <= 0) continue;

@@ -195,6 +195,63 @@ bool UsesCacheTier(OpClass op_class) {
   return op_class != OpClass::kDepthwiseConv;
 }
 
+bool MemoryBoundClass(OpClass op_class) {
+  return op_class != OpClass::kConv && op_class != OpClass::kGemm &&
+         op_class != OpClass::kDepthwiseConv;
+}
+
+std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
+                                   std::span<const uint8_t> runs_here) {
+  const size_t n = static_cast<size_t>(graph.num_nodes());
+  std::vector<double> cold(n, 0.0);
+  if (!(cache_bytes > 0)) return cold;
+  // The node that last wrote or read each value (-1: none yet).
+  std::vector<int64_t> last_touch(static_cast<size_t>(graph.num_values()), -1);
+  // Distinct values (weights included) the nodes in between touched, walking
+  // back from the reader until the cache is full: `seen` stamps a value once
+  // per walk.
+  std::vector<int64_t> seen(static_cast<size_t>(graph.num_values()), -1);
+  auto here = [&](int64_t node) {
+    return runs_here.empty() || runs_here[static_cast<size_t>(node)] != 0;
+  };
+  int64_t walk = 0;
+  auto bytes_between = [&](int64_t from, int64_t to) {  // nodes (from, to)
+    ++walk;
+    double sum = 0;
+    for (int64_t j = to - 1; j > from && sum <= cache_bytes; --j) {
+      if (!here(j)) continue;
+      const Node& between = graph.node(static_cast<NodeId>(j));
+      for (const std::vector<ValueId>* values : {&between.inputs, &between.outputs})
+        for (ValueId v : *values) {
+          if (v == kNoValue || seen[static_cast<size_t>(v)] == walk) continue;
+          seen[static_cast<size_t>(v)] = walk;
+          sum += ValueBytes(graph, v);
+        }
+    }
+    return sum;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!here(static_cast<int64_t>(i))) continue;
+    const Node& node = graph.node(static_cast<NodeId>(i));
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueId in = node.inputs[k];
+      if (in == kNoValue || graph.IsConstant(in)) continue;
+      if (std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(k),
+                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(k))
+        continue;  // read twice, counted once
+      const int64_t last = last_touch[static_cast<size_t>(in)];
+      // A graph input was written by the caller before the run: cold too.
+      if (last < 0 || bytes_between(last, static_cast<int64_t>(i)) > cache_bytes)
+        cold[i] += ValueBytes(graph, in);
+    }
+    for (ValueId in : node.inputs)
+      if (in != kNoValue) last_touch[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+    for (ValueId out : node.outputs)
+      if (out != kNoValue) last_touch[static_cast<size_t>(out)] = static_cast<int64_t>(i);
+  }
+  return cold;
+}
+
 namespace {
 
 // "@cache" keys: a class without the cache tier, bytes within the cache.
@@ -229,22 +286,33 @@ const OpTypeFactor* FindOpTypeFactor(const DeviceSpec& device, OpClass op_class,
   return device.OpType(op_type);
 }
 
-double MemoryTimeUs(const DeviceSpec& device, double bytes) {
+MemoryTierTimes MemoryTierTimesUs(const DeviceSpec& device, double bytes) {
   // GB/s = 1e3 bytes/us.
+  MemoryTierTimes t;
   if (device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0) {
     const double in_cache = std::min(bytes, device.cache_bytes);
-    return in_cache / (device.cache_bandwidth_gbps * 1e3) +
-           (bytes - in_cache) / (device.memory_bandwidth_gbps * 1e3);
+    t.cache_us = in_cache / (device.cache_bandwidth_gbps * 1e3);
+    bytes -= in_cache;
   }
-  return bytes / (device.memory_bandwidth_gbps * 1e3);
+  t.memory_us = bytes / (device.memory_bandwidth_gbps * 1e3);
+  return t;
+}
+
+double MemoryTimeUs(const DeviceSpec& device, double bytes) {
+  const MemoryTierTimes t = MemoryTierTimesUs(device, bytes);
+  return t.cache_us + t.memory_us;
 }
 
 OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
-                    double overhead_us, double flops, double bytes) {
+                    double overhead_us, double flops, double bytes,
+                    double cache_memory_efficiency) {
   OpCost cost;
   cost.overhead_us = overhead_us;
   cost.compute_us = flops / (device.peak_gflops * compute_efficiency * 1e3);
-  cost.memory_us = MemoryTimeUs(device, bytes) / memory_efficiency;
+  const MemoryTierTimes t = MemoryTierTimesUs(device, bytes);
+  const double cache_efficiency =
+      cache_memory_efficiency > 0 ? cache_memory_efficiency : memory_efficiency;
+  cost.memory_us = t.cache_us / cache_efficiency + t.memory_us / memory_efficiency;
   return cost;
 }
 
@@ -307,10 +375,15 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const DeviceSpec& spec = profile_.devices[static_cast<size_t>(device)];
   const OpClassEfficiency& e =
       efficiency_[static_cast<size_t>(device)][static_cast<size_t>(work.op_class)];
-  OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops, work.bytes);
+  const double cold =
+      MemoryBoundClass(work.op_class) ? std::clamp(work.cold_bytes, 0.0, work.bytes) : 0.0;
+  OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops,
+                             work.bytes - cold, e.cache_memory);
   if ((work.inputs_copied || !UsesCacheTier(work.op_class)) && spec.cache_bytes > 0 &&
       spec.cache_bandwidth_gbps > 0)
     cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
+  else if (cold > 0)
+    cost.memory_us += cold / (spec.memory_bandwidth_gbps * e.memory * 1e3);
   double factor = 1;
   if (const OpTypeFactor* f = FindOpTypeFactor(spec, work.op_class, work.op_type, work.bytes))
     factor = f->factor;
@@ -355,7 +428,8 @@ double CostModel::DeviceEnergyJ(int device, double busy_us, double span_us) cons
 namespace {
 
 struct FitResult {
-  double compute = 1, memory = 1, overhead = 0, loss = std::numeric_limits<double>::infinity();
+  double compute = 1, memory = 1, cache_memory = 1, overhead = 0,
+         loss = std::numeric_limits<double>::infinity();
 };
 
 // The fixed multiplier of a sample's work: its op type's factor and, above
@@ -374,17 +448,19 @@ double WorkMultiplier(const DeviceSpec& device, const OpMeasurement& m) {
 // evaluates the loss many times).
 struct FitSample {
   double flops = 0;
-  double memory_us = 0;  // at memory efficiency 1
+  MemoryTierTimes memory;  // at memory efficiency 1
   double multiplier = 1;
   double measured_us = 0;
 };
 
-double Loss(const std::vector<FitSample>& ms, double peak, double ec, double em, double overhead) {
+double Loss(const std::vector<FitSample>& ms, double peak, double ec, double em, double emc,
+            double overhead) {
   double loss = 0;
   for (const FitSample& m : ms) {
     // RooflineCost, inlined: overhead + multiplier * max(compute, memory).
     const double t =
-        overhead + m.multiplier * std::max(m.flops / (peak * ec * 1e3), m.memory_us / em);
+        overhead + m.multiplier * std::max(m.flops / (peak * ec * 1e3),
+                                           m.memory.cache_us / emc + m.memory.memory_us / em);
     loss += std::abs(std::log(std::max(t, 1e-3) / std::max(m.measured_us, 1e-3)));
   }
   return loss / static_cast<double>(ms.size());
@@ -402,38 +478,48 @@ constexpr double kPriorWeight = 1e-3;
 // Coarse log-spaced grid, then two finer passes around the best point.
 // When `fix_compute`, the compute efficiency stays at the prior's (the
 // samples cannot tell it) and only memory efficiency and overhead are fitted.
+// When `split_tiers`, the cache tier's efficiency is fitted apart from the
+// memory tier's (else they are one).
 FitResult FitClass(const std::vector<FitSample>& ms, const DeviceSpec& device,
-                   const OpClassEfficiency& prior, bool fix_compute, double min_memory) {
+                   const OpClassEfficiency& prior, bool fix_compute, bool split_tiers,
+                   double min_memory) {
   const double peak = device.peak_gflops;
   double min_measured = std::numeric_limits<double>::infinity();
   for (const FitSample& m : ms) min_measured = std::min(min_measured, m.measured_us);
   std::vector<double> overheads = {0};
   for (double o = 0.25; o <= min_measured; o *= 1.6) overheads.push_back(o);
   FitResult best;
-  auto search = [&](double ec_lo, double ec_hi, double em_lo, double em_hi, int steps,
-                    const std::vector<double>& os) {
+  auto grid = [](double lo, double hi, int i, int steps) {
+    return lo * std::pow(hi / lo, static_cast<double>(i) / steps);
+  };
+  auto search = [&](double ec_lo, double ec_hi, double em_lo, double em_hi, double emc_lo,
+                    double emc_hi, int steps, const std::vector<double>& os) {
     for (int i = 0; i <= (fix_compute ? 0 : steps); ++i) {
-      const double ec = fix_compute ? prior.compute
-                                    : ec_lo * std::pow(ec_hi / ec_lo, static_cast<double>(i) / steps);
+      const double ec = fix_compute ? prior.compute : grid(ec_lo, ec_hi, i, steps);
       for (int j = 0; j <= steps; ++j) {
-        const double em = em_lo * std::pow(em_hi / em_lo, static_cast<double>(j) / steps);
-        for (double o : os) {
-          const double loss = Loss(ms, peak, ec, em, o) +
-                              kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
-                                              std::abs(std::log(em / prior.memory)));
-          if (loss < best.loss) best = {ec, em, o, loss};
+        const double em = grid(em_lo, em_hi, j, steps);
+        for (int k = 0; k <= (split_tiers ? steps : 0); ++k) {
+          const double emc = split_tiers ? grid(emc_lo, emc_hi, k, steps) : em;
+          for (double o : os) {
+            const double loss = Loss(ms, peak, ec, em, emc, o) +
+                                kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
+                                                std::abs(std::log(em / prior.memory)) +
+                                                std::abs(std::log(emc / prior.memory)));
+            if (loss < best.loss) best = {ec, em, emc, o, loss};
+          }
         }
       }
     }
   };
-  search(1e-3, 8, std::max(1e-3, min_memory), 8, 24, overheads);
+  const double lowest_memory = std::max(1e-3, min_memory);
+  search(1e-3, 8, lowest_memory, 8, lowest_memory, 8, split_tiers ? 16 : 24, overheads);
   for (double span : {2.0, 1.25}) {
     std::vector<double> os;
     for (double f : {1 / span, 1 / std::sqrt(span), 1.0, std::sqrt(span), span})
       os.push_back(best.overhead * f);
     search(best.compute / span, best.compute * span, std::max(best.memory / span, min_memory),
-           std::max(best.memory * span, min_memory), 8,
-           os);
+           std::max(best.memory * span, min_memory), std::max(best.cache_memory / span, min_memory),
+           std::max(best.cache_memory * span, min_memory), split_tiers ? 6 : 8, os);
   }
   return best;
 }
@@ -459,10 +545,15 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     bool compute_seen = false;
     for (const OpMeasurement& m : measurements)
       if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
-        ms.push_back({m.flops,
-                      UsesCacheTier(m.op_class) ? MemoryTimeUs(device, m.bytes)
-                                                : m.bytes / (device.memory_bandwidth_gbps * 1e3),
-                      WorkMultiplier(device, m), m.measured_us});
+        // As CostNoFloor: cold inputs (memory-bound classes) at the memory's speed.
+        const double cold =
+            MemoryBoundClass(m.op_class) ? std::clamp(m.cold_bytes, 0.0, m.bytes) : 0.0;
+        MemoryTierTimes memory =
+            UsesCacheTier(m.op_class)
+                ? MemoryTierTimesUs(device, m.bytes - cold)
+                : MemoryTierTimes{0, m.bytes / (device.memory_bandwidth_gbps * 1e3)};
+        memory.memory_us += cold / (device.memory_bandwidth_gbps * 1e3);
+        ms.push_back({m.flops, memory, WorkMultiplier(device, m), m.measured_us});
         compute_seen = compute_seen || m.flops >= ridge * m.bytes;
       }
     if (static_cast<int>(ms.size()) < std::max(1, min_samples)) continue;
@@ -473,18 +564,34 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     // real per-element work (pooling windows) and is kept.
     // Not depthwise: its samples sit below the ridge yet run far slower
     // than bandwidth, so its compute efficiency is what they measure.
+    // Elementwise too: its FLOP counts are nominal (an Add's 1 per element,
+    // a Gelu's 8), its kernels stream; with a fitted compute efficiency
+    // (0.03-0.08, set by the Gelu / Erf samples) every broadcast bias Add
+    // was predicted compute-bound, at one time per element whatever its
+    // bytes (vit_tiny's residual Adds, 1.5x the bytes of its bias Adds, ran
+    // 1.4x longer and were predicted alike). The per-element cost of the
+    // costly ones is their op type's factor.
+    const bool dense = op_class == OpClass::kGemm || op_class == OpClass::kConv;
     const bool fix_compute =
-        !compute_seen && (op_class == OpClass::kGemm || op_class == OpClass::kConv);
+        (!compute_seen && dense) || op_class == OpClass::kElementwise;
+    // A memory-bound class streams from DRAM near its bandwidth (resnet50's
+    // 5-10 MB Adds: 0.9 of it) but reaches half the cache's or less: each
+    // tier gets its own efficiency. Not the dense classes (compute-bound,
+    // their memory side only matters for weight-heavy layers) nor the ones
+    // without the cache tier.
+    const bool split_tiers = MemoryBoundClass(op_class) && UsesCacheTier(op_class) &&
+                             device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0;
     // A dense kernel streams its weights and activations; a fit far below
     // the bandwidth stands for compute inefficiency of small shapes (few
     // channels), and then wrongly makes big weight-heavy convs memory-bound.
-    const bool dense = op_class == OpClass::kGemm || op_class == OpClass::kConv;
-    const FitResult fit = FitClass(ms, device, prior, fix_compute, dense ? 0.3 : 0.0);
+    const FitResult fit =
+        FitClass(ms, device, prior, fix_compute, split_tiers, dense ? 0.3 : 0.0);
     if (op_class == OpClass::kConv && compute_seen) dense_compute = fit.compute;
     OpClassEfficiency e;
     e.op_class = OpClassName(static_cast<OpClass>(c));
     e.compute = fit.compute;
     e.memory = fit.memory;
+    if (split_tiers) e.cache_memory = fit.cache_memory;
     e.overhead_us = fit.overhead;
     e.samples = static_cast<int>(ms.size());
     out.push_back(std::move(e));
@@ -511,6 +618,7 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     w.bytes = m.bytes;
     w.weight_sparsity = m.weight_sparsity;
     w.sparse_class = m.sparse_class;
+    w.cold_bytes = m.cold_bytes;
     const OpCost c = model.Cost(w, 0);
     const double work = std::max(c.compute_us, c.memory_us);
     if (!(work > 0)) continue;

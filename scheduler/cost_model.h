@@ -78,6 +78,10 @@ struct OpWork {
   // wrote it): not in this device's cache, so every byte moves at
   // memory_bandwidth_gbps (the cache tier does not apply).
   bool inputs_copied = false;
+  // Bytes of its inputs the device's cache no longer holds when the op runs
+  // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound
+  // classes only (MemoryBoundClass).
+  double cold_bytes = 0;
 };
 
 // From the node's annotation (Annotate first). With the graph, also: the
@@ -112,19 +116,42 @@ double RoutableSparsity(const Node& node, const Graph* graph);
 
 // The one roofline formula every prediction and every fit uses (and the
 // vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):
-//   overhead + max(flops / (peak * compute_eff), memory_time / memory_eff)
-// where memory_time spills: the first cache_bytes at cache_bandwidth_gbps,
-// the rest at memory_bandwidth_gbps. Returns the split (overhead, compute,
-// memory) in microseconds. Efficiencies must be > 0.
+//   overhead + max(flops / (peak * compute_eff),
+//                  cache_time / cache_memory_eff + memory_time / memory_eff)
+// where the bytes spill: the first cache_bytes at cache_bandwidth_gbps
+// (cache_time), the rest at memory_bandwidth_gbps (memory_time). Returns the
+// split (overhead, compute, memory) in microseconds. Efficiencies must be
+// > 0, except cache_memory_efficiency: <= 0 means memory_efficiency.
 OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
-                    double overhead_us, double flops, double bytes);
+                    double overhead_us, double flops, double bytes,
+                    double cache_memory_efficiency = 0);
+// The two tiers' shares of a memory time at full efficiency.
+struct MemoryTierTimes {
+  double cache_us = 0;   // the bytes within cache_bytes, at cache_bandwidth_gbps
+  double memory_us = 0;  // the rest (all of them without a cache tier)
+};
+MemoryTierTimes MemoryTierTimesUs(const DeviceSpec& device, double bytes);
 // Bytes over the device's bandwidth, through its cache tier when it has one
-// (continuous and non-decreasing in bytes).
+// (continuous and non-decreasing in bytes): the sum of MemoryTierTimesUs.
 double MemoryTimeUs(const DeviceSpec& device, double bytes);
 // Whether the class's memory time uses the cache tier (MemoryTimeUs); a
 // class that does not (depthwise conv) moves every byte at the memory
 // bandwidth.
 bool UsesCacheTier(OpClass op_class);
+// The classes whose time is their bytes (not conv, depthwise conv, gemm):
+// each cache tier gets its own efficiency (OpClassEfficiency::cache_memory)
+// and their cold inputs (OpWork::cold_bytes) move at the memory's speed.
+bool MemoryBoundClass(OpClass op_class);
+// Per node of `graph`, in node order (the order one device runs them): the
+// bytes of its non-constant inputs that more than `cache_bytes` of traffic
+// (the annotation bytes of the nodes in between) have passed since the value
+// was written or last read. An LRU cache of that size no longer holds them:
+// e.g. a residual Add's skip input after two convs streamed their weights.
+// All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
+// only the nodes marked non-zero run on the device: the others neither touch
+// its cache nor count, and what they produce arrives cold.
+std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
+                                   std::span<const uint8_t> runs_here = {});
 // The device's per-op-type factor for an op of `op_type` moving `bytes`, or
 // null. For a class without the cache tier (depthwise conv), an op whose
 // bytes fit the device's cache is keyed apart first ("Conv:depthwise@cache",
@@ -195,6 +222,7 @@ struct OpMeasurement {
   std::string op_type;            // for FitOpTypeFactors; "" = none
   double weight_sparsity = 0;
   std::string sparse_class;       // as OpWork::sparse_class
+  double cold_bytes = 0;          // as OpWork::cold_bytes
 };
 
 // Per op class with at least `min_samples` measurements, the compute and

@@ -97,6 +97,7 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
       if (!classes.insert(e.op_class).second) return InvalidArgument(ew + "listed twice");
       RETURN_IF_ERROR(CheckPositive(e.compute, ew + "compute"));
       RETURN_IF_ERROR(CheckPositive(e.memory, ew + "memory"));
+      if (!Finite(e.cache_memory)) return InvalidArgument(ew + "cache_memory is not finite");
       if (!Finite(e.overhead_us)) return InvalidArgument(ew + "overhead_us is not finite");
     }
     RETURN_IF_ERROR(CheckNonNegative(d.cache_bytes, where + "cache_bytes"));
@@ -274,11 +275,12 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
     if (!eff->is_array()) return InvalidArgument(where + ": \"efficiency\" is not an array");
     for (size_t i = 0; i < eff->array().size(); ++i) {
       ObjectReader e(eff->array()[i], where + " efficiency[" + std::to_string(i) + "]");
-      RETURN_IF_ERROR(e.CheckKeys({"op_class", "compute", "memory", "overhead_us", "samples"}));
+      RETURN_IF_ERROR(e.CheckKeys({"op_class", "compute", "memory", "cache_memory", "overhead_us", "samples"}));
       OpClassEfficiency c;
       ASSIGN_OR_RETURN(c.op_class, e.String("op_class", true));
       ASSIGN_OR_RETURN(c.compute, e.Number("compute", 1));
       ASSIGN_OR_RETURN(c.memory, e.Number("memory", 1));
+      ASSIGN_OR_RETURN(c.cache_memory, e.Number("cache_memory", -1));
       ASSIGN_OR_RETURN(c.overhead_us, e.Number("overhead_us", -1));
       ASSIGN_OR_RETURN(c.samples, e.Int("samples", 0));
       d.efficiency.push_back(std::move(c));
@@ -385,8 +387,9 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
       for (size_t k = 0; k < d.efficiency.size(); ++k) {
         const OpClassEfficiency& e = d.efficiency[k];
         out << (k ? ",\n" : "\n") << in << "  {\"op_class\": " << JsonString(e.op_class)
-            << ", \"compute\": " << JsonNumber(e.compute) << ", \"memory\": " << JsonNumber(e.memory)
-            << ", \"overhead_us\": " << JsonNumber(e.overhead_us) << ", \"samples\": " << e.samples
+            << ", \"compute\": " << JsonNumber(e.compute) << ", \"memory\": " << JsonNumber(e.memory);
+        if (e.cache_memory > 0) out << ", \"cache_memory\": " << JsonNumber(e.cache_memory);
+        out << ", \"overhead_us\": " << JsonNumber(e.overhead_us) << ", \"samples\": " << e.samples
             << "}";
       }
       out << "\n" << in << "]";

@@ -33,6 +33,11 @@ struct OpClassEfficiency {
   double memory = 1.0;         // fraction of memory_bandwidth_gbps reached
   double overhead_us = -1;     // < 0: use the device's launch_overhead_us
   int samples = 0;             // measured ops the fit used (0: not fitted)
+  // Fraction of cache_bandwidth_gbps reached by the bytes within the cache
+  // (<= 0: `memory`). Memory-bound kernels stream from DRAM near its
+  // bandwidth but stay well under the cache's, so one fraction for both
+  // tiers was right for one size only.
+  double cache_memory = -1;
 };
 
 // Per op type ("Concat", "Reshape", ...): a factor on the class's predicted

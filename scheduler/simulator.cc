@@ -84,12 +84,19 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   g.join_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.in_begin.push_back(0);
   g.out_begin.push_back(0);
+  // Cold inputs per device as if it ran the nodes in graph order (the
+  // all-on-one-device order; costs here do not depend on the placement).
+  std::vector<std::vector<double>> cold_bytes(D);
+  for (size_t d = 0; d < D; ++d)
+    cold_bytes[d] = ColdInputBytes(
+        graph, model.profile().devices[static_cast<size_t>(profile_index[d])].cache_bytes);
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(n);
     g.node_names.push_back(node.name);
     g.op_types.push_back(node.op_type);
     OpWork work = OpWorkOf(node, &graph);
     for (size_t d = 0; d < D; ++d) {
+      work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)];
       work.inputs_copied = false;
       const OpCost c = model.Cost(work, profile_index[d]);
       g.overhead_us[static_cast<size_t>(n) * D + d] = c.overhead_us;

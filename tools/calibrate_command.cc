@@ -224,8 +224,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   out << line;
   for (const OpClassEfficiency& e : cpu.efficiency) {
     std::snprintf(line, sizeof(line),
-                  "  %-16s compute %.3f  memory %.3f  overhead %.1f us  (%d ops)\n",
-                  e.op_class.c_str(), e.compute, e.memory, e.overhead_us, e.samples);
+                  "  %-16s compute %.3f  memory %.3f  cache %.3f  overhead %.1f us  (%d ops)\n",
+                  e.op_class.c_str(), e.compute, e.memory,
+                  e.cache_memory > 0 ? e.cache_memory : e.memory, e.overhead_us, e.samples);
     out << line;
   }
   if (cpu.cache_bytes > 0) {

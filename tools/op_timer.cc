@@ -500,6 +500,7 @@ StatusOr<ModelTimings> MeasureGraphInEngine(Graph graph, const std::string& mode
     t.ops.push_back(std::move(op));
   }
   t.graph = std::move(p.graph);
+  t.in_run_order = true;
   return t;
 }
 
@@ -538,6 +539,10 @@ StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
   std::vector<OpMeasurement> out;
   const bool with_graph = t.graph.num_nodes() == static_cast<int>(t.ops.size());
+  // The host's cache, as CpuSpecFromTimings records it for the fit.
+  const std::vector<double> cold = with_graph && t.in_run_order
+                                       ? ColdInputBytes(t.graph, CacheBytesPerCore())
+                                       : std::vector<double>(t.ops.size(), 0.0);
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const OpTiming& op = t.ops[i];
     OpMeasurement m;
@@ -552,6 +557,7 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
       m.bytes = w.bytes;  // a Gather's rows, not its table
       m.sparse_class = std::string(w.sparse_class);
       m.op_type = std::string(w.op_type);  // kernel variant key ("Conv:1x1", ...)
+      m.cold_bytes = cold[i];
     }
     out.push_back(std::move(m));
   }

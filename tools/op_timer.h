@@ -62,6 +62,10 @@ struct ModelTimings {
   std::string model;
   Graph graph;  // annotated, as planned (batch specialised to 1)
   std::vector<OpTiming> ops;   // one per graph node, graph order
+  // The ops ran one after another in graph order, in whole runs (engine
+  // steps): their caches held what the ops before them left
+  // (ToMeasurements then derives each op's cold input bytes).
+  bool in_run_order = false;
   double end_to_end_median_us = -1;  // Session::Run, -1 when not measured
   double end_to_end_min_us = -1;
   int threads = 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -59,6 +60,27 @@ const char* const kVirtualNote = "virtual device (vgpu): its times are a model, 
 }  // namespace
 
 std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model) {
+  // Per device, its nodes' cold input bytes in its own run order (the plan's
+  // unsliced nodes on it; a slice's parts get none).
+  std::map<std::string, std::vector<double>> cold_by_device;
+  std::map<std::string, NodeId> node_of;
+  const Graph& graph = timings.graph;
+  const bool plan_matches = timings.plan.nodes.size() == static_cast<size_t>(graph.num_nodes());
+  for (NodeId n = 0; plan_matches && n < graph.num_nodes(); ++n) node_of[graph.node(n).name] = n;
+  auto cold_bytes = [&](const StepProfile& s) {
+    auto node = node_of.find(s.name);
+    const int d = model.DeviceIndex(s.device);
+    if (node == node_of.end() || d < 0) return 0.0;
+    auto [it, added] = cold_by_device.try_emplace(s.device);
+    if (added) {
+      std::vector<uint8_t> here(static_cast<size_t>(graph.num_nodes()), 0);
+      for (size_t i = 0; i < here.size(); ++i)
+        here[i] = timings.plan.nodes[i].device == s.device && !timings.plan.nodes[i].slice;
+      it->second = ColdInputBytes(graph, model.profile().devices[static_cast<size_t>(d)].cache_bytes,
+                                  here);
+    }
+    return it->second[static_cast<size_t>(node->second)];
+  };
   std::vector<double> out;
   for (const StepProfile& s : timings.steps) {
     if (s.category == "copy") {
@@ -74,6 +96,7 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       w.weight_sparsity = s.annotation.weight_sparsity;
       w.sparse_class = s.sparse_class;
       w.inputs_copied = s.inputs_copied;
+      w.cold_bytes = cold_bytes(s);
       out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }
   }

@@ -277,6 +277,113 @@ TEST(CostModelFitTest, FittedFactorsReproduceASyntheticTruth) {
   EXPECT_NEAR(ratio, 6.0, 6.0 * 0.15);
 }
 
+TEST(CostModelFitTest, MemoryBoundClassesGiveTheCacheTierItsOwnEfficiency) {
+  DeviceProfile p = CpuOnly(1 << 20, 100);
+  OpClassEfficiency elementwise{"elementwise", 1, 0.8, 0, 0};
+  elementwise.cache_memory = 0.4;
+  p.devices[0].efficiency.push_back(elementwise);
+  p.devices[0].efficiency.push_back({"conv", 1, 0.8, 0, 0});
+  const CostModel m(p);
+  OpWork w;
+  w.op_class = OpClass::kElementwise;
+  w.bytes = 3 << 20;  // 1 MiB in the cache, 2 MiB beyond it
+  const double cache_us = (1 << 20) / (100e3 * 0.4), dram_us = (2 << 20) / (20e3 * 0.8);
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, cache_us + dram_us);
+  // Unset (old profiles, conv): one efficiency for both tiers.
+  w.op_class = OpClass::kConv;
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, (1 << 20) / (100e3 * 0.8) + dram_us);
+  EXPECT_DOUBLE_EQ(RooflineCost(p.devices[0], 1, 0.8, 0, 0, 3 << 20).memory_us,
+                   (1 << 20) / (100e3 * 0.8) + dram_us);
+  EXPECT_DOUBLE_EQ(RooflineCost(p.devices[0], 1, 0.8, 0, 0, 3 << 20, 0.4).memory_us,
+                   cache_us + dram_us);
+  const MemoryTierTimes tiers = MemoryTierTimesUs(p.devices[0], 3 << 20);
+  EXPECT_DOUBLE_EQ(tiers.cache_us, (1 << 20) / 100e3);
+  EXPECT_DOUBLE_EQ(tiers.memory_us, (2 << 20) / 20e3);
+}
+
+TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
+  DeviceProfile p = CpuOnly(1 << 20, 100);
+  OpClassEfficiency elementwise{"elementwise", 1, 0.8, 0, 0};
+  elementwise.cache_memory = 0.4;
+  p.devices[0].efficiency.push_back(elementwise);
+  p.devices[0].efficiency.push_back({"conv", 1, 0.8, 0, 0});
+  const CostModel m(p);
+  OpWork w;
+  w.op_class = OpClass::kElementwise;
+  w.bytes = 6e5;
+  w.cold_bytes = 2e5;  // e.g. a residual Add's skip input
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 4e5 / (100e3 * 0.4) + 2e5 / (20e3 * 0.8));
+  w.cold_bytes = 9e9;  // never more than the op's bytes
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (20e3 * 0.8));
+  // Dense classes keep their fitted view (their inputs are a small part).
+  EXPECT_FALSE(MemoryBoundClass(OpClass::kConv));
+  EXPECT_TRUE(MemoryBoundClass(OpClass::kPool));
+  w.op_class = OpClass::kConv;
+  w.cold_bytes = 2e5;
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (100e3 * 0.8));
+}
+
+TEST(CostModelFitTest, ColdInputBytesCountTheDistinctBytesTouchedSinceTheLastUse) {
+  // x -> a -> b -> c, then Add(a, c): between a's last use (n1 reads it) and
+  // the Add, n2 touches b and c (4000 bytes each).
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", 1000);
+  const ValueId a = t.Op("n0", {x}, 1, 1000);
+  const ValueId b = t.Op("n1", {a}, 1, 1000);
+  const ValueId c = t.Op("n2", {b}, 1, 1000);
+  t.Output(t.Op("add", {a, c, c}, 1, 1000, "Add"));  // c twice: counted once
+  const Graph& g = t.graph();
+  // Big cache: only the graph input (written by the caller) is cold.
+  EXPECT_EQ(ColdInputBytes(g, 8000), (std::vector<double>{4000, 0, 0, 0}));
+  // 7999 bytes: b and c pushed a out.
+  EXPECT_EQ(ColdInputBytes(g, 7999), (std::vector<double>{4000, 0, 0, 4000}));
+  // No cache: nothing is modelled cold.
+  EXPECT_EQ(ColdInputBytes(g, 0), (std::vector<double>{0, 0, 0, 0}));
+  // n2 runs elsewhere: it touches nothing here, and c arrives cold.
+  const std::vector<uint8_t> here = {1, 1, 0, 1};
+  EXPECT_EQ(ColdInputBytes(g, 7999, here), (std::vector<double>{4000, 0, 0, 4000}));
+  EXPECT_EQ(ColdInputBytes(g, 100000, here), (std::vector<double>{4000, 0, 0, 4000}));
+}
+
+TEST(CostModelFitTest, MemoryBoundFitRecoversBothTiersAndKeepsElementwiseComputeAtItsPrior) {
+  DeviceProfile truth_profile = CpuOnly(2 << 20, 80);
+  OpClassEfficiency truth_elementwise{"elementwise", 0.3, 0.85, 1.0, 0};
+  truth_elementwise.cache_memory = 0.45;
+  truth_profile.devices[0].efficiency.push_back(truth_elementwise);
+  const CostModel truth(truth_profile);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> log_bytes(std::log(2e4), std::log(2e7));
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> noise(0, 0.02);
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 60; ++i) {
+    OpMeasurement m;
+    m.op_class = OpClass::kElementwise;
+    m.op_type = "Add";
+    m.bytes = std::exp(log_bytes(rng));
+    m.flops = m.bytes / 12;
+    m.cold_bytes = unit(rng) < 0.3 ? m.bytes / 3 : 0;  // a cold skip input
+    OpWork w;
+    w.op_class = m.op_class;
+    w.flops = m.flops;
+    w.bytes = m.bytes;
+    w.cold_bytes = m.cold_bytes;
+    m.measured_us = truth.Cost(w, 0).TotalUs() * std::exp(noise(rng));
+    ms.push_back(m);
+  }
+  const std::vector<OpClassEfficiency> fit = FitEfficiency(CpuOnly(2 << 20, 80).devices[0], ms);
+  ASSERT_EQ(fit.size(), 1u);
+  EXPECT_EQ(fit[0].compute, DefaultEfficiency("cpu", OpClass::kElementwise).compute);
+  EXPECT_NEAR(fit[0].memory, 0.85, 0.85 * 0.1);
+  EXPECT_NEAR(fit[0].cache_memory, 0.45, 0.45 * 0.1);
+  // Without the tier split the two efficiencies would have to agree: a
+  // dense class keeps one.
+  for (OpMeasurement& m : ms) m.op_class = OpClass::kConv;
+  const std::vector<OpClassEfficiency> dense = FitEfficiency(CpuOnly(2 << 20, 80).devices[0], ms);
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_LE(dense[0].cache_memory, 0);
+}
+
 TEST(CostModelFitTest, SparseSpeedFitRecoversLineAndCrossover) {
   // Truth: ratio = 0.12 + 2.2 * density; crossover where it is 1: 0.6.
   std::vector<std::pair<double, double>> points;

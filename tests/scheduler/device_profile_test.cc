@@ -104,6 +104,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   cpu.sources["sparse"] = "measured";
   p.devices[1].floor_device = "cpu";
   p.devices[1].sync_us = 42.5;
+  for (OpClassEfficiency& e : cpu.efficiency)
+    if (e.op_class == "elementwise") e.cache_memory = 0.375;
   const std::string json = DeviceProfileToJson(p);
   StatusOr<DeviceProfile> again = DeviceProfileFromJson(json, "mem");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
@@ -121,6 +123,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(again->devices[1].floor_device, "cpu");
   EXPECT_EQ(again->devices[1].sync_us, 42.5);
   EXPECT_EQ(again->devices[0].sync_us, 0);
+  for (const OpClassEfficiency& e : c.efficiency)
+    EXPECT_EQ(e.cache_memory, e.op_class == "elementwise" ? 0.375 : -1) << e.op_class;
 
   // A profile written before these fields existed: none of them, all off.
   const std::string old = DeviceProfileToJson(testing::TwoDeviceProfile());
@@ -133,6 +137,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_TRUE(loaded->devices[1].floor_device.empty());
   EXPECT_EQ(old.find("sync_us"), std::string::npos);
   EXPECT_EQ(loaded->devices[1].sync_us, 0);
+  EXPECT_EQ(old.find("cache_memory"), std::string::npos);
+  for (const OpClassEfficiency& e : loaded->devices[0].efficiency) EXPECT_LE(e.cache_memory, 0);
   for (const std::string& name : ListDeviceProfiles()) {
     StatusOr<DeviceProfile> shipped = LoadDeviceProfile(name);
     EXPECT_TRUE(shipped.ok()) << name << ": " << shipped.status().ToString();

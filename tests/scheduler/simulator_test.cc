@@ -115,6 +115,35 @@ TEST(SimulatorTest, HandoffsPayTheWakeUpsOfTheCopyingAndReadingStreams) {
   EXPECT_EQ(mapped.copies, 0);
 }
 
+TEST(SimulatorTest, AnInputTheCacheNoLongerHoldsCostsMemoryTime) {
+  // x -> a -> b -> c, then Add(a, c): a's bytes leave a 7999-byte cache
+  // while b and c (8000 bytes) pass; an 8000-byte one keeps them.
+  TinyGraph t;
+  const ValueId x = t.Input("x", 1000);
+  const ValueId a = t.Op("n0", {x}, 0.001, 1000);
+  const ValueId c = t.Op("n2", {t.Op("n1", {a}, 0.001, 1000)}, 0.001, 1000);
+  t.Output(t.Op("add", {a, c}, 0.001, 1000, "Add"));
+  Graph& g = t.graph();
+  g.node(3).annotation.bytes = 12000;
+  auto add_work_us = [&](double cache_bytes) {
+    DeviceProfile p = TwoDeviceProfile();
+    p.devices[0].cache_bytes = cache_bytes;
+    p.devices[0].cache_bandwidth_gbps = 10;
+    const CostModel model(p);
+    StatusOr<SimGraph> sg = BuildSimGraph(g, model, {"cpu", "gpu"});
+    EXPECT_TRUE(sg.ok()) << sg.status().ToString();
+    OpWork w = OpWorkOf(g.node(3), &g);
+    w.cold_bytes = ColdInputBytes(g, cache_bytes)[3];
+    const OpCost cost = model.Cost(w, 0);
+    EXPECT_NEAR(sg->work_us[3 * 2], std::max(cost.compute_us, cost.memory_us), kTol);
+    return sg->work_us[3 * 2];
+  };
+  // Cold: 4000 bytes at 1 GB/s (4 us) + 8000 within the cache.
+  EXPECT_NEAR(add_work_us(7999), 4 + 7999 / 10e3 + 1 / 1e3, kTol);
+  EXPECT_NEAR(add_work_us(8000), 8000 / 10e3 + 4000 / 1e3, kTol);
+  EXPECT_NEAR(add_work_us(12000), 12000 / 10e3, kTol);
+}
+
 TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   TinyGraph t;
   ValueId x = t.Input("x", 250);
