@@ -543,6 +543,7 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
   for (int c = 0; c < kNumOpClasses; ++c) {
     std::vector<FitSample> ms;
     bool compute_seen = false;
+    int in_cache = 0, beyond_cache = 0;  // samples mostly in one memory tier
     for (const OpMeasurement& m : measurements)
       if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
         // As CostNoFloor: cold inputs (memory-bound classes) at the memory's speed.
@@ -554,6 +555,8 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
                 : MemoryTierTimes{0, m.bytes / (device.memory_bandwidth_gbps * 1e3)};
         memory.memory_us += cold / (device.memory_bandwidth_gbps * 1e3);
         ms.push_back({m.flops, memory, WorkMultiplier(device, m), m.measured_us});
+        in_cache += memory.memory_us == 0;
+        beyond_cache += memory.memory_us > memory.cache_us;
         compute_seen = compute_seen || m.flops >= ridge * m.bytes;
       }
     if (static_cast<int>(ms.size()) < std::max(1, min_samples)) continue;
@@ -578,9 +581,14 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     // 5-10 MB Adds: 0.9 of it) but reaches half the cache's or less: each
     // tier gets its own efficiency. Not the dense classes (compute-bound,
     // their memory side only matters for weight-heavy layers) nor the ones
-    // without the cache tier.
+    // without the cache tier; and only when samples pin down both tiers (a
+    // class measured only inside the cache, normalization on ViT tokens, got
+    // a cache efficiency of 0.07 from 10 samples and predicted Softmax 2x).
+    constexpr int kMinSamplesPerTier = 3;
     const bool split_tiers = MemoryBoundClass(op_class) && UsesCacheTier(op_class) &&
-                             device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0;
+                             device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0 &&
+                             in_cache >= kMinSamplesPerTier &&
+                             beyond_cache >= kMinSamplesPerTier;
     // A dense kernel streams its weights and activations; a fit far below
     // the bandwidth stands for compute inefficiency of small shapes (few
     // channels), and then wrongly makes big weight-heavy convs memory-bound.

@@ -1,7 +1,5 @@
 #include "kernels/vgpu/vgpu_device.h"
 
-#include "kernels/vgpu/precise_wait.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +7,7 @@
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/precise_wait.h"
+#include "kernels/vgpu/shared_cache_copy.h"
 #include "kernels/vgpu/worker_stream.h"
 
 namespace braid {
@@ -62,7 +61,8 @@ class VgpuStream final : public WorkerStream {
  protected:
   void Copy(void* dst, const void* src, size_t bytes) override {
     const auto start = std::chrono::steady_clock::now();
-    if (bytes) std::memcpy(dst, src, bytes);
+    // Like a copy engine: the reader finds the bytes in the shared cache.
+    CopyToSharedCache(dst, src, bytes);
     if (vgpu_.timing().enabled)
       WaitUntil(start + vgpu_.timing().CopyTime(static_cast<double>(bytes)));
   }
