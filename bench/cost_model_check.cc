@@ -268,8 +268,8 @@ int main(int argc, char** argv) {
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
               "not a GPU), %d runs, per-step medians; handoff wake-ups measured: vgpu %.1f us, "
-              "cpu %.1f us\n\n",
-              vgpu_iterations, wake.to_worker_us, wake.to_caller_us);
+              "cpu %.1f us, first cpu op after one x%.2f\n\n",
+              vgpu_iterations, wake.to_worker_us, wake.to_caller_us, wake.resume_factor);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (size_t k = 0; k < all.size(); ++k) {
@@ -294,6 +294,7 @@ int main(int argc, char** argv) {
     vgpu.floor_device = "cpu";
     // Handoff wake-ups, measured here as `braid calibrate` does.
     profile.devices[0].sync_us = wake.to_caller_us;
+    profile.devices[0].resume_factor = wake.resume_factor;
     vgpu.sync_us = wake.to_worker_us;
     CostModel model(profile);
     PlanTimerOptions plan_options;

@@ -76,7 +76,8 @@ struct OpWork {
   double input_sparsity = 0;
   // An input arrived by a copy from another device (another core or a DMA
   // wrote it): not in this device's cache, so every byte moves at
-  // memory_bandwidth_gbps (the cache tier does not apply).
+  // memory_bandwidth_gbps (the cache tier does not apply), and the work
+  // takes the device's resume_factor (its stream waited for that input).
   bool inputs_copied = false;
   // Bytes of its inputs the device's cache no longer holds when the op runs
   // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound
@@ -234,7 +235,12 @@ struct OpMeasurement {
 // class's, else DefaultEfficiency), and near-ties are broken towards the
 // defaults: the samples cannot tell those numbers.
 // The fit uses the device's cache tier, and its `op_types` factors and
-// `sparse` speeds as fixed multipliers of each sample's work.
+// `sparse` speeds as fixed multipliers of each sample's work. A memory-bound
+// class (MemoryBoundClass) with at least 3 samples inside the cache and 3
+// mostly beyond it also tries a cache-tier efficiency of its own
+// (`cache_memory`), kept when it fits better; elementwise keeps the prior
+// compute efficiency (its FLOP counts are nominal). Samples' cold_bytes move
+// at memory bandwidth, as in the predictions.
 std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
                                              std::span<const OpMeasurement> measurements,
                                              int min_samples = 3);

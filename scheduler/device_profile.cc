@@ -88,6 +88,8 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     RETURN_IF_ERROR(CheckNonNegative(d.clock_ghz, where + "clock_ghz"));
     RETURN_IF_ERROR(CheckNonNegative(d.launch_overhead_us, where + "launch_overhead_us"));
     RETURN_IF_ERROR(CheckNonNegative(d.sync_us, where + "sync_us"));
+    if (!(d.resume_factor >= 1) || !Finite(d.resume_factor))
+      return InvalidArgument(where + "resume_factor must be >= 1");
     RETURN_IF_ERROR(CheckNonNegative(d.active_power_w, where + "active_power_w"));
     RETURN_IF_ERROR(CheckNonNegative(d.idle_power_w, where + "idle_power_w"));
     std::set<std::string> classes;
@@ -215,7 +217,7 @@ constexpr std::string_view kDeviceNumberFields[] = {
     "compute_units",   "clock_ghz",      "peak_gflops",   "memory_bandwidth_gbps",
     "launch_overhead_us", "active_power_w", "idle_power_w", "concurrent_kernels",
     "efficiency", "cache_bytes", "cache_bandwidth_gbps", "floor_device", "op_types", "sparse",
-    "sync_us"};
+    "sync_us", "resume_factor"};
 constexpr std::string_view kLinkNumberFields[] = {
     "latency_us", "bandwidth_gbps", "mapped", "copy_engines"};
 constexpr std::string_view kProfileNumberFields[] = {"static_power_w", "power_mode"};
@@ -226,7 +228,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
                                "peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us",
                                "active_power_w", "idle_power_w", "concurrent_kernels",
                                "efficiency", "sources", "cache_bytes", "cache_bandwidth_gbps",
-                               "floor_device", "op_types", "sparse", "sync_us"}));
+                               "floor_device", "op_types", "sparse", "sync_us",
+                               "resume_factor"}));
   DeviceSpec d;
   ASSIGN_OR_RETURN(d.name, r.String("name", true));
   ASSIGN_OR_RETURN(d.kind, r.String("kind", true));
@@ -245,6 +248,7 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   ASSIGN_OR_RETURN(d.cache_bandwidth_gbps, r.Number("cache_bandwidth_gbps", 0));
   ASSIGN_OR_RETURN(d.floor_device, r.String("floor_device"));
   ASSIGN_OR_RETURN(d.sync_us, r.Number("sync_us", 0));
+  ASSIGN_OR_RETURN(d.resume_factor, r.Number("resume_factor", 1));
   if (const JsonValue* types = r.Array("op_types"); types != nullptr) {
     if (!types->is_array()) return InvalidArgument(where + ": \"op_types\" is not an array");
     for (size_t i = 0; i < types->array().size(); ++i) {
@@ -382,6 +386,8 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
     if (!d.floor_device.empty())
       out << ",\n" << in << "\"floor_device\": " << JsonString(d.floor_device);
     if (d.sync_us > 0) out << ",\n" << in << "\"sync_us\": " << JsonNumber(d.sync_us);
+    if (d.resume_factor != 1)
+      out << ",\n" << in << "\"resume_factor\": " << JsonNumber(d.resume_factor);
     if (!d.efficiency.empty()) {
       out << ",\n" << in << "\"efficiency\": [";
       for (size_t k = 0; k < d.efficiency.size(); ++k) {

@@ -86,6 +86,11 @@ struct DeviceSpec {
   // an accelerator's links pay it too. 0: not modelled (datasheet profiles);
   // `braid calibrate` measures it for the host and the vgpu.
   double sync_us = 0;
+  // How much slower an op runs when it starts on data another device just
+  // handed over, relative to the same op after one of its own (>= 1; 1: not
+  // modelled). The stream slept through the other device's work: its core
+  // idled and its caches went cold. `braid calibrate` measures the host's.
+  double resume_factor = 1;
   // Optional cache tier: the first `cache_bytes` an op touches move at
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;

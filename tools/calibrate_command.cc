@@ -32,7 +32,9 @@ constexpr char kCalibrateHelp[] =
     "per-op-type factors. Also times the sparse CPU kernels against the dense\n"
     "ones (conv1x1, conv3x3, gemm) and stores their speed and crossover, and\n"
     "the wake-up of a stream waiting for another thread's event (sync_us: the\n"
-    "simulator adds it to every handoff between devices). Power\n"
+    "simulator adds it to every handoff between devices) and how much slower\n"
+    "the op after such a wake runs (resume_factor: an op reading another\n"
+    "device's output pays it). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
     "`braid plan --profile host.json`).\n"
@@ -184,6 +186,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   cpu.sync_us = wake->to_caller_us;
   cpu.sources["sync_us"] =
       "measured by braid calibrate: the calling thread's wake-up after a worker stream's event";
+  cpu.resume_factor = wake->resume_factor;
+  cpu.sources["resume_factor"] =
+      "measured by braid calibrate: a 300 KB Add on a vector a worker stream just handed over, "
+      "right after the wake, over the same Add on a second handed-over vector next";
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
@@ -249,7 +255,8 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (with_sparse)
     out << "  sparse crossover for the runtime: " << SparseCrossoverToString(CrossoverOf(sparse))
         << " (BRAID_SPARSE_CROSSOVER)\n";
-  std::snprintf(line, sizeof(line), "handoff wake-up: cpu stream %.1f us", cpu.sync_us);
+  std::snprintf(line, sizeof(line), "handoff wake-up: cpu stream %.1f us (first op after it x%.2f)",
+                cpu.sync_us, cpu.resume_factor);
   out << line;
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);

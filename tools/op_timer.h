@@ -202,9 +202,16 @@ StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
 // blocked on an event until the calling thread signals it (`to_worker_us`),
 // and the calling thread (the CPU stream) blocked on a worker stream's event
 // (`to_caller_us`). The profile's DeviceSpec::sync_us of vgpu and cpu.
+// `resume_factor`: the worker hands over two 100 KB vectors (written as the
+// vgpu's copies write, just before its event); once woken, the calling
+// thread adds the first to a vector of its own, then the second: the first
+// add's median time over the second's (>= 1; both read handed-over, cold
+// data, which the cost model already prices, so the ratio is the wake's
+// alone: the cpu's DeviceSpec::resume_factor).
 struct WakeLatency {
   double to_worker_us = 0;
   double to_caller_us = 0;
+  double resume_factor = 1;
 };
 StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60);
 

@@ -315,6 +315,16 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 4e5 / (100e3 * 0.4) + 2e5 / (20e3 * 0.8));
   w.cold_bytes = 9e9;  // never more than the op's bytes
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (20e3 * 0.8));
+  // An input copied in from another device: all bytes at memory speed, and
+  // the work takes the device's resume factor (the stream waited for it).
+  w.cold_bytes = 0;
+  w.inputs_copied = true;
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (20e3 * 0.8));
+  DeviceProfile resumed = p;
+  resumed.devices[0].resume_factor = 1.5;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * 6e5 / (20e3 * 0.8));
+  w.inputs_copied = false;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 6e5 / (100e3 * 0.4));
   // Dense classes keep their fitted view (their inputs are a small part).
   EXPECT_FALSE(MemoryBoundClass(OpClass::kConv));
   EXPECT_TRUE(MemoryBoundClass(OpClass::kPool));

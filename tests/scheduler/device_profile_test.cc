@@ -104,6 +104,7 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   cpu.sources["sparse"] = "measured";
   p.devices[1].floor_device = "cpu";
   p.devices[1].sync_us = 42.5;
+  cpu.resume_factor = 1.75;
   for (OpClassEfficiency& e : cpu.efficiency)
     if (e.op_class == "elementwise") e.cache_memory = 0.375;
   const std::string json = DeviceProfileToJson(p);
@@ -123,6 +124,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(again->devices[1].floor_device, "cpu");
   EXPECT_EQ(again->devices[1].sync_us, 42.5);
   EXPECT_EQ(again->devices[0].sync_us, 0);
+  EXPECT_EQ(c.resume_factor, 1.75);
+  EXPECT_EQ(again->devices[1].resume_factor, 1);
   for (const OpClassEfficiency& e : c.efficiency)
     EXPECT_EQ(e.cache_memory, e.op_class == "elementwise" ? 0.375 : -1) << e.op_class;
 
@@ -137,6 +140,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_TRUE(loaded->devices[1].floor_device.empty());
   EXPECT_EQ(old.find("sync_us"), std::string::npos);
   EXPECT_EQ(loaded->devices[1].sync_us, 0);
+  EXPECT_EQ(old.find("resume_factor"), std::string::npos);
+  EXPECT_EQ(loaded->devices[0].resume_factor, 1);
   EXPECT_EQ(old.find("cache_memory"), std::string::npos);
   for (const OpClassEfficiency& e : loaded->devices[0].efficiency) EXPECT_LE(e.cache_memory, 0);
   for (const std::string& name : ListDeviceProfiles()) {
@@ -152,6 +157,7 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   p.devices[0].cache_bytes = 1024;
   p.devices[0].cache_bandwidth_gbps = 10;
   p.devices[0].sync_us = 30;
+  p.devices[0].resume_factor = 1.5;
   const std::string good = DeviceProfileToJson(p);
   auto error_of = [&](const std::string& from, const std::string& to) {
     std::string s = good;
@@ -173,6 +179,8 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   EXPECT_NE(error_of("\"cache_bytes\": 1024", "\"cache_bytes\": -1").find("cache_bytes"),
             std::string::npos);
   EXPECT_NE(error_of("\"sync_us\": 30", "\"sync_us\": -3").find("sync_us"), std::string::npos);
+  EXPECT_NE(error_of("\"resume_factor\": 1.5", "\"resume_factor\": 0.5").find("resume_factor must be >= 1"),
+            std::string::npos);
   EXPECT_NE(error_of("\"factor\": 2", "\"factr\": 2").find("unknown key \"factr\""),
             std::string::npos);
   EXPECT_NE(error_of("\"concurrent_kernels\": 1,\n      \"cache_bytes\"",

@@ -39,6 +39,9 @@ TEST(WakeLatencyTest, BothHandoffDirectionsTakeMeasurableTime) {
   EXPECT_GT(w->to_caller_us, 0);
   EXPECT_LT(w->to_worker_us, 1e5);
   EXPECT_LT(w->to_caller_us, 1e5);
+  // A ratio of two timings of one add: at least 1 (clamped), and finite.
+  EXPECT_GE(w->resume_factor, 1.0);
+  EXPECT_LT(w->resume_factor, 1e3);
 }
 
 TEST(VgpuShapingTest, FormulaIsLaunchPlusTheSlowerOfComputeAndMemory) {
