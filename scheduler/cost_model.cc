@@ -503,10 +503,11 @@ FitResult FitClass(const std::vector<FitSample>& ms, const DeviceSpec& device,
         for (int k = 0; k <= (split_tiers ? steps : 0); ++k) {
           const double emc = split_tiers ? grid(emc_lo, emc_hi, k, steps) : em;
           for (double o : os) {
-            const double loss = Loss(ms, peak, ec, em, emc, o) +
-                                kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
-                                                std::abs(std::log(em / prior.memory)) +
-                                                std::abs(std::log(emc / prior.memory)));
+            const double loss =
+                Loss(ms, peak, ec, em, emc, o) +
+                kPriorWeight * (std::abs(std::log(ec / prior.compute)) +
+                                std::abs(std::log(em / prior.memory)) +
+                                (split_tiers ? std::abs(std::log(emc / prior.memory)) : 0.0));
             if (loss < best.loss) best = {ec, em, emc, o, loss};
           }
         }

@@ -144,10 +144,12 @@ bool UsesCacheTier(OpClass op_class);
 // and their cold inputs (OpWork::cold_bytes) move at the memory's speed.
 bool MemoryBoundClass(OpClass op_class);
 // Per node of `graph`, in node order (the order one device runs them): the
-// bytes of its non-constant inputs that more than `cache_bytes` of traffic
-// (the annotation bytes of the nodes in between) have passed since the value
-// was written or last read. An LRU cache of that size no longer holds them:
-// e.g. a residual Add's skip input after two convs streamed their weights.
+// bytes of its non-constant inputs (and graph inputs) that an LRU cache of
+// `cache_bytes` no longer holds: the nodes in between touched more than that
+// in distinct values (weights included) since the value was written or last
+// read. E.g. a residual Add's skip input after two convs streamed their
+// weights; counting distinct values, not traffic, keeps a ViT block's
+// recycled scratch buffers from marking its residual input cold.
 // All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
 // only the nodes marked non-zero run on the device: the others neither touch
 // its cache nor count, and what they produce arrives cold.

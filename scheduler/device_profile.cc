@@ -279,7 +279,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
     if (!eff->is_array()) return InvalidArgument(where + ": \"efficiency\" is not an array");
     for (size_t i = 0; i < eff->array().size(); ++i) {
       ObjectReader e(eff->array()[i], where + " efficiency[" + std::to_string(i) + "]");
-      RETURN_IF_ERROR(e.CheckKeys({"op_class", "compute", "memory", "cache_memory", "overhead_us", "samples"}));
+      RETURN_IF_ERROR(e.CheckKeys(
+          {"op_class", "compute", "memory", "cache_memory", "overhead_us", "samples"}));
       OpClassEfficiency c;
       ASSIGN_OR_RETURN(c.op_class, e.String("op_class", true));
       ASSIGN_OR_RETURN(c.compute, e.Number("compute", 1));
