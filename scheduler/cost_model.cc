@@ -254,6 +254,11 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
 
 namespace {
 
+// The device has a cache tier for MemoryTierTimesUs.
+bool HasCacheTier(const DeviceSpec& device) {
+  return device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0;
+}
+
 // "@cache" keys: a class without the cache tier, bytes within the cache.
 constexpr std::string_view kCacheKeySuffix = "@cache";
 bool CacheKeyed(const DeviceSpec& device, OpClass op_class, double bytes) {
@@ -289,7 +294,7 @@ const OpTypeFactor* FindOpTypeFactor(const DeviceSpec& device, OpClass op_class,
 MemoryTierTimes MemoryTierTimesUs(const DeviceSpec& device, double bytes) {
   // GB/s = 1e3 bytes/us.
   MemoryTierTimes t;
-  if (device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0) {
+  if (HasCacheTier(device)) {
     const double in_cache = std::min(bytes, device.cache_bytes);
     t.cache_us = in_cache / (device.cache_bandwidth_gbps * 1e3);
     bytes -= in_cache;
@@ -379,8 +384,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
       MemoryBoundClass(work.op_class) ? std::clamp(work.cold_bytes, 0.0, work.bytes) : 0.0;
   OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops,
                              work.bytes - cold, e.cache_memory);
-  if ((work.inputs_copied || !UsesCacheTier(work.op_class)) && spec.cache_bytes > 0 &&
-      spec.cache_bandwidth_gbps > 0)
+  if ((work.inputs_copied || !UsesCacheTier(work.op_class)) && HasCacheTier(spec))
     cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
   else if (cold > 0)
     cost.memory_us += cold / (spec.memory_bandwidth_gbps * e.memory * 1e3);
@@ -589,20 +593,20 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     // a cache efficiency of 0.07 from 10 samples and predicted Softmax 2x).
     constexpr int kMinSamplesPerTier = 3;
     const bool split_tiers = MemoryBoundClass(op_class) && UsesCacheTier(op_class) &&
-                             device.cache_bytes > 0 && device.cache_bandwidth_gbps > 0 &&
-                             in_cache >= kMinSamplesPerTier &&
+                             HasCacheTier(device) && in_cache >= kMinSamplesPerTier &&
                              beyond_cache >= kMinSamplesPerTier;
     // A dense kernel streams its weights and activations; a fit far below
     // the bandwidth stands for compute inefficiency of small shapes (few
     // channels), and then wrongly makes big weight-heavy convs memory-bound.
-    FitResult fit = FitClass(ms, device, prior, fix_compute, false, dense ? 0.3 : 0.0);
+    const double min_memory = dense ? 0.3 : 0.0;
+    FitResult fit = FitClass(ms, device, prior, fix_compute, false, min_memory);
     bool split = false;
     if (split_tiers) {
       // Kept only when it fits better (on a coarser grid, so it must gain
       // more than the grid loses): elementwise -3..-10% mean |log| error,
       // data movement -1..-8%; pool, compute-bound, gained nothing (its
       // cache efficiency came out anywhere from 1.2 to 5.8).
-      const FitResult tiers = FitClass(ms, device, prior, fix_compute, true, 0.0);
+      const FitResult tiers = FitClass(ms, device, prior, fix_compute, true, min_memory);
       split = tiers.loss < fit.loss;
       if (split) fit = tiers;
     }

@@ -213,6 +213,20 @@ void BuildFailingReluEngine(DeviceKind kind, const std::string& device, FailingR
   f.engine = std::move(*engine);
 }
 
+// Runs `f` once with its Relu failing; the error must name the node and
+// `device`, and the engine the failed device.
+Status RunWithFailingRelu(FailingReluEngine& f, const test::Inputs& in,
+                          const std::string& device) {
+  g_fail = true;
+  Status s = f.engine->Run(in.pointers);
+  g_fail = false;
+  EXPECT_NE(s.message().find("node '" + f.graph.nodes()[f.relu].name + "' (Relu) on " + device),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(f.engine->failed_device(), device);
+  return s;
+}
+
 TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
   FailingReluEngine f;
   ASSERT_NO_FATAL_FAILURE(BuildFailingReluEngine(DeviceKind::kVirtualGpu, "vgpu", f));
@@ -220,15 +234,9 @@ TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
   ASSERT_TRUE(f.engine->Run(in.pointers).ok());
   const auto good = test::Outputs(*f.engine);
   for (int round = 0; round < 3; ++round) {
-    g_fail = true;
-    Status s = f.engine->Run(in.pointers);
-    g_fail = false;
+    Status s = RunWithFailingRelu(f, in, "vgpu");
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("node '" + f.graph.nodes()[f.relu].name + "' (Relu) on vgpu"),
-              std::string::npos)
-        << s.message();
     EXPECT_NE(s.message().find("injected failure"), std::string::npos) << s.message();
-    EXPECT_EQ(f.engine->failed_device(), "vgpu");
     // Dependent work was skipped, not run on garbage.
     int skipped = 0;
     for (const StepTiming& t : f.engine->timeline()) skipped += !t.ran;
@@ -247,14 +255,8 @@ TEST(Engine, CpuStreamFailureSkipsItsLaterStepsAndTheStreamsWaitingOnThem) {
   const test::Inputs in = test::RandomInputs(f.graph, 1);
   ASSERT_TRUE(f.engine->Run(in.pointers).ok());
   const auto good = test::Outputs(*f.engine);
-  g_fail = true;
-  Status s = f.engine->Run(in.pointers);
-  g_fail = false;
+  Status s = RunWithFailingRelu(f, in, "cpu");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("node '" + f.graph.nodes()[f.relu].name + "' (Relu) on cpu"),
-            std::string::npos)
-      << s.message();
-  EXPECT_EQ(f.engine->failed_device(), "cpu");
   // Every CPU step after the failing one was skipped, and so was every step
   // of another stream that waits on a CPU step at or after it.
   const std::vector<StepTiming> steps = f.engine->timeline();
