@@ -45,6 +45,7 @@
 #include "graph/ir.h"
 #include "kernels/backend.h"
 #include "kernels/vgpu/worker_stream.h"
+#include "runtime/thread_pinning.h"
 #include "runtime/trace.h"
 #include "scheduler/plan.h"
 
@@ -63,6 +64,15 @@ struct EngineOptions {
   // Keep 4-D activations nhwc between kernels that handle it, on every
   // device (runtime/layout.h); copies move the bytes as they are.
   bool channels_last = true;
+  // Pin the threads (runtime/thread_pinning.h): the thread calling Run to
+  // the first num_threads cores for the length of each Run, the worker
+  // threads (a vgpu's streams, extra CPU streams) to the other cores (to the
+  // last one when num_threads takes them all); a plan without worker
+  // threads is not pinned. Off:
+  // the OS places them, and a CPU stream woken by another device's thread
+  // may move to that thread's core, away from its cached data. No effect
+  // with fewer than two cores (thread_note() says so).
+  bool pin_threads = false;
 };
 
 // One executed step of the last Run, times relative to the Run's start.
@@ -94,6 +104,8 @@ class Engine {
   const std::vector<NodePlacement>& placements() const { return placements_; }
   // Set when channels-last was requested but the plan had to run plain.
   const std::string& layout_note() const { return layout_note_; }
+  // With EngineOptions::pin_threads: where the threads run, or why not.
+  const std::string& thread_note() const { return thread_note_; }
   size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
   size_t num_steps() const { return steps_.size(); }
   size_t num_copy_steps() const;
@@ -162,6 +174,7 @@ class Engine {
   };
 
   Status RunStep(size_t i);
+  Status PinThreads();  // EngineOptions::pin_threads, after Build
   std::string StepWhere(const Step& step) const;
 
   Graph graph_;
@@ -175,6 +188,9 @@ class Engine {
   std::vector<TensorDesc> input_descs_;
   std::vector<NodePlacement> placements_;
   std::string layout_note_;
+  std::string thread_note_;
+  bool pin_caller_ = false;
+  cpu_set_t caller_cores_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // arenas, constants, workspaces
   size_t arena_bytes_ = 0;
   std::chrono::steady_clock::time_point run_start_;

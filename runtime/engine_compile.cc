@@ -601,6 +601,34 @@ Status EngineBuilder::Build(const Plan& plan) {
   return Status::Ok();
 }
 
+Status Engine::PinThreads() {
+  std::vector<std::pair<WorkerStream*, const std::string*>> workers;  // stream, track
+  for (ExecStream& s : streams_)  // not a CUDA stream: the driver's threads
+    if (auto* worker = dynamic_cast<WorkerStream*>(s.stream.get()))
+      workers.emplace_back(worker, &s.track);
+  // Without worker threads there is nothing to keep apart, and a pinned
+  // thread could not dodge another process's load.
+  if (workers.empty()) {
+    thread_note_ = "threads not pinned: the plan runs on the calling thread alone";
+    return Status::Ok();
+  }
+  const CoreSplit split = SplitAllowedCores(num_threads_);
+  if (!split.usable) {
+    thread_note_ = "threads not pinned: fewer than two cores to split";
+    return Status::Ok();
+  }
+  // Each worker pins its own thread, before any step.
+  const cpu_set_t worker_cores = split.workers;
+  for (auto [worker, track] : workers) {
+    RETURN_IF_ERROR(worker->Submit([worker_cores] { return PinCurrentThread(worker_cores); }));
+    RETURN_IF_ERROR(worker->Synchronize().WithPrefix("pinning " + *track));
+  }
+  caller_cores_ = split.caller;
+  pin_caller_ = true;
+  thread_note_ = "threads pinned: " + split.description;
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
                                                  const KernelRegistry& registry,
                                                  std::span<const EngineDevice> devices,
@@ -621,6 +649,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
     e->num_threads_ = options.num_threads;
     EngineBuilder builder(*e, registry, channels_last);
     RETURN_IF_ERROR(builder.Build(plan));
+    if (options.pin_threads) RETURN_IF_ERROR(e->PinThreads());
     return e;
   };
   if (!options.channels_last) return build(std::move(graph), false);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kernels/vgpu/precise_wait.h"
 #include "runtime/engine.h"
@@ -81,6 +82,8 @@ Status Engine::Run(std::span<const void* const> inputs) {
     }
   }
   omp_set_num_threads(num_threads_);
+  std::optional<ScopedThreadPin> pin;  // EngineOptions::pin_threads
+  if (pin_caller_) pin.emplace(caller_cores_);
   run_start_ = std::chrono::steady_clock::now();
 
   // 1. Everything that runs off the calling thread, in step order.

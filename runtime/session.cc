@@ -78,6 +78,7 @@ class SessionImpl final : public Session {
         num_threads_(ResolveNumThreads(options.num_threads)),
         policy_(options.policy),
         trace_(options.trace),
+        pin_threads_(options.pin_threads),
         explicit_plan_(std::move(internals.plan)),
         policies_(internals.policies),
         profile_(std::move(internals.profile)),
@@ -392,11 +393,13 @@ class SessionImpl final : public Session {
     }
     EngineOptions options;
     options.num_threads = num_threads_;
+    options.pin_threads = pin_threads_;
     StatusOr<std::unique_ptr<Engine>> engine =
         Engine::Create(std::move(specialized), plan, *registry_, devices, options);
     if (!engine.ok()) return engine.status().WithPrefix(where);
     engine_ = std::move(*engine);
     AddNotice(engine_->layout_note());
+    AddNotice(engine_->thread_note());
     busy_us_.assign(devices_.size(), 0.0);
     return Status::Ok();
   }
@@ -559,6 +562,7 @@ class SessionImpl final : public Session {
   const int num_threads_;
   const std::string policy_;
   const bool trace_;
+  const bool pin_threads_;
   const std::optional<braid::Plan> explicit_plan_;
   std::shared_ptr<const PolicyRegistry> policies_;
   // Cost model profile and online adaptation (runtime/adaptation.h).

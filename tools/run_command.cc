@@ -34,7 +34,7 @@ constexpr char kRunHelp[] =
     "                 [--threads T] [--iterations N] [--warmup W] [--seed S]\n"
     "                 [--batch B] [--devices cpu,vgpu|cpu,cuda] [--policy NAME]\n"
     "                 [--plan PLAN.json] [--policy-file POLICY.bin] [--trace FILE.json]\n"
-    "                 [--vgpu-timing none|orin-like] [--profile P] [--adapt]\n"
+    "                 [--vgpu-timing none|orin-like] [--profile P] [--adapt] [--pin-threads]\n"
     "                 [--throughput [--latency-bound MS] [--max-batch N]] [--json]\n"
     "\n"
     "Opens MODEL in a Session (CPU), runs it W times untimed and N times\n"
@@ -73,6 +73,9 @@ constexpr char kRunHelp[] =
     "                       figures plus the vgpu's timing model); its cpu\n"
     "                       entry's sparse crossovers (braid calibrate) pick\n"
     "                       dense or sparse kernels\n"
+    "  --pin-threads        keep the calling thread (CPU stream) and the devices'\n"
+    "                       worker threads on separate cores (more than one\n"
+    "                       device; no effect with one core)\n"
     "  --adapt              online adaptation: compare each run's measured kernel\n"
     "                       time per device with the plan's prediction and\n"
     "                       re-plan when a device drifts (printed as notices)\n"
@@ -113,6 +116,7 @@ struct RunFlags {
   std::string profile;
   std::string policy_file;
   bool adapt = false;
+  bool pin_threads = false;
   bool throughput = false;
   double latency_bound_ms = 0;  // 0 = none
   int64_t max_batch = 32;
@@ -139,6 +143,7 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   RunFlags f;
   f.json = scan.Flag("--json");
   f.adapt = scan.Flag("--adapt");
+  f.pin_threads = scan.Flag("--pin-threads");
   f.throughput = scan.Flag("--throughput");
   while (true) {
     ASSIGN_OR_RETURN(std::optional<std::string> in, scan.Value("--input"));
@@ -493,6 +498,7 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
   // The lanes of --throughput run their own cpu-only / gpu-only policies.
   if (o.policy == f.policy) o.policy_file = f.policy_file;
   o.adapt = f.adapt;
+  o.pin_threads = f.pin_threads;
   return o;
 }
 

@@ -75,6 +75,11 @@ struct SessionOptions {
   std::string plan_file;
   // Record a per-step timeline on every Run (Session::WriteTrace).
   bool trace = false;
+  // Heterogeneous engine only: keep the thread calling Run on its own cores
+  // and the devices' worker threads (a vgpu's, extra CPU streams) on the
+  // others, so a handoff does not move the CPU stream away from its cached
+  // data (docs/engine.md). No effect with one core (notices() says so).
+  bool pin_threads = false;
   // vgpu timing shaping: "none" or "orin-like" (a model, never a GPU figure).
   std::string vgpu_timing = "none";
   // policy "sparoa": a trained model from `braid train` ("" = untrained:

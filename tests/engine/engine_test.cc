@@ -21,6 +21,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif
+#include <pthread.h>
 
 #include "graph/json.h"
 #include "models/graph_builder.h"
@@ -360,6 +361,40 @@ TEST(Engine, ShapedTimelineShowsCopiesOverlappingComputeAndCpuWithVgpu) {
   // Same outputs as the all-CPU run.
   auto ref = Engine::Create(g, SingleDevicePlan(g, "cpu", "ref"), EngineRegistry(), devices.list, {1});
   ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE((*ref)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**engine), test::Outputs(**ref), 1e-4, 1e-3), "");
+}
+
+TEST(Engine, PinnedThreadsGiveTheSameOutputsAndTheCallerBackItsCores) {
+  Graph g = TwoBranches();
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i].name.find("vgpu") != std::string::npos) plan.nodes[i].device = "vgpu";
+  Devices devices;
+  EngineOptions pinned;
+  pinned.pin_threads = true;
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, pinned);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const CoreSplit split = SplitAllowedCores(1);
+  EXPECT_EQ((*engine)->thread_note(), split.usable ? "threads pinned: " + split.description
+                                                   : "threads not pinned: fewer than two "
+                                                     "cores to split");
+  const test::Inputs in = test::RandomInputs(g, 1);
+  cpu_set_t before, after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  auto ref = Engine::Create(g, SingleDevicePlan(g, "cpu", "ref"), EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ((*ref)->thread_note(), "");  // not asked to pin
+  // Asked, but an all-CPU plan has no worker thread to keep apart.
+  auto alone = Engine::Create(g, SingleDevicePlan(g, "cpu", "ref"), EngineRegistry(),
+                              devices.list, pinned);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ((*alone)->thread_note(),
+            "threads not pinned: the plan runs on the calling thread alone");
   ASSERT_TRUE((*ref)->Run(in.pointers).ok());
   EXPECT_EQ(test::Compare(test::Outputs(**engine), test::Outputs(**ref), 1e-4, 1e-3), "");
 }
