@@ -1,22 +1,33 @@
-#include "kernels/vgpu/shared_cache_copy.h"
+#include "kernels/vgpu/streaming_copy.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 namespace braid {
 
-void CopyToSharedCache(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  std::memcpy(dst, src, bytes);
+void StreamingCopy(void* dst, const void* src, size_t bytes) {
 #if defined(__x86_64__)
-  // CLDEMOTE is encoded in the hint-NOP space (0F 1C /0): CPUs without it
-  // execute a NOP, so no CPUID check is needed. Raw bytes keep older
-  // assemblers happy; the address goes in rax.
-  constexpr uintptr_t kLine = 64;
-  const uintptr_t first = reinterpret_cast<uintptr_t>(dst) & ~(kLine - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(dst) + bytes;
-  for (uintptr_t line = first; line < end; line += kLine)
-    asm volatile(".byte 0x0f, 0x1c, 0x00" : : "a"(line) : "memory");
+  auto* to = static_cast<char*>(dst);
+  const auto* from = static_cast<const char*>(src);
+  // Up to the first 16-byte boundary of the destination, then 16-byte
+  // streaming stores (SSE2: every x86-64 CPU has them), then the tail.
+  const size_t head =
+      std::min(bytes, static_cast<size_t>(-reinterpret_cast<uintptr_t>(to) & 15));
+  std::memcpy(to, from, head);
+  size_t i = head;
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i)));
+  std::memcpy(to + i, from + i, bytes - i);
+  // Streaming stores are weakly ordered: visible before the copy's event.
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, bytes);
 #endif
 }
 

@@ -7,7 +7,7 @@
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/precise_wait.h"
-#include "kernels/vgpu/shared_cache_copy.h"
+#include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/worker_stream.h"
 
 namespace braid {
@@ -61,8 +61,8 @@ class VgpuStream final : public WorkerStream {
  protected:
   void Copy(void* dst, const void* src, size_t bytes) override {
     const auto start = std::chrono::steady_clock::now();
-    // Like a copy engine: the reader finds the bytes in the shared cache.
-    CopyToSharedCache(dst, src, bytes);
+    // Like a copy engine: the bytes land in memory, in no core's cache.
+    StreamingCopy(dst, src, bytes);
     if (vgpu_.timing().enabled)
       WaitUntil(start + vgpu_.timing().CopyTime(static_cast<double>(bytes)));
   }

@@ -10,7 +10,7 @@
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/precise_wait.h"
-#include "kernels/vgpu/shared_cache_copy.h"
+#include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "kernels/vgpu/worker_stream.h"
 
@@ -123,15 +123,15 @@ TEST(Vgpu, ErrorsAreStickyPropagateThroughEventsAndClearAtSynchronize) {
   EXPECT_TRUE(ran_again);
 }
 
-TEST(Vgpu, SharedCacheCopyIsAnExactCopyAtAnyAlignmentAndSize) {
-  // Odd offsets and lengths cover the partial first and last lines.
+TEST(Vgpu, StreamingCopyIsAnExactCopyAtAnyAlignmentAndSize) {
+  // Odd offsets and lengths cover the partial first and last 16 bytes.
   std::vector<unsigned char> src(5000), dst(5100);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
-  for (size_t offset : {0u, 1u, 17u, 63u, 64u}) {
+  for (size_t offset : {0u, 1u, 15u, 16u, 17u, 63u, 64u}) {
     for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{4095},
                          4999 - offset}) {
       std::fill(dst.begin(), dst.end(), 0xAB);
-      CopyToSharedCache(dst.data() + offset, src.data() + 1, bytes);
+      StreamingCopy(dst.data() + offset, src.data() + 1, bytes);
       EXPECT_EQ(std::memcmp(dst.data() + offset, src.data() + 1, bytes), 0) << offset << "+" << bytes;
       // Nothing outside the destination range is touched.
       for (size_t i = 0; i < offset; ++i) ASSERT_EQ(dst[i], 0xAB) << i;
