@@ -17,7 +17,7 @@
 //   braid_cost_model_check [--iterations N] [--vgpu-iterations M] [--threads T]
 //                          [--models a,b,...] [--policies threshold,partition]
 //                          [--skip-vgpu 1] [--suite 0] [--dump 1] [--stat median|min]
-//                          [--per-op engine|isolated] [--passes P]
+//                          [--per-op engine|isolated] [--passes P] [--pin-threads 0|1]
 //
 // The fit also uses braid calibrate's op suite (MeasureCalibrationSuite:
 // synthetic single ops, no zoo model), as `braid calibrate` does; --suite 0
@@ -44,6 +44,11 @@ using namespace braid::cli;  // NOLINT
 int main(int argc, char** argv) {
   OpTimerOptions options;
   options.iterations = 10;
+  // Every engine run pins its threads (EngineOptions::pin_threads): the cpu
+  // stream on its core, the vgpu's threads on the other. Unpinned, a cpu op
+  // reading what the vgpu handed over took 2x to 11x its warm time depending
+  // on where the OS woke the threads (bench: a 200 KB Add, 8 / 25 / 49 us).
+  options.pin_threads = true;
   std::vector<std::string> models = {"tiny_cnn", "squeezenet1_1", "mobilenet_v2",
                                      "resnet18", "resnet50",      "vit_tiny"};
   std::vector<std::string> policies = {"threshold", "partition"};
@@ -77,6 +82,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--stat")) stat = argv[i + 1];
     if (!std::strcmp(argv[i], "--per-op")) per_op = argv[i + 1];
     if (!std::strcmp(argv[i], "--passes")) passes = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--pin-threads")) options.pin_threads = std::atoi(argv[i + 1]) != 0;
   }
   // Keeps, per op and end to end, the lower of two measurements of the same
   // graph.
@@ -259,17 +265,25 @@ int main(int argc, char** argv) {
   // 2. Shaped CPU + vgpu plans.
   std::map<std::string, std::vector<double>> step_errors;  // "cpu:conv", "vgpu:gemm", "copy"
   std::vector<double> vgpu_e2e;
-  StatusOr<WakeLatency> measured_wake = MeasureWakeLatency();
+  StatusOr<WakeLatency> measured_wake = MeasureWakeLatency(60, options.pin_threads);
   if (!measured_wake.ok()) {
     std::fprintf(stderr, "%s\n", measured_wake.status().ToString().c_str());
     return 1;
   }
   const WakeLatency wake = *measured_wake;
+  StatusOr<double> measured_copied_read =
+      MeasureCopiedReadGbps(wake.resume_factor, options.pin_threads);
+  if (!measured_copied_read.ok()) {
+    std::fprintf(stderr, "%s\n", measured_copied_read.status().ToString().c_str());
+    return 1;
+  }
+  const double copied_read_gbps = *measured_copied_read;
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
               "not a GPU), %d runs, per-step medians; handoff wake-ups measured: vgpu %.1f us, "
-              "cpu %.1f us, first cpu op after one x%.2f\n\n",
-              vgpu_iterations, wake.to_worker_us, wake.to_caller_us, wake.resume_factor);
+              "cpu %.1f us, first cpu op after one x%.2f, handed-over data read at %.1f GB/s\n\n",
+              vgpu_iterations, wake.to_worker_us, wake.to_caller_us, wake.resume_factor,
+              copied_read_gbps);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (size_t k = 0; k < all.size(); ++k) {
@@ -295,10 +309,12 @@ int main(int argc, char** argv) {
     // Handoff wake-ups, measured here as `braid calibrate` does.
     profile.devices[0].sync_us = wake.to_caller_us;
     profile.devices[0].resume_factor = wake.resume_factor;
+    profile.devices[0].copied_read_gbps = copied_read_gbps;
     vgpu.sync_us = wake.to_worker_us;
     CostModel model(profile);
     PlanTimerOptions plan_options;
     plan_options.threads = options.threads;
+    plan_options.pin_threads = options.pin_threads;
     plan_options.iterations = vgpu_iterations;
     plan_options.devices = {"cpu", "vgpu"};
     StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(profile);
@@ -344,11 +360,11 @@ int main(int argc, char** argv) {
             .push_back(e);
         if (dump)
           std::fprintf(stderr, "step %s %s %s %s %s %s bytes %.0f flops %.0f measured %.2f "
-                       "predicted %.2f start %.2f\n",
+                       "predicted %.2f start %.2f copied %.0f\n",
                        models[k].c_str(), policy.c_str(), s.name.c_str(), s.device.c_str(),
                        s.op_type.c_str(), s.category == "copy" ? "copy" : OpClassName(s.op_class),
                        s.category == "copy" ? s.bytes : s.annotation.bytes, s.annotation.flops,
-                       s.median_us, predicted[i], s.start_us);
+                       s.median_us, predicted[i], s.start_us, s.copied_bytes);
       }
       StatusOr<SimGraph> sg = BuildSimGraph(t->graph, model, {"cpu", "vgpu"});
       StatusOr<SimResult> sim =

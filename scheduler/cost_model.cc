@@ -104,14 +104,14 @@ std::string_view SparseClassOfConv(const Node& node, const Graph* graph) {
   return "conv1x1";
 }
 
+}  // namespace
+
 double ValueBytes(const Graph& graph, ValueId id) {
   if (id == kNoValue) return 0;
   const Value& v = graph.value(id);
   if (!v.has_shape) return 0;
   return static_cast<double>(ElementCount(v.shape, 1)) * static_cast<double>(DataTypeSize(v.dtype));
 }
-
-}  // namespace
 
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
   OpWork w;
@@ -240,6 +240,10 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
                     in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(k))
         continue;  // read twice, counted once
       const int64_t last = last_touch[static_cast<size_t>(in)];
+      const NodeId producer = graph.value(in).producer;
+      // Made on another device and not read here yet: it arrives by a copy,
+      // which OpWork::copied_bytes prices.
+      if (last < 0 && producer != kNoNode && !here(producer)) continue;
       // A graph input was written by the caller before the run: cold too.
       if (last < 0 || bytes_between(last, static_cast<int64_t>(i)) > cache_bytes)
         cold[i] += ValueBytes(graph, in);
@@ -384,7 +388,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
       MemoryBoundClass(work.op_class) ? std::clamp(work.cold_bytes, 0.0, work.bytes) : 0.0;
   OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops,
                              work.bytes - cold, e.cache_memory);
-  if ((work.inputs_copied || !UsesCacheTier(work.op_class)) && HasCacheTier(spec))
+  if (!UsesCacheTier(work.op_class) && HasCacheTier(spec))
     cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
   else if (cold > 0)
     cost.memory_us += cold / (spec.memory_bandwidth_gbps * e.memory * 1e3);
@@ -395,10 +399,29 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     if (const SparseKernelSpeed* sp = spec.Sparse(work.sparse_class); sp != nullptr)
       factor *= sp->Ratio(work.weight_sparsity);
   if (spec.kind == "cpu" && work.input_sparsity > 0) factor *= 1.0 - work.input_sparsity;
-  // Its input came from another device: the stream waited for it.
-  if (work.inputs_copied) factor *= spec.resume_factor;
   cost.compute_us *= factor;
   cost.memory_us *= factor;
+  const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
+  if (copied > 0 && HasCacheTier(spec) && work.bytes > 0) {
+    // Its copied-in inputs are not in the cache: they read at the device's
+    // copied_read_gbps, the rest of its bytes as usual. Measured here
+    // (bench/braid_cost_model_check, CPU + vgpu plans): such an Add costs its
+    // warm time plus the input at 12-16 GB/s; pricing every byte at the
+    // class's memory efficiency (which folds in a pool's per-byte work) put
+    // copied MaxPools at 1.6-1.8x and left depthwise convs at 0.6-0.7x.
+    const double read_gbps =
+        spec.copied_read_gbps > 0
+            ? spec.copied_read_gbps
+            : spec.memory_bandwidth_gbps *
+                  efficiency_[static_cast<size_t>(device)]
+                             [static_cast<size_t>(OpClass::kElementwise)].memory;
+    cost.memory_us = copied / (read_gbps * 1e3) + cost.memory_us * (1.0 - copied / work.bytes);
+  }
+  // Its input came from another device: the stream waited for it.
+  if (copied > 0) {
+    cost.compute_us *= spec.resume_factor;
+    cost.memory_us *= spec.resume_factor;
+  }
   return cost;
 }
 
@@ -406,8 +429,11 @@ OpCost CostModel::Cost(const OpWork& work, int device) const {
   OpCost cost = CostNoFloor(work, device);
   const int floor = floor_device_[static_cast<size_t>(device)];
   if (floor >= 0) {
-    // The device runs the floor device's kernels: it cannot be faster.
-    const double host = CostNoFloor(work, floor).TotalUs();
+    // The device runs the floor device's kernels: it cannot be faster than
+    // they are on their own data (what its copies bring in is its own).
+    OpWork local = work;
+    local.copied_bytes = 0;
+    const double host = CostNoFloor(local, floor).TotalUs();
     if (host > cost.TotalUs()) cost.compute_us = std::max(cost.compute_us, host - cost.overhead_us);
   }
   return cost;

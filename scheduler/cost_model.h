@@ -74,11 +74,14 @@ struct OpWork {
   // work scales by 1 - this (the input-sparse kernel reads only the weight
   // rows of non-zero inputs; 1.9-2.8x at 50% in bench/sparse_bench.cc).
   double input_sparsity = 0;
-  // An input arrived by a copy from another device (another core or a DMA
-  // wrote it): not in this device's cache, so every byte moves at
-  // memory_bandwidth_gbps (the cache tier does not apply), and the work
-  // takes the device's resume_factor (its stream waited for that input).
-  bool inputs_copied = false;
+  // Bytes of its inputs that arrived by a copy from another device (another
+  // core or a DMA wrote them). On a device with a cache tier they are not in
+  // its cache: they stream from memory at the device's streaming rate (its
+  // elementwise memory efficiency), overlapped with the rest of the op's
+  // work, so the op takes the longer of its usual memory time and that
+  // stream plus the rest of its bytes. With any, the work also takes the
+  // device's resume_factor (its stream waited for those inputs).
+  double copied_bytes = 0;
   // Bytes of its inputs the device's cache no longer holds when the op runs
   // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound
   // classes only (MemoryBoundClass).
@@ -114,6 +117,9 @@ double SkippedInputSparsity(const Node& node, const Graph* graph);
 // (docs/sparse.md), and routing on them moved 19 of resnet50's dense convs
 // to the CPU (simulated 4.05 -> 19.6 ms on AGX Orin).
 double RoutableSparsity(const Node& node, const Graph* graph);
+
+// A value's size in bytes (0 without a shape).
+double ValueBytes(const Graph& graph, ValueId id);
 
 // The one roofline formula every prediction and every fit uses (and the
 // vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):
@@ -152,7 +158,8 @@ bool MemoryBoundClass(OpClass op_class);
 // recycled scratch buffers from marking its residual input cold.
 // All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
 // only the nodes marked non-zero run on the device: the others neither touch
-// its cache nor count, and what they produce arrives cold.
+// its cache nor count, and what they produce is not counted where it is first
+// read here (it arrives by a copy: OpWork::copied_bytes).
 std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
                                    std::span<const uint8_t> runs_here = {});
 // The device's per-op-type factor for an op of `op_type` moving `bytes`, or

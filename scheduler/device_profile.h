@@ -91,6 +91,11 @@ struct DeviceSpec {
   // modelled). The stream slept through the other device's work: its core
   // idled and its caches went cold. `braid calibrate` measures the host's.
   double resume_factor = 1;
+  // How fast an op reads an input another device just wrote into this one's
+  // memory (GB/s; 0: the memory bandwidth at the elementwise class's memory
+  // efficiency). On a CPU the copy's writer left those lines in another
+  // core's cache or in memory. `braid calibrate` measures the host's.
+  double copied_read_gbps = 0;
   // Optional cache tier: the first `cache_bytes` an op touches move at
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;

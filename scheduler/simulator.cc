@@ -68,10 +68,8 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   // Values: graph inputs and node outputs that are not constants.
   std::vector<int32_t> sim_value(static_cast<size_t>(graph.num_values()), -1);
   auto add_value = [&](ValueId id) {
-    const Value& v = graph.value(id);
     sim_value[static_cast<size_t>(id)] = g.num_values++;
-    const double elements = v.has_shape ? static_cast<double>(ElementCount(v.shape, 1)) : 0.0;
-    g.value_bytes.push_back(elements * static_cast<double>(DataTypeSize(v.dtype)));
+    g.value_bytes.push_back(ValueBytes(graph, id));
   };
   for (ValueId id : graph.inputs()) {
     if (graph.IsConstant(id) || sim_value[static_cast<size_t>(id)] >= 0) continue;
@@ -95,13 +93,22 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
     g.node_names.push_back(node.name);
     g.op_types.push_back(node.op_type);
     OpWork work = OpWorkOf(node, &graph);
+    double activation_input_bytes = 0;  // distinct non-constant inputs
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId in = node.inputs[i];
+      if (in == kNoValue || graph.IsConstant(in) ||
+          std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(i),
+                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(i))
+        continue;
+      activation_input_bytes += ValueBytes(graph, in);
+    }
     for (size_t d = 0; d < D; ++d) {
       work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)];
-      work.inputs_copied = false;
+      work.copied_bytes = 0;
       const OpCost c = model.Cost(work, profile_index[d]);
       g.overhead_us[static_cast<size_t>(n) * D + d] = c.overhead_us;
       g.work_us[static_cast<size_t>(n) * D + d] = std::max(c.compute_us, c.memory_us);
-      work.inputs_copied = true;
+      work.copied_bytes = activation_input_bytes;
       const OpCost cold = model.Cost(work, profile_index[d]);
       g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }
@@ -289,26 +296,36 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
     const bool sliced = p.other_device >= 0;
     const double share = sliced ? static_cast<double>(p.ratio) : 1.0;
     double ready = 0, other_ready = 0;
-    bool copied = false, other_copied = false;  // an input came over a copying link
+    // Bytes of the inputs, and of those that came over a copying link.
+    double input_bytes = 0, copied = 0, other_copied = 0;
     const bool cold_known = !g_.copied_work_us.empty();
     for (int32_t i = g_.in_begin[n]; i < g_.in_begin[n + 1]; ++i) {
       const int v = g_.in_values[static_cast<size_t>(i)];
+      const double bytes = g_.value_bytes[static_cast<size_t>(v)];
+      input_bytes += bytes;
       ready = std::max(ready, Available(v, d));
-      if (cold_known) copied = copied || CopiedIn(v, d);
+      if (cold_known && CopiedIn(v, d)) copied += bytes;
       if (sliced) {
         other_ready = std::max(other_ready, Available(v, p.other_device));
-        if (cold_known) other_copied = other_copied || CopiedIn(v, p.other_device);
+        if (cold_known && CopiedIn(v, p.other_device)) other_copied += bytes;
       }
     }
+    // copied_work_us has every input copied in; with some, the share of
+    // their bytes (exact while one roofline term bounds both ends).
+    auto work_of = [&](size_t k, double copied_bytes) {
+      if (copied_bytes <= 0) return g_.work_us[k];
+      if (!(input_bytes > copied_bytes)) return g_.copied_work_us[k];
+      return g_.work_us[k] + (g_.copied_work_us[k] - g_.work_us[k]) * copied_bytes / input_bytes;
+    };
     const size_t k = n * D + static_cast<size_t>(d);
-    const double work_main = copied ? g_.copied_work_us[k] : g_.work_us[k];
+    const double work_main = work_of(k, copied);
     const double end_main = RunKernel(d, p.stream, ready, g_.overhead_us[k] + share * work_main);
     double done = end_main;
     double other_start = 0, other_end = 0;
     if (sliced) {
       const size_t ko = n * D + static_cast<size_t>(p.other_device);
       const double dur = g_.overhead_us[ko] +
-                         (1.0 - share) * (other_copied ? g_.copied_work_us[ko] : g_.work_us[ko]);
+                         (1.0 - share) * work_of(ko, other_copied);
       other_end = RunKernel(p.other_device, 0, other_ready, dur);
       other_start = other_end - dur;
       // The other device's part of the output joins the node's output.

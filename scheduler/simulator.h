@@ -49,8 +49,9 @@ struct SimGraph {
   // [node * num_devices + device]
   std::vector<double> overhead_us;
   std::vector<double> work_us;
-  // The work when an input was copied in from another device (not in the
-  // cache: OpWork::inputs_copied); Run uses it for such nodes.
+  // The work when every input was copied in from another device (not in the
+  // cache: OpWork::copied_bytes); Run takes the share of the copied inputs'
+  // bytes of the difference to work_us.
   std::vector<double> copied_work_us;
   // A sliced node's join on its main device (overhead included): the
   // engine's "#join" step copies both parts into the full output

@@ -23,6 +23,7 @@ namespace {
 constexpr char kCalibrateHelp[] =
     "Usage: braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models A,B,...]\n"
     "                       [--iterations N] [--threads T] [--suite 0|1] [--sparse 0|1]\n"
+    "                       [--pin-threads]\n"
     "\n"
     "Measures this host: every op of a few built-in models and of an op suite\n"
     "(ops of every common type and several sizes) as they run inside a whole\n"
@@ -34,7 +35,8 @@ constexpr char kCalibrateHelp[] =
     "the wake-up of a stream waiting for another thread's event (sync_us: the\n"
     "simulator adds it to every handoff between devices) and how much slower\n"
     "the op after such a wake runs (resume_factor: an op reading another\n"
-    "device's output pays it). Power\n"
+    "device's output pays it) and how fast it reads that output\n"
+    "(copied_read_gbps). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
     "`braid plan --profile host.json`).\n"
@@ -48,7 +50,10 @@ constexpr char kCalibrateHelp[] =
     "  --iterations N  timed runs per op (default 10)\n"
     "  --threads T     intra-op threads (default 0: all cores)\n"
     "  --suite 0|1     measure the op suite too (default 1)\n"
-    "  --sparse 0|1    measure the sparse kernels' crossover (default 1)\n";
+    "  --sparse 0|1    measure the sparse kernels' crossover (default 1)\n"
+    "  --pin-threads   measure with the engine's threads pinned, as `braid run /\n"
+    "                  profile --pin-threads` run (the CPU stream on its own core,\n"
+    "                  worker threads on the others): the handoff figures differ\n";
 
 // Median lateness of a padded wait as the vgpu's padding does it (WaitUntil
 // on a worker thread with 1 ns timer slack; negative: early): what a padded
@@ -80,6 +85,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   auto fail = [&](const Status& s) { return ReportError(err, "calibrate", s); };
+  const bool pin_threads = scan.Flag("--pin-threads");
   std::map<std::string, std::string> flags;
   for (const char* f :
        {"--out", "--devices", "--models", "--iterations", "--threads", "--suite", "--sparse"}) {
@@ -108,6 +114,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   }
   OpTimerOptions options;
   options.measure_energy = true;
+  options.pin_threads = pin_threads;
   for (auto [flag, target, min] : {std::tuple{"--iterations", &options.iterations, 1},
                                    {"--threads", &options.threads, 0}}) {
     if (!flags.count(flag)) continue;
@@ -181,7 +188,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
                             " threads)";
   // Handoff wake-ups through the engine's own streams and events: the CPU
   // stream's when it waits for another device, the vgpu's below.
-  StatusOr<WakeLatency> wake = MeasureWakeLatency();
+  StatusOr<WakeLatency> wake = MeasureWakeLatency(60, options.pin_threads);
   if (!wake.ok()) return fail(wake.status());
   cpu.sync_us = wake->to_caller_us;
   cpu.sources["sync_us"] =
@@ -190,6 +197,14 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   cpu.sources["resume_factor"] =
       "measured by braid calibrate: a 300 KB Add on a vector a worker stream just handed over, "
       "right after the wake, over the same Add on a second handed-over vector next";
+  StatusOr<double> copied_read = MeasureCopiedReadGbps(cpu.resume_factor, options.pin_threads);
+  if (!copied_read.ok()) return fail(copied_read.status());
+  cpu.copied_read_gbps = *copied_read;
+  cpu.sources["copied_read_gbps"] =
+      std::string("measured by braid calibrate: 200 KB Adds on the cpu stream, the first after "
+                  "each 300 us vgpu kernel reading what it handed over, against the same Adds "
+                  "all on the cpu; threads ") +
+      (options.pin_threads ? "pinned" : "not pinned");
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
@@ -255,8 +270,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (with_sparse)
     out << "  sparse crossover for the runtime: " << SparseCrossoverToString(CrossoverOf(sparse))
         << " (BRAID_SPARSE_CROSSOVER)\n";
-  std::snprintf(line, sizeof(line), "handoff wake-up: cpu stream %.1f us (first op after it x%.2f)",
-                cpu.sync_us, cpu.resume_factor);
+  std::snprintf(line, sizeof(line),
+                "handoff wake-up: cpu stream %.1f us (first op after it x%.2f, reading the "
+                "handed-over data at %.1f GB/s)",
+                cpu.sync_us, cpu.resume_factor, cpu.copied_read_gbps);
   out << line;
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -18,8 +19,10 @@
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cuda/cuda_backend.h"
-#include "kernels/vgpu/shared_cache_copy.h"
+#include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
+#include "models/graph_builder.h"
+#include "runtime/thread_pinning.h"
 #include "kernels/vgpu/worker_stream.h"
 #include "runtime/energy.h"
 #include "runtime/engine.h"
@@ -332,8 +335,10 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
 
   EngineOptions engine_options;
   engine_options.num_threads = t.threads;
+  engine_options.pin_threads = options.pin_threads;
   ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
                    Engine::Create(t.graph, t.plan, *registry, devices.engine, engine_options));
+  if (!engine->thread_note().empty()) t.device_notes.push_back(engine->thread_note());
   t.placements = engine->placements();
 
   std::mt19937_64 rng(options.seed);
@@ -375,20 +380,25 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
     implementations[p.node] = p.implementation;
     placed_on[p.node] = p.device;
   }
-  // Whether a node on `device` reads a value made elsewhere (so it arrived
-  // by a copy): graph inputs start on the host.
-  auto inputs_copied = [&](const Node& node, const std::string& device) {
+  // The bytes of the values a node on `device` reads that were made
+  // elsewhere (so they arrived by a copy): graph inputs start on the host.
+  auto copied_bytes = [&](const Node& node, const std::string& device) {
     const Graph& eg = engine->graph();
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue || eg.IsConstant(in)) continue;
+    double bytes = 0;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId in = node.inputs[i];
+      if (in == kNoValue || eg.IsConstant(in) ||
+          std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(i),
+                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(i))
+        continue;
       const NodeId producer = eg.value(in).producer;
       const std::string home = producer == kNoNode ? t.devices.front()
                                : placed_on.count(eg.node(producer).name)
                                    ? placed_on[eg.node(producer).name]
                                    : device;
-      if (home != device) return true;
+      if (home != device) bytes += ValueBytes(eg, in);
     }
-    return false;
+    return bytes;
   };
   for (size_t k = 0; k < last.size() && k < num_steps; ++k) {
     const StepTiming& st = last[k];
@@ -417,7 +427,7 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
       s.op_key = std::string(w.op_type);
       s.sparse_class = std::string(w.sparse_class);
       s.work_bytes = w.bytes;
-      s.inputs_copied = inputs_copied(*it->second, s.device);
+      s.copied_bytes = copied_bytes(*it->second, s.device);
       s.annotation = it->second->annotation;
       s.implementation = implementations.count(st.name) ? implementations[st.name] : "";
     }
@@ -435,10 +445,19 @@ namespace {
 
 }  // namespace
 
-StatusOr<WakeLatency> MeasureWakeLatency(int rounds) {
+StatusOr<WakeLatency> MeasureWakeLatency(int rounds, bool pin_threads) {
   // The engine's own primitives: a vgpu stream (WorkerStream) and events.
   std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
   ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, vgpu->CreateStream());
+  // Pinned as the engine pins them (EngineOptions::pin_threads).
+  const CoreSplit split = SplitAllowedCores(1);
+  std::optional<ScopedThreadPin> pin;
+  if (pin_threads && split.usable) {
+    const cpu_set_t workers = split.workers;
+    RETURN_IF_ERROR(stream->Submit([workers] { return PinCurrentThread(workers); }));
+    RETURN_IF_ERROR(stream->Synchronize());
+    pin.emplace(split.caller);
+  }
   // Long enough that the waiting side is asleep when the signal comes.
   constexpr auto kAsleep = std::chrono::microseconds(300);
   std::vector<double> to_worker, to_caller, resumed_us, again_us;
@@ -472,8 +491,8 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds) {
     Clock::time_point done;
     RETURN_IF_ERROR(stream->Submit([&done, &staged, &handed, &handed_too, kAsleep] {
       std::this_thread::sleep_for(kAsleep);
-      CopyToSharedCache(handed.data(), staged.data(), kFloats * sizeof(float));
-      CopyToSharedCache(handed_too.data(), staged.data(), kFloats * sizeof(float));
+      StreamingCopy(handed.data(), staged.data(), kFloats * sizeof(float));
+      StreamingCopy(handed_too.data(), staged.data(), kFloats * sizeof(float));
       done = Clock::now();
       return Status::Ok();
     }));
@@ -495,6 +514,74 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds) {
   const double again_median = Median(again_us);
   const double resume = again_median > 0 ? Median(resumed_us) / again_median : 1.0;
   return WakeLatency{Median(to_worker), Median(to_caller), std::max(1.0, resume)};
+}
+
+StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, int iterations) {
+  // A chain of Add(v, v) (no pass fuses two Adds): a vgpu Add shaped to take
+  // 300 us (the cpu stream sleeps through it as through a GPU kernel), then
+  // 1, 2 or 3 cpu Adds, the first reading what the copy back wrote. The run
+  // lengths vary which arena buffers the cpu writes (one the copy thread
+  // wrote last costs a second remote transfer: 200 KB Adds took 8 us after
+  // runs of 2, 24 us after runs of 1 or 3, pinned, on the build machine).
+  const std::vector<int> cpu_runs = {1, 2, 3, 1, 2, 3, 1, 2, 3};
+  const Shape shape{1, 64, 28, 28};  // 200 KB, a mid-network feature map
+  GraphBuilder b("copied_read_probe", 1);
+  ValueId v = b.Input("x", shape);
+  std::vector<bool> on_vgpu;
+  for (int run : cpu_runs)
+    for (int i = 0; i <= run; ++i) {
+      v = b.Add(v, v);
+      on_vgpu.push_back(i == 0);
+    }
+  b.Output(v, "y", shape);
+  Graph graph = std::move(b).Finish();
+  RETURN_IF_ERROR(InferShapes(graph).WithPrefix("copied read probe"));
+  RETURN_IF_ERROR(Annotate(graph).WithPrefix("copied read probe"));
+  if (static_cast<size_t>(graph.num_nodes()) != on_vgpu.size())
+    return Internal("copied read probe: unexpected graph");
+
+  PlanTimerOptions options;
+  options.threads = 1;
+  options.iterations = std::max(1, iterations);
+  options.end_to_end = false;
+  options.pin_threads = pin_threads;
+  ASSIGN_OR_RETURN(PlanTimings warm, MeasurePlanOnGraph(graph, "copied read probe", nullptr,
+                                                        options));
+  Plan mixed = SingleDevicePlan(graph, "cpu", "copied-read-probe");
+  mixed.devices = {"cpu", "vgpu"};
+  for (size_t n = 0; n < mixed.nodes.size(); ++n)
+    if (on_vgpu[n]) mixed.nodes[n].device = "vgpu";
+  options.devices = {"cpu", "vgpu"};
+  options.vgpu_timing.label = "copied read probe";
+  options.vgpu_timing.enabled = true;
+  options.vgpu_timing.launch_us = 300;
+  options.vgpu_timing.peak_gflops = 1e6;
+  options.vgpu_timing.mem_gbps = 1e6;
+  options.vgpu_timing.copy_gbps = 1e6;
+  ASSIGN_OR_RETURN(PlanTimings handed, MeasurePlanOnGraph(std::move(graph), "copied read probe",
+                                                          &mixed, options));
+  // The cost model's copied-input price (CostModel: resume x (copied / rate
+  // + warm x (1 - copied / bytes)); an Add(v, v) moves 2 x 200 KB, half of
+  // it copied in) solved for the rate over all the cpu Adds that read a
+  // copied input: their copied bytes over their summed extra time.
+  std::map<std::string, double> warm_us;
+  for (const StepProfile& s : warm.steps)
+    if (s.category == "kernel") warm_us[s.name] = s.median_us;
+  double copied_bytes = 0, extra_us = 0;
+  for (const StepProfile& s : handed.steps) {
+    if (s.category != "kernel" || s.device != "cpu" || !(s.copied_bytes > 0)) continue;
+    auto w = warm_us.find(s.name);
+    if (w == warm_us.end()) continue;
+    copied_bytes += s.copied_bytes;
+    extra_us += s.median_us / std::max(1.0, resume_factor) - 0.5 * w->second;
+  }
+  if (!(copied_bytes > 0)) return Internal("copied read probe: no cpu step read a copied input");
+  // At least 1% of the warm time: a host whose cores share one cache reads
+  // handed-over data about as fast as its own.
+  double warm_total = 0;
+  for (const auto& [name, us] : warm_us) warm_total += us;
+  extra_us = std::max(extra_us, 0.01 * warm_total);
+  return copied_bytes / (extra_us * 1e3);
 }
 
 StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,

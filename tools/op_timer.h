@@ -46,6 +46,8 @@ struct OpTimerOptions {
   // Sample the energy sensors (runtime/energy.h) during the timed end-to-end
   // runs.
   bool measure_energy = false;
+  // Engine runs pin their threads (EngineOptions::pin_threads).
+  bool pin_threads = false;
 };
 
 struct OpTiming {
@@ -151,7 +153,7 @@ struct StepProfile {
   std::string op_key;
   std::string sparse_class;
   double work_bytes = -1;
-  bool inputs_copied = false;  // an input was made on another device
+  double copied_bytes = 0;  // of its inputs, made on another device
   std::string from_device, to_device;  // copies
   double bytes = 0;      // copies: bytes moved; kernels: bytes written
   double start_us = 0;   // median start
@@ -213,7 +215,18 @@ struct WakeLatency {
   double to_caller_us = 0;
   double resume_factor = 1;
 };
-StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60);
+// `pin_threads`: the calling thread and the vgpu's pinned apart, as
+// EngineOptions::pin_threads pins the engine's.
+StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60, bool pin_threads = false);
+// How fast the cpu stream reads an input the vgpu just handed over, in the
+// engine (DeviceSpec::copied_read_gbps, GB/s): a chain of 200 KB Adds, a
+// vgpu one shaped to 300 us per kernel then one to three on the cpu (one
+// thread), against the same chain all on the cpu; the rate that makes the
+// cost model's copied-input price (with `resume_factor`) match the cpu Adds
+// that read a copied input, in total. `pin_threads`: the engine runs pin
+// their threads.
+StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads = false,
+                                       int iterations = 20);
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

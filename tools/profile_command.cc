@@ -23,7 +23,8 @@ namespace {
 constexpr char kProfileHelp[] =
     "Usage: braid profile MODEL [--devices cpu,vgpu] [--plan PLAN.json | --policy P]\n"
     "                     [--profile P] [--vgpu-timing T] [--iterations N] [--warmup W]\n"
-    "                     [--threads T] [--trace F.json] [--svg F.svg] [--csv F.csv]\n"
+    "                     [--threads T] [--pin-threads] [--trace F.json] [--svg F.svg]\n"
+    "                     [--csv F.csv]\n"
     "\n"
     "Runs MODEL under a plan through the heterogeneous engine on the devices\n"
     "given (W untimed and N timed runs) and reads the engine's per-step\n"
@@ -47,6 +48,9 @@ constexpr char kProfileHelp[] =
     "  --iterations N  timed runs (default 10)\n"
     "  --warmup W      untimed runs first (default 2)\n"
     "  --threads T     CPU intra-op threads (default 0: all cores)\n"
+    "  --pin-threads   the CPU stream on its own cores, the devices' worker threads\n"
+    "                  on the others (steadier steps after handoffs; see `braid\n"
+    "                  calibrate --pin-threads`)\n"
     "  --trace F       Chrome trace / Perfetto JSON: a track per device stream and copy\n"
     "                  direction, plus the simulated plan\n"
     "  --svg F         timeline and per-op bar chart\n"
@@ -66,6 +70,7 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   auto fail = [&](const Status& s) { return ReportError(err, "profile", s); };
+  const bool pin_threads = scan.Flag("--pin-threads");
   std::map<std::string, std::string> flags;
   for (const char* f : {"--devices", "--plan", "--policy", "--profile", "--vgpu-timing",
                         "--iterations", "--warmup", "--threads", "--trace", "--svg", "--csv"}) {
@@ -82,6 +87,7 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
 
   PlanTimerOptions options;
   options.measure_energy = true;
+  options.pin_threads = pin_threads;
   options.devices = {"cpu"};
   if (flags.count("--devices"))
     for (const std::string& d : SplitList(flags["--devices"]))

@@ -95,7 +95,7 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       w.bytes = s.work_bytes >= 0 ? s.work_bytes : s.annotation.bytes;
       w.weight_sparsity = s.annotation.weight_sparsity;
       w.sparse_class = s.sparse_class;
-      w.inputs_copied = s.inputs_copied;
+      w.copied_bytes = s.copied_bytes;
       w.cold_bytes = cold_bytes(s);
       out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }

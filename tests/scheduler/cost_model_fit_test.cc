@@ -318,16 +318,34 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 4e5 / (100e3 * 0.4) + 2e5 / (20e3 * 0.8));
   w.cold_bytes = 9e9;  // never more than the op's bytes
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (20e3 * 0.8));
-  // An input copied in from another device: all bytes at memory speed, and
-  // the work takes the device's resume factor (the stream waited for it).
+  // A third of its bytes copied in from another device: they read at the
+  // memory bandwidth at the elementwise memory efficiency (copied_read_gbps
+  // unset), the rest as usual, and the work takes the device's resume factor
+  // (the stream waited for them).
   w.cold_bytes = 0;
-  w.inputs_copied = true;
-  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (20e3 * 0.8));
+  w.copied_bytes = 2e5;
+  const double warm_us = 6e5 / (100e3 * 0.4);
+  EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 2e5 / (20e3 * 0.8) + warm_us * 2 / 3);
   DeviceProfile resumed = p;
   resumed.devices[0].resume_factor = 1.5;
-  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * 6e5 / (20e3 * 0.8));
-  w.inputs_copied = false;
-  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 6e5 / (100e3 * 0.4));
+  resumed.devices[0].copied_read_gbps = 10;  // measured: it wins
+  const double copied_us = 2e5 / 10e3 + warm_us * 2 / 3;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * copied_us);
+  w.copied_bytes = 0;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, warm_us);
+  // Only the copied bytes change rate: a pool's per-byte work (memory
+  // efficiency 0.1) stays on the rest.
+  resumed.devices[0].efficiency.push_back({"pool", 1, 0.1, 0, 0});
+  w.op_class = OpClass::kPool;
+  w.copied_bytes = 2e5;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us,
+                   1.5 * (2e5 / 10e3 + 6e5 / (100e3 * 0.1) * 2 / 3));
+  // A device without a cache tier (a GPU profile here) keeps its usual time.
+  DeviceProfile flat = resumed;
+  flat.devices[0].cache_bytes = 0;
+  w.op_class = OpClass::kElementwise;
+  EXPECT_DOUBLE_EQ(CostModel(flat).Cost(w, 0).memory_us, 1.5 * 6e5 / (20e3 * 0.8));
+  w.copied_bytes = 0;
   // Dense classes keep their fitted view (their inputs are a small part).
   EXPECT_FALSE(MemoryBoundClass(OpClass::kConv));
   EXPECT_TRUE(MemoryBoundClass(OpClass::kPool));
@@ -352,10 +370,14 @@ TEST(CostModelFitTest, ColdInputBytesCountTheDistinctBytesTouchedSinceTheLastUse
   EXPECT_EQ(ColdInputBytes(g, 7999), (std::vector<double>{4000, 0, 0, 4000}));
   // No cache: nothing is modelled cold.
   EXPECT_EQ(ColdInputBytes(g, 0), (std::vector<double>{0, 0, 0, 0}));
-  // n2 runs elsewhere: it touches nothing here, and c arrives cold.
+  // n2 runs elsewhere: it touches nothing here (a stays), and c arrives by a
+  // copy, priced as OpWork::copied_bytes, not here.
   const std::vector<uint8_t> here = {1, 1, 0, 1};
-  EXPECT_EQ(ColdInputBytes(g, 7999, here), (std::vector<double>{4000, 0, 0, 4000}));
-  EXPECT_EQ(ColdInputBytes(g, 100000, here), (std::vector<double>{4000, 0, 0, 4000}));
+  EXPECT_EQ(ColdInputBytes(g, 7999, here), (std::vector<double>{4000, 0, 0, 0}));
+  // n0 elsewhere: a is copied in for n1, then ages like any value here (b
+  // and c pushed it out before the add).
+  EXPECT_EQ(ColdInputBytes(g, 7999, std::vector<uint8_t>{0, 1, 1, 1}),
+            (std::vector<double>{0, 0, 0, 4000}));
 }
 
 TEST(CostModelFitTest, MemoryBoundFitRecoversBothTiersAndKeepsElementwiseComputeAtItsPrior) {
