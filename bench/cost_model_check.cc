@@ -280,10 +280,11 @@ int main(int argc, char** argv) {
   const double copied_read_gbps = *measured_copied_read;
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
-              "not a GPU), %d runs, per-step medians; handoff wake-ups measured: vgpu %.1f us, "
-              "cpu %.1f us, first cpu op after one x%.2f, handed-over data read at %.1f GB/s\n\n",
-              vgpu_iterations, wake.to_worker_us, wake.to_caller_us, wake.resume_factor,
-              copied_read_gbps);
+              "not a GPU), %d runs, per-step medians, threads %s; handoff wake-ups measured: "
+              "vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, handed-over data read at "
+              "%.1f GB/s\n\n",
+              vgpu_iterations, options.pin_threads ? "pinned" : "not pinned", wake.to_worker_us,
+              wake.to_caller_us, wake.resume_factor, copied_read_gbps);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (size_t k = 0; k < all.size(); ++k) {
