@@ -113,6 +113,11 @@ double ValueBytes(const Graph& graph, ValueId id) {
   return static_cast<double>(ElementCount(v.shape, 1)) * static_cast<double>(DataTypeSize(v.dtype));
 }
 
+bool RepeatsEarlierInput(const Node& node, size_t k) {
+  const auto end = node.inputs.begin() + static_cast<std::ptrdiff_t>(k);
+  return std::find(node.inputs.begin(), end, node.inputs[k]) != end;
+}
+
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
   OpWork w;
   w.op_class = ClassifyOp(node);
@@ -235,10 +240,7 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
     const Node& node = graph.node(static_cast<NodeId>(i));
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId in = node.inputs[k];
-      if (in == kNoValue || graph.IsConstant(in)) continue;
-      if (std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(k),
-                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(k))
-        continue;  // read twice, counted once
+      if (in == kNoValue || graph.IsConstant(in) || RepeatsEarlierInput(node, k)) continue;
       const int64_t last = last_touch[static_cast<size_t>(in)];
       const NodeId producer = graph.value(in).producer;
       // Made on another device and not read here yet: it arrives by a copy,

@@ -120,6 +120,9 @@ double RoutableSparsity(const Node& node, const Graph* graph);
 
 // A value's size in bytes (0 without a shape).
 double ValueBytes(const Graph& graph, ValueId id);
+// Whether node.inputs[k] is an earlier input of the node again (a node that
+// reads one value twice reads its bytes once).
+bool RepeatsEarlierInput(const Node& node, size_t k);
 
 // The one roofline formula every prediction and every fit uses (and the
 // vgpu's timing shaping mirrors, kernels/vgpu/vgpu_device.h):

@@ -94,14 +94,10 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
     g.op_types.push_back(node.op_type);
     OpWork work = OpWorkOf(node, &graph);
     double activation_input_bytes = 0;  // distinct non-constant inputs
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const ValueId in = node.inputs[i];
-      if (in == kNoValue || graph.IsConstant(in) ||
-          std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(i),
-                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(i))
-        continue;
-      activation_input_bytes += ValueBytes(graph, in);
-    }
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != kNoValue && !graph.IsConstant(node.inputs[i]) &&
+          !RepeatsEarlierInput(node, i))
+        activation_input_bytes += ValueBytes(graph, node.inputs[i]);
     for (size_t d = 0; d < D; ++d) {
       work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)];
       work.copied_bytes = 0;

@@ -387,10 +387,7 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
     double bytes = 0;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId in = node.inputs[i];
-      if (in == kNoValue || eg.IsConstant(in) ||
-          std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(i),
-                    in) != node.inputs.begin() + static_cast<std::ptrdiff_t>(i))
-        continue;
+      if (in == kNoValue || eg.IsConstant(in) || RepeatsEarlierInput(node, i)) continue;
       const NodeId producer = eg.value(in).producer;
       const std::string home = producer == kNoNode ? t.devices.front()
                                : placed_on.count(eg.node(producer).name)

@@ -318,12 +318,18 @@ Graph TwoBranches() {
   return g;
 }
 
-TEST(Engine, ShapedTimelineShowsCopiesOverlappingComputeAndCpuWithVgpu) {
-  Graph g = TwoBranches();
+// TwoBranches' "vgpu" convs on the vgpu, the rest on the CPU.
+Plan TwoBranchesPlan(const Graph& g) {
   Plan plan = SingleDevicePlan(g, "cpu", "test");
   plan.devices = {"cpu", "vgpu"};
   for (size_t i = 0; i < g.nodes().size(); ++i)
     if (g.nodes()[i].name.find("vgpu") != std::string::npos) plan.nodes[i].device = "vgpu";
+  return plan;
+}
+
+TEST(Engine, ShapedTimelineShowsCopiesOverlappingComputeAndCpuWithVgpu) {
+  Graph g = TwoBranches();
+  const Plan plan = TwoBranchesPlan(g);
   VgpuOptions shaped;
   shaped.timing.enabled = true;
   shaped.timing.label = "test (model)";
@@ -367,10 +373,7 @@ TEST(Engine, ShapedTimelineShowsCopiesOverlappingComputeAndCpuWithVgpu) {
 
 TEST(Engine, PinnedThreadsGiveTheSameOutputsAndTheCallerBackItsCores) {
   Graph g = TwoBranches();
-  Plan plan = SingleDevicePlan(g, "cpu", "test");
-  plan.devices = {"cpu", "vgpu"};
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    if (g.nodes()[i].name.find("vgpu") != std::string::npos) plan.nodes[i].device = "vgpu";
+  const Plan plan = TwoBranchesPlan(g);
   Devices devices;
   EngineOptions pinned;
   pinned.pin_threads = true;
