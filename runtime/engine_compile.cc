@@ -609,7 +609,7 @@ Status Engine::PinThreads() {
   // Without worker threads there is nothing to keep apart, and a pinned
   // thread could not dodge another process's load.
   if (workers.empty()) {
-    thread_note_ = "threads not pinned: the plan runs on the calling thread alone";
+    thread_note_ = "threads not pinned: the plan has no worker thread";
     return Status::Ok();
   }
   const CoreSplit split = SplitAllowedCores(num_threads_);

@@ -406,11 +406,12 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
   if (copied > 0 && HasCacheTier(spec) && work.bytes > 0) {
     // Its copied-in inputs are not in the cache: they read at the device's
-    // copied_read_gbps, the rest of its bytes as usual. Measured here
-    // (bench/braid_cost_model_check, CPU + vgpu plans): such an Add costs its
-    // warm time plus the input at 12-16 GB/s; pricing every byte at the
-    // class's memory efficiency (which folds in a pool's per-byte work) put
-    // copied MaxPools at 1.6-1.8x and left depthwise convs at 0.6-0.7x.
+    // copied_read_gbps, the rest of its bytes as usual. Solved for the rate
+    // on every copied CPU step of bench/braid_cost_model_check's CPU + vgpu
+    // plans, this gave one rate for all classes (depthwise 15.2, Add 14.5,
+    // MaxPool 14.4 GB/s); pricing every byte at the class's memory
+    // efficiency instead (which folds in a pool's per-byte work) put copied
+    // MaxPools at 1.6-1.8x and depthwise convs at 0.6-0.7x.
     const double read_gbps =
         spec.copied_read_gbps > 0
             ? spec.copied_read_gbps

@@ -76,11 +76,11 @@ struct OpWork {
   double input_sparsity = 0;
   // Bytes of its inputs that arrived by a copy from another device (another
   // core or a DMA wrote them). On a device with a cache tier they are not in
-  // its cache: they stream from memory at the device's streaming rate (its
-  // elementwise memory efficiency), overlapped with the rest of the op's
-  // work, so the op takes the longer of its usual memory time and that
-  // stream plus the rest of its bytes. With any, the work also takes the
-  // device's resume_factor (its stream waited for those inputs).
+  // its cache: they read at the device's copied_read_gbps (unset: memory
+  // bandwidth x its elementwise memory efficiency) and the rest of the op's
+  // bytes as usual (memory time = copied / rate + usual x (1 - copied /
+  // bytes)). With any, the work also takes the device's resume_factor (its
+  // stream waited for those inputs).
   double copied_bytes = 0;
   // Bytes of its inputs the device's cache no longer holds when the op runs
   // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound

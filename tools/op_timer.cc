@@ -21,14 +21,14 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
-#include "models/graph_builder.h"
-#include "runtime/thread_pinning.h"
 #include "kernels/vgpu/worker_stream.h"
+#include "models/graph_builder.h"
 #include "runtime/energy.h"
 #include "runtime/engine.h"
 #include "runtime/executor.h"
 #include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
+#include "runtime/thread_pinning.h"
 
 namespace braid::cli {
 namespace {
@@ -518,8 +518,9 @@ StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, i
   // 300 us (the cpu stream sleeps through it as through a GPU kernel), then
   // 1, 2 or 3 cpu Adds, the first reading what the copy back wrote. The run
   // lengths vary which arena buffers the cpu writes (one the copy thread
-  // wrote last costs a second remote transfer: 200 KB Adds took 8 us after
-  // runs of 2, 24 us after runs of 1 or 3, pinned, on the build machine).
+  // wrote last cost a second transfer from its core with round 7's CLDEMOTE
+  // copies: 200 KB Adds took 8 us in runs of 2, 24 us in runs of 1 or 3,
+  // pinned, on the build machine).
   const std::vector<int> cpu_runs = {1, 2, 3, 1, 2, 3, 1, 2, 3};
   const Shape shape{1, 64, 28, 28};  // 200 KB, a mid-network feature map
   GraphBuilder b("copied_read_probe", 1);
@@ -558,9 +559,9 @@ StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, i
   ASSIGN_OR_RETURN(PlanTimings handed, MeasurePlanOnGraph(std::move(graph), "copied read probe",
                                                           &mixed, options));
   // The cost model's copied-input price (CostModel: resume x (copied / rate
-  // + warm x (1 - copied / bytes)); an Add(v, v) moves 2 x 200 KB, half of
-  // it copied in) solved for the rate over all the cpu Adds that read a
-  // copied input: their copied bytes over their summed extra time.
+  // + warm x (1 - copied / bytes)), with the model's own bytes of the Add)
+  // solved for the rate over all the cpu Adds that read a copied input:
+  // their copied bytes over their summed extra time.
   std::map<std::string, double> warm_us;
   for (const StepProfile& s : warm.steps)
     if (s.category == "kernel") warm_us[s.name] = s.median_us;
@@ -570,7 +571,8 @@ StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, i
     auto w = warm_us.find(s.name);
     if (w == warm_us.end()) continue;
     copied_bytes += s.copied_bytes;
-    extra_us += s.median_us / std::max(1.0, resume_factor) - 0.5 * w->second;
+    const double rest = s.work_bytes > 0 ? 1.0 - std::min(1.0, s.copied_bytes / s.work_bytes) : 0;
+    extra_us += s.median_us / std::max(1.0, resume_factor) - rest * w->second;
   }
   if (!(copied_bytes > 0)) return Internal("copied read probe: no cpu step read a copied input");
   // At least 1% of the warm time: a host whose cores share one cache reads

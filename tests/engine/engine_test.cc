@@ -397,7 +397,7 @@ TEST(Engine, PinnedThreadsGiveTheSameOutputsAndTheCallerBackItsCores) {
                               devices.list, pinned);
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ((*alone)->thread_note(),
-            "threads not pinned: the plan runs on the calling thread alone");
+            "threads not pinned: the plan has no worker thread");
   ASSERT_TRUE((*ref)->Run(in.pointers).ok());
   EXPECT_EQ(test::Compare(test::Outputs(**engine), test::Outputs(**ref), 1e-4, 1e-3), "");
 }
