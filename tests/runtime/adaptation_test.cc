@@ -504,11 +504,13 @@ TEST(AdaptationSession, RealBackgroundLoadOnTheCpuMovesWorkToTheVgpu) {
   const int cpu_before = NodesOn(*s, "cpu");
   ASSERT_GT(cpu_before, 0) << "the unloaded plan should use the CPU";
 
-  // 3. Three threads spin on the CPU's core: its kernels get a quarter of it
+  // 3. Six threads spin on the CPU's core: its kernels get a seventh of it
+  //    nominally, though a thread that keeps sleeping on the vgpu gets more
   //    (with two, a run now and then saw only 1.7x, and the re-plan, whose
-  //    slices pay for their join, stayed below the 10% margin).
+  //    slices pay for their join, stayed below the 10% margin; with three,
+  //    once in CI under ASan next to another test, 1.7x again).
   {
-    BackgroundLoad load(3, pin.core());
+    BackgroundLoad load(6, pin.core());
     bool replanned = false;
     for (int run = 0; run < 400 && !replanned; ++run) {
       ExpectClose(RunOnce(*s, x, kLoadImage), reference);
