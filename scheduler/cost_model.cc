@@ -314,17 +314,41 @@ double MemoryTimeUs(const DeviceSpec& device, double bytes) {
   return t.cache_us + t.memory_us;
 }
 
-OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
-                    double overhead_us, double flops, double bytes,
-                    double cache_memory_efficiency) {
+namespace {
+
+// RooflineCost on memory times already split by tier.
+OpCost TieredRooflineCost(const DeviceSpec& device, double compute_efficiency,
+                          double memory_efficiency, double overhead_us, double flops,
+                          const MemoryTierTimes& t, double cache_memory_efficiency) {
   OpCost cost;
   cost.overhead_us = overhead_us;
   cost.compute_us = flops / (device.peak_gflops * compute_efficiency * 1e3);
-  const MemoryTierTimes t = MemoryTierTimesUs(device, bytes);
   const double cache_efficiency =
       cache_memory_efficiency > 0 ? cache_memory_efficiency : memory_efficiency;
   cost.memory_us = t.cache_us / cache_efficiency + t.memory_us / memory_efficiency;
   return cost;
+}
+
+// An op's memory time per tier at efficiency 1, as CostNoFloor prices it and
+// FitEfficiency fits it: a class without the cache tier (depthwise) moves
+// every byte at memory bandwidth, and so do a memory-bound class's cold
+// inputs (OpWork::cold_bytes).
+MemoryTierTimes OpMemoryTimes(const DeviceSpec& device, OpClass op_class, double bytes,
+                              double cold_bytes) {
+  if (!UsesCacheTier(op_class)) return {0, bytes / (device.memory_bandwidth_gbps * 1e3)};
+  const double cold = MemoryBoundClass(op_class) ? std::clamp(cold_bytes, 0.0, bytes) : 0.0;
+  MemoryTierTimes t = MemoryTierTimesUs(device, bytes - cold);
+  t.memory_us += cold / (device.memory_bandwidth_gbps * 1e3);
+  return t;
+}
+
+}  // namespace
+
+OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double memory_efficiency,
+                    double overhead_us, double flops, double bytes,
+                    double cache_memory_efficiency) {
+  return TieredRooflineCost(device, compute_efficiency, memory_efficiency, overhead_us, flops,
+                            MemoryTierTimesUs(device, bytes), cache_memory_efficiency);
 }
 
 CostModel::CostModel(DeviceProfile profile) : profile_(std::move(profile)) {
@@ -386,14 +410,9 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const DeviceSpec& spec = profile_.devices[static_cast<size_t>(device)];
   const OpClassEfficiency& e =
       efficiency_[static_cast<size_t>(device)][static_cast<size_t>(work.op_class)];
-  const double cold =
-      MemoryBoundClass(work.op_class) ? std::clamp(work.cold_bytes, 0.0, work.bytes) : 0.0;
-  OpCost cost = RooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops,
-                             work.bytes - cold, e.cache_memory);
-  if (!UsesCacheTier(work.op_class) && HasCacheTier(spec))
-    cost.memory_us = work.bytes / (spec.memory_bandwidth_gbps * e.memory * 1e3);
-  else if (cold > 0)
-    cost.memory_us += cold / (spec.memory_bandwidth_gbps * e.memory * 1e3);
+  OpCost cost = TieredRooflineCost(
+      spec, e.compute, e.memory, e.overhead_us, work.flops,
+      OpMemoryTimes(spec, work.op_class, work.bytes, work.cold_bytes), e.cache_memory);
   double factor = 1;
   if (const OpTypeFactor* f = FindOpTypeFactor(spec, work.op_class, work.op_type, work.bytes))
     factor = f->factor;
@@ -404,7 +423,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   cost.compute_us *= factor;
   cost.memory_us *= factor;
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
-  if (copied > 0 && HasCacheTier(spec) && work.bytes > 0) {
+  if (copied > 0 && HasCacheTier(spec)) {
     // Its copied-in inputs are not in the cache: they read at the device's
     // copied_read_gbps, the rest of its bytes as usual. Solved for the rate
     // on every copied CPU step of bench/braid_cost_model_check's CPU + vgpu
@@ -582,14 +601,7 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     int in_cache = 0, beyond_cache = 0;  // samples mostly in one memory tier
     for (const OpMeasurement& m : measurements)
       if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
-        // As CostNoFloor: cold inputs (memory-bound classes) at the memory's speed.
-        const double cold =
-            MemoryBoundClass(m.op_class) ? std::clamp(m.cold_bytes, 0.0, m.bytes) : 0.0;
-        MemoryTierTimes memory =
-            UsesCacheTier(m.op_class)
-                ? MemoryTierTimesUs(device, m.bytes - cold)
-                : MemoryTierTimes{0, m.bytes / (device.memory_bandwidth_gbps * 1e3)};
-        memory.memory_us += cold / (device.memory_bandwidth_gbps * 1e3);
+        const MemoryTierTimes memory = OpMemoryTimes(device, m.op_class, m.bytes, m.cold_bytes);
         ms.push_back({m.flops, memory, WorkMultiplier(device, m), m.measured_us});
         in_cache += memory.memory_us == 0;
         beyond_cache += memory.memory_us > memory.cache_us;
