@@ -44,6 +44,31 @@
 using namespace braid;       // NOLINT: a report program
 using namespace braid::cli;  // NOLINT
 
+namespace {
+
+using ErrorsByKey = std::map<std::string, std::vector<double>>;
+
+// One table: per key (an op class, or device:class) the median |pred - meas|
+// / meas against the 15% target and the pass-to-pass spread, then the end to
+// end row against 10%.
+void PrintErrorTable(int width, const char* key_header, const char* count_header,
+                     const ErrorsByKey& errors, const ErrorsByKey& repeats,
+                     const std::vector<double>& end_to_end) {
+  std::printf("%-*s %6s %10s %8s %9s\n", width, key_header, count_header, "median", "target",
+              "repeat");
+  for (const auto& [key, errs] : errors) {
+    char repeat[16] = "-";
+    if (const auto it = repeats.find(key); it != repeats.end())
+      std::snprintf(repeat, sizeof(repeat), "%.1f%%", 100 * Median(it->second));
+    std::printf("%-*s %6zu %9.1f%% %8s %9s\n", width, key.c_str(), errs.size(),
+                100 * Median(errs), Median(errs) <= 0.15 ? "<=15% ok" : "MISSED", repeat);
+  }
+  std::printf("%-*s %6zu %9.1f%% %8s\n", width, "end-to-end", end_to_end.size(),
+              100 * Median(end_to_end), Median(end_to_end) <= 0.10 ? "<=10% ok" : "MISSED");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   OpTimerOptions options;
   options.iterations = 10;
@@ -142,7 +167,7 @@ int main(int argc, char** argv) {
   std::vector<ModelTimings> all;
   // The measurement's own noise: per op class, |pass 2 - pass 1| / the lower
   // of the two (first two passes): what no model of this machine can beat.
-  std::map<std::string, std::vector<double>> repeat_spread;
+  ErrorsByKey repeat_spread;
   for (int pass = 0; pass < passes; ++pass) {
     for (size_t k = 0; k < models.size(); ++k) {
       const std::string& m = models[k];
@@ -169,8 +194,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::map<std::string, std::vector<double>> class_errors;
-  std::map<std::string, std::vector<double>> type_errors;   // "class/op_type"
+  ErrorsByKey class_errors;
+  ErrorsByKey type_errors;  // "class/op_type"
   std::map<std::string, double> type_abs_us;                // sum |pred - meas|
   std::vector<double> e2e_errors;
   std::printf("cost model check: all-CPU plans, leave-one-model-out fit%s, %d threads, %d runs, "
@@ -223,7 +248,8 @@ int main(int argc, char** argv) {
       type_abs_us[type_key] += std::abs(pred - meas);
       if (dump)
         std::fprintf(stderr,
-                     "op %s %s %s %s flops %.0f bytes %.0f measured %.2f predicted %.2f cold %.0f\n",
+                     "op %s %s %s %s flops %.0f bytes %.0f measured %.2f predicted %.2f "
+                     "cold %.0f\n",
                      models[k].c_str(), t.ops[i].node.c_str(), t.ops[i].op_type.c_str(),
                      OpClassName(t.ops[i].op_class), t.ops[i].annotation.flops,
                      t.ops[i].annotation.bytes, meas, pred, cold[i]);
@@ -244,16 +270,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\nper op class (all models, leave-one-model-out): median |pred - meas| / meas; "
               "repeat: the median difference between two measurement passes (noise)\n");
-  std::printf("%-16s %6s %10s %8s %9s\n", "class", "ops", "median", "target", "repeat");
-  for (const auto& [cls, errs] : class_errors) {
-    char repeat[16] = "-";
-    if (repeat_spread.count(cls))
-      std::snprintf(repeat, sizeof(repeat), "%.1f%%", 100 * Median(repeat_spread[cls]));
-    std::printf("%-16s %6zu %9.1f%% %8s %9s\n", cls.c_str(), errs.size(), 100 * Median(errs),
-                Median(errs) <= 0.15 ? "<=15% ok" : "MISSED", repeat);
-  }
-  std::printf("%-16s %6zu %9.1f%% %8s\n", "end-to-end", e2e_errors.size(),
-              100 * Median(e2e_errors), Median(e2e_errors) <= 0.10 ? "<=10% ok" : "MISSED");
+  PrintErrorTable(16, "class", "ops", class_errors, repeat_spread, e2e_errors);
   std::printf("\nper op type: median error, and its share of all |pred - meas| microseconds\n");
   double total_abs = 0;
   for (const auto& [key, us] : type_abs_us) total_abs += us;
@@ -267,7 +284,7 @@ int main(int argc, char** argv) {
   if (skip_vgpu) return 0;
 
   // 2. Shaped CPU + vgpu plans.
-  std::map<std::string, std::vector<double>> step_errors;  // "cpu:conv", "vgpu:gemm", "copy"
+  ErrorsByKey step_errors;  // "cpu:conv", "vgpu:gemm", "copy"
   std::vector<double> vgpu_e2e;
   StatusOr<WakeLatency> measured_wake = MeasureWakeLatency(60, options.pin_threads);
   if (!measured_wake.ok()) {
@@ -287,8 +304,8 @@ int main(int argc, char** argv) {
               "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
               "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
               "handed-over data read at %.1f GB/s\n\n",
-              vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned", wake.to_worker_us,
-              wake.to_caller_us, wake.resume_factor, copied_read_gbps);
+              vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
+              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read_gbps);
   // Every (model, policy) plan, with the cost model it was made with and is
   // predicted by (the CPU fitted without that model).
   struct PlanCase {
@@ -357,7 +374,7 @@ int main(int argc, char** argv) {
   // Every plan in `passes` passes over the zoo, as the all-CPU side: per step
   // and end to end the lowest pass median is kept (a burst of load slows the
   // steps of whichever plan runs then, and the next pass usually misses it).
-  std::map<std::string, std::vector<double>> step_repeat;  // as repeat_spread
+  ErrorsByKey step_repeat;  // as repeat_spread
   for (int pass = 0; pass < passes; ++pass) {
     for (PlanCase& c : cases) {
       std::fprintf(stderr, "running %s / %s (pass %d) ...\n", models[c.model].c_str(),
@@ -423,7 +440,8 @@ int main(int argc, char** argv) {
                      s.median_us, predicted[i], s.start_us, s.copied_bytes);
     }
     StatusOr<SimGraph> sg = BuildSimGraph(t.graph, model, {"cpu", "vgpu"});
-    StatusOr<SimResult> sim = sg.ok() ? SimulatePlan(*sg, t.plan) : StatusOr<SimResult>(sg.status());
+    StatusOr<SimResult> sim =
+        sg.ok() ? SimulatePlan(*sg, t.plan) : StatusOr<SimResult>(sg.status());
     if (!sim.ok()) {
       std::fprintf(stderr, "%s\n", sim.status().ToString().c_str());
       return 1;
@@ -441,16 +459,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\nper device and op class (engine steps, all models and policies): "
               "median |pred - meas| / meas\n");
-  std::printf("%-24s %6s %10s %8s %9s\n", "device:class", "steps", "median", "target", "repeat");
-  for (const auto& [cls, errs] : step_errors) {
-    char repeat[16] = "-";
-    if (step_repeat.count(cls))
-      std::snprintf(repeat, sizeof(repeat), "%.1f%%", 100 * Median(step_repeat[cls]));
-    std::printf("%-24s %6zu %9.1f%% %8s %9s\n", cls.c_str(), errs.size(), 100 * Median(errs),
-                Median(errs) <= 0.15 ? "<=15% ok" : "MISSED", repeat);
-  }
-  std::printf("%-24s %6zu %9.1f%% %8s\n", "end-to-end", vgpu_e2e.size(),
-              100 * Median(vgpu_e2e), Median(vgpu_e2e) <= 0.10 ? "<=10% ok" : "MISSED");
+  PrintErrorTable(24, "device:class", "steps", step_errors, step_repeat, vgpu_e2e);
   std::printf("\n(vgpu rows: braid's virtual GPU, CPU kernels padded to the profile's timing "
               "model; a check of the simulator against the engine, not a GPU measurement.)\n");
   return 0;
