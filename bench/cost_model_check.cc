@@ -67,6 +67,12 @@ void PrintErrorTable(int width, const char* key_header, const char* count_header
               100 * Median(end_to_end), Median(end_to_end) <= 0.10 ? "<=10% ok" : "MISSED");
 }
 
+// A CPU + vgpu step's row: "copy", or its device and op class ("cpu:conv").
+std::string StepClass(const StepProfile& step) {
+  return step.category == "copy" ? std::string("copy")
+                                 : step.device + ":" + OpClassName(step.op_class);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -402,13 +408,14 @@ int main(int argc, char** argv) {
         const StepProfile& n = t->steps[i];
         if (n.name != b.name || !(n.median_us > 0)) continue;
         if (pass == 1 && b.median_us > 0)
-          step_repeat[b.category == "copy" ? std::string("copy")
-                                           : b.device + ":" + OpClassName(b.op_class)]
-              .push_back(std::abs(n.median_us - b.median_us) / std::min(n.median_us, b.median_us));
+          step_repeat[StepClass(b)].push_back(std::abs(n.median_us - b.median_us) /
+                                              std::min(n.median_us, b.median_us));
         if (!(b.median_us > 0) || n.median_us < b.median_us) b.median_us = n.median_us;
       }
-      best.end_to_end_median_us = std::min(best.end_to_end_median_us, t->end_to_end_median_us);
-      best.end_to_end_min_us = std::min(best.end_to_end_min_us, t->end_to_end_min_us);
+      if (t->end_to_end_median_us > 0)
+        best.end_to_end_median_us = std::min(best.end_to_end_median_us, t->end_to_end_median_us);
+      if (t->end_to_end_min_us > 0)
+        best.end_to_end_min_us = std::min(best.end_to_end_min_us, t->end_to_end_min_us);
     }
   }
 
@@ -428,9 +435,7 @@ int main(int argc, char** argv) {
       if (s.runs == 0 || s.median_us <= 0 || predicted[i] < 0) continue;
       const double e = std::abs(predicted[i] - s.median_us) / s.median_us;
       errs.push_back(e);
-      step_errors[s.category == "copy" ? std::string("copy")
-                                       : s.device + ":" + OpClassName(s.op_class)]
-          .push_back(e);
+      step_errors[StepClass(s)].push_back(e);
       if (dump)
         std::fprintf(stderr, "step %s %s %s %s %s %s bytes %.0f flops %.0f measured %.2f "
                      "predicted %.2f start %.2f copied %.0f\n",
