@@ -67,6 +67,14 @@ void PrintErrorTable(int width, const char* key_header, const char* count_header
               100 * Median(end_to_end), Median(end_to_end) <= 0.10 ? "<=10% ok" : "MISSED");
 }
 
+// Keeps the lower of two measurements of the same thing (<= 0: none).
+void KeepLower(double& best, double next) {
+  if (next > 0 && (best <= 0 || next < best)) best = next;
+}
+
+// Two passes' disagreement: |a - b| / the lower of the two.
+double PassSpread(double a, double b) { return std::abs(a - b) / std::min(a, b); }
+
 // A CPU + vgpu step's row: "copy", or its device and op class ("cpu:conv").
 std::string StepClass(const StepProfile& step) {
   return step.category == "copy" ? std::string("copy")
@@ -122,16 +130,11 @@ int main(int argc, char** argv) {
   // graph.
   auto keep_best = [](ModelTimings& best, const ModelTimings& next) {
     for (size_t i = 0; i < best.ops.size() && i < next.ops.size(); ++i) {
-      OpTiming& b = best.ops[i];
-      const OpTiming& n = next.ops[i];
-      if (n.median_us > 0 && (b.median_us <= 0 || n.median_us < b.median_us))
-        b.median_us = n.median_us;
-      if (n.min_us > 0 && (b.min_us <= 0 || n.min_us < b.min_us)) b.min_us = n.min_us;
+      KeepLower(best.ops[i].median_us, next.ops[i].median_us);
+      KeepLower(best.ops[i].min_us, next.ops[i].min_us);
     }
-    if (next.end_to_end_median_us > 0 && next.end_to_end_median_us < best.end_to_end_median_us)
-      best.end_to_end_median_us = next.end_to_end_median_us;
-    if (next.end_to_end_min_us > 0 && next.end_to_end_min_us < best.end_to_end_min_us)
-      best.end_to_end_min_us = next.end_to_end_min_us;
+    KeepLower(best.end_to_end_median_us, next.end_to_end_median_us);
+    KeepLower(best.end_to_end_min_us, next.end_to_end_min_us);
   };
   if (stat != "median" && stat != "min") {
     std::fprintf(stderr, "--stat: median or min\n");
@@ -193,8 +196,7 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < all[k].ops.size() && i < t->ops.size(); ++i) {
             const double a = all[k].ops[i].median_us, b = t->ops[i].median_us;
             if (a > 0 && b > 0)
-              repeat_spread[OpClassName(all[k].ops[i].op_class)].push_back(std::abs(a - b) /
-                                                                         std::min(a, b));
+              repeat_spread[OpClassName(all[k].ops[i].op_class)].push_back(PassSpread(a, b));
           }
         keep_best(all[k], *t);
       }
@@ -320,6 +322,7 @@ int main(int argc, char** argv) {
     const CostModel* cost_model = nullptr;
     Plan plan;
     int on_vgpu = 0;
+    PlanTimerOptions options;  // the vgpu shaped to the case's profile
     PlanTimings timings;
   };
   std::vector<std::unique_ptr<CostModel>> cost_models;  // per zoo model
@@ -350,6 +353,14 @@ int main(int argc, char** argv) {
     profile.devices[0].copied_read_gbps = copied_read_gbps;
     vgpu.sync_us = wake.to_worker_us;
     cost_models.push_back(std::make_unique<CostModel>(profile));
+    PlanTimerOptions plan_options;
+    plan_options.threads = options.threads;
+    plan_options.pin_threads = options.pin_threads;
+    plan_options.iterations = vgpu_iterations;
+    plan_options.devices = {"cpu", "vgpu"};
+    StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(profile);
+    if (!timing.ok()) return 1;
+    plan_options.vgpu_timing = *timing;
     StatusOr<Graph> graph = PlannedGraph("builtin:" + models[k]);
     if (!graph.ok()) return 1;
     PolicyRegistry registry;
@@ -371,6 +382,7 @@ int main(int argc, char** argv) {
       c.policy = policy;
       c.cost_model = cost_models.back().get();
       c.plan = std::move(*plan);
+      c.options = plan_options;
       for (const NodePlan& n : c.plan.nodes)
         c.on_vgpu += n.device == "vgpu" || (n.slice && n.slice->other_device == "vgpu");
       cases.push_back(std::move(c));
@@ -385,15 +397,7 @@ int main(int argc, char** argv) {
     for (PlanCase& c : cases) {
       std::fprintf(stderr, "running %s / %s (pass %d) ...\n", models[c.model].c_str(),
                    c.policy.c_str(), pass + 1);
-      PlanTimerOptions plan_options;
-      plan_options.threads = options.threads;
-      plan_options.pin_threads = options.pin_threads;
-      plan_options.iterations = vgpu_iterations;
-      plan_options.devices = {"cpu", "vgpu"};
-      StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(c.cost_model->profile());
-      if (!timing.ok()) return 1;
-      plan_options.vgpu_timing = *timing;
-      StatusOr<PlanTimings> t = MeasurePlan("builtin:" + models[c.model], &c.plan, plan_options);
+      StatusOr<PlanTimings> t = MeasurePlan("builtin:" + models[c.model], &c.plan, c.options);
       if (!t.ok()) {
         std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
         return 1;
@@ -408,14 +412,11 @@ int main(int argc, char** argv) {
         const StepProfile& n = t->steps[i];
         if (n.name != b.name || !(n.median_us > 0)) continue;
         if (pass == 1 && b.median_us > 0)
-          step_repeat[StepClass(b)].push_back(std::abs(n.median_us - b.median_us) /
-                                              std::min(n.median_us, b.median_us));
-        if (!(b.median_us > 0) || n.median_us < b.median_us) b.median_us = n.median_us;
+          step_repeat[StepClass(b)].push_back(PassSpread(n.median_us, b.median_us));
+        KeepLower(b.median_us, n.median_us);
       }
-      if (t->end_to_end_median_us > 0)
-        best.end_to_end_median_us = std::min(best.end_to_end_median_us, t->end_to_end_median_us);
-      if (t->end_to_end_min_us > 0)
-        best.end_to_end_min_us = std::min(best.end_to_end_min_us, t->end_to_end_min_us);
+      KeepLower(best.end_to_end_median_us, t->end_to_end_median_us);
+      KeepLower(best.end_to_end_min_us, t->end_to_end_min_us);
     }
   }
 
