@@ -99,5 +99,27 @@ TEST(CalibrationSuiteTest, MapOpsRunRightAfterTheirProducers) {
   EXPECT_GT(timed, 40);
 }
 
+// Every depthwise sample reads an expansion conv's output whose own input is
+// narrow (c / 6 channels, at least 8), as in an inverted residual block: the
+// L2 holds little else, as inside mobilenet_v2.
+TEST(CalibrationSuiteTest, DepthwiseConvsReadAnExpansionFromANarrowValue) {
+  StatusOr<Graph> g = CalibrationSuiteGraph(true);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto channels = [&](ValueId v) { return g->value(v).shape[1].extent(); };
+  int depthwise = 0;
+  for (const Node& node : g->nodes()) {
+    if (node.op_type != "Conv" || node.attrs.GetInt("group", 1) == 1) continue;
+    ++depthwise;
+    const NodeId expand = g->value(node.inputs[0]).producer;
+    ASSERT_NE(expand, kNoNode) << node.name;
+    const Node& e = g->nodes()[static_cast<size_t>(expand)];
+    EXPECT_EQ(e.op_type, "Conv") << node.name;
+    EXPECT_EQ(e.attrs.GetInt("group", 1), 1) << node.name;
+    const int64_t c = channels(node.inputs[0]);
+    EXPECT_EQ(channels(e.inputs[0]), std::max<int64_t>(8, c / 6)) << node.name;
+  }
+  EXPECT_EQ(depthwise, 14);  // dw and dw2 in each of the 7 map sections with them
+}
+
 }  // namespace
 }  // namespace braid::cli
