@@ -675,6 +675,7 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
   profile.devices.push_back(std::move(plain));
   const CostModel model(profile);
   std::map<std::string, std::vector<double>> log_ratios;
+  std::map<std::string, OpClass> class_of;
   for (const OpMeasurement& m : measurements) {
     if (m.op_type.empty() || !(m.measured_us > 0) || !std::isfinite(m.measured_us)) continue;
     OpWork w;
@@ -690,8 +691,9 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     // What is left for the work once the overhead is paid (at least a tenth
     // of the time: a sample below the overhead says "smaller", not "zero").
     const double left = std::max(m.measured_us - c.overhead_us, 0.1 * m.measured_us);
-    log_ratios[OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes)].push_back(
-        std::log(left / work));
+    const std::string key = OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes);
+    log_ratios[key].push_back(std::log(left / work));
+    class_of.emplace(key, m.op_class);
   }
   std::vector<OpTypeFactor> out;
   for (auto& [type, logs] : log_ratios) {
@@ -702,12 +704,16 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
         n % 2 ? logs[static_cast<size_t>(n / 2)]
               : 0.5 * (logs[static_cast<size_t>(n / 2 - 1)] + logs[static_cast<size_t>(n / 2)]);
     // Shrunk towards the class (1) by n / (n + 2): few samples, small trust.
-    // Not a cache-tier key ("@cache"): it stands for the memory tier its
-    // class's model lacks, so the class is no prior for it (mobilenet_v2's
-    // in-cache depthwise convs ran 0.6-0.7x the class, the shrunk factors
-    // 0.8 and 0.7 kept them 18% too slow).
-    const bool tier_key = type.ends_with(kCacheKeySuffix);
-    const double shrunk = tier_key ? median : median * n / (n + 2.0);
+    // Not where the factor carries what its class's model lacks by design,
+    // so that the class is no prior for it: a cache-tier key ("@cache", the
+    // memory tier of a class without one: mobilenet_v2's in-cache depthwise
+    // convs ran 0.6-0.7x the class, the shrunk factors 0.8 and 0.7 kept them
+    // 18% too slow) and an elementwise op type (the class has no compute
+    // term: a Gelu's per-element work is its factor; shrunk, vit_tiny's Gelus
+    // read 33-38% fast).
+    const bool class_lacks_it = type.ends_with(kCacheKeySuffix) ||
+                                class_of.at(type) == OpClass::kElementwise;
+    const double shrunk = class_lacks_it ? median : median * n / (n + 2.0);
     const double factor = std::clamp(std::exp(shrunk), 1e-2, 1e2);
     if (std::abs(std::log(factor)) < std::log(1.05)) continue;
     out.push_back({type, factor, n});

@@ -122,6 +122,35 @@ TEST(CostModelFitTest, DepthwiseInsideTheCacheTakesItsOwnFactorAndFitsItApart) {
   }
 }
 
+// An elementwise class has no compute term: a costly op type's per-element
+// work is its factor alone, so it is not shrunk towards the class; another
+// class's op type is (n / (n + 2) in log space).
+TEST(CostModelFitTest, ElementwiseOpTypeFactorsAreNotShrunkTowardsTheClass) {
+  DeviceProfile p = CpuOnly(1 << 20, 100);
+  p.devices[0].efficiency.push_back({"elementwise", 1, 1, 0, 0});
+  p.devices[0].efficiency.push_back({"normalization", 1, 1, 0, 0});
+  const CostModel classes(p);
+  std::vector<OpMeasurement> ms;
+  for (int i = 0; i < 4; ++i) {
+    OpWork w;
+    w.bytes = 2e5 + 8e5 * i;  // in and beyond the cache
+    w.op_class = OpClass::kElementwise;
+    ms.push_back({w.op_class, 0, w.bytes, 3.0 * classes.Cost(w, 0).TotalUs(), "Gelu"});
+    w.op_class = OpClass::kNormalization;
+    ms.push_back({w.op_class, 0, w.bytes, 0.5 * classes.Cost(w, 0).TotalUs(), "LayerNormalization"});
+  }
+  const std::vector<OpTypeFactor> factors = FitOpTypeFactors(p.devices[0], ms, 3);
+  ASSERT_EQ(factors.size(), 2u);
+  for (const OpTypeFactor& f : factors) {
+    if (f.op_type == "Gelu") {
+      EXPECT_NEAR(f.factor, 3.0, 1e-9);
+    } else {
+      EXPECT_EQ(f.op_type, "LayerNormalization");
+      EXPECT_NEAR(std::log(f.factor), std::log(0.5) * 4 / 6, 1e-9);
+    }
+  }
+}
+
 TEST(CostModelFitTest, InputSparseFullyConnectedScalesTheCpuWorkByItsZeros) {
   // x [rows, 64] -> Gemm with a constant [64, 32] weight.
   auto fc = [](int64_t rows, double measured, bool constant_weight) {
