@@ -113,12 +113,12 @@ StatusOr<Graph> CalibrationSuiteGraph(bool maps, int only_section) {
     out(b.Conv(v, "out" + std::to_string(conv_id++), {.out_channels = c, .kernel = 1}));
   };
   // A depthwise conv reads what an expansion conv wrote from a narrow value
-  // (c / 6 channels), as in an inverted residual block (MobileNetV2/V3,
-  // EfficientNet): the two touch ~c / 3 of a map besides the depthwise
-  // conv's own bytes. After a c -> c conv instead (3-4 maps' worth of
-  // buffers and weights through the L2 just before it), a 256-channel 28x28
-  // depthwise conv ran 1.3x slower per byte than a 64-channel 56x56 one and
-  // than mobilenet_v2's.
+  // (c / 6 channels, at least 8), as in an inverted residual block
+  // (MobileNetV2/V3, EfficientNet): just before it, the expansion reads a
+  // sixth of a map and a small weight. After a c -> c or 2c -> c conv
+  // instead (one or two maps and a c x c or 2c x c weight read, a map
+  // written), a 256-channel 28x28 depthwise conv ran 1.3x slower per byte
+  // than a 64-channel 56x56 one and than mobilenet_v2's.
   auto dw = [&](ValueId x, int64_t c, int64_t stride, const char* name) {
     const ValueId expanded = conv1x1(conv1x1(x, std::max<int64_t>(8, c / 6)), c);
     return b.Conv(expanded, name,
