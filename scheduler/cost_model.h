@@ -158,7 +158,9 @@ bool MemoryBoundClass(OpClass op_class);
 // in distinct values (weights included) since the value was written or last
 // read. E.g. a residual Add's skip input after two convs streamed their
 // weights; counting distinct values, not traffic, keeps a ViT block's
-// recycled scratch buffers from marking its residual input cold.
+// recycled scratch buffers from marking its residual input cold. A value of
+// at most cache_bytes / 4 that the device touched before is never cold: it
+// comes back from the next cache level, near the cache's price.
 // All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
 // only the nodes marked non-zero run on the device: the others neither touch
 // its cache nor count, and what they produce is not counted where it is first
