@@ -265,12 +265,12 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
       // Made on another device and not read here yet: it arrives by a copy,
       // which OpWork::copied_bytes prices.
       if (last < 0 && producer != kNoNode && !here(producer)) continue;
-      // A graph input was written by the caller before the run: cold too.
       // A value of at most a quarter of the cache, once touched here, is
       // not cold: evicted, it comes back from the next level (this host's
       // L3: ~100 GB/s marginal) near the cache's price, not at the memory
       // bandwidth (vit_tiny's 151 KB residual Adds priced so read 1.5x slow).
       if (last >= 0 && ValueBytes(graph, in) <= cache_bytes / 4) continue;
+      // A graph input was written by the caller before the run: cold too.
       if (last < 0 || bytes_between(last, static_cast<int64_t>(i)) > cache_bytes)
         cold[i] += ValueBytes(graph, in);
     }

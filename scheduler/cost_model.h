@@ -93,9 +93,11 @@ struct OpWork {
 // reads (indices + 2 x output) instead of its whole table. `op_type` is the
 // key of the per-op-type factor: the node's op type, except for kernel
 // variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",
-// "Transpose:rows" (the innermost axis stays innermost), "Concat:4d" (with
-// the graph: feature maps); a sliced node's join counts as "Reshape" (a
-// plain copy).
+// "Conv:depthwise/s2", "Transpose:rows" (the innermost axis stays
+// innermost), with the graph "Concat:4d" (feature maps),
+// "GlobalAveragePool:small" (maps of at most 16x16) and "Add:bias" (an Add
+// of a constant with fewer elements than its output); a sliced node's join
+// counts as "Reshape" (a plain copy).
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 
 // The CPU's input-sparse fully connected kernel (kernels/cpu/sparse/
