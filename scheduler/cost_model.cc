@@ -104,20 +104,6 @@ std::string_view SparseClassOfConv(const Node& node, const Graph* graph) {
   return "conv1x1";
 }
 
-// An Add of a constant with fewer elements than its output: a bias.
-bool IsBiasAdd(const Node& node, const Graph& graph) {
-  if (node.inputs.size() != 2 || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
-  const Value& out = graph.value(node.outputs[0]);
-  if (!out.has_shape || !IsStatic(out.shape)) return false;
-  for (ValueId in : node.inputs) {
-    if (in == kNoValue || !graph.IsConstant(in)) continue;
-    const Value& v = graph.value(in);
-    if (v.has_shape && IsStatic(v.shape) && ElementCount(v.shape) < ElementCount(out.shape))
-      return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 double ValueBytes(const Graph& graph, ValueId id) {
@@ -172,11 +158,6 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     const Shape& in = graph->value(node.inputs[0]).shape;
     if (in[2].is_static() && in[3].is_static() && in[2].extent() * in[3].extent() <= 256)
       w.op_type = "GlobalAveragePool:small";
-  } else if (node.op_type == "Add" && graph != nullptr && IsBiasAdd(node, *graph)) {
-    // A MatMul's bias (exported transformers): a broadcast kernel, ~45 GB/s
-    // where a same-shape residual Add streams at ~100 (vit_tiny's, and the
-    // op suite's token samples alike).
-    w.op_type = "Add:bias";
   } else if (node.op_type == "Gemm") {
     w.sparse_class = "gemm";
   } else if (node.op_type == "MatMul" && graph != nullptr && node.inputs.size() > 1 &&
@@ -265,11 +246,6 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
       // Made on another device and not read here yet: it arrives by a copy,
       // which OpWork::copied_bytes prices.
       if (last < 0 && producer != kNoNode && !here(producer)) continue;
-      // A value of at most a quarter of the cache, once touched here, is
-      // not cold: evicted, it comes back from the next level (this host's
-      // L3: ~100 GB/s marginal) near the cache's price, not at the memory
-      // bandwidth (vit_tiny's 151 KB residual Adds priced so read 1.5x slow).
-      if (last >= 0 && ValueBytes(graph, in) <= cache_bytes / 4) continue;
       // A graph input was written by the caller before the run: cold too.
       if (last < 0 || bytes_between(last, static_cast<int64_t>(i)) > cache_bytes)
         cold[i] += ValueBytes(graph, in);

@@ -94,9 +94,8 @@ struct OpWork {
 // key of the per-op-type factor: the node's op type, except for kernel
 // variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",
 // "Conv:depthwise/s2", "Transpose:rows" (the innermost axis stays
-// innermost), with the graph "Concat:4d" (feature maps),
-// "GlobalAveragePool:small" (maps of at most 16x16) and "Add:bias" (an Add
-// of a constant with fewer elements than its output); a sliced node's join
+// innermost), with the graph "Concat:4d" (feature maps) and
+// "GlobalAveragePool:small" (maps of at most 16x16); a sliced node's join
 // counts as "Reshape" (a plain copy).
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 
@@ -160,9 +159,7 @@ bool MemoryBoundClass(OpClass op_class);
 // in distinct values (weights included) since the value was written or last
 // read. E.g. a residual Add's skip input after two convs streamed their
 // weights; counting distinct values, not traffic, keeps a ViT block's
-// recycled scratch buffers from marking its residual input cold. A value of
-// at most cache_bytes / 4 that the device touched before is never cold: it
-// comes back from the next cache level, near the cache's price.
+// recycled scratch buffers from marking its residual input cold.
 // All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
 // only the nodes marked non-zero run on the device: the others neither touch
 // its cache nor count, and what they produce is not counted where it is first
