@@ -674,8 +674,14 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
   plain.floor_device.clear();
   profile.devices.push_back(std::move(plain));
   const CostModel model(profile);
-  std::map<std::string, std::vector<double>> log_ratios;
-  std::map<std::string, OpClass> class_of;
+  // Per key: its samples' log(measured / class prediction), and whether the
+  // factor carries what its class's model lacks by design (then unshrunk,
+  // below): a cache-tier key or an elementwise op type.
+  struct KeySamples {
+    std::vector<double> logs;
+    bool class_lacks_it = false;
+  };
+  std::map<std::string, KeySamples> by_key;
   for (const OpMeasurement& m : measurements) {
     if (m.op_type.empty() || !(m.measured_us > 0) || !std::isfinite(m.measured_us)) continue;
     OpWork w;
@@ -691,12 +697,15 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     // What is left for the work once the overhead is paid (at least a tenth
     // of the time: a sample below the overhead says "smaller", not "zero").
     const double left = std::max(m.measured_us - c.overhead_us, 0.1 * m.measured_us);
-    const std::string key = OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes);
-    log_ratios[key].push_back(std::log(left / work));
-    class_of.emplace(key, m.op_class);
+    auto [it, added] = by_key.try_emplace(OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes));
+    if (added)
+      it->second.class_lacks_it =
+          CacheKeyed(device, m.op_class, m.bytes) || m.op_class == OpClass::kElementwise;
+    it->second.logs.push_back(std::log(left / work));
   }
   std::vector<OpTypeFactor> out;
-  for (auto& [type, logs] : log_ratios) {
+  for (auto& [type, samples] : by_key) {
+    std::vector<double>& logs = samples.logs;
     const int n = static_cast<int>(logs.size());
     if (n < std::max(1, min_samples)) continue;
     std::sort(logs.begin(), logs.end());
@@ -711,9 +720,7 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     // 18% too slow) and an elementwise op type (the class has no compute
     // term: a Gelu's per-element work is its factor; shrunk, vit_tiny's Gelus
     // read 33-38% fast).
-    const bool class_lacks_it = type.ends_with(kCacheKeySuffix) ||
-                                class_of.at(type) == OpClass::kElementwise;
-    const double shrunk = class_lacks_it ? median : median * n / (n + 2.0);
+    const double shrunk = samples.class_lacks_it ? median : median * n / (n + 2.0);
     const double factor = std::clamp(std::exp(shrunk), 1e-2, 1e2);
     if (std::abs(std::log(factor)) < std::log(1.05)) continue;
     out.push_back({type, factor, n});
