@@ -11,6 +11,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libdnnl-dev                              # oneDNN 2.6: CPU kernels
+  ocl-icd-opencl-dev                       # oneDNN's CMake config finds OpenCL (only Recommended)
   libflatbuffers-dev flatbuffers-compiler  # the .braid format
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import
   libonnx-testdata                         # ONNX backend conformance cases
