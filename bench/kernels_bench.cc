@@ -1,5 +1,6 @@
 // CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
-// inference, reported in GFLOP/s (multiply-add = 2 FLOPs).
+// inference, reported in GFLOP/s (multiply-add = 2 FLOPs); Concat: braid's
+// own kernel vs oneDNN's, in GB/s (bytes read + written).
 //
 //   braid_kernels_bench --benchmark_min_time=0.05
 //
@@ -28,6 +29,8 @@ struct Case {
   std::vector<bool> constant;
   std::vector<TensorDesc> outputs;
   double flops = 0;
+  double bytes = 0;  // moved (data movement cases)
+  std::vector<const char*> impls = {"onednn", "reference"};
 };
 
 const KernelRegistry& Registry() {
@@ -85,6 +88,28 @@ Case GemmFcCase(int64_t batch, int64_t in, int64_t out) {
   c.constant = {false, true, true};
   c.outputs = {F32({batch, out})};
   c.flops = 2.0 * batch * in * out;
+  return c;
+}
+
+// A Concat along `axis`; channels-last when `nhwc` (as inside a CNN).
+Case ConcatCase(std::string name, std::vector<std::vector<int64_t>> parts, int64_t axis,
+                bool nhwc) {
+  Case c;
+  c.name = std::move(name);
+  c.node.name = c.name;
+  c.node.op_type = "Concat";
+  c.node.attrs.Set("axis", axis);
+  std::vector<int64_t> out = parts[0];
+  out[static_cast<size_t>(axis)] = 0;
+  const TensorLayout layout = nhwc ? TensorLayout::kChannelsLast : TensorLayout::kPlain;
+  for (const std::vector<int64_t>& p : parts) {
+    out[static_cast<size_t>(axis)] += p[static_cast<size_t>(axis)];
+    c.inputs.push_back({DataType::kF32, p, layout});
+    c.constant.push_back(false);
+  }
+  c.outputs = {{DataType::kF32, out, layout}};
+  c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
+  c.impls = {"cpu", "onednn"};
   return c;
 }
 
@@ -146,8 +171,12 @@ void RunCase(benchmark::State& state, const Case& c, const std::string& impl) {
     benchmark::DoNotOptimize(outputs[0].data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  if (c.flops > 0)
+    state.counters["GFLOP/s"] = benchmark::Counter(
+        c.flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  if (c.bytes > 0)
+    state.counters["GB/s"] = benchmark::Counter(c.bytes / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = threads;
 }
 
@@ -159,9 +188,14 @@ void RegisterAll() {
       MatMulCase(768),
       GemmFcCase(1, 2048, 1000),
       GemmFcCase(32, 2048, 1000),
+      // vit_tiny's class token, a SqueezeNet fire module's two branches, and
+      // the join of a conv sliced 7:1 between two devices.
+      ConcatCase("Concat_cls_token_197x192", {{1, 1, 192}, {1, 196, 192}}, 1, false),
+      ConcatCase("Concat_fire_64+64_55_nhwc", {{1, 64, 55, 55}, {1, 64, 55, 55}}, 1, true),
+      ConcatCase("Concat_join_56+8_56_nhwc", {{1, 56, 56, 56}, {1, 8, 56, 56}}, 1, true),
   };
   for (const Case& c : cases)
-    for (const char* impl : {"onednn", "reference"})
+    for (const char* impl : c.impls)
       benchmark::RegisterBenchmark((c.name + "/" + impl).c_str(),
                                    [&c, impl](benchmark::State& state) {
                                      RunCase(state, c, impl);

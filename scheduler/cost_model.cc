@@ -136,10 +136,11 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     bool strided = false;
     for (int64_t s : node.attrs.GetInts("strides")) strided = strided || s > 1;
     w.op_type = strided ? "Conv:depthwise/s2" : "Conv:depthwise";
-  } else if (node.op_type == "Concat" && node.name.ends_with("#join")) {
+  } else if (node.op_type == "Concat" && node.name.ends_with("#join") && graph != nullptr &&
+             !node.outputs.empty() && node.outputs[0] != kNoValue) {
     // The join of a sliced node (runtime/engine: its parts' outputs into
-    // one) is a plain copy, like a Reshape's, not the general Concat kernel.
-    w.op_type = "Reshape";
+    // one).
+    w.op_type = JoinOpType(graph->value(node.outputs[0]).shape, node.attrs.GetInt("axis", 0));
   } else if (node.op_type == "Concat" && graph != nullptr && !node.outputs.empty() &&
              node.outputs[0] != kNoValue && graph->value(node.outputs[0]).shape.size() == 4) {
     // Feature-map concats run channels-last inside CNNs (a few contiguous
@@ -171,6 +172,43 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     if (rows > 0) w.bytes = std::min(w.bytes > 0 ? w.bytes : rows, rows);
   }
   return w;
+}
+
+std::string_view JoinOpType(const Shape& out, int64_t axis) {
+  const size_t rank = out.size();
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  // Feature maps are channels-last in memory (N, H, W, C).
+  const bool feature_map = rank == 4;
+  std::vector<size_t> memory_order;
+  if (feature_map) {
+    memory_order = {0, 2, 3, 1};
+  } else {
+    for (size_t d = 0; d < rank; ++d) memory_order.push_back(d);
+  }
+  int64_t outer = 1;  // blocks per part: the extents before the axis in memory
+  for (size_t d : memory_order) {
+    if (static_cast<int64_t>(d) == axis) break;
+    // An unknown extent counts as more than one.
+    outer *= out[d].is_static() ? out[d].extent() : 2;
+  }
+  // Whole parts one after the other: a plain copy. Otherwise the parts
+  // interleave block by block, as a Concat's inputs do (a channel join of a
+  // 56x56 map copies 3136 blocks per part: 1.3-1.5x a Reshape's time per
+  // byte with braid's Concat, 3x with oneDNN 2.6's).
+  if (outer == 1) return "Reshape";
+  return feature_map ? "Concat:4d" : "Concat";
+}
+
+OpWork JoinWork(const Graph& graph, const Node& node, int64_t axis) {
+  OpWork join;
+  join.op_class = OpClass::kDataMovement;
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return join;
+  const Value& out = graph.value(node.outputs[0]);
+  if (!out.has_shape) return join;
+  join.op_type = JoinOpType(out.shape, axis);
+  // Reads the parts and writes the output.
+  join.bytes = 2.0 * ValueBytes(graph, node.outputs[0]);
+  return join;
 }
 
 double SkippedInputSparsity(const Node& node, const Graph* graph) {

@@ -96,8 +96,19 @@ struct OpWork {
 // "Conv:depthwise/s2", "Transpose:rows" (the innermost axis stays
 // innermost), with the graph "Concat:4d" (feature maps) and
 // "GlobalAveragePool:small" (maps of at most 16x16); a sliced node's join
-// counts as "Reshape" (a plain copy).
+// as JoinOpType says.
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
+
+// The op-type key of the join (the "#join" Concat, runtime/slicing.cc) of an
+// output of `out` shape split along `axis`: "Reshape" (a plain copy) when the
+// parts lie whole one after the other in memory (a batch split, a one-row
+// Gemm's columns), else the Concat key of the shape ("Concat:4d" for a
+// feature map, channels-last in memory; "Concat").
+std::string_view JoinOpType(const Shape& out, int64_t axis);
+// The join's work when `node`'s output is split along `axis` (the
+// simulator's price of a slice; no graph node exists for it before the
+// runtime slices): the key above, reading the parts and writing the output.
+OpWork JoinWork(const Graph& graph, const Node& node, int64_t axis);
 
 // The CPU's input-sparse fully connected kernel (kernels/cpu/sparse/
 // gemm_input_sparse.cc) runs a Gemm / MatMul with a constant weight on at

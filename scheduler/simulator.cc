@@ -108,15 +108,10 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
       const OpCost cold = model.Cost(work, profile_index[d]);
       g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }
-    // The join: the engine's "#join" Concat, keyed as a plain copy
-    // (OpWorkOf), reading the parts and writing the output.
-    OpWork join;
-    join.op_class = OpClass::kDataMovement;
-    join.op_type = "Reshape";
-    for (ValueId out : node.outputs)
-      if (out != kNoValue && graph.value(out).has_shape)
-        join.bytes += 2.0 * static_cast<double>(ElementCount(graph.value(out).shape, 1)) *
-                      static_cast<double>(DataTypeSize(graph.value(out).dtype));
+    // The join: the engine's "#join" Concat of a channel split (the slices
+    // policies make), priced as OpWorkOf prices that node.
+    const int64_t channel_axis = node.op_type == "Conv" ? 1 : -1;
+    const OpWork join = JoinWork(graph, node, channel_axis);
     for (size_t d = 0; d < D; ++d)
       g.join_us[static_cast<size_t>(n) * D + d] = model.Cost(join, profile_index[d]).TotalUs();
     for (ValueId in : node.inputs) {

@@ -24,6 +24,7 @@ std::unique_ptr<Kernel> CreateConcatOnednn();
 
 // braid's own CPU kernels ("cpu").
 std::unique_ptr<Kernel> CreateTransposeCpu();
+std::unique_ptr<Kernel> CreateConcatCpu();
 
 }  // namespace braid
 

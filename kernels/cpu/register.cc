@@ -1,8 +1,9 @@
 // RegisterCpuKernels: the weight-sparse kernels (priority 30; they decline
-// below their crossover sparsity), oneDNN kernels (priority 20), braid's own
-// CPU kernels (priority 10), then the reference kernels (priority 0), so one
-// call gives every CPU implementation in the order PrepareFirstAccepting
-// tries them.
+// below their crossover sparsity), braid's own CPU kernels that beat
+// oneDNN's on every shape they take (priority 25: Concat), oneDNN kernels
+// (priority 20), braid's other own CPU kernels (priority 10), then the
+// reference kernels (priority 0), so one call gives every CPU implementation
+// in the order PrepareFirstAccepting tries them.
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
@@ -13,6 +14,7 @@
 namespace braid {
 namespace {
 
+constexpr int kCpuAboveOnednnPriority = 25;
 constexpr int kOnednnPriority = 20;
 constexpr int kCpuPriority = 10;
 
@@ -81,6 +83,10 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   onednn("Concat", CreateConcatOnednn);
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
+  // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
+  // element by element.
+  Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,
+      /*channels_last=*/true);
 
   RegisterReferenceKernels(registry);
 }

@@ -137,6 +137,16 @@ std::vector<OpCase> MakeCases() {
   add(Make("slice_attrs", "Slice", {X({6, 8})}, {L("starts", {2}), L("ends", {100}), L("axes", {1})}, 1, 9));
   add(Make("concat_axis1", "Concat", {X({2, 3, 4}), X({2, 1, 4}), X({2, 2, 4})}, {I("axis", 1)}));
   add(Make("concat_last", "Concat", {X({2, 3}), X({2, 5})}, {I("axis", -1)}));
+  // Feature maps (nhwc in the channels-last test): a sliced conv's uneven
+  // channel join, a width concat, a batch concat, 1x1 maps (whose nhwc and
+  // plain memory agree), and 64-bit elements.
+  add(Make("concat_4d_channels_join", "Concat", {X({2, 7, 3, 5}), X({2, 1, 3, 5})}, {I("axis", 1)}));
+  add(Make("concat_4d_width", "Concat", {X({1, 3, 2, 4}), X({1, 3, 2, 3}), X({1, 3, 2, 1})},
+           {I("axis", 3)}));
+  add(Make("concat_4d_batch", "Concat", {X({1, 4, 3, 3}), X({2, 4, 3, 3})}, {I("axis", 0)}));
+  add(Make("concat_4d_1x1_maps", "Concat", {X({1, 6, 1, 1}), X({1, 10, 1, 1})}, {I("axis", 1)}));
+  add(Make("concat_i64", "Concat", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {1, 3})},
+           {I("axis", 0)}));
   add(Make("split_uneven", "Split", {X({4, 10}), Ints64({3, 7})}, {I("axis", 1)}, 2));
   add(Make("split_equal", "Split", {X({6, 2})}, {}, 3));
   add(Make("transpose_default", "Transpose", {X({2, 3, 4})}));

@@ -378,6 +378,34 @@ TEST(OnednnBatchNorm, Inference) {
   ExpectMatchesReference(c, {1e-5f, 1e-5f});
 }
 
+// braid's own Concat (kernels/cpu/concat_cpu.cc): one large block per
+// input split over two threads, and a layout it leaves to oneDNN.
+TEST(CpuConcat, LargeBlocksOverTwoThreadsMatchReference) {
+  OpCase c = MakeCase("Concat", {In(F32({1, 300, 192})), In(F32({1, 97, 192}))},
+                      {F32({1, 397, 192})});
+  c.node.attrs.Set("axis", int64_t{1});
+  ExpectMatchesReference(c, {0, 0}, "cpu");
+}
+
+TEST(CpuConcat, InputLaidOutUnlikeTheOutputFallsBackToOnednn) {
+  OpCase c = MakeCase("Concat", {In(F32({1, 4, 3, 3})), In(F32({1, 2, 3, 3}))},
+                      {F32({1, 6, 3, 3})});
+  c.node.attrs.Set("axis", int64_t{1});
+  c.inputs[0].desc.layout = TensorLayout::kChannelsLast;
+  testing_cpu::Prepared own;
+  const Status declined = testing_cpu::PrepareImpl(c, "cpu", own);
+  EXPECT_EQ(declined.code(), StatusCode::kUnimplemented) << declined.ToString();
+  EXPECT_NE(declined.message().find("laid out unlike the output"), std::string::npos)
+      << declined.ToString();
+  std::vector<TensorData> constants;
+  StatusOr<PreparedKernel> prepared = PrepareFirstAccepting(
+      testing_cpu::CpuRegistry(), DeviceKind::kCpu, testing_cpu::ArgsFor(c, constants, 1));
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  EXPECT_EQ(prepared->entry->impl, "onednn");
+  ASSERT_FALSE(prepared->declined.empty());
+  EXPECT_EQ(prepared->declined.front().impl, "cpu");
+}
+
 TEST(OnednnConcat, FloatAndInt64) {
   OpCase c = MakeCase("Concat",
                       {In(F32({2, 3, 4})), In(F32({2, 5, 4})), In(F32({2, 1, 4}))},

@@ -533,5 +533,44 @@ TEST(CostModelFitTest, OpWorkOfKeysStridedDepthwiseAndLateGlobalPooling) {
   EXPECT_EQ(OpWorkOf(pool_big, &g).op_type, "GlobalAveragePool");
 }
 
+// A slice's join is a plain copy only when its parts lie whole one after
+// the other in memory; a feature map's channel join interleaves them per
+// pixel (channels-last), as a Concat does.
+TEST(CostModelFitTest, JoinIsAPlainCopyOnlyWhenItsPartsAreWhole) {
+  EXPECT_EQ(JoinOpType({1, 64, 56, 56}, 1), "Concat:4d");  // channels, nhwc
+  EXPECT_EQ(JoinOpType({4, 64, 56, 56}, 0), "Reshape");    // batch
+  EXPECT_EQ(JoinOpType({1, 64, 1, 1}, 1), "Reshape");      // 1x1 map: whole parts
+  EXPECT_EQ(JoinOpType({1, 1000}, -1), "Reshape");         // a one-row Gemm's columns
+  EXPECT_EQ(JoinOpType({8, 1000}, 1), "Concat");           // eight rows each
+  EXPECT_EQ(JoinOpType({1, 197, 384}, 2), "Concat");       // a MatMul's columns
+  Shape symbolic_batch = {Dim::Symbol("N"), 16};
+  EXPECT_EQ(JoinOpType(symbolic_batch, 1), "Concat");      // an unknown batch may be > 1
+
+  Graph g;
+  const ValueId a = g.AddInput("a", DataType::kF32, {1, 56, 28, 28});
+  const ValueId b = g.AddInput("b", DataType::kF32, {1, 8, 28, 28});
+  Value y;
+  y.name = "y";
+  y.dtype = DataType::kF32;
+  y.has_shape = true;
+  y.shape = {1, 64, 28, 28};
+  const ValueId out = g.AddValue(y);
+  Node conv;
+  conv.name = "conv";
+  conv.op_type = "Conv";
+  conv.outputs = {out};
+  Node join;
+  join.name = "conv#join";
+  join.op_type = "Concat";
+  join.attrs.Set("axis", int64_t{1});
+  join.inputs = {a, b};
+  join.outputs = {out};
+  EXPECT_EQ(OpWorkOf(join, &g).op_type, "Concat:4d");
+  const OpWork priced = JoinWork(g, conv, 1);  // what the simulator charges for it
+  EXPECT_EQ(priced.op_class, OpClass::kDataMovement);
+  EXPECT_EQ(priced.op_type, "Concat:4d");
+  EXPECT_EQ(priced.bytes, 2.0 * 64 * 28 * 28 * 4);  // parts read, output written
+}
+
 }  // namespace
 }  // namespace braid
