@@ -39,19 +39,15 @@ bool InMemoryOrder(const TensorDesc& d, const std::vector<int>& order) {
 class ConcatCpu final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    where_ = args.Where();
-    if (args.inputs.empty() || args.outputs.empty())
-      return InvalidArgument(where_ + ": needs inputs and an output");
+    ASSIGN_OR_RETURN(const ConcatParams p, ParseConcat(args));
     const TensorDesc& out = args.outputs[0];
-    ASSIGN_OR_RETURN(const int axis, ParseAxis(args, 0, out.rank()));
     const std::vector<int> order = MemoryOrder(out);
-    const size_t element = DataTypeSize(out.dtype);
     // The output's memory order from the concat axis inwards spans one block.
     outer_ = 1;
     int64_t inner = 1;  // elements per unit of the axis
     bool inside = false;
     for (int a : order) {
-      if (a == axis) {
+      if (a == p.axis) {
         inside = true;
       } else if (inside) {
         inner *= out.dims[static_cast<size_t>(a)];
@@ -59,27 +55,16 @@ class ConcatCpu final : public Kernel {
         outer_ *= out.dims[static_cast<size_t>(a)];
       }
     }
-    int64_t total = 0;
+    const size_t element = DataTypeSize(out.dtype);
     block_bytes_.clear();
     for (size_t i = 0; i < args.inputs.size(); ++i) {
-      const TensorDesc& in = args.inputs[i];
-      if (in.dtype != out.dtype || in.rank() != out.rank())
-        return InvalidArgument(where_ + ": input " + std::to_string(i) + " " + in.ToString() +
-                               " does not match output " + out.ToString());
-      for (int d = 0; d < out.rank(); ++d)
-        if (d != axis && in.dims[static_cast<size_t>(d)] != out.dims[static_cast<size_t>(d)])
-          return InvalidArgument(where_ + ": input " + in.ToString() + " does not match output " +
-                                 out.ToString());
-      if (!InMemoryOrder(in, order))
-        return Unimplemented(where_ + ": input " + std::to_string(i) + " " + in.ToString() +
-                             " is laid out unlike the output " + out.ToString());
-      const int64_t extent = in.dims[static_cast<size_t>(axis)];
-      total += extent;
-      block_bytes_.push_back(static_cast<size_t>(extent * inner) * element);
+      if (!InMemoryOrder(args.inputs[i], order))
+        return Unimplemented(args.Where() + ": input " + std::to_string(i) + " " +
+                             args.inputs[i].ToString() + " is laid out unlike the output " +
+                             out.ToString());
+      block_bytes_.push_back(static_cast<size_t>(p.extents[i] * inner) * element);
     }
-    if (total != out.dims[static_cast<size_t>(axis)])
-      return InvalidArgument(where_ + ": inputs do not add up to output " + out.ToString());
-    out_block_bytes_ = static_cast<size_t>(total * inner) * element;
+    out_block_bytes_ = static_cast<size_t>(out.dims[static_cast<size_t>(p.axis)] * inner) * element;
     num_threads_ = std::max(args.num_threads, 1);
     return Status::Ok();
   }
@@ -125,7 +110,6 @@ class ConcatCpu final : public Kernel {
  private:
   // A copy smaller than this is not worth a thread.
   static constexpr size_t kMinChunkBytes = 64 * 1024;
-  std::string where_;
   int64_t outer_ = 0;
   std::vector<size_t> block_bytes_;  // per input
   size_t out_block_bytes_ = 0;

@@ -8,8 +8,10 @@
 
 namespace braid {
 
+using params_internal::CheckArity;
 using params_internal::EffectiveOpset;
 using params_internal::HasInput;
+using params_internal::HasOutput;
 using params_internal::Invalid;
 using params_internal::IntsToString;
 using params_internal::Unsupported;
@@ -273,6 +275,37 @@ StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank) {
                              .append(" is out of range for rank ")
                              .append(std::to_string(rank)));
   return static_cast<int>(*axis);
+}
+
+StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 1, args.inputs.size()));
+  if (!HasOutput(args, 0)) return Invalid(args, "needs an output");
+  const TensorDesc& out = args.outputs[0];
+  if (out.rank() == 0) return Invalid(args, "inputs must have rank >= 1");
+  ConcatParams p;
+  ASSIGN_OR_RETURN(p.axis, ParseAxis(args, 1, out.rank()));
+  const size_t axis = static_cast<size_t>(p.axis);
+  int64_t total = 0;
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    const TensorDesc& in = args.inputs[i];
+    bool same = in.present() && in.dtype == out.dtype && in.rank() == out.rank();
+    for (size_t d = 0; same && d < in.dims.size(); ++d) same = d == axis || in.dims[d] == out.dims[d];
+    if (!same)
+      return Invalid(args, std::string("input ")
+                               .append(std::to_string(i))
+                               .append(" ")
+                               .append(in.ToString())
+                               .append(" does not concatenate into output ")
+                               .append(out.ToString()));
+    p.extents.push_back(in.dims[axis]);
+    total += in.dims[axis];
+  }
+  if (total != out.dims[axis])
+    return Invalid(args, std::string("inputs ")
+                             .append(IntsToString(p.extents))
+                             .append(" do not add up to the output extent ")
+                             .append(std::to_string(out.dims[axis])));
+  return p;
 }
 
 StatusOr<SplitParams> ParseSplit(const PrepareArgs& args) {

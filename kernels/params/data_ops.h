@@ -112,6 +112,15 @@ struct SplitParams {
 };
 StatusOr<SplitParams> ParseSplit(const PrepareArgs& args);
 
+// Concat: the axis (default 1, opsets before 4) and each input's extent
+// along it, checked against the output: every input present, of its dtype
+// and rank, equal to it off the axis, the extents adding up to its extent.
+struct ConcatParams {
+  int axis = 0;
+  std::vector<int64_t> extents;  // per input
+};
+StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args);
+
 // Transpose perm (default: reversed axes), checked to be a permutation.
 StatusOr<std::vector<int>> ParsePerm(const PrepareArgs& args);
 
