@@ -199,38 +199,21 @@ StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args) {
 }
 
 StatusOr<std::vector<Copy2D>> PlanConcat(const PrepareArgs& args) {
-  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1 << 20));
-  const TensorDesc& first = args.inputs[0];
-  const TensorDesc& out_desc = args.outputs[0];
-  ASSIGN_OR_RETURN(const int axis, ParseAxis(args, 1, first.rank()));
-  const size_t a = static_cast<size_t>(axis);
-  int64_t total = 0;
-  for (const TensorDesc& in : args.inputs) {
-    if (in.dtype != first.dtype || in.rank() != first.rank())
-      return Invalid(args, "inputs differ in dtype or rank: " + in.ToString() + " vs " +
-                               first.ToString());
-    for (size_t d = 0; d < in.dims.size(); ++d)
-      if (d != a && in.dims[d] != first.dims[d])
-        return Invalid(args, "inputs differ off the axis: " + in.ToString() + " vs " +
-                                 first.ToString());
-    total += in.dims[a];
-  }
-  std::vector<int64_t> out_dims = first.dims;
-  out_dims[a] = total;
-  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, first.dtype));
-  const size_t esize = DataTypeSize(first.dtype);
-  const auto outer = static_cast<size_t>(params_internal::Product(first.dims, 0, a));
-  const auto inner = static_cast<size_t>(params_internal::Product(first.dims, a + 1));
-  const size_t dst_pitch = static_cast<size_t>(total) * inner * esize;
+  ASSIGN_OR_RETURN(const ConcatParams p, ParseConcat(args));
+  const TensorDesc& out = args.outputs[0];
+  const size_t a = static_cast<size_t>(p.axis);
+  const size_t esize = DataTypeSize(out.dtype);
+  const auto outer = static_cast<size_t>(params_internal::Product(out.dims, 0, a));
+  const auto inner = static_cast<size_t>(params_internal::Product(out.dims, a + 1));
+  const size_t dst_pitch = static_cast<size_t>(out.dims[a]) * inner * esize;
   std::vector<Copy2D> copies;
   size_t at = 0;
-  for (size_t i = 0; i < args.inputs.size(); ++i) {
-    const size_t width = static_cast<size_t>(args.inputs[i].dims[a]) * inner * esize;
+  for (size_t i = 0; i < p.extents.size(); ++i) {
+    const size_t width = static_cast<size_t>(p.extents[i]) * inner * esize;
     if (width > 0 && outer > 0)
       copies.push_back(Copy2D{static_cast<int>(i), 0, width, at, dst_pitch, width, outer});
     at += width;
   }
-  (void)out_desc;
   return copies;
 }
 
