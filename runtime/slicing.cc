@@ -121,9 +121,7 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
     if (!y_value.has_shape || !IsStatic(y_value.shape))
       return InvalidArgument(where + ": output shape is not static");
     const int out_rank = static_cast<int>(y_value.shape.size());
-    const int out_axis = spec.axis == SliceAxis::kBatch
-                             ? 0
-                             : (node.op_type == "Conv" ? 1 : out_rank - 1);
+    const int out_axis = SliceOutputAxis(node, spec.axis, out_rank);
     if (out_rank == 0 || out_axis >= out_rank) return InvalidArgument(where + ": output rank too small");
     const int64_t extent = y_value.shape[static_cast<size_t>(out_axis)].extent();
     if (extent < 2)

@@ -77,18 +77,16 @@ int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis) {
   if (node.outputs.empty()) return -1;
   const Shape& shape = graph.value(node.outputs[0]).shape;
   if (shape.empty()) return -1;
-  size_t dim = 0;
-  if (axis == SliceAxis::kOutputChannels) {
-    if (node.op_type == "Conv") {
-      if (shape.size() < 2) return -1;
-      dim = 1;
-    } else {
-      dim = shape.size() - 1;
-    }
-  } else if (node.op_type == "MatMul" && shape.size() < 3) {
+  if (axis == SliceAxis::kOutputChannels && node.op_type == "Conv" && shape.size() < 2) return -1;
+  if (axis == SliceAxis::kBatch && node.op_type == "MatMul" && shape.size() < 3)
     return -1;  // a 2-D MatMul has no batch dimension
-  }
+  const auto dim = static_cast<size_t>(SliceOutputAxis(node, axis, static_cast<int>(shape.size())));
   return shape[dim].is_static() ? shape[dim].extent() : -1;
+}
+
+int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank) {
+  if (axis == SliceAxis::kBatch) return 0;
+  return node.op_type == "Conv" ? 1 : out_rank - 1;
 }
 
 int64_t SliceSplitIndex(int64_t extent, double ratio) {

@@ -79,6 +79,9 @@ bool IsSliceable(const Node& node, SliceAxis axis);
 // The extent of `axis` in the node's first output (needs a static shape), or
 // -1 when unknown.
 int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis);
+// The output dim `axis` splits in an output of `out_rank` dims: 0 for the
+// batch; for output channels 1 (Conv) or the last dim (Gemm, MatMul).
+int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank);
 // ratio * extent rounded and clamped to [1, extent - 1]; extent must be >= 2.
 int64_t SliceSplitIndex(int64_t extent, double ratio);
 
