@@ -1,6 +1,7 @@
 // CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
 // inference, reported in GFLOP/s (multiply-add = 2 FLOPs); Concat: braid's
-// own kernel vs oneDNN's, in GB/s (bytes read + written).
+// own kernel vs oneDNN's, in GB/s (bytes read + written); HugePages: an Add
+// inside an arena on huge pages vs small ones, after a TLB-evicting walk.
 //
 //   braid_kernels_bench --benchmark_min_time=0.05
 //
@@ -8,7 +9,11 @@
 // the timed loop; the loop is Kernel::Run only, as the runtime calls it.
 #include <benchmark/benchmark.h>
 
+#include <sys/mman.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -180,7 +185,77 @@ void RunCase(benchmark::State& state, const Case& c, const std::string& impl) {
   state.counters["threads"] = threads;
 }
 
+// A residual Add (oneDNN's, three 200 KB nhwc tensors 16 MiB apart in a
+// 48 MiB arena) right after a read of every cache line of 16 MiB of other
+// small-page memory, as a conv streaming its weights evicts the TLB and the
+// cached page tables: the
+// arena from AllocateHostMemory (huge pages advised) against the same
+// allocation advised MADV_NOHUGEPAGE. Only the Add is timed.
+void AddAfterTlbWalk(benchmark::State& state, bool huge_pages) {
+  constexpr size_t kArenaBytes = 48u << 20, kWalkBytes = 16u << 20, kPage = 4096;
+  std::unique_ptr<void, decltype(&std::free)> arena(AllocateHostMemory(kArenaBytes), &std::free);
+  std::unique_ptr<void, decltype(&std::free)> walk(std::aligned_alloc(kPage, kWalkBytes),
+                                                   &std::free);
+  if (!arena || !walk) {
+    state.SkipWithError("out of memory");
+    return;
+  }
+  if (!huge_pages) (void)madvise(arena.get(), kArenaBytes, MADV_NOHUGEPAGE);
+  (void)madvise(walk.get(), kWalkBytes, MADV_NOHUGEPAGE);
+  std::memset(arena.get(), 0, kArenaBytes);
+  std::memset(walk.get(), 1, kWalkBytes);
+  Node node;
+  node.name = "residual_add";
+  node.op_type = "Add";
+  const TensorDesc map{DataType::kF32, {1, 256, 14, 14}, TensorLayout::kChannelsLast};
+  PrepareArgs args;
+  args.node = &node;
+  args.opset = 17;
+  args.num_threads = 1;
+  args.inputs = {map, map};
+  args.outputs = {map};
+  args.constants = {nullptr, nullptr};
+  std::unique_ptr<Kernel> add;
+  for (const KernelEntry* e : Registry().Candidates("Add", DeviceKind::kCpu))
+    if (e->impl == std::string("onednn")) add = e->create();
+  if (!add || !add->Prepare(args).ok()) {
+    state.SkipWithError("no oneDNN Add");
+    return;
+  }
+  std::byte* base = static_cast<std::byte*>(arena.get());
+  float* a = reinterpret_cast<float*>(base);
+  float* b = reinterpret_cast<float*>(base + (16u << 20));
+  float* out = reinterpret_cast<float*>(base + (32u << 20));
+  for (int64_t i = 0; i < map.elements(); ++i) a[i] = b[i] = 0.5f + static_cast<float>(i % 7);
+  const void* src[2] = {a, b};
+  void* dst[1] = {out};
+  RunArgs run;
+  run.src = src;
+  run.dst = dst;
+  volatile const std::byte* pages = static_cast<const std::byte*>(walk.get());
+  for (auto _ : state) {
+    for (size_t i = 0; i < kWalkBytes; i += 64) (void)pages[i];
+    const auto start = std::chrono::steady_clock::now();
+    const Status s = add->Run(run);
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+  }
+  state.counters["GB/s"] = benchmark::Counter(3.0 * static_cast<double>(map.bytes()) / 1e9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void RegisterAll() {
+  for (bool huge : {true, false})
+    benchmark::RegisterBenchmark(huge ? "HugePages/Add_after_tlb_walk/huge"
+                                      : "HugePages/Add_after_tlb_walk/small",
+                                 [huge](benchmark::State& state) { AddAfterTlbWalk(state, huge); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
+        ->MinTime(0.2);
   static const std::vector<Case> cases = {
       ConvCase("Conv3x3_64to64_56", 64, 64, 56, 3, 1),
       ConvCase("Depthwise3x3_64_56", 64, 64, 56, 3, 64),

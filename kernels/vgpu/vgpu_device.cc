@@ -94,7 +94,7 @@ class VgpuDeviceImpl final : public VgpuDevice {
     const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     if (rounded < bytes)
       return ResourceExhausted(name() + ": cannot allocate " + std::to_string(bytes) + " bytes");
-    void* p = std::aligned_alloc(kAlignment, rounded);
+    void* p = AllocateHostMemory(rounded);
     if (p == nullptr)
       return ResourceExhausted(name() + ": out of memory allocating " + std::to_string(bytes) +
                                " bytes");
