@@ -16,8 +16,8 @@ namespace braid {
 
 std::unique_ptr<Device> CreateCpuDevice();
 
-// Buffers of at least this many bytes (an activation arena, a model's
-// weights) are aligned to it and advised as transparent huge pages
+// Buffers of at least this many bytes (an activation arena, a kernel
+// workspace) are aligned to it and advised as transparent huge pages
 // (madvise MADV_HUGEPAGE: THP's "madvise" mode, Debian's and L4T's default,
 // backs them with 2 MiB pages; "never" leaves them on small ones). A memory-
 // bound op then misses the TLB 512x less often: resnet50's residual Adds ran

@@ -1,7 +1,7 @@
 // A Run with the same shapes as the previous one allocates nothing: global
 // operator new/delete are replaced in this binary and count calls while
 // g_counting is set, around SetInput + Run. (malloc calls made directly by
-// libraries are not seen; the CPU device allocates with aligned_alloc only
+// libraries are not seen; the CPU device allocates (AllocateHostMemory) only
 // while planning.)
 #include <gtest/gtest.h>
 
