@@ -47,6 +47,13 @@ const KernelRegistry& Registry() {
   return *registry;
 }
 
+// A new kernel of implementation `impl` for `op_type`, or null.
+std::unique_ptr<Kernel> CreateKernel(const std::string& op_type, const std::string& impl) {
+  for (const KernelEntry* e : Registry().Candidates(op_type, DeviceKind::kCpu))
+    if (e->impl == impl) return e->create();
+  return nullptr;
+}
+
 TensorDesc F32(std::vector<int64_t> dims) {
   return TensorDesc{DataType::kF32, std::move(dims)};
 }
@@ -140,9 +147,7 @@ void RunCase(benchmark::State& state, const Case& c, const std::string& impl) {
   }
   for (size_t i = 0; i < c.inputs.size(); ++i)
     args.constants.push_back(c.constant[i] ? &constants[i] : nullptr);
-  std::unique_ptr<Kernel> kernel;
-  for (const KernelEntry* e : Registry().Candidates(c.node.op_type, DeviceKind::kCpu))
-    if (e->impl == impl) kernel = e->create();
+  std::unique_ptr<Kernel> kernel = CreateKernel(c.node.op_type, impl);
   if (!kernel) {
     state.SkipWithError(("no " + impl + " kernel").c_str());
     return;
@@ -188,9 +193,8 @@ void RunCase(benchmark::State& state, const Case& c, const std::string& impl) {
 // A residual Add (oneDNN's, three 200 KB nhwc tensors 16 MiB apart in a
 // 48 MiB arena) right after a read of every cache line of 16 MiB of other
 // small-page memory, as a conv streaming its weights evicts the TLB and the
-// cached page tables: the
-// arena from AllocateHostMemory (huge pages advised) against the same
-// allocation advised MADV_NOHUGEPAGE. Only the Add is timed.
+// cached page tables: the arena from AllocateHostMemory (huge pages advised)
+// against the same allocation advised MADV_NOHUGEPAGE. Only the Add is timed.
 void AddAfterTlbWalk(benchmark::State& state, bool huge_pages) {
   constexpr size_t kArenaBytes = 48u << 20, kWalkBytes = 16u << 20, kPage = 4096;
   std::unique_ptr<void, decltype(&std::free)> arena(AllocateHostMemory(kArenaBytes), &std::free);
@@ -215,9 +219,7 @@ void AddAfterTlbWalk(benchmark::State& state, bool huge_pages) {
   args.inputs = {map, map};
   args.outputs = {map};
   args.constants = {nullptr, nullptr};
-  std::unique_ptr<Kernel> add;
-  for (const KernelEntry* e : Registry().Candidates("Add", DeviceKind::kCpu))
-    if (e->impl == std::string("onednn")) add = e->create();
+  std::unique_ptr<Kernel> add = CreateKernel("Add", "onednn");
   if (!add || !add->Prepare(args).ok()) {
     state.SkipWithError("no oneDNN Add");
     return;

@@ -199,13 +199,14 @@ std::string_view JoinOpType(const Shape& out, int64_t axis) {
   return feature_map ? "Concat:4d" : "Concat";
 }
 
-OpWork JoinWork(const Graph& graph, const Node& node, int64_t axis) {
+OpWork JoinWork(const Graph& graph, const Node& node, SliceAxis axis) {
   OpWork join;
   join.op_class = OpClass::kDataMovement;
   if (node.outputs.empty() || node.outputs[0] == kNoValue) return join;
   const Value& out = graph.value(node.outputs[0]);
   if (!out.has_shape) return join;
-  join.op_type = JoinOpType(out.shape, axis);
+  join.op_type =
+      JoinOpType(out.shape, SliceOutputAxis(node, axis, static_cast<int>(out.shape.size())));
   // Reads the parts and writes the output.
   join.bytes = 2.0 * ValueBytes(graph, node.outputs[0]);
   return join;

@@ -25,6 +25,7 @@
 
 #include "graph/ir.h"
 #include "scheduler/device_profile.h"
+#include "scheduler/plan.h"
 
 namespace braid {
 
@@ -105,10 +106,11 @@ OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 // Gemm's columns), else the Concat key of the shape ("Concat:4d" for a
 // feature map, channels-last in memory; "Concat").
 std::string_view JoinOpType(const Shape& out, int64_t axis);
-// The join's work when `node`'s output is split along `axis` (the
+// The join's work when `node`'s output is sliced along `axis` (the
 // simulator's price of a slice; no graph node exists for it before the
-// runtime slices): the key above, reading the parts and writing the output.
-OpWork JoinWork(const Graph& graph, const Node& node, int64_t axis);
+// runtime slices): the key above for the output dim SliceOutputAxis splits,
+// reading the parts and writing the output.
+OpWork JoinWork(const Graph& graph, const Node& node, SliceAxis axis);
 
 // The CPU's input-sparse fully connected kernel (kernels/cpu/sparse/
 // gemm_input_sparse.cc) runs a Gemm / MatMul with a constant weight on at

@@ -110,11 +110,7 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
     }
     // The join: the engine's "#join" Concat of a channel split (the slices
     // policies make), priced as OpWorkOf prices that node.
-    const int out_rank = node.outputs.empty() || node.outputs[0] == kNoValue
-                             ? 0
-                             : static_cast<int>(graph.value(node.outputs[0]).shape.size());
-    const OpWork join =
-        JoinWork(graph, node, SliceOutputAxis(node, SliceAxis::kOutputChannels, out_rank));
+    const OpWork join = JoinWork(graph, node, SliceAxis::kOutputChannels);
     for (size_t d = 0; d < D; ++d)
       g.join_us[static_cast<size_t>(n) * D + d] = model.Cost(join, profile_index[d]).TotalUs();
     for (ValueId in : node.inputs) {

@@ -566,7 +566,7 @@ TEST(CostModelFitTest, JoinIsAPlainCopyOnlyWhenItsPartsAreWhole) {
   join.inputs = {a, b};
   join.outputs = {out};
   EXPECT_EQ(OpWorkOf(join, &g).op_type, "Concat:4d");
-  const OpWork priced = JoinWork(g, conv, 1);  // what the simulator charges for it
+  const OpWork priced = JoinWork(g, conv, SliceAxis::kOutputChannels);  // what the simulator charges for it
   EXPECT_EQ(priced.op_class, OpClass::kDataMovement);
   EXPECT_EQ(priced.op_type, "Concat:4d");
   EXPECT_EQ(priced.bytes, 2.0 * 64 * 28 * 28 * 4);  // parts read, output written
