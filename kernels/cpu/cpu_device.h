@@ -20,9 +20,10 @@ std::unique_ptr<Device> CreateCpuDevice();
 // workspace) are aligned to it and advised as transparent huge pages
 // (madvise MADV_HUGEPAGE: THP's "madvise" mode, Debian's and L4T's default,
 // backs them with 2 MiB pages; "never" leaves them on small ones). A memory-
-// bound op then misses the TLB 512x less often: resnet50's residual Adds ran
-// 20-35% faster on a KVM guest, where each miss walks two page tables
-// (docs/runtime.md, bench/kernels_bench.cc's HugePages cases).
+// bound op then misses the TLB 512x less often: resnet50's residual Adds took
+// up to a third less time on a KVM guest, where each miss walks two page
+// tables (docs/profiling.md round 12, bench/kernels_bench.cc's HugePages
+// cases).
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // `bytes` of host memory as the CPU and vgpu devices allocate it (64-byte
 // aligned; huge-page aligned and advised from kHugePageBytes up); free with
