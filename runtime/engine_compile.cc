@@ -393,8 +393,10 @@ Status EngineBuilder::Build(const Plan& plan) {
     }
   }
   // Graph outputs end on the host; ones that are inputs or constants get
-  // their own slot (copied at the end of Run).
-  const int end_step = static_cast<int>(e_.steps_.size()) + 1;
+  // their own slot (copied at the end of Run). Every output's buffer lives
+  // past the last step, the copies that bring outputs back included (the end
+  // step taken before them let two outputs copied back from a device's
+  // memory share host bytes).
   std::vector<LocKey> output_keys;
   std::vector<size_t> output_own_request(g.outputs().size(), kNone);
   for (size_t k = 0; k < g.outputs().size(); ++k) {
@@ -402,15 +404,19 @@ Status EngineBuilder::Build(const Plan& plan) {
     if (g.IsConstant(out) || input_index_[static_cast<size_t>(out)] >= 0) {
       ASSIGN_OR_RETURN(TensorDesc d, DescOf(out, "graph output"));
       output_own_request[k] = NewRequest(0, d.bytes(), 0);
-      requests_[0][output_own_request[k]].last_step = end_step;
       request_owner_[0].push_back({kNoValue, 0});
       output_keys.push_back({kNoValue, 0});
       continue;
     }
     ASSIGN_OR_RETURN(LocKey key, Ensure(out, 0));
-    Loc& loc = locs_.at(key);
-    requests_[0][loc.request].last_step = end_step;
     output_keys.push_back(key);
+  }
+  const int end_step = static_cast<int>(e_.steps_.size()) + 1;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const size_t request = output_own_request[k] != kNone
+                               ? output_own_request[k]
+                               : locs_.at(output_keys[k]).request;
+    requests_[0][request].last_step = end_step;
   }
 
   // Streams (after fallbacks are known).

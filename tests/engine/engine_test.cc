@@ -24,6 +24,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #include <pthread.h>
 
 #include "graph/json.h"
+#include "graph/passes/shape_inference.h"
 #include "models/graph_builder.h"
 #include "tests/engine/engine_test_util.h"
 
@@ -457,6 +458,35 @@ TEST(Engine, ChromeTraceHasOneTrackPerStreamAndCopyDirection) {
   EXPECT_EQ(parsed->Find("traceEvents")->array().back().Find("name")->string(), "a\"b");
   std::remove(path.c_str());
   EXPECT_FALSE(w.WriteFile("/nonexistent-dir/x.json").ok());
+}
+
+TEST(Engine, OutputsCopiedBackFromADeviceKeepTheirOwnHostBytes) {
+  // Three outputs made in the vgpu's own memory space (not host-addressable,
+  // as a discrete GPU's): each copy back needs host bytes of its own until
+  // the caller reads them. The buffer of the last one copied used to end
+  // before it began, and it overwrote the first.
+  GraphBuilder b("three_outputs", 5);
+  const ValueId x = b.Input("x", {1, 4, 8, 8});
+  b.Output(b.Relu(x), "relu", {1, 4, 8, 8});
+  b.Output(b.Mul(x, x), "square", {1, 4, 8, 8});
+  b.Output(b.Add(x, x), "twice", {1, 4, 8, 8});
+  Graph g = std::move(b).Finish();
+  ASSERT_TRUE(InferShapes(g).ok());
+  Plan plan = SingleDevicePlan(g, "vgpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  Devices devices;
+  ASSERT_FALSE(devices.list[1].host_addressable);
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const test::Inputs in = test::RandomInputs(g, 4);
+  std::vector<float> relu, square, twice;
+  for (float v : in.data[0]) {
+    relu.push_back(std::max(v, 0.0f));
+    square.push_back(v * v);
+    twice.push_back(v + v);
+  }
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**engine), {relu, square, twice}, 0, 0), "");
 }
 
 TEST(Engine, ThousandMixedRunsWithoutMemoryGrowth) {
