@@ -106,4 +106,18 @@ std::vector<std::string> SupportedOpTypes() {
   return out;
 }
 
+bool IsViewOp(std::string_view op_type) {
+  return op_type == "Reshape" || op_type == "Flatten" || op_type == "Squeeze" ||
+         op_type == "Unsqueeze" || op_type == "Identity";
+}
+
+bool RunsAsView(const Graph& graph, const Node& node) {
+  if (!IsViewOp(node.op_type) || node.inputs.empty() || node.outputs.empty()) return false;
+  const ValueId in = node.inputs[0], out = node.outputs[0];
+  if (in == kNoValue || out == kNoValue || graph.IsConstant(in) || graph.IsConstant(out))
+    return false;
+  if (graph.value(in).producer == kNoNode) return false;  // a graph input
+  return graph.value(in).dtype == graph.value(out).dtype;
+}
+
 }  // namespace braid

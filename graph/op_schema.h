@@ -33,6 +33,15 @@ const OpSchema* FindOpSchema(std::string_view op_type);
 bool IsSupportedOp(std::string_view op_type);
 std::vector<std::string> SupportedOpTypes();  // sorted
 
+// Ops whose output holds their first input's bytes unchanged, in the same
+// order: Reshape, Flatten, Squeeze, Unsqueeze, Identity.
+bool IsViewOp(std::string_view op_type);
+// Whether the engine runs `node` as a view: its output shares its input's
+// buffer and no bytes move. A view op whose data input another node computes
+// (a graph input or a constant is copied into a buffer of its own). The cost
+// model prices such a node at zero.
+bool RunsAsView(const Graph& graph, const Node& node);
+
 }  // namespace braid
 
 #endif  // BRAID_GRAPH_OP_SCHEMA_H_

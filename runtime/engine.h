@@ -82,6 +82,7 @@ struct StepTiming {
   std::string device;    // the device that executed it
   std::string track;     // "cpu/stream0", "vgpu/stream0", "vgpu/h2d", "vgpu/d2h"
   size_t bytes = 0;      // bytes moved (copies) or written (kernels)
+  bool view = false;     // a view (RunsAsView): its output is its input's buffer, no kernel ran
   bool ran = false;      // false when skipped after a failure
   double start_us = 0;
   double end_us = 0;
@@ -134,6 +135,7 @@ class Engine {
     std::string track;
     const Node* node = nullptr;
     std::unique_ptr<Kernel> kernel;
+    bool view = false;  // output aliases input 0 (RunsAsView): the kernel is not run
     std::vector<const void*> src;
     std::vector<void*> dst;
     void* workspace = nullptr;

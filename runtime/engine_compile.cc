@@ -3,6 +3,7 @@
 #include <map>
 
 #include "graph/annotate.h"
+#include "graph/op_schema.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
 #include "runtime/layout.h"
@@ -35,6 +36,10 @@ class EngineBuilder {
     std::vector<int> readers;
   };
   using LocKey = std::pair<ValueId, int>;  // value, space
+  // A view's output (RunsAsView) shares its input's arena request; its
+  // readers also count as readers of the value that owns the request (the
+  // memory-reuse waits go through the owner).
+  std::map<LocKey, LocKey> alias_owner_;
 
   int SpaceOf(int device) const { return e_.devices_[static_cast<size_t>(device)].host_addressable ? 0 : device; }
   StatusOr<TensorDesc> DescOf(ValueId id, const std::string& where) const;
@@ -201,6 +206,8 @@ size_t EngineBuilder::NewRequest(int space, size_t bytes, int first_step) {
 void EngineBuilder::Read(const LocKey& key, int step) {
   Loc& loc = locs_.at(key);
   loc.readers.push_back(step);
+  if (auto owner = alias_owner_.find(key); owner != alias_owner_.end())
+    locs_.at(owner->second).readers.push_back(step);
   if (loc.kind == Loc::kArena) {
     BufferRequest& r = requests_[static_cast<size_t>(key.second)][loc.request];
     r.last_step = std::max(r.last_step, step);
@@ -380,6 +387,33 @@ Status EngineBuilder::Build(const Plan& plan) {
     node_step_[n] = static_cast<size_t>(index);
     for (const LocKey& key : in_keys)
       if (key.second >= 0) Read(key, index);
+    // A view on a buffer of this space: the output is that buffer, and the
+    // step moves nothing (the arena holds one copy instead of two).
+    if (RunsAsView(g, node) && in_keys[0].second == space &&
+        locs_.at(in_keys[0]).kind == Loc::kArena) {
+      ASSIGN_OR_RETURN(TensorDesc out_desc, DescOf(node.outputs[0], NodeWhere(node)));
+      ASSIGN_OR_RETURN(TensorDesc in_desc, DescOf(node.inputs[0], NodeWhere(node)));
+      // Plain on both sides (views do not take part in channels-last): the
+      // bytes are the same in the same order.
+      if (out_desc.bytes() == in_desc.bytes() && out_desc.layout == TensorLayout::kPlain &&
+          in_desc.layout == TensorLayout::kPlain) {
+        const Loc& in_loc = locs_.at(in_keys[0]);
+        Loc loc;
+        loc.kind = Loc::kArena;
+        loc.request = in_loc.request;
+        loc.producer = index;
+        const LocKey out_key{node.outputs[0], space};
+        const auto owner = alias_owner_.find(in_keys[0]);
+        alias_owner_[out_key] = owner != alias_owner_.end() ? owner->second : in_keys[0];
+        locs_[out_key] = loc;
+        home_[node.outputs[0]] = space;
+        Engine::Step& view = e_.steps_.back();
+        view.view = true;
+        view.bytes = 0;
+        view.modelled = std::chrono::nanoseconds(0);
+        continue;
+      }
+    }
     for (ValueId out : node.outputs) {
       if (out == kNoValue || g.IsConstant(out)) continue;
       ASSIGN_OR_RETURN(TensorDesc d, DescOf(out, NodeWhere(node)));

@@ -47,7 +47,7 @@ Status Engine::RunStep(size_t i) {
   args.dst = step.dst;
   args.workspace = step.workspace;
   args.stream = step.stream < 0 ? nullptr : streams_[static_cast<size_t>(step.stream)].stream.get();
-  Status s = step.kernel->Run(args);
+  Status s = step.view ? Status::Ok() : step.kernel->Run(args);
   // Timing shaping (vgpu): pad the kernel to its modelled duration.
   if (step.modelled.count() > 0) WaitUntil(step.start + step.modelled);
   step.end = std::chrono::steady_clock::now();
@@ -178,6 +178,7 @@ std::vector<StepTiming> Engine::timeline() const {
     t.device = devices_[static_cast<size_t>(step.device)].device->name();
     t.track = step.track;
     t.bytes = step.bytes;
+    t.view = step.view;
     t.ran = step.ran;
     if (step.ran) {
       t.start_us = std::chrono::duration<double, std::micro>(step.start - run_start_).count();

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "graph/op_schema.h"
 #include "scheduler/plan.h"
 
 namespace braid {
@@ -120,6 +121,7 @@ bool RepeatsEarlierInput(const Node& node, size_t k) {
 
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
   OpWork w;
+  w.view = graph != nullptr && RunsAsView(*graph, node);
   w.op_class = ClassifyOp(node);
   w.op_type = node.op_type;
   w.flops = node.annotation.flops;
@@ -487,6 +489,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
 }
 
 OpCost CostModel::Cost(const OpWork& work, int device) const {
+  if (work.view) return OpCost{};  // no kernel runs, no byte moves
   OpCost cost = CostNoFloor(work, device);
   const int floor = floor_device_[static_cast<size_t>(device)];
   if (floor >= 0) {

@@ -87,10 +87,13 @@ struct OpWork {
   // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound
   // classes only (MemoryBoundClass).
   double cold_bytes = 0;
+  // The engine runs it as a view (RunsAsView: its output is its input's
+  // buffer): it costs nothing.
+  bool view = false;
 };
 
-// From the node's annotation (Annotate first). With the graph, also: the
-// sparse class from the weight's shape, and a Gather's bytes as the rows it
+// From the node's annotation (Annotate first). With the graph, also: whether
+// it runs as a view, the sparse class from the weight's shape, and a Gather's bytes as the rows it
 // reads (indices + 2 x output) instead of its whole table. `op_type` is the
 // key of the per-op-type factor: the node's op type, except for kernel
 // variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",

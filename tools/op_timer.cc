@@ -407,6 +407,7 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
     for (const EngineDevice& d : devices.engine)
       if (d.device->name() == st.device) s.virtual_device = d.device->info().virtual_device;
     s.bytes = static_cast<double>(st.bytes);
+    s.view = st.view;
     s.runs = static_cast<int>(durations[k].size());
     s.start_us = Median(starts[k]);
     s.median_us = Median(durations[k]);
@@ -426,7 +427,10 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
       s.work_bytes = w.bytes;
       s.copied_bytes = copied_bytes(*it->second, s.device);
       s.annotation = it->second->annotation;
-      s.implementation = implementations.count(st.name) ? implementations[st.name] : "";
+      // A view runs no kernel: the one prepared for it never runs.
+      s.implementation = st.view ? "view"
+                         : implementations.count(st.name) ? implementations[st.name]
+                                                          : "";
     }
     t.steps.push_back(std::move(s));
   }
@@ -616,6 +620,7 @@ StatusOr<ModelTimings> MeasureGraphInEngine(Graph graph, const std::string& mode
     if (auto it = steps.find(node.name); it != steps.end() && it->second->runs > 0) {
       op.implementation = it->second->implementation;
       op.median_us = op.min_us = it->second->median_us;
+      op.view = it->second->view;
     }
     t.ops.push_back(std::move(op));
   }
@@ -665,6 +670,7 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
                                        : std::vector<double>(t.ops.size(), 0.0);
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const OpTiming& op = t.ops[i];
+    if (op.view) continue;  // no kernel ran: nothing to fit
     OpMeasurement m;
     m.op_class = op.op_class;
     m.flops = op.annotation.flops;

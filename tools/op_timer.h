@@ -55,9 +55,10 @@ struct OpTiming {
   std::string op_type;
   OpClass op_class = OpClass::kOther;
   Annotation annotation;       // FLOPs, bytes, intensity, sparsity
-  std::string implementation;  // the kernel that ran ("onednn", ...)
+  std::string implementation;  // the kernel that ran ("onednn", ...; "view": none)
   double median_us = 0;
   double min_us = 0;
+  bool view = false;  // the engine ran it as a view (RunsAsView): no kernel, no bytes
 };
 
 struct ModelTimings {
@@ -154,6 +155,7 @@ struct StepProfile {
   std::string sparse_class;
   double work_bytes = -1;
   double copied_bytes = 0;  // of its inputs, made on another device
+  bool view = false;        // run as a view (RunsAsView): no kernel, no bytes
   std::string from_device, to_device;  // copies
   double bytes = 0;      // copies: bytes moved; kernels: bytes written
   double start_us = 0;   // median start

@@ -97,6 +97,7 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       w.sparse_class = s.sparse_class;
       w.copied_bytes = s.copied_bytes;
       w.cold_bytes = cold_bytes(s);
+      w.view = s.view;
       out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }
   }

@@ -23,7 +23,9 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 #include <pthread.h>
 
+#include "graph/annotate.h"
 #include "graph/json.h"
+#include "graph/op_schema.h"
 #include "graph/passes/shape_inference.h"
 #include "models/graph_builder.h"
 #include "tests/engine/engine_test_util.h"
@@ -487,6 +489,60 @@ TEST(Engine, OutputsCopiedBackFromADeviceKeepTheirOwnHostBytes) {
   }
   ASSERT_TRUE((*engine)->Run(in.pointers).ok());
   EXPECT_EQ(test::Compare(test::Outputs(**engine), {relu, square, twice}, 0, 0), "");
+}
+
+// relu(x) viewed as [1, 256] (a view: RunsAsView), relu of that, relu(x)^2
+// read after the view, and a Flatten of the graph input (not a view: the
+// caller's buffer is copied).
+Graph ViewsGraph() {
+  GraphBuilder b("views", 5);
+  const ValueId x = b.Input("x", {1, 4, 8, 8});
+  const ValueId a = b.Relu(x);
+  b.Output(b.Relu(b.Reshape(a, {1, 256})), "c", {1, 256});
+  b.Output(b.Mul(a, a), "e", {1, 4, 8, 8});
+  b.Output(b.Flatten(x), "f", {1, 256});
+  Graph g = std::move(b).Finish();
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(Annotate(g).ok());
+  return g;
+}
+
+TEST(Engine, ViewsShareTheirInputsBufferAndMoveNothing) {
+  const Graph g = ViewsGraph();
+  const size_t reshape = NodeIndex(g, "Reshape"), flatten = NodeIndex(g, "Flatten");
+  EXPECT_TRUE(RunsAsView(g, g.nodes()[reshape]));
+  EXPECT_FALSE(RunsAsView(g, g.nodes()[flatten]));  // reads a graph input
+  const test::Inputs in = test::RandomInputs(g, 9);
+  const std::vector<float>& x = in.data[0];
+  std::vector<float> relu(x.size()), square(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    relu[i] = std::max(x[i], 0.0f);
+    square[i] = relu[i] * relu[i];
+  }
+  // All on the CPU; all on the vgpu (its own memory space: copies in and
+  // out); the view on the vgpu and its producer and readers on the CPU.
+  for (int layout = 0; layout < 3; ++layout) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    Plan plan = SingleDevicePlan(g, layout == 1 ? "vgpu" : "cpu", "test");
+    plan.devices = {"cpu", "vgpu"};
+    if (layout == 2) plan.nodes[reshape].device = "vgpu";
+    Devices devices;
+    auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    for (const StepTiming& t : (*engine)->timeline()) {
+      if (t.category != "kernel") continue;
+      const bool is_reshape = t.name == g.nodes()[reshape].name;
+      EXPECT_EQ(t.view, is_reshape) << t.name;
+      if (is_reshape) {
+        EXPECT_EQ(t.bytes, 0u);  // it writes nothing
+      }
+    }
+    for (int run = 0; run < 2; ++run) {
+      ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+      const std::vector<std::vector<float>> got = test::Outputs(**engine);
+      EXPECT_EQ(test::Compare(got, {relu, square, x}, 0, 0), "");
+    }
+  }
 }
 
 TEST(Engine, ThousandMixedRunsWithoutMemoryGrowth) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "graph/op_schema.h"
+#include "scheduler/simulator.h"
 #include "tests/scheduler/sim_test_util.h"
 
 namespace braid {
@@ -161,4 +163,34 @@ TEST(CostModelTest, UnexercisedGemmComputeFollowsTheFittedConvClass) {
 }
 
 }  // namespace
+TEST(CostModelTest, ViewsOfComputedValuesCostNothing) {
+  // x -> relu (100 us) -> Reshape -> relu (100 us); and a Reshape of the graph
+  // input, which the engine copies (a view of the caller's buffer would
+  // outlive the call).
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", 1000);
+  const ValueId a = t.Op("a", {x}, 100, 1000);
+  const ValueId view = t.Op("view", {a}, 100, 1000, "Reshape");
+  t.Output(t.Op("b", {view}, 100, 1000));
+  t.Output(t.Op("copy", {x}, 100, 1000, "Reshape"));
+  const Graph& g = t.graph();
+  EXPECT_TRUE(IsViewOp("Flatten") && IsViewOp("Squeeze") && IsViewOp("Unsqueeze"));
+  EXPECT_FALSE(IsViewOp("Transpose"));
+  EXPECT_TRUE(RunsAsView(g, g.node(1)));
+  EXPECT_FALSE(RunsAsView(g, g.node(3)));  // reads the graph input
+  EXPECT_FALSE(RunsAsView(g, g.node(0)));  // a Relu
+  const CostModel model(testing::TwoDeviceProfile());
+  const OpWork w = OpWorkOf(g.node(1), &g);
+  EXPECT_TRUE(w.view);
+  EXPECT_EQ(model.Cost(w, 0).TotalUs(), 0.0);
+  EXPECT_FALSE(OpWorkOf(g.node(1)).view);  // without the graph it cannot tell
+  EXPECT_DOUBLE_EQ(model.Cost(OpWorkOf(g.node(3), &g), 0).TotalUs(), 100.0);
+  // On one device the plan takes the three 100 us nodes; the view adds nothing.
+  StatusOr<SimGraph> sg = BuildSimGraph(g, model, {"cpu", "gpu"});
+  ASSERT_TRUE(sg.ok()) << sg.status().ToString();
+  StatusOr<SimResult> r = SimulatePlan(*sg, SingleDevicePlan(g, "cpu", "test"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_DOUBLE_EQ(r->latency_us, 300.0);
+}
+
 }  // namespace braid
