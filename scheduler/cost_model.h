@@ -78,10 +78,10 @@ struct OpWork {
   // Bytes of its inputs that arrived by a copy from another device (another
   // core or a DMA wrote them). On a device with a cache tier they are not in
   // its cache: they read at the device's copied_read_gbps (unset: memory
-  // bandwidth x its elementwise memory efficiency) and the rest of the op's
-  // bytes as usual (memory time = copied / rate + usual x (1 - copied /
-  // bytes)). With any, the work also takes the device's resume_factor (its
-  // stream waited for those inputs).
+  // bandwidth x its elementwise memory efficiency) instead of at a plain
+  // stream's rate (the elementwise class's), and the difference is a stall
+  // added to the op's time whatever bounds it. With any, the work also takes
+  // the device's resume_factor (its stream waited for those inputs).
   double copied_bytes = 0;
   // Bytes of its inputs the device's cache no longer holds when the op runs
   // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound

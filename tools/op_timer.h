@@ -225,8 +225,9 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60, bool pin_threads = fal
 // vgpu one shaped to 300 us per kernel then one to three on the cpu (one
 // thread), against the same chain all on the cpu; the rate that makes the
 // cost model's copied-input price (with `resume_factor`) match the cpu Adds
-// that read a copied input, in total. `pin_threads`: the engine runs pin
-// their threads.
+// that read a copied input, in total; the median of 5 such rounds (one
+// round's rate swung 10-16 GB/s between runs). `pin_threads`: the engine
+// runs pin their threads.
 StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads = false,
                                        int iterations = 20);
 

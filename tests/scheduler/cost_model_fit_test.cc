@@ -364,13 +364,21 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
   EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * copied_us);
   w.copied_bytes = 0;
   EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, warm_us);
-  // Only the copied bytes change rate: a pool's per-byte work (memory
-  // efficiency 0.1) stays on the rest.
+  // The copied bytes add a stall: their read at copied_read_gbps beyond what
+  // a plain stream (the elementwise class) takes over them. A pool keeps its
+  // per-byte work (memory efficiency 0.1) on every byte.
   resumed.devices[0].efficiency.push_back({"pool", 1, 0.1, 0, 0});
   w.op_class = OpClass::kPool;
   w.copied_bytes = 2e5;
+  const double stall_us = 2e5 / 10e3 - warm_us / 3;
   EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us,
-                   1.5 * (2e5 / 10e3 + 6e5 / (100e3 * 0.1) * 2 / 3));
+                   1.5 * (6e5 / (100e3 * 0.1) + stall_us));
+  // An op the model holds compute-bound waits for its copied input all the
+  // same: the stall is on both roofline terms, so on its total.
+  w.flops = 1e9;  // 20 ms at 50 GFLOP/s: compute-bound
+  const OpCost bound = CostModel(resumed).Cost(w, 0);
+  EXPECT_DOUBLE_EQ(bound.TotalUs(), 1.5 * (1e9 / (resumed.devices[0].peak_gflops * 1e3) + stall_us));
+  w.flops = 0;
   // A device without a cache tier (a GPU profile here) keeps its usual time.
   DeviceProfile flat = resumed;
   flat.devices[0].cache_bytes = 0;
