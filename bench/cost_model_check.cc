@@ -323,20 +323,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   const WakeLatency wake = *measured_wake;
-  StatusOr<double> measured_copied_read =
-      MeasureCopiedReadGbps(wake.resume_factor, options.pin_threads);
+  StatusOr<CopiedReadRates> measured_copied_read =
+      MeasureCopiedReadRates(wake.resume_factor, options.pin_threads);
   if (!measured_copied_read.ok()) {
     std::fprintf(stderr, "%s\n", measured_copied_read.status().ToString().c_str());
     return 1;
   }
-  const double copied_read_gbps = *measured_copied_read;
+  const CopiedReadRates copied_read = *measured_copied_read;
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
               "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
               "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
-              "handed-over data read at %.1f GB/s\n\n",
+              "handed-over data read at %.1f GB/s (%.1f GB/s in a window op)\n\n",
               vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
-              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read_gbps);
+              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read.stream_gbps,
+              copied_read.window_gbps);
   // Every (model, policy) plan, with the cost model it was made with and is
   // predicted by (the CPU fitted without that model).
   struct PlanCase {
@@ -373,7 +374,8 @@ int main(int argc, char** argv) {
     // Handoff wake-ups, measured here as `braid calibrate` does.
     profile.devices[0].sync_us = wake.to_caller_us;
     profile.devices[0].resume_factor = wake.resume_factor;
-    profile.devices[0].copied_read_gbps = copied_read_gbps;
+    profile.devices[0].copied_read_gbps = copied_read.stream_gbps;
+    profile.devices[0].copied_window_read_gbps = copied_read.window_gbps;
     vgpu.sync_us = wake.to_worker_us;
     cost_models.push_back(std::make_unique<CostModel>(profile));
     PlanTimerOptions plan_options;

@@ -478,7 +478,13 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     // under-predicted them, 0.7x).
     const OpClassEfficiency& stream =
         efficiency_[static_cast<size_t>(device)][static_cast<size_t>(OpClass::kElementwise)];
-    const double read_gbps = spec.copied_read_gbps > 0
+    // A window op (depthwise conv, pool) reads its copied input slower than
+    // a stream does: each row is read by several output rows.
+    const bool window =
+        work.op_class == OpClass::kDepthwiseConv || work.op_class == OpClass::kPool;
+    const double read_gbps = window && spec.copied_window_read_gbps > 0
+                                 ? spec.copied_window_read_gbps
+                             : spec.copied_read_gbps > 0
                                  ? spec.copied_read_gbps
                                  : spec.memory_bandwidth_gbps * stream.memory;
     const double streamed_us =

@@ -91,6 +91,8 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     if (!(d.resume_factor >= 1) || !Finite(d.resume_factor))
       return InvalidArgument(where + "resume_factor must be >= 1");
     RETURN_IF_ERROR(CheckNonNegative(d.copied_read_gbps, where + "copied_read_gbps"));
+    RETURN_IF_ERROR(
+        CheckNonNegative(d.copied_window_read_gbps, where + "copied_window_read_gbps"));
     RETURN_IF_ERROR(CheckNonNegative(d.active_power_w, where + "active_power_w"));
     RETURN_IF_ERROR(CheckNonNegative(d.idle_power_w, where + "idle_power_w"));
     std::set<std::string> classes;
@@ -218,7 +220,7 @@ constexpr std::string_view kDeviceNumberFields[] = {
     "compute_units",   "clock_ghz",      "peak_gflops",   "memory_bandwidth_gbps",
     "launch_overhead_us", "active_power_w", "idle_power_w", "concurrent_kernels",
     "efficiency", "cache_bytes", "cache_bandwidth_gbps", "floor_device", "op_types", "sparse",
-    "sync_us", "resume_factor", "copied_read_gbps"};
+    "sync_us", "resume_factor", "copied_read_gbps", "copied_window_read_gbps"};
 constexpr std::string_view kLinkNumberFields[] = {
     "latency_us", "bandwidth_gbps", "mapped", "copy_engines"};
 constexpr std::string_view kProfileNumberFields[] = {"static_power_w", "power_mode"};
@@ -230,7 +232,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
                                "active_power_w", "idle_power_w", "concurrent_kernels",
                                "efficiency", "sources", "cache_bytes", "cache_bandwidth_gbps",
                                "floor_device", "op_types", "sparse", "sync_us",
-                               "resume_factor", "copied_read_gbps"}));
+                               "resume_factor", "copied_read_gbps",
+                               "copied_window_read_gbps"}));
   DeviceSpec d;
   ASSIGN_OR_RETURN(d.name, r.String("name", true));
   ASSIGN_OR_RETURN(d.kind, r.String("kind", true));
@@ -251,6 +254,7 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   ASSIGN_OR_RETURN(d.sync_us, r.Number("sync_us", 0));
   ASSIGN_OR_RETURN(d.resume_factor, r.Number("resume_factor", 1));
   ASSIGN_OR_RETURN(d.copied_read_gbps, r.Number("copied_read_gbps", 0));
+  ASSIGN_OR_RETURN(d.copied_window_read_gbps, r.Number("copied_window_read_gbps", 0));
   if (const JsonValue* types = r.Array("op_types"); types != nullptr) {
     if (!types->is_array()) return InvalidArgument(where + ": \"op_types\" is not an array");
     for (size_t i = 0; i < types->array().size(); ++i) {
@@ -393,6 +397,9 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
       out << ",\n" << in << "\"resume_factor\": " << JsonNumber(d.resume_factor);
     if (d.copied_read_gbps > 0)
       out << ",\n" << in << "\"copied_read_gbps\": " << JsonNumber(d.copied_read_gbps);
+    if (d.copied_window_read_gbps > 0)
+      out << ",\n" << in << "\"copied_window_read_gbps\": "
+          << JsonNumber(d.copied_window_read_gbps);
     if (!d.efficiency.empty()) {
       out << ",\n" << in << "\"efficiency\": [";
       for (size_t k = 0; k < d.efficiency.size(); ++k) {

@@ -96,6 +96,11 @@ struct DeviceSpec {
   // efficiency). On a CPU the copy's writer left those lines in another
   // core's cache or in memory. `braid calibrate` measures the host's.
   double copied_read_gbps = 0;
+  // The same for a window op (depthwise conv, pool: each input row read by
+  // several output rows, GB/s; 0: copied_read_gbps). A 3x3 depthwise conv
+  // reads a copied input slower than an Add does. `braid calibrate` measures
+  // the host's.
+  double copied_window_read_gbps = 0;
   // Optional cache tier: the first `cache_bytes` an op touches move at
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;

@@ -36,7 +36,7 @@ constexpr char kCalibrateHelp[] =
     "simulator adds it to every handoff between devices) and how much slower\n"
     "the op after such a wake runs (resume_factor: an op reading another\n"
     "device's output pays it) and how fast it reads that output\n"
-    "(copied_read_gbps). Power\n"
+    "(copied_read_gbps; in a window op, copied_window_read_gbps). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
     "`braid plan --profile host.json`).\n"
@@ -197,14 +197,19 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   cpu.sources["resume_factor"] =
       "measured by braid calibrate: a 300 KB Add on a vector a worker stream just handed over, "
       "right after the wake, over the same Add on a second handed-over vector next";
-  StatusOr<double> copied_read = MeasureCopiedReadGbps(cpu.resume_factor, options.pin_threads);
+  StatusOr<CopiedReadRates> copied_read =
+      MeasureCopiedReadRates(cpu.resume_factor, options.pin_threads);
   if (!copied_read.ok()) return fail(copied_read.status());
-  cpu.copied_read_gbps = *copied_read;
+  cpu.copied_read_gbps = copied_read->stream_gbps;
+  cpu.copied_window_read_gbps = copied_read->window_gbps;
+  const std::string threads = options.pin_threads ? "pinned" : "not pinned";
   cpu.sources["copied_read_gbps"] =
-      std::string("measured by braid calibrate: 200 KB Adds on the cpu stream, the first after "
-                  "each 300 us vgpu kernel reading what it handed over, against the same Adds "
-                  "all on the cpu; threads ") +
-      (options.pin_threads ? "pinned" : "not pinned");
+      "measured by braid calibrate: 200 KB Adds on the cpu stream, the first after each 300 us "
+      "vgpu kernel reading what it handed over, against the same Adds all on the cpu; threads " +
+      threads;
+  cpu.sources["copied_window_read_gbps"] =
+      "measured by braid calibrate: as copied_read_gbps with 3x3 depthwise convs of 200 KB "
+      "maps; threads " + threads;
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
@@ -272,8 +277,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
         << " (BRAID_SPARSE_CROSSOVER)\n";
   std::snprintf(line, sizeof(line),
                 "handoff wake-up: cpu stream %.1f us (first op after it x%.2f, reading the "
-                "handed-over data at %.1f GB/s)",
-                cpu.sync_us, cpu.resume_factor, cpu.copied_read_gbps);
+                "handed-over data at %.1f GB/s, %.1f GB/s in a window op)",
+                cpu.sync_us, cpu.resume_factor, cpu.copied_read_gbps,
+                cpu.copied_window_read_gbps);
   out << line;
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);

@@ -517,36 +517,45 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds, bool pin_threads) {
   return WakeLatency{Median(to_worker), Median(to_caller), std::max(1.0, resume)};
 }
 
-StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, int iterations) {
-  // A chain of Add(v, v) (no pass fuses two Adds): a vgpu Add shaped to take
-  // 300 us (the cpu stream sleeps through it as through a GPU kernel), then
-  // 1, 2 or 3 cpu Adds, the first reading what the copy back wrote. The run
-  // lengths vary which arena buffers the cpu writes (one the copy thread
-  // wrote last cost a second transfer from its core with round 7's CLDEMOTE
-  // copies: 200 KB Adds took 8 us in runs of 2, 24 us in runs of 1 or 3,
-  // pinned, on the build machine).
+StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads,
+                                                 int iterations) {
+  // Two chains of one op: Add(v, v) (no pass fuses two Adds) and a 3x3
+  // depthwise conv. Per run, a vgpu op shaped to take 300 us (the cpu stream
+  // sleeps through it as through a GPU kernel), then 1, 2 or 3 cpu ops, the
+  // first reading what the copy back wrote. The run lengths vary which arena
+  // buffers the cpu writes (one the copy thread wrote last cost a second
+  // transfer from its core with round 7's CLDEMOTE copies: 200 KB Adds took
+  // 8 us in runs of 2, 24 us in runs of 1 or 3, pinned, on the build
+  // machine).
   const std::vector<int> cpu_runs = {1, 2, 3, 1, 2, 3, 1, 2, 3};
   constexpr int kCopiedReadRounds = 5;
   const Shape shape{1, 64, 28, 28};  // 200 KB, a mid-network feature map
-  GraphBuilder b("copied_read_probe", 1);
-  ValueId v = b.Input("x", shape);
-  std::vector<bool> on_vgpu;
-  for (int run : cpu_runs)
-    for (int i = 0; i <= run; ++i) {
-      v = b.Add(v, v);
-      on_vgpu.push_back(i == 0);
-    }
-  b.Output(v, "y", shape);
-  Graph graph = std::move(b).Finish();
-  RETURN_IF_ERROR(InferShapes(graph).WithPrefix("copied read probe"));
-  RETURN_IF_ERROR(Annotate(graph).WithPrefix("copied read probe"));
-  if (static_cast<size_t>(graph.num_nodes()) != on_vgpu.size())
-    return Internal("copied read probe: unexpected graph");
+  auto chain = [&](bool depthwise) -> StatusOr<std::pair<Graph, Plan>> {
+    GraphBuilder b(depthwise ? "copied_read_probe_dw" : "copied_read_probe", 1);
+    ValueId v = b.Input("x", shape);
+    std::vector<bool> on_vgpu;
+    for (int run : cpu_runs)
+      for (int i = 0; i <= run; ++i) {
+        v = depthwise ? b.Conv(v, "dw" + std::to_string(on_vgpu.size()),
+                               {.out_channels = 64, .kernel = 3, .pad = 1, .groups = 64})
+                      : b.Add(v, v);
+        on_vgpu.push_back(i == 0);
+      }
+    b.Output(v, "y", shape);
+    Graph graph = std::move(b).Finish();
+    RETURN_IF_ERROR(InferShapes(graph).WithPrefix("copied read probe"));
+    RETURN_IF_ERROR(Annotate(graph).WithPrefix("copied read probe"));
+    if (static_cast<size_t>(graph.num_nodes()) != on_vgpu.size())
+      return Internal("copied read probe: unexpected graph");
+    Plan mixed = SingleDevicePlan(graph, "cpu", "copied-read-probe");
+    mixed.devices = {"cpu", "vgpu"};
+    for (size_t n = 0; n < mixed.nodes.size(); ++n)
+      if (on_vgpu[n]) mixed.nodes[n].device = "vgpu";
+    return std::make_pair(std::move(graph), std::move(mixed));
+  };
+  ASSIGN_OR_RETURN(auto adds, chain(false));
+  ASSIGN_OR_RETURN(auto convs, chain(true));
 
-  Plan mixed = SingleDevicePlan(graph, "cpu", "copied-read-probe");
-  mixed.devices = {"cpu", "vgpu"};
-  for (size_t n = 0; n < mixed.nodes.size(); ++n)
-    if (on_vgpu[n]) mixed.nodes[n].device = "vgpu";
   PlanTimerOptions warm_options;
   warm_options.threads = 1;
   warm_options.iterations = std::max(1, iterations);
@@ -560,42 +569,57 @@ StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads, i
   handed_options.vgpu_timing.peak_gflops = 1e6;
   handed_options.vgpu_timing.mem_gbps = 1e6;
   handed_options.vgpu_timing.copy_gbps = 1e6;
-  // Warm and handed-over runs alternate, one rate per round, and the median
-  // round is kept: one round's rate swung 10-16 GB/s between runs of the cost
-  // model check on a shared host, and every copied step's price with it.
-  std::vector<double> rates;
-  for (int round = 0; round < kCopiedReadRounds; ++round) {
+  // Per chain, the summed copied bytes and the summed time they added over
+  // the same ops all on the cpu (divided by resume_factor, which the model
+  // applies on top).
+  struct Extra {
+    double copied_bytes = 0, extra_us = 0, warm_us = 0, warm_bytes = 0;
+  };
+  auto extra_of = [&](const std::pair<Graph, Plan>& c) -> StatusOr<Extra> {
     ASSIGN_OR_RETURN(PlanTimings warm,
-                     MeasurePlanOnGraph(graph, "copied read probe", nullptr, warm_options));
+                     MeasurePlanOnGraph(c.first, "copied read probe", nullptr, warm_options));
     ASSIGN_OR_RETURN(PlanTimings handed,
-                     MeasurePlanOnGraph(graph, "copied read probe", &mixed, handed_options));
-    // The cost model's copied-input price (CostModel: resume x (copied / rate
-    // + warm x (1 - copied / bytes)), with the model's own bytes of the Add)
-    // solved for the rate over all the cpu Adds that read a copied input:
-    // their copied bytes over their summed extra time.
+                     MeasurePlanOnGraph(c.first, "copied read probe", &c.second, handed_options));
+    Extra e;
     std::map<std::string, double> warm_us;
-    for (const StepProfile& s : warm.steps)
-      if (s.category == "kernel") warm_us[s.name] = s.median_us;
-    double copied_bytes = 0, extra_us = 0;
+    for (const StepProfile& s : warm.steps) {
+      if (s.category != "kernel") continue;
+      warm_us[s.name] = s.median_us;
+      e.warm_us += s.median_us;
+      e.warm_bytes += s.work_bytes;
+    }
     for (const StepProfile& s : handed.steps) {
       if (s.category != "kernel" || s.device != "cpu" || !(s.copied_bytes > 0)) continue;
       auto w = warm_us.find(s.name);
       if (w == warm_us.end()) continue;
-      copied_bytes += s.copied_bytes;
-      const double rest =
-          s.work_bytes > 0 ? 1.0 - std::min(1.0, s.copied_bytes / s.work_bytes) : 0;
-      extra_us += s.median_us / std::max(1.0, resume_factor) - rest * w->second;
+      e.copied_bytes += s.copied_bytes;
+      e.extra_us += s.median_us / std::max(1.0, resume_factor) - w->second;
     }
-    if (!(copied_bytes > 0))
+    if (!(e.copied_bytes > 0) || !(e.warm_bytes > 0))
       return Internal("copied read probe: no cpu step read a copied input");
-    // At least 1% of the warm time: a host whose cores share one cache reads
-    // handed-over data about as fast as its own.
-    double warm_total = 0;
-    for (const auto& [name, us] : warm_us) warm_total += us;
-    extra_us = std::max(extra_us, 0.01 * warm_total);
-    rates.push_back(copied_bytes / (extra_us * 1e3));
+    return e;
+  };
+  // The cost model's stall (CostModel: copied / rate - a plain stream's time
+  // over the copied bytes) solved for the rate: the Adds are that stream
+  // (their warm time per byte); at least 1% of the warm time (a host whose
+  // cores share one cache reads handed-over data about as fast as its own).
+  // Warm and handed-over runs alternate, one rate per round, and the median
+  // round is kept: one round's Add rate swung 10-16 GB/s between runs of the
+  // cost model check on a shared host, and every copied step's price with it.
+  std::vector<double> stream_rates, window_rates;
+  for (int round = 0; round < kCopiedReadRounds; ++round) {
+    ASSIGN_OR_RETURN(const Extra add, extra_of(adds));
+    ASSIGN_OR_RETURN(const Extra dw, extra_of(convs));
+    const double stream_us_per_byte = add.warm_us / add.warm_bytes;
+    auto rate = [&](const Extra& e) {
+      const double read_us = std::max(e.extra_us + stream_us_per_byte * e.copied_bytes,
+                                      0.01 * e.warm_us);
+      return e.copied_bytes / (read_us * 1e3);
+    };
+    stream_rates.push_back(rate(add));
+    window_rates.push_back(rate(dw));
   }
-  return Median(std::move(rates));
+  return CopiedReadRates{Median(std::move(stream_rates)), Median(std::move(window_rates))};
 }
 
 StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,

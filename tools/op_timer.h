@@ -221,15 +221,18 @@ struct WakeLatency {
 // EngineOptions::pin_threads pins the engine's.
 StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60, bool pin_threads = false);
 // How fast the cpu stream reads an input the vgpu just handed over, in the
-// engine (DeviceSpec::copied_read_gbps, GB/s): a chain of 200 KB Adds, a
-// vgpu one shaped to 300 us per kernel then one to three on the cpu (one
-// thread), against the same chain all on the cpu; the rate that makes the
-// cost model's copied-input price (with `resume_factor`) match the cpu Adds
-// that read a copied input, in total; the median of 5 such rounds (one
-// round's rate swung 10-16 GB/s between runs). `pin_threads`: the engine
-// runs pin their threads.
-StatusOr<double> MeasureCopiedReadGbps(double resume_factor, bool pin_threads = false,
-                                       int iterations = 20);
+// engine (GB/s): chains of 200 KB ops, a vgpu one shaped to 300 us per
+// kernel then one to three on the cpu (one thread), against the same chain
+// all on the cpu; the rate that makes the cost model's copied-input stall
+// (with `resume_factor`) match the cpu ops that read a copied input, in
+// total; the median of 5 such rounds (one round's rate swung 10-16 GB/s
+// between runs). `pin_threads`: the engine runs pin their threads.
+struct CopiedReadRates {
+  double stream_gbps = 0;  // Adds: DeviceSpec::copied_read_gbps
+  double window_gbps = 0;  // 3x3 depthwise convs: DeviceSpec::copied_window_read_gbps
+};
+StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads = false,
+                                                 int iterations = 20);
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

@@ -379,6 +379,15 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
   const OpCost bound = CostModel(resumed).Cost(w, 0);
   EXPECT_DOUBLE_EQ(bound.TotalUs(), 1.5 * (1e9 / (resumed.devices[0].peak_gflops * 1e3) + stall_us));
   w.flops = 0;
+  // A window op (pool, depthwise conv) reads its copied bytes at the
+  // window rate where the profile has one; an Add keeps the stream rate.
+  resumed.devices[0].copied_window_read_gbps = 5;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us,
+                   1.5 * (6e5 / (100e3 * 0.1) + 2e5 / 5e3 - warm_us / 3));
+  w.op_class = OpClass::kElementwise;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * copied_us);
+  w.op_class = OpClass::kPool;
+  resumed.devices[0].copied_window_read_gbps = 0;
   // A device without a cache tier (a GPU profile here) keeps its usual time.
   DeviceProfile flat = resumed;
   flat.devices[0].cache_bytes = 0;

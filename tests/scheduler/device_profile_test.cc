@@ -106,6 +106,7 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   p.devices[1].sync_us = 42.5;
   cpu.resume_factor = 1.75;
   cpu.copied_read_gbps = 12.5;
+  cpu.copied_window_read_gbps = 9.25;
   for (OpClassEfficiency& e : cpu.efficiency)
     if (e.op_class == "elementwise") e.cache_memory = 0.375;
   const std::string json = DeviceProfileToJson(p);
@@ -127,7 +128,9 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(again->devices[0].sync_us, 0);
   EXPECT_EQ(c.resume_factor, 1.75);
   EXPECT_EQ(c.copied_read_gbps, 12.5);
+  EXPECT_EQ(c.copied_window_read_gbps, 9.25);
   EXPECT_EQ(again->devices[1].copied_read_gbps, 0);
+  EXPECT_EQ(again->devices[1].copied_window_read_gbps, 0);
   EXPECT_EQ(again->devices[1].resume_factor, 1);
   for (const OpClassEfficiency& e : c.efficiency)
     EXPECT_EQ(e.cache_memory, e.op_class == "elementwise" ? 0.375 : -1) << e.op_class;
@@ -146,6 +149,7 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(old.find("resume_factor"), std::string::npos);
   EXPECT_EQ(loaded->devices[0].resume_factor, 1);
   EXPECT_EQ(loaded->devices[0].copied_read_gbps, 0);
+  EXPECT_EQ(loaded->devices[0].copied_window_read_gbps, 0);
   EXPECT_EQ(old.find("cache_memory"), std::string::npos);
   for (const OpClassEfficiency& e : loaded->devices[0].efficiency) EXPECT_LE(e.cache_memory, 0);
   for (const std::string& name : ListDeviceProfiles()) {
@@ -163,6 +167,7 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   p.devices[0].sync_us = 30;
   p.devices[0].resume_factor = 1.5;
   p.devices[0].copied_read_gbps = 12;
+  p.devices[0].copied_window_read_gbps = 8;
   const std::string good = DeviceProfileToJson(p);
   auto error_of = [&](const std::string& from, const std::string& to) {
     std::string s = good;
@@ -187,6 +192,9 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   EXPECT_NE(error_of("\"resume_factor\": 1.5", "\"resume_factor\": 0.5").find("resume_factor must be >= 1"),
             std::string::npos);
   EXPECT_NE(error_of("\"copied_read_gbps\": 12", "\"copied_read_gbps\": -1").find("copied_read_gbps"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"copied_window_read_gbps\": 8", "\"copied_window_read_gbps\": -1")
+                .find("copied_window_read_gbps"),
             std::string::npos);
   EXPECT_NE(error_of("\"factor\": 2", "\"factr\": 2").find("unknown key \"factr\""),
             std::string::npos);

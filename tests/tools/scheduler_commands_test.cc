@@ -204,6 +204,9 @@ TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
   EXPECT_NE(p->devices[0].sources.at("resume_factor").find("measured"), std::string::npos);
   EXPECT_GT(p->devices[0].copied_read_gbps, 0);
   EXPECT_NE(p->devices[0].sources.at("copied_read_gbps").find("measured"), std::string::npos);
+  EXPECT_GT(p->devices[0].copied_window_read_gbps, 0);
+  EXPECT_NE(p->devices[0].sources.at("copied_window_read_gbps").find("depthwise"),
+            std::string::npos);
   Result bad = Braid({"calibrate", "--devices", "cuda"});
   EXPECT_NE(bad.status, 0);
   fs::remove_all(dir);
