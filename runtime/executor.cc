@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "graph/op_schema.h"
 #include "runtime/layout.h"
 #include "runtime/node_args.h"
 #include "runtime/memory_planner.h"
@@ -157,6 +158,27 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
     }
   }
 
+  // Views (RunsAsView, plain on both sides): the output is the input's slot,
+  // which lives as long as either; no kernel runs for them.
+  std::vector<bool> view(num_steps, false);
+  for (size_t n = 0; n < num_steps; ++n) {
+    const Node& node = g.node(static_cast<NodeId>(n));
+    if (!RunsAsView(g, node)) continue;
+    const auto in = static_cast<size_t>(node.inputs[0]), out = static_cast<size_t>(node.outputs[0]);
+    if (request_of[in] == kNoRequest || descs[in].layout != TensorLayout::kPlain ||
+        descs[out].layout != TensorLayout::kPlain || descs[in].bytes() != descs[out].bytes())
+      continue;
+    const size_t merged = request_of[out];
+    BufferRequest& keep = requests[request_of[in]];
+    keep.last_step = std::max(keep.last_step, requests[merged].last_step);
+    requests[merged].last_step = requests[merged].first_step;  // left empty (0 bytes)
+    for (size_t& r : output_request)
+      if (r == merged) r = request_of[in];
+    for (size_t& r : request_of)
+      if (r == merged) r = request_of[in];
+    view[n] = true;
+  }
+
   for (size_t n = 0; n < num_steps; ++n) {
     const Node& node = g.node(static_cast<NodeId>(n));
     PreparedKernel prepared;
@@ -182,6 +204,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
     Step step;
     step.node = &node;
     step.kernel = std::move(prepared.kernel);
+    step.view = view[n];
     exec->steps_.push_back(std::move(step));
   }
 
@@ -282,6 +305,7 @@ Status Executor::Run(std::span<const void* const> inputs) {
   omp_set_num_threads(num_threads_);
   void* workspace = workspace_ ? workspace_->data() : nullptr;
   for (Step& step : steps_) {
+    if (step.view) continue;  // its output is its input's bytes
     RunArgs args;
     args.src = step.src;
     args.dst = step.dst;

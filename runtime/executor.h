@@ -64,6 +64,7 @@ class Executor {
   struct Step {
     const Node* node = nullptr;
     std::unique_ptr<Kernel> kernel;
+    bool view = false;  // output aliases input 0 (RunsAsView): the kernel is not run
     std::vector<const void*> src;
     std::vector<void*> dst;
   };
