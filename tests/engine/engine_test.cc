@@ -491,24 +491,8 @@ TEST(Engine, OutputsCopiedBackFromADeviceKeepTheirOwnHostBytes) {
   EXPECT_EQ(test::Compare(test::Outputs(**engine), {relu, square, twice}, 0, 0), "");
 }
 
-// relu(x) viewed as [1, 256] (a view: RunsAsView), relu of that, relu(x)^2
-// read after the view, and a Flatten of the graph input (not a view: the
-// caller's buffer is copied).
-Graph ViewsGraph() {
-  GraphBuilder b("views", 5);
-  const ValueId x = b.Input("x", {1, 4, 8, 8});
-  const ValueId a = b.Relu(x);
-  b.Output(b.Relu(b.Reshape(a, {1, 256})), "c", {1, 256});
-  b.Output(b.Mul(a, a), "e", {1, 4, 8, 8});
-  b.Output(b.Flatten(x), "f", {1, 256});
-  Graph g = std::move(b).Finish();
-  EXPECT_TRUE(InferShapes(g).ok());
-  EXPECT_TRUE(Annotate(g).ok());
-  return g;
-}
-
 TEST(Engine, ViewsShareTheirInputsBufferAndMoveNothing) {
-  const Graph g = ViewsGraph();
+  const Graph g = test::ViewsGraph();
   const size_t reshape = NodeIndex(g, "Reshape"), flatten = NodeIndex(g, "Flatten");
   EXPECT_TRUE(RunsAsView(g, g.nodes()[reshape]));
   EXPECT_FALSE(RunsAsView(g, g.nodes()[flatten]));  // reads a graph input

@@ -3,6 +3,8 @@
 #ifndef BRAID_TESTS_ENGINE_ENGINE_TEST_UTIL_H_
 #define BRAID_TESTS_ENGINE_ENGINE_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -11,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "models/architectures.h"
+#include "models/graph_builder.h"
 #include "runtime/engine.h"
 #include "runtime/model_loader.h"
 #include "scheduler/plan.h"
@@ -58,6 +62,23 @@ inline StatusOr<Graph> SmallVit(int64_t batch) {
   Graph g = BuildVit(c, 7);
   RETURN_IF_ERROR(RunDefaultPasses(g));
   return StaticGraph(std::move(g), batch, 0);
+}
+
+// relu(x) viewed as [1, 256] (a view: RunsAsView), relu of that, relu(x)^2
+// read after the view, and a Flatten of the graph input (not a view: the
+// caller's buffer is copied). Outputs c, e, f. Shared with the executor's
+// view tests.
+inline Graph ViewsGraph() {
+  GraphBuilder b("views", 5);
+  const ValueId x = b.Input("x", {1, 4, 8, 8});
+  const ValueId a = b.Relu(x);
+  b.Output(b.Relu(b.Reshape(a, {1, 256})), "c", {1, 256});
+  b.Output(b.Mul(a, a), "e", {1, 4, 8, 8});
+  b.Output(b.Flatten(x), "f", {1, 256});
+  Graph g = std::move(b).Finish();
+  EXPECT_TRUE(InferShapes(g).ok());
+  EXPECT_TRUE(Annotate(g).ok());
+  return g;
 }
 
 inline const KernelRegistry& EngineRegistry() {
@@ -116,8 +137,9 @@ inline Inputs RandomInputs(const Graph& g, uint32_t seed) {
   return in;
 }
 
-// Copies of every output after a Run.
-inline std::vector<std::vector<float>> Outputs(const Engine& e) {
+// Copies of every output after a Run (an Engine, or the sequential Executor).
+template <typename Runner>
+std::vector<std::vector<float>> Outputs(const Runner& e) {
   std::vector<std::vector<float>> out;
   for (size_t k = 0; k < e.graph().outputs().size(); ++k) {
     const TensorDesc& d = e.output_desc(k);

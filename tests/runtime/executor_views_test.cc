@@ -3,23 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 
 #include "graph/op_schema.h"
-#include "graph/passes/passes.h"
-#include "kernels/cpu/cpu_device.h"
-#include "models/graph_builder.h"
 #include "runtime/executor.h"
+#include "tests/engine/engine_test_util.h"
 
 namespace braid {
 namespace {
 
-std::vector<float> RandomVector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+StatusOr<std::unique_ptr<Executor>> CpuExecutor(Graph g) {
+  static const std::unique_ptr<Device> cpu = CreateCpuDevice();
+  return Executor::Create(std::move(g), test::EngineRegistry(), *cpu, {});
 }
 
 TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
@@ -33,49 +27,30 @@ TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
   Graph g = std::move(b).Finish();
   ASSERT_TRUE(InferShapes(g).ok());
   for (const Node& n : g.nodes()) EXPECT_EQ(RunsAsView(g, n), n.op_type != "Relu") << n.name;
-  KernelRegistry registry;
-  RegisterCpuKernels(registry);
-  std::unique_ptr<Device> cpu = CreateCpuDevice();
-  StatusOr<std::unique_ptr<Executor>> e = Executor::Create(std::move(g), registry, *cpu, {});
+  const test::Inputs in = test::RandomInputs(g, 3);
+  StatusOr<std::unique_ptr<Executor>> e = CpuExecutor(std::move(g));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ((*e)->arena_bytes(), 256 * sizeof(float));
-  const std::vector<float> in = RandomVector(256, 3);
-  const void* inputs[] = {in.data()};
+  std::vector<float> relu;
+  for (float v : in.data[0]) relu.push_back(std::max(v, 0.0f));
   for (int run = 0; run < 2; ++run) {
-    ASSERT_TRUE((*e)->Run(inputs).ok());
-    const auto* y = static_cast<const float*>((*e)->output(0));
-    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(y[i], std::max(in[i], 0.0f)) << i;
+    ASSERT_TRUE((*e)->Run(in.pointers).ok());
+    EXPECT_EQ(test::Compare(test::Outputs(**e), {relu}, 0, 0), "");
   }
 }
 
 TEST(ExecutorViews, AViewsInputReadAfterItAndAGraphInputViewStayCorrect) {
-  // relu(x) viewed, then relu(x)^2 read after the view, and a Flatten of
-  // the graph input (copied: not a view).
-  GraphBuilder b("views", 5);
-  const ValueId x = b.Input("x", {1, 4, 8, 8});
-  const ValueId a = b.Relu(x);
-  b.Output(b.Relu(b.Reshape(a, {1, 256})), "c", {1, 256});
-  b.Output(b.Mul(a, a), "e", {1, 4, 8, 8});
-  b.Output(b.Flatten(x), "f", {1, 256});
-  Graph g = std::move(b).Finish();
-  ASSERT_TRUE(InferShapes(g).ok());
-  KernelRegistry registry;
-  RegisterCpuKernels(registry);
-  std::unique_ptr<Device> cpu = CreateCpuDevice();
-  StatusOr<std::unique_ptr<Executor>> e = Executor::Create(std::move(g), registry, *cpu, {});
+  Graph g = test::ViewsGraph();
+  const test::Inputs in = test::RandomInputs(g, 5);
+  StatusOr<std::unique_ptr<Executor>> e = CpuExecutor(std::move(g));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
-  const std::vector<float> in = RandomVector(256, 5);
-  const void* inputs[] = {in.data()};
-  ASSERT_TRUE((*e)->Run(inputs).ok());
-  const auto* c = static_cast<const float*>((*e)->output(0));
-  const auto* sq = static_cast<const float*>((*e)->output(1));
-  const auto* f = static_cast<const float*>((*e)->output(2));
-  for (size_t i = 0; i < in.size(); ++i) {
-    const float relu = std::max(in[i], 0.0f);
-    ASSERT_EQ(c[i], relu) << i;
-    ASSERT_EQ(sq[i], relu * relu) << i;
-    ASSERT_EQ(f[i], in[i]) << i;
+  std::vector<float> relu, square;
+  for (float v : in.data[0]) {
+    relu.push_back(std::max(v, 0.0f));
+    square.push_back(relu.back() * relu.back());
   }
+  ASSERT_TRUE((*e)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**e), {relu, square, in.data[0]}, 0, 0), "");
 }
 
 }  // namespace
