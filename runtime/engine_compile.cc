@@ -407,6 +407,7 @@ Status EngineBuilder::Build(const Plan& plan) {
         alias_owner_[out_key] = owner != alias_owner_.end() ? owner->second : in_keys[0];
         locs_[out_key] = loc;
         home_[node.outputs[0]] = space;
+        e_.placements_.back().implementation = "view";  // PrepareNode's entry for this node
         Engine::Step& view = e_.steps_.back();
         view.view = true;
         view.bytes = 0;

@@ -192,7 +192,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
     placement.node = node.name;
     placement.op_type = node.op_type;
     placement.device = device.name();
-    placement.implementation = prepared.entry->impl;
+    placement.implementation = view[n] ? "view" : prepared.entry->impl;
     placement.fallback = prepared.fell_back();
     for (const DeclinedCandidate& d : prepared.declined) {
       if (!placement.reason.empty()) placement.reason += "; ";

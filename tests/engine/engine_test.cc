@@ -521,6 +521,8 @@ TEST(Engine, ViewsShareTheirInputsBufferAndMoveNothing) {
         EXPECT_EQ(t.bytes, 0u);  // it writes nothing
       }
     }
+    for (const NodePlacement& p : (*engine)->placements())
+      EXPECT_EQ(p.implementation == "view", p.node == g.nodes()[reshape].name) << p.node;
     for (int run = 0; run < 2; ++run) {
       ASSERT_TRUE((*engine)->Run(in.pointers).ok());
       const std::vector<std::vector<float>> got = test::Outputs(**engine);

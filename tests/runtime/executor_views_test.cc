@@ -31,6 +31,8 @@ TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
   StatusOr<std::unique_ptr<Executor>> e = CpuExecutor(std::move(g));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ((*e)->arena_bytes(), 256 * sizeof(float));
+  for (const NodePlacement& p : (*e)->placements())
+    EXPECT_EQ(p.implementation == "view", p.op_type != "Relu") << p.node;
   std::vector<float> relu;
   for (float v : in.data[0]) relu.push_back(std::max(v, 0.0f));
   for (int run = 0; run < 2; ++run) {
