@@ -117,7 +117,20 @@ bool RunsAsView(const Graph& graph, const Node& node) {
   if (in == kNoValue || out == kNoValue || graph.IsConstant(in) || graph.IsConstant(out))
     return false;
   if (graph.value(in).producer == kNoNode) return false;  // a graph input
+  const auto& outputs = graph.outputs();
+  if (std::find(outputs.begin(), outputs.end(), in) != outputs.end() &&
+      std::find(outputs.begin(), outputs.end(), out) != outputs.end())
+    return false;
   return graph.value(in).dtype == graph.value(out).dtype;
+}
+
+ValueId ViewRoot(const Graph& graph, ValueId v) {
+  while (v != kNoValue && graph.value(v).producer != kNoNode) {
+    const Node& producer = graph.node(graph.value(v).producer);
+    if (producer.outputs.empty() || producer.outputs[0] != v || !RunsAsView(graph, producer)) break;
+    v = producer.inputs[0];
+  }
+  return v;
 }
 
 }  // namespace braid

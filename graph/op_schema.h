@@ -38,9 +38,13 @@ std::vector<std::string> SupportedOpTypes();  // sorted
 bool IsViewOp(std::string_view op_type);
 // Whether the engine runs `node` as a view: its output shares its input's
 // buffer and no bytes move. A view op whose data input another node computes
-// (a graph input or a constant is copied into a buffer of its own). The cost
+// (a graph input or a constant is copied into a buffer of its own), unless
+// both are graph outputs (each output keeps bytes of its own). The cost
 // model prices such a node at zero.
 bool RunsAsView(const Graph& graph, const Node& node);
+// The value whose bytes `v` are: `v` itself, or for a view's output the root
+// of the view's input (a chain of views shares one buffer).
+ValueId ViewRoot(const Graph& graph, ValueId v);
 
 }  // namespace braid
 

@@ -27,6 +27,9 @@ DeviceProfile ScaleDeviceSpeed(DeviceProfile profile, const std::string& name, d
   if (d == nullptr || !(factor > 0) || factor == 1.0) return profile;
   d->peak_gflops /= factor;
   d->memory_bandwidth_gbps /= factor;
+  d->cache_bandwidth_gbps /= factor;
+  d->copied_read_gbps /= factor;
+  d->copied_window_read_gbps /= factor;
   d->launch_overhead_us *= factor;
   for (OpClassEfficiency& e : d->efficiency)
     if (e.overhead_us >= 0) e.overhead_us *= factor;

@@ -163,7 +163,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
   std::vector<bool> view(num_steps, false);
   for (size_t n = 0; n < num_steps; ++n) {
     const Node& node = g.node(static_cast<NodeId>(n));
-    if (!RunsAsView(g, node)) continue;
+    if (!options.views_in_place || !RunsAsView(g, node)) continue;
     const auto in = static_cast<size_t>(node.inputs[0]), out = static_cast<size_t>(node.outputs[0]);
     if (request_of[in] == kNoRequest || descs[in].layout != TensorLayout::kPlain ||
         descs[out].layout != TensorLayout::kPlain || descs[in].bytes() != descs[out].bytes())

@@ -31,6 +31,9 @@ struct ExecutorOptions {
   int num_threads = 1;  // intra-op threads; must be >= 1 (resolved by the caller)
   // Keep 4-D activations nhwc between kernels that handle it (runtime/layout.h).
   bool channels_last = true;
+  // Run views (RunsAsView) in place; false copies them as kernels (a
+  // reference that shares no buffer, for tests).
+  bool views_in_place = true;
 };
 
 class Executor {

@@ -257,9 +257,13 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
   // back from the reader until the cache is full: `seen` stamps a value once
   // per walk.
   std::vector<int64_t> seen(static_cast<size_t>(graph.num_values()), -1);
+  // Views touch nothing (their output is their input's bytes): they are
+  // skipped, and a view's output counts as the value it views.
   auto here = [&](int64_t node) {
-    return runs_here.empty() || runs_here[static_cast<size_t>(node)] != 0;
+    return (runs_here.empty() || runs_here[static_cast<size_t>(node)] != 0) &&
+           !RunsAsView(graph, graph.node(static_cast<NodeId>(node)));
   };
+  auto root = [&](ValueId v) { return static_cast<size_t>(ViewRoot(graph, v)); };
   int64_t walk = 0;
   auto bytes_between = [&](int64_t from, int64_t to) {  // nodes (from, to)
     ++walk;
@@ -269,8 +273,8 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
       const Node& between = graph.node(static_cast<NodeId>(j));
       for (const std::vector<ValueId>* values : {&between.inputs, &between.outputs})
         for (ValueId v : *values) {
-          if (v == kNoValue || seen[static_cast<size_t>(v)] == walk) continue;
-          seen[static_cast<size_t>(v)] = walk;
+          if (v == kNoValue || seen[root(v)] == walk) continue;
+          seen[root(v)] = walk;
           sum += ValueBytes(graph, v);
         }
     }
@@ -282,8 +286,8 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueId in = node.inputs[k];
       if (in == kNoValue || graph.IsConstant(in) || RepeatsEarlierInput(node, k)) continue;
-      const int64_t last = last_touch[static_cast<size_t>(in)];
-      const NodeId producer = graph.value(in).producer;
+      const int64_t last = last_touch[root(in)];
+      const NodeId producer = graph.value(static_cast<ValueId>(root(in))).producer;
       // Made on another device and not read here yet: it arrives by a copy,
       // which OpWork::copied_bytes prices.
       if (last < 0 && producer != kNoNode && !here(producer)) continue;
@@ -292,9 +296,9 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
         cold[i] += ValueBytes(graph, in);
     }
     for (ValueId in : node.inputs)
-      if (in != kNoValue) last_touch[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+      if (in != kNoValue) last_touch[root(in)] = static_cast<int64_t>(i);
     for (ValueId out : node.outputs)
-      if (out != kNoValue) last_touch[static_cast<size_t>(out)] = static_cast<int64_t>(i);
+      if (out != kNoValue) last_touch[root(out)] = static_cast<int64_t>(i);
   }
   return cold;
 }
@@ -479,7 +483,10 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     const OpClassEfficiency& stream =
         efficiency_[static_cast<size_t>(device)][static_cast<size_t>(OpClass::kElementwise)];
     // A window op (depthwise conv, pool) reads its copied input slower than
-    // a stream does: each row is read by several output rows.
+    // a stream does: each row is read by several output rows. The rate is
+    // measured on 3x3 depthwise convs; global pools and grouped convs take it
+    // too (copied GlobalAveragePools read -29..-45% short at the stream rate,
+    // -7..-14% at this one, on the AMD host of docs/profiling.md round 13).
     const bool window =
         work.op_class == OpClass::kDepthwiseConv || work.op_class == OpClass::kPool;
     const double read_gbps = window && spec.copied_window_read_gbps > 0

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/op_schema.h"
+
 namespace braid {
 
 StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
@@ -68,7 +70,8 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   // Values: graph inputs and node outputs that are not constants.
   std::vector<int32_t> sim_value(static_cast<size_t>(graph.num_values()), -1);
   auto add_value = [&](ValueId id) {
-    sim_value[static_cast<size_t>(id)] = g.num_values++;
+    sim_value[static_cast<size_t>(id)] = g.num_values;
+    g.value_root.push_back(g.num_values++);
     g.value_bytes.push_back(ValueBytes(graph, id));
   };
   for (ValueId id : graph.inputs()) {
@@ -129,6 +132,10 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
       if (out == kNoValue || graph.IsConstant(out)) continue;
       add_value(out);
       g.out_values.push_back(sim_value[static_cast<size_t>(out)]);
+      if (out == node.outputs[0] && RunsAsView(graph, node)) {
+        const int32_t in = sim_value[static_cast<size_t>(node.inputs[0])];
+        if (in >= 0) g.value_root.back() = g.value_root[static_cast<size_t>(in)];
+      }
     }
     g.out_begin.push_back(static_cast<int32_t>(g.out_values.size()));
   }
@@ -224,7 +231,8 @@ double Simulator::Available(int value, int device) {
 
 bool Simulator::CopiedIn(int value, int device) const {
   const size_t D = static_cast<size_t>(g_.num_devices);
-  const int home = value_home_[static_cast<size_t>(value)];
+  // A view's bytes were made where its root was.
+  const int home = value_home_[static_cast<size_t>(g_.value_root[static_cast<size_t>(value)])];
   return home != device && !g_.link_mapped[static_cast<size_t>(home) * D + static_cast<size_t>(device)];
 }
 

@@ -61,6 +61,10 @@ struct SimGraph {
   // writes out_values[out_begin[n] .. out_begin[n + 1]).
   std::vector<int32_t> in_begin, in_values, out_begin, out_values;
   std::vector<double> value_bytes;          // [value]
+  // [value]: the value whose bytes it is (itself; a view's output: its
+  // input's root, runtime views share the buffer). Whether a reader gets it
+  // by a copy follows the root's producer.
+  std::vector<int32_t> value_root;
   std::vector<int32_t> graph_input_values;  // values present on devices[0] at t = 0
   std::vector<int32_t> graph_output_values;
 

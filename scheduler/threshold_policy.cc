@@ -72,7 +72,8 @@ StatusOr<Plan> ThresholdPolicy::Place(const Graph& graph, const PlacementContext
       if (out != kNoValue) value_device[static_cast<size_t>(out)] = &p.device;
     if (context.cost_model != nullptr) {
       const int d = context.cost_model->DeviceIndex(p.device);
-      if (d >= 0) p.predicted_ms = context.cost_model->OpTimeUs(node, d) / 1e3;
+      if (d >= 0)
+        p.predicted_ms = context.cost_model->Cost(OpWorkOf(node, &graph), d).TotalUs() / 1e3;
     }
   }
   return plan;

@@ -15,6 +15,7 @@
 
 #include "braid/braid.h"
 #include "graph/annotate.h"
+#include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
@@ -388,7 +389,8 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId in = node.inputs[i];
       if (in == kNoValue || eg.IsConstant(in) || RepeatsEarlierInput(node, i)) continue;
-      const NodeId producer = eg.value(in).producer;
+      // A view's bytes were made where the value it views was.
+      const NodeId producer = eg.value(ViewRoot(eg, in)).producer;
       const std::string home = producer == kNoNode ? t.devices.front()
                                : placed_on.count(eg.node(producer).name)
                                    ? placed_on[eg.node(producer).name]

@@ -142,12 +142,13 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     NodePlan& p = plan->nodes[i];
     const Node& n = graph->nodes()[i];
     const int d = model.DeviceIndex(p.device);
+    const OpWork work = OpWorkOf(n, &*graph);  // with the graph: views cost nothing
     if (!p.slice) {
-      p.predicted_ms = model.OpTimeUs(n, d) / 1e3;
+      p.predicted_ms = model.Cost(work, d).TotalUs() / 1e3;
     } else {
       const int o = model.DeviceIndex(p.slice->other_device);
-      p.predicted_ms = std::max(model.OpTimeUs(n, d, p.slice->ratio),
-                                model.OpTimeUs(n, o, 1 - p.slice->ratio)) / 1e3;
+      p.predicted_ms = std::max(model.Cost(work, d).TotalUs(p.slice->ratio),
+                                model.Cost(work, o).TotalUs(1 - p.slice->ratio)) / 1e3;
     }
   }
   StatusOr<SimResult> sim = SimulatePlan(*sim_graph, *plan);

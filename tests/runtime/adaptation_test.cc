@@ -188,12 +188,22 @@ TEST(Adaptation, ScalingADeviceScalesEveryOpTimeExactly) {
   const Graph g = StaticTinyCnn();
   DeviceProfile p = TwoDeviceProfile(20, 10);
   p.devices[0].efficiency[0].overhead_us = 3;  // a fitted overhead scales too
+  // So do the cache tier and the copied-input reads (the stall on a copied
+  // op is a difference of two of these rates).
+  p.devices[0].cache_bytes = 64 << 10;
+  p.devices[0].cache_bandwidth_gbps = 100;
+  p.devices[0].copied_read_gbps = 8;
+  p.devices[0].copied_window_read_gbps = 5;
   const CostModel base(p);
   const CostModel scaled(ScaleDeviceSpeed(p, "cpu", 2.5));
   for (const Node& n : g.nodes()) {
     EXPECT_NEAR(scaled.OpTimeUs(n, 0), 2.5 * base.OpTimeUs(n, 0), 1e-9 * base.OpTimeUs(n, 0))
         << n.name;
     EXPECT_EQ(scaled.OpTimeUs(n, 1), base.OpTimeUs(n, 1)) << n.name;  // other device untouched
+    OpWork copied = OpWorkOf(n, &g);
+    copied.copied_bytes = copied.bytes / 2;
+    const double want = 2.5 * base.Cost(copied, 0).TotalUs();
+    EXPECT_NEAR(scaled.Cost(copied, 0).TotalUs(), want, 1e-9 * want) << n.name;
   }
   EXPECT_EQ(scaled.TransferUs(0, 1, 1e6), base.TransferUs(0, 1, 1e6));
 }

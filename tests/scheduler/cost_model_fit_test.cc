@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "graph/op_schema.h"
 #include "scheduler/cost_model.h"
 #include "tests/scheduler/sim_test_util.h"
 
@@ -426,6 +427,24 @@ TEST(CostModelFitTest, ColdInputBytesCountTheDistinctBytesTouchedSinceTheLastUse
   // and c pushed it out before the add).
   EXPECT_EQ(ColdInputBytes(g, 7999, std::vector<uint8_t>{0, 1, 1, 1}),
             (std::vector<double>{0, 0, 0, 4000}));
+}
+
+TEST(CostModelFitTest, ColdInputBytesSeeAViewAsTheValueItViews) {
+  // x -> a -> view(a) -> b -> c, then Add(view, c). The view runs no kernel:
+  // it touches nothing, and its bytes are a's (counted once between).
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", 1000);
+  const ValueId a = t.Op("n0", {x}, 1, 1000);
+  const ValueId v = t.Op("view", {a}, 0, 1000, "Reshape");
+  const ValueId b = t.Op("n1", {v}, 1, 1000);
+  const ValueId c = t.Op("n2", {b}, 1, 1000);
+  t.Output(t.Op("add", {v, c}, 1, 1000, "Add"));
+  const Graph& g = t.graph();
+  EXPECT_EQ(ViewRoot(g, v), a);
+  EXPECT_EQ(ViewRoot(g, c), c);
+  // As without the view: b and c (8000 bytes) since a's last use.
+  EXPECT_EQ(ColdInputBytes(g, 8000), (std::vector<double>{4000, 0, 0, 0, 0}));
+  EXPECT_EQ(ColdInputBytes(g, 7999), (std::vector<double>{4000, 0, 0, 0, 4000}));
 }
 
 TEST(CostModelFitTest, MemoryBoundFitRecoversBothTiersAndKeepsElementwiseComputeAtItsPrior) {

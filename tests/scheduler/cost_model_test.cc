@@ -179,6 +179,13 @@ TEST(CostModelTest, ViewsOfComputedValuesCostNothing) {
   EXPECT_TRUE(RunsAsView(g, g.node(1)));
   EXPECT_FALSE(RunsAsView(g, g.node(3)));  // reads the graph input
   EXPECT_FALSE(RunsAsView(g, g.node(0)));  // a Relu
+  // A view whose input is a graph output too is copied: each output keeps
+  // bytes of its own.
+  testing::TinyGraph both;
+  const ValueId produced = both.Op("p", {both.Input("in", 10)}, 1, 10);
+  both.Output(produced);
+  both.Output(both.Op("v", {produced}, 1, 10, "Flatten"));
+  EXPECT_FALSE(RunsAsView(both.graph(), both.graph().node(1)));
   const CostModel model(testing::TwoDeviceProfile());
   const OpWork w = OpWorkOf(g.node(1), &g);
   EXPECT_TRUE(w.view);

@@ -144,6 +144,34 @@ TEST(SimulatorTest, AnInputTheCacheNoLongerHoldsCostsMemoryTime) {
   EXPECT_NEAR(add_work_us(12000), 12000 / 10e3, kTol);
 }
 
+TEST(SimulatorTest, AViewOfACopiedValueIsReadAsCopied) {
+  // a on the gpu; b on the cpu reads it, directly or through a cpu view (a
+  // Reshape the engine runs in place: the bytes b reads are still the ones
+  // the copy brought). Either way b pays the copied-input stall.
+  auto b_us = [](bool through_view, bool a_on_gpu) {
+    TinyGraph t;
+    const ValueId x = t.Input("x", 1000);
+    ValueId a = t.Op("a", {x}, 4, 1000);
+    if (through_view) a = t.Op("view", {a}, 0, 1000, "Reshape");
+    t.Output(t.Op("b", {a}, 0.001, 1000));
+    Graph& g = t.graph();
+    g.nodes().back().annotation.bytes = 8000;  // memory-bound: 8 us at 1 GB/s
+    DeviceProfile p = TwoDeviceProfile();
+    p.devices[0].cache_bytes = 1e6;
+    p.devices[0].cache_bandwidth_gbps = 1;
+    p.devices[0].copied_read_gbps = 0.25;  // its 4000 input bytes: 16 us, not 4
+    std::vector<std::string> devices = {a_on_gpu ? "gpu" : "cpu"};
+    if (through_view) devices.push_back("cpu");
+    devices.push_back("cpu");
+    const SimResult r = Simulate(g, p, PlanOn(g, devices));
+    return r.nodes.back().end_us - r.nodes.back().start_us;
+  };
+  EXPECT_NEAR(b_us(false, false), 8, kTol);
+  EXPECT_NEAR(b_us(false, true), 8 + 16 - 4, kTol);
+  EXPECT_NEAR(b_us(true, true), 8 + 16 - 4, kTol);
+  EXPECT_NEAR(b_us(true, false), 8, kTol);
+}
+
 TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   TinyGraph t;
   ValueId x = t.Input("x", 250);
