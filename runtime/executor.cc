@@ -174,8 +174,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
     requests[merged].last_step = requests[merged].first_step;  // left empty (0 bytes)
     for (size_t& r : output_request)
       if (r == merged) r = request_of[in];
-    for (size_t& r : request_of)
-      if (r == merged) r = request_of[in];
+    request_of[out] = request_of[in];  // `merged` was out's own request
     view[n] = true;
   }
 

@@ -258,12 +258,18 @@ std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
   // per walk.
   std::vector<int64_t> seen(static_cast<size_t>(graph.num_values()), -1);
   // Views touch nothing (their output is their input's bytes): they are
-  // skipped, and a view's output counts as the value it views.
+  // skipped, and a view's output counts as the value it views. Both looked
+  // up once: the walks below ask for them per value touched.
+  std::vector<uint8_t> view(n);
+  for (size_t i = 0; i < n; ++i) view[i] = RunsAsView(graph, graph.node(static_cast<NodeId>(i)));
+  std::vector<size_t> roots(static_cast<size_t>(graph.num_values()));
+  for (size_t v = 0; v < roots.size(); ++v)
+    roots[v] = static_cast<size_t>(ViewRoot(graph, static_cast<ValueId>(v)));
   auto here = [&](int64_t node) {
     return (runs_here.empty() || runs_here[static_cast<size_t>(node)] != 0) &&
-           !RunsAsView(graph, graph.node(static_cast<NodeId>(node)));
+           !view[static_cast<size_t>(node)];
   };
-  auto root = [&](ValueId v) { return static_cast<size_t>(ViewRoot(graph, v)); };
+  auto root = [&](ValueId v) { return roots[static_cast<size_t>(v)]; };
   int64_t walk = 0;
   auto bytes_between = [&](int64_t from, int64_t to) {  // nodes (from, to)
     ++walk;

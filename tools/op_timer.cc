@@ -429,10 +429,7 @@ StatusOr<PlanTimings> MeasurePlanOnGraph(Graph graph, const std::string& model, 
       s.work_bytes = w.bytes;
       s.copied_bytes = copied_bytes(*it->second, s.device);
       s.annotation = it->second->annotation;
-      // A view runs no kernel: the one prepared for it never runs.
-      s.implementation = st.view ? "view"
-                         : implementations.count(st.name) ? implementations[st.name]
-                                                          : "";
+      s.implementation = implementations.count(st.name) ? implementations[st.name] : "";
     }
     t.steps.push_back(std::move(s));
   }
