@@ -1,6 +1,7 @@
 // CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
 // inference, reported in GFLOP/s (multiply-add = 2 FLOPs); Concat: braid's
-// own kernel vs oneDNN's, in GB/s (bytes read + written); HugePages: an Add
+// own kernel vs oneDNN's, and Transpose: braid's against the reference, in
+// GB/s (bytes read + written); HugePages: an Add
 // inside an arena on huge pages vs small ones, after a TLB-evicting walk.
 //
 //   braid_kernels_bench --benchmark_min_time=0.05
@@ -122,6 +123,23 @@ Case ConcatCase(std::string name, std::vector<std::vector<int64_t>> parts, int64
   c.outputs = {{DataType::kF32, out, layout}};
   c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
   c.impls = {"cpu", "onednn"};
+  return c;
+}
+
+// A Transpose by `perm` (braid's own kernel against the reference).
+Case TransposeCase(std::string name, std::vector<int64_t> dims, std::vector<int64_t> perm) {
+  Case c;
+  c.name = std::move(name);
+  c.node.name = c.name;
+  c.node.op_type = "Transpose";
+  std::vector<int64_t> out;
+  for (int64_t axis : perm) out.push_back(dims[static_cast<size_t>(axis)]);
+  c.node.attrs.Set("perm", std::move(perm));
+  c.inputs = {F32(std::move(dims))};
+  c.constant = {false};
+  c.outputs = {F32(std::move(out))};
+  c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
+  c.impls = {"cpu", "reference"};
   return c;
 }
 
@@ -270,6 +288,13 @@ void RegisterAll() {
       ConcatCase("Concat_cls_token_197x192", {{1, 1, 192}, {1, 196, 192}}, 1, false),
       ConcatCase("Concat_fire_64+64_55_nhwc", {{1, 64, 55, 55}, {1, 64, 55, 55}}, 1, true),
       ConcatCase("Concat_join_56+8_56_nhwc", {{1, 56, 56, 56}, {1, 8, 56, 56}}, 1, true),
+      // vit_tiny's attention transposes: heads out (rows stay whole, a
+      // per-byte ceiling) and k's (the innermost axis moves: tiles).
+      TransposeCase("Transpose_heads_197x3x64", {1, 197, 3, 64}, {0, 2, 1, 3}),
+      TransposeCase("Transpose_k_197x3x64", {1, 197, 3, 64}, {0, 2, 3, 1}),
+      TransposeCase("Transpose_patches_192x196", {1, 192, 196}, {0, 2, 1}),
+      TransposeCase("Transpose_tokens_197x192", {1, 197, 192}, {0, 2, 1}),
+      TransposeCase("Transpose_nchw_to_nhwc_64x56", {1, 64, 56, 56}, {0, 2, 3, 1}),
   };
   for (const Case& c : cases)
     for (const char* impl : c.impls)

@@ -434,7 +434,13 @@ TEST(CpuTranspose, PermutationsAndDtypes) {
   };
   for (const Spec& s : {Spec{{2, 3, 4, 5}, {0, 2, 3, 1}}, Spec{{7, 9}, {1, 0}},
                         Spec{{2, 1, 3, 4}, {1, 0, 3, 2}}, Spec{{3, 4, 5}, {}},
-                        Spec{{2, 3, 4}, {0, 1, 2}}}) {
+                        Spec{{2, 3, 4}, {0, 1, 2}},
+                        // Larger than a 16 x 16 tile, with partial tiles: a
+                        // ViT's k transpose, a matrix, NHWC -> NCHW, and a
+                        // permutation whose contiguous axis sits in the middle.
+                        Spec{{1, 37, 3, 21}, {0, 2, 3, 1}}, Spec{{33, 17}, {1, 0}},
+                        Spec{{2, 19, 5, 35}, {0, 3, 1, 2}},
+                        Spec{{3, 18, 4, 20}, {2, 3, 0, 1}}}) {
     std::vector<int64_t> perm = s.perm;
     if (perm.empty())
       for (int64_t a = static_cast<int64_t>(s.x.size()) - 1; a >= 0; --a)
@@ -454,6 +460,21 @@ TEST(CpuTranspose, PermutationsAndDtypes) {
     std::memcpy(i.inputs[0].bytes.data() + v * 8, &value, 8);
   }
   ExpectMatchesReference(i, {0, 0}, "cpu");
+
+  // 1-, 2- and 8-byte elements through the tiled path (tiles of 16 with
+  // remainders), distinct values so a misplaced element shows.
+  for (DataType dtype : {DataType::kU8, DataType::kF16, DataType::kI64}) {
+    OpCase t = MakeCase("Transpose", {In({dtype, {2, 23, 3, 18}})}, {{dtype, {2, 18, 23, 3}}});
+    t.node.attrs.Set("perm", std::vector<int64_t>{0, 3, 1, 2});
+    const size_t size = DataTypeSize(dtype), count = 2 * 23 * 3 * 18;
+    t.inputs[0].bytes.resize(count * size);
+    for (size_t v = 0; v < count; ++v) {
+      uint64_t value = v * 2654435761u + 7;
+      if (dtype == DataType::kF16) value &= 0x3bff;  // finite halves: no NaN != NaN
+      std::memcpy(t.inputs[0].bytes.data() + v * size, &value, size);
+    }
+    ExpectMatchesReference(t, {0, 0}, "cpu");
+  }
 }
 
 // ---- errors and registration -------------------------------------------------------
