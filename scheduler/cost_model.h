@@ -278,7 +278,7 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
 // Per op type with at least `min_samples` measurements: the factor on the
 // class's predicted work (the device's efficiencies, else the defaults) that
 // the measurements ask for, as the median of (measured - overhead) / work in
-// log space, shrunk towards 1 by n / (n + 2). Types whose factor is within
+// log space, shrunk towards 1 by n / (n + 1). Types whose factor is within
 // 5% of 1 are left out.
 std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
                                            std::span<const OpMeasurement> measurements,

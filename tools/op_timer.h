@@ -48,6 +48,12 @@ struct OpTimerOptions {
   bool measure_energy = false;
   // Engine runs pin their threads (EngineOptions::pin_threads).
   bool pin_threads = false;
+  // Nodes timed alone (MeasureGraph): before each run, walk this many bytes of
+  // other memory, then read the node's inputs. The caches then hold what they
+  // hold inside a model run, the inputs just produced and the destination
+  // and older data evicted, instead of everything the op touched on its last
+  // repeat. 0: off (each op warm).
+  size_t evict_bytes = 0;
 };
 
 struct OpTiming {
