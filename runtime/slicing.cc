@@ -127,7 +127,7 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
     if (extent < 2)
       return InvalidArgument(where + ": extent " + std::to_string(extent) + " along " +
                              SliceAxisName(spec.axis) + " cannot be split");
-    const int64_t split = SliceSplitIndex(extent, spec.ratio);
+    const int64_t split = SliceSplitIndex(extent, spec.ratio, spec.axis);
     ASSIGN_OR_RETURN(std::vector<int> axes, InputAxes(g, node, spec.axis, extent));
     const Range ranges[2] = {{0, split}, {split, extent}};
     const std::string devices[2] = {p.device, spec.other_device};

@@ -44,7 +44,7 @@ double ChainStepUs(const PlacementSpace& space, int n, int home, const SimPlacem
     // The input copy home -> d used the o -> d engine when home == o.
     const double engine_free = (home == o && g.copy_engines[back] == 1) ? copy_in_main : 0;
     back_end = std::max(other_end, engine_free) + g.link_latency_us[back] +
-               (1.0 - static_cast<double>(p.ratio)) * out_bytes * g.link_us_per_byte[back];
+               (1.0 - SliceShare(g, n, p)) * out_bytes * g.link_us_per_byte[back];
   }
   // The join on d once both parts are there.
   return std::max(main_end, back_end) +

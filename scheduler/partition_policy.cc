@@ -209,9 +209,9 @@ StatusOr<Plan> PartitionPolicy::Place(const Graph& graph, const PlacementContext
                            Fixed(r.latency_us / 1e3, 3) + " ms)";
   for (size_t n = 0; n < reasons.size(); ++n) {
     const SimPlacement& p = r.placement[n];
+    const double share = SliceShare(space.sim, static_cast<int>(n), p);
     reasons[n] = p.other_device >= 0
-                     ? "partition: split " + Fixed(p.ratio, 3) + " / " +
-                           Fixed(1 - static_cast<double>(p.ratio), 3) +
+                     ? "partition: split " + Fixed(share, 3) + " / " + Fixed(1 - share, 3) +
                            " so both parts finish together" + tail
                      : "partition: whole node here after local search" + tail;
   }

@@ -81,15 +81,14 @@ std::vector<SimPlacement> PlacementSpace::SingleDevice(int device) const {
 double PlacementSpace::MainUs(int node, const SimPlacement& p) const {
   const size_t k = static_cast<size_t>(node) * static_cast<size_t>(num_devices) +
                    static_cast<size_t>(p.device);
-  const double share = p.other_device >= 0 ? static_cast<double>(p.ratio) : 1.0;
-  return sim.overhead_us[k] + share * sim.work_us[k];
+  return sim.overhead_us[k] + SliceShare(sim, node, p) * sim.work_us[k];
 }
 
 double PlacementSpace::OtherUs(int node, const SimPlacement& p) const {
   if (p.other_device < 0) return 0;
   const size_t k = static_cast<size_t>(node) * static_cast<size_t>(num_devices) +
                    static_cast<size_t>(p.other_device);
-  return sim.overhead_us[k] + (1.0 - static_cast<double>(p.ratio)) * sim.work_us[k];
+  return sim.overhead_us[k] + (1.0 - SliceShare(sim, node, p)) * sim.work_us[k];
 }
 
 double PlacementSpace::CopyUs(int from, int to, double bytes) const {
@@ -114,7 +113,7 @@ Plan PlacementSpace::ToPlan(const Graph& graph, std::span<const SimPlacement> pl
       SliceSpec s;
       s.axis = SliceAxis::kOutputChannels;
       s.other_device = sim.devices[static_cast<size_t>(p.other_device)];
-      s.ratio = static_cast<double>(p.ratio);
+      s.ratio = SliceShare(sim, n, p);  // the split the engine makes
       np.slice = s;
     }
     if (static_cast<size_t>(n) < reasons.size()) np.reason = reasons[static_cast<size_t>(n)];

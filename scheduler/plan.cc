@@ -89,9 +89,15 @@ int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank) {
   return node.op_type == "Conv" ? 1 : out_rank - 1;
 }
 
-int64_t SliceSplitIndex(int64_t extent, double ratio) {
-  const auto split = static_cast<int64_t>(std::llround(ratio * static_cast<double>(extent)));
-  return std::clamp<int64_t>(split, 1, extent - 1);
+int64_t SliceSplitIndex(int64_t extent, double ratio, SliceAxis axis) {
+  const int64_t block =
+      axis == SliceAxis::kOutputChannels && extent >= 2 * kSliceChannelMultiple
+          ? kSliceChannelMultiple
+          : 1;
+  const int64_t split =
+      block * static_cast<int64_t>(std::llround(ratio * static_cast<double>(extent) /
+                                                static_cast<double>(block)));
+  return std::clamp<int64_t>(split, block, (extent - 1) / block * block);
 }
 
 Status ValidatePlan(const Plan& plan, const Graph& graph) {

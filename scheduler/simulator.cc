@@ -95,6 +95,13 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
     const Node& node = graph.node(n);
     g.node_names.push_back(node.name);
     g.op_types.push_back(node.op_type);
+    for (auto [axis, extents] : {std::pair{SliceAxis::kOutputChannels, &g.channel_extent},
+                                 std::pair{SliceAxis::kBatch, &g.batch_extent}})
+      extents->push_back(IsSliceable(node, axis) && !node.outputs.empty() &&
+                                 node.outputs[0] != kNoValue &&
+                                 graph.value(node.outputs[0]).has_shape
+                             ? static_cast<int32_t>(SliceExtent(graph, node, axis))
+                             : -1);
     OpWork work = OpWorkOf(node, &graph);
     double activation_input_bytes = 0;  // distinct non-constant inputs
     for (size_t i = 0; i < node.inputs.size(); ++i)
@@ -175,9 +182,21 @@ StatusOr<std::vector<SimPlacement>> CompilePlacement(const SimGraph& g, const Pl
         return InvalidArgument(where + ": slice ratio must be in (0, 1)");
       out[i].other_device = static_cast<int16_t>(o);
       out[i].ratio = static_cast<float>(p.slice->ratio);
+      out[i].batch_slice = p.slice->axis == SliceAxis::kBatch;
     }
   }
   return out;
+}
+
+double SliceShare(const SimGraph& g, int node, const SimPlacement& p) {
+  if (p.other_device < 0) return 1.0;
+  const std::vector<int32_t>& extents = p.batch_slice ? g.batch_extent : g.channel_extent;
+  const int32_t extent =
+      static_cast<size_t>(node) < extents.size() ? extents[static_cast<size_t>(node)] : -1;
+  if (extent < 2) return static_cast<double>(p.ratio);
+  const SliceAxis axis = p.batch_slice ? SliceAxis::kBatch : SliceAxis::kOutputChannels;
+  return static_cast<double>(SliceSplitIndex(extent, static_cast<double>(p.ratio), axis)) /
+         static_cast<double>(extent);
 }
 
 Simulator::Simulator(const SimGraph& graph) : g_(graph) {
@@ -292,7 +311,7 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
     const SimPlacement& p = placement[n];
     const int d = p.device;
     const bool sliced = p.other_device >= 0;
-    const double share = sliced ? static_cast<double>(p.ratio) : 1.0;
+    const double share = sliced ? SliceShare(g_, static_cast<int>(n), p) : 1.0;
     double ready = 0, other_ready = 0;
     // Bytes of the inputs, and of those that came over a copying link.
     double input_bytes = 0, copied = 0, other_copied = 0;

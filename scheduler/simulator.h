@@ -65,6 +65,9 @@ struct SimGraph {
   // input's root, runtime views share the buffer). Whether a reader gets it
   // by a copy follows the root's producer.
   std::vector<int32_t> value_root;
+  // [node]: SliceExtent along output channels and along the batch (-1: the
+  // node cannot be sliced so), for SliceShare.
+  std::vector<int32_t> channel_extent, batch_extent;
   std::vector<int32_t> graph_input_values;  // values present on devices[0] at t = 0
   std::vector<int32_t> graph_output_values;
 
@@ -92,8 +95,13 @@ struct SimPlacement {
   int16_t device = 0;
   int16_t stream = 0;
   int16_t other_device = -1;  // slice partner, -1 for none
-  float ratio = 1.0f;         // share of `device` when sliced
+  float ratio = 1.0f;         // share of `device` asked for when sliced
+  bool batch_slice = false;   // sliced along the batch, else output channels
 };
+// The share of its work node `node` runs on p.device: 1 unsliced, else the
+// split the engine makes of p.ratio (SliceSplitIndex: whole channels, in
+// blocks of kSliceChannelMultiple, or whole batch items) over the extent.
+double SliceShare(const SimGraph& sim_graph, int node, const SimPlacement& p);
 // Structure must match (one entry per node); device names must be among
 // sim_graph.devices. Run ValidatePlan for the full checks.
 StatusOr<std::vector<SimPlacement>> CompilePlacement(const SimGraph& sim_graph, const Plan& plan);

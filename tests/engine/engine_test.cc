@@ -107,8 +107,9 @@ TEST(Engine, PlacementsReportSlicesAndDevices) {
   ASSERT_TRUE(by_name.count(name + "#0") && by_name.count(name + "#1") && by_name.count(name + "#join"));
   EXPECT_EQ(by_name[name + "#0"].device, "cpu");
   EXPECT_EQ(by_name[name + "#1"].device, "vgpu");
-  EXPECT_EQ(by_name[name + "#0"].slice, "channels [0,250) of 1000");
-  EXPECT_EQ(by_name[name + "#1"].slice, "channels [250,1000) of 1000");
+  // 250 channels asked for: the split is a whole block of 16 (256).
+  EXPECT_EQ(by_name[name + "#0"].slice, "channels [0,256) of 1000");
+  EXPECT_EQ(by_name[name + "#1"].slice, "channels [256,1000) of 1000");
   EXPECT_EQ(by_name[name + "#join"].op_type, "Concat");
 }
 

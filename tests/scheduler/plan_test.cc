@@ -164,11 +164,21 @@ TEST(PlanTest, PinsWinAndCannotBeOverridden) {
 }
 
 TEST(PlanTest, SplitIndexRoundsAndClamps) {
-  EXPECT_EQ(SliceSplitIndex(64, 0.5), 32);
-  EXPECT_EQ(SliceSplitIndex(10, 0.37), 4);
-  EXPECT_EQ(SliceSplitIndex(10, 0.001), 1);
-  EXPECT_EQ(SliceSplitIndex(10, 0.999), 9);
-  EXPECT_EQ(SliceSplitIndex(2, 0.5), 1);
+  constexpr SliceAxis kBatch = SliceAxis::kBatch, kChannels = SliceAxis::kOutputChannels;
+  EXPECT_EQ(SliceSplitIndex(64, 0.5, kBatch), 32);
+  EXPECT_EQ(SliceSplitIndex(10, 0.37, kBatch), 4);
+  EXPECT_EQ(SliceSplitIndex(10, 0.001, kBatch), 1);
+  EXPECT_EQ(SliceSplitIndex(10, 0.999, kBatch), 9);
+  EXPECT_EQ(SliceSplitIndex(2, 0.5, kBatch), 1);
+  // Channels: whole blocks of 16 once the extent holds two, each part >= 16.
+  EXPECT_EQ(SliceSplitIndex(64, 0.875, kChannels), 48);  // 56 would pad to 64 on the CPU
+  EXPECT_EQ(SliceSplitIndex(64, 0.6, kChannels), 32);
+  EXPECT_EQ(SliceSplitIndex(64, 0.05, kChannels), 16);
+  EXPECT_EQ(SliceSplitIndex(1000, 0.25, kChannels), 256);
+  EXPECT_EQ(SliceSplitIndex(1000, 0.999, kChannels), 992);
+  EXPECT_EQ(SliceSplitIndex(40, 0.5, kChannels), 16);  // 20 -> 1.25 blocks -> 1
+  EXPECT_EQ(SliceSplitIndex(31, 0.5, kChannels), 16);  // too narrow for blocks: plain rounding
+  EXPECT_EQ(SliceSplitIndex(20, 0.37, kChannels), 7);
   EXPECT_TRUE(PinMatchesDevice("cuda", "cuda:1"));
   EXPECT_TRUE(PinMatchesDevice("cpu", "cpu"));
   EXPECT_FALSE(PinMatchesDevice("cuda", "cudax"));

@@ -179,20 +179,23 @@ TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   Plan plan = PlanOn(t.graph(), {"cpu"});
   plan.nodes[0].slice = SliceSpec{SliceAxis::kOutputChannels, "gpu", 0.5};
   const SimResult r = Simulate(t.graph(), TwoDeviceProfile(10), plan);
-  // cpu half: 0..4. gpu: x copied 0..11, half of 2 us: 11..12, its 500 B
-  // back: 10.5 us -> 22.5, then the cpu joins the parts (a plain copy of the
-  // 1000 B output in and out, as the engine's "#join" step).
+  // Half of 250 channels is 125: the engine splits at 128, a whole block of
+  // 16 (SliceSplitIndex), and so does the simulator. cpu share: 0..4.096.
+  // gpu: x copied 0..11, 122/250 of 2 us: 11..11.976, its 488 B back: 10 us +
+  // 0.488 us, then the cpu joins the parts (a plain copy of the 1000 B
+  // output in and out, as the engine's "#join" step).
+  const double share = 128.0 / 250;
   OpWork join;
   join.op_class = OpClass::kDataMovement;
   join.op_type = "Reshape";
   join.bytes = 2 * 1000;
   const double join_us = CostModel(TwoDeviceProfile(10)).Cost(join, 0).TotalUs();
   EXPECT_GT(join_us, 0);
-  EXPECT_NEAR(r.nodes[0].end_us, 4, kTol);
+  EXPECT_NEAR(r.nodes[0].end_us, 8 * share, kTol);
   EXPECT_NEAR(r.nodes[0].other_start_us, 11, kTol);
-  EXPECT_NEAR(r.nodes[0].other_end_us, 12, kTol);
-  EXPECT_NEAR(r.latency_us, 22.5 + join_us, kTol);
-  EXPECT_NEAR(r.bytes_moved, 1500, kTol);
+  EXPECT_NEAR(r.nodes[0].other_end_us, 11 + 2 * (1 - share), kTol);
+  EXPECT_NEAR(r.latency_us, 11 + 2 * (1 - share) + 10 + 1000 * (1 - share) * 1e-3 + join_us, kTol);
+  EXPECT_NEAR(r.bytes_moved, 1000 + 1000 * (1 - share), kTol);
   EXPECT_EQ(r.copies, 2);
 }
 
