@@ -16,7 +16,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool Same(const SimPlacement& a, const SimPlacement& b) {
   return a.device == b.device && a.other_device == b.other_device &&
-         (a.other_device < 0 || a.ratio == b.ratio);
+         (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
 }
 
 std::string Fixed(double v, int digits) {

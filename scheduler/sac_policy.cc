@@ -319,20 +319,23 @@ Eigen::VectorXd PlacementEnv::State() const {
   s(21) = (device_queue_end_[0] - device_queue_end_[static_cast<size_t>(accelerator_)]) / ref;
   s(22) = peak_ratio_;
   s(23) = mapped_;
-  // Revisiting (pass > 0): where the node and its consumer sit now.
-  auto cpu_share = [](const SimPlacement& p) {
-    if (p.other_device >= 0) return p.device == 0 ? static_cast<double>(p.ratio)
-                                                  : 1.0 - static_cast<double>(p.ratio);
+  // Revisiting (pass > 0): where the node and its consumer sit now, as the
+  // share the engine runs (SliceShare: whole channel blocks), not the bin.
+  auto cpu_share = [this](int node, const SimPlacement& p) {
+    if (p.other_device >= 0) {
+      const double share = SliceShare(space_.sim, node, p);
+      return p.device == 0 ? share : 1.0 - share;
+    }
     return p.device == 0 ? 1.0 : 0.0;
   };
   s(24) = passes_ > 1 ? static_cast<double>(step_ / num_nodes()) / (passes_ - 1) : 0;
-  s(25) = cpu_share(current_[n]);
+  s(25) = cpu_share(static_cast<int>(n), current_[n]);
   const int consumer = first_consumer_[n];
-  s(26) = consumer >= 0 ? cpu_share(current_[static_cast<size_t>(consumer)]) : 1;
+  s(26) = consumer >= 0 ? cpu_share(consumer, current_[static_cast<size_t>(consumer)]) : 1;
   s(27) = 10 * (cost_ - 1);
   // CPU share at which both parts' kernels finish together (no copies).
   s(28) = acc_us / std::max(cpu_us + acc_us, 1e-9);
-  s(29) = producer >= 0 ? cpu_share(current_[static_cast<size_t>(producer)]) : 1;
+  s(29) = producer >= 0 ? cpu_share(producer, current_[static_cast<size_t>(producer)]) : 1;
   // One-step lookahead: the simulated cost change of each allowed action
   // with every other node as currently placed (tanh-squashed; > 0 = better).
   const uint32_t mask = Mask();

@@ -181,8 +181,17 @@ StatusOr<std::vector<SimPlacement>> CompilePlacement(const SimGraph& g, const Pl
       if (!(p.slice->ratio > 0 && p.slice->ratio < 1))
         return InvalidArgument(where + ": slice ratio must be in (0, 1)");
       out[i].other_device = static_cast<int16_t>(o);
-      out[i].ratio = static_cast<float>(p.slice->ratio);
       out[i].batch_slice = p.slice->axis == SliceAxis::kBatch;
+      // The engine's split of the double ratio (runtime/slicing.cc), stored
+      // as split / extent: a float of the ratio itself could round to the
+      // other side of a half (batch 10 at 0.35: 4 items, 3 from the float).
+      // split / extent survives the float and SliceShare's re-split exactly.
+      const int32_t extent = (out[i].batch_slice ? g.batch_extent : g.channel_extent)[i];
+      out[i].ratio = static_cast<float>(
+          extent >= 2 ? static_cast<double>(SliceSplitIndex(extent, p.slice->ratio,
+                                                            p.slice->axis)) /
+                            extent
+                      : p.slice->ratio);
     }
   }
   return out;

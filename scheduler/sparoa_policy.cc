@@ -177,7 +177,7 @@ StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
   const std::vector<SimPlacement>& picked = candidates[best].placement;
   auto same = [](const SimPlacement& a, const SimPlacement& b) {
     return a.device == b.device && a.other_device == b.other_device &&
-           (a.other_device < 0 || a.ratio == b.ratio);
+           (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
   };
   for (size_t n = 0; n < reasons.size(); ++n) {
     if (candidates[best].what.starts_with("SAC") &&

@@ -260,6 +260,9 @@ StatusOr<std::vector<ModelTimings>> MeasureCalibrationSuite(const OpTimerOptions
   ASSIGN_OR_RETURN(Graph tokens, CalibrationSuiteGraph(false));
   OpTimerOptions token_options = suite_options;
   token_options.evict_bytes = static_cast<size_t>(2 * std::max(CacheBytesPerCore(), 0.0));
+  if (token_options.evict_bytes == 0)
+    std::fprintf(stderr,
+                 "calibration: the per-core cache size is unknown; token ops are timed warm\n");
   ASSIGN_OR_RETURN(ModelTimings t,
                    MeasureGraph(std::move(tokens), "calibration_suite_tokens", token_options));
   out.push_back(std::move(t));

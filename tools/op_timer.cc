@@ -161,8 +161,19 @@ Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
   for (size_t k = 0; k < keep_all.outputs().size(); ++k)
     value_data[keep_all.outputs()[k]] = whole->output(k);
 
-  // 2. Every node alone.
-  std::vector<unsigned char> eviction(options.evict_bytes);
+  // 2. Every node alone. With evict_bytes, one walk buffer per core the
+  // op's threads may run on (a worker's L2 holds its chunk of the last
+  // repeat's output too): the process's first t.threads allowed cores.
+  std::vector<int> eviction_cores;
+  if (options.evict_bytes > 0 && t.threads > 1) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      for (int c = 0; c < CPU_SETSIZE && static_cast<int>(eviction_cores.size()) < t.threads; ++c)
+        if (CPU_ISSET(c, &allowed)) eviction_cores.push_back(c);
+  }
+  std::vector<unsigned char> eviction(
+      options.evict_bytes * std::max<size_t>(1, eviction_cores.size()));
   for (const Node& node : graph.nodes()) {
     OpTiming op;
     op.node = node.name;
@@ -179,16 +190,32 @@ Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
     if (!(*exec)->placements().empty()) op.implementation = (*exec)->placements()[0].implementation;
     std::vector<size_t> fed_bytes;
     for (ValueId v : fed) fed_bytes.push_back(static_cast<size_t>(ValueBytes(graph, v)));
-    auto prepare_caches = [&] {
-      if (eviction.empty()) return;
-      // Written, so the lines are owned and then dropped like a model's.
-      for (size_t b = 0; b < eviction.size(); b += 64) ++eviction[b];
+    // On each core the op's threads may use: walk (write, so the lines are
+    // owned and then dropped like a model's) that core's share of `eviction`,
+    // then read the inputs.
+    auto walk_and_read = [&](size_t core, bool pin) {
+      if (pin) {  // a walker thread of its own
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(eviction_cores[core], &one);
+        (void)PinCurrentThread(one);
+      }
+      unsigned char* mine = eviction.data() + core * options.evict_bytes;
+      for (size_t b = 0; b < options.evict_bytes; b += 64) ++mine[b];
       unsigned char sum = 0;
       for (size_t k = 0; k < ptrs.size(); ++k) {
         const auto* bytes = static_cast<const unsigned char*>(ptrs[k]);
         for (size_t b = 0; b < fed_bytes[k]; b += 64) sum += bytes[b];
       }
-      eviction[0] += sum;  // keeps the reads
+      mine[0] += sum;  // keeps the reads
+    };
+    auto prepare_caches = [&] {
+      if (eviction.empty()) return;
+      if (eviction_cores.size() < 2) return walk_and_read(0, false);
+      std::vector<std::thread> walkers;
+      for (size_t core = 0; core < eviction_cores.size(); ++core)
+        walkers.emplace_back(walk_and_read, core, true);
+      for (std::thread& w : walkers) w.join();
     };
     for (int i = 0; i < options.warmup; ++i) {
       prepare_caches();

@@ -440,7 +440,11 @@ TEST(CpuTranspose, PermutationsAndDtypes) {
                         // permutation whose contiguous axis sits in the middle.
                         Spec{{1, 37, 3, 21}, {0, 2, 3, 1}}, Spec{{33, 17}, {1, 0}},
                         Spec{{2, 19, 5, 35}, {0, 3, 1, 2}},
-                        Spec{{3, 18, 4, 20}, {2, 3, 0, 1}}}) {
+                        Spec{{3, 18, 4, 20}, {2, 3, 0, 1}},
+                        // An outer axis between the contiguous one and the
+                        // last; rank 5.
+                        Spec{{2, 3, 4, 5}, {3, 1, 0, 2}},
+                        Spec{{2, 17, 3, 2, 19}, {4, 1, 3, 0, 2}}}) {
     std::vector<int64_t> perm = s.perm;
     if (perm.empty())
       for (int64_t a = static_cast<int64_t>(s.x.size()) - 1; a >= 0; --a)

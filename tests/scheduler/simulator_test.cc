@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "graph/passes/passes.h"
 #include "graph/annotate.h"
 #include "models/builtin.h"
@@ -197,6 +199,36 @@ TEST(SimulatorTest, SliceSplitsWorkAndCopiesThePartBack) {
   EXPECT_NEAR(r.latency_us, 11 + 2 * (1 - share) + 10 + 1000 * (1 - share) * 1e-3 + join_us, kTol);
   EXPECT_NEAR(r.bytes_moved, 1000 + 1000 * (1 - share), kTol);
   EXPECT_EQ(r.copies, 2);
+}
+
+// The simulator prices the split the engine makes (runtime/slicing.cc:
+// SliceSplitIndex of the plan's double ratio): whole 16-channel blocks along
+// output channels, whole items along the batch, and the plan's ratio is not
+// rounded through a float first.
+TEST(SimulatorTest, SlicesRunTheEnginesSplit) {
+  for (auto [extent, axis, ratio, split] :
+       {std::tuple{64, SliceAxis::kOutputChannels, 0.6, 32},
+        std::tuple{64, SliceAxis::kBatch, 0.6, 38},
+        std::tuple{10, SliceAxis::kBatch, 0.35, 4},  // float(0.35) * 10 rounds to 3
+        std::tuple{160, SliceAxis::kOutputChannels, 0.35, 64}}) {
+    TinyGraph t;
+    ValueId x = t.Input("x", 250);
+    t.Output(t.Op("s", {x}, 8, extent, "Gemm"));  // a 1-D output: batch and columns alike
+    Plan plan = PlanOn(t.graph(), {"cpu"});
+    plan.nodes[0].slice = SliceSpec{axis, "gpu", ratio};
+    const CostModel model(TwoDeviceProfile(10));
+    StatusOr<SimGraph> sg = BuildSimGraph(t.graph(), model, {"cpu", "gpu"});
+    ASSERT_TRUE(sg.ok()) << sg.status().ToString();
+    StatusOr<std::vector<SimPlacement>> p = CompilePlacement(*sg, plan);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    const double share = static_cast<double>(split) / extent;
+    EXPECT_EQ(SliceSplitIndex(extent, ratio, axis), split) << extent << " " << ratio;
+    EXPECT_EQ((*p)[0].batch_slice, axis == SliceAxis::kBatch);
+    EXPECT_NEAR(SliceShare(*sg, 0, (*p)[0]), share, 1e-12) << extent << " " << ratio;
+    // The cpu part: its share of the 8 us.
+    EXPECT_NEAR(Simulate(t.graph(), TwoDeviceProfile(10), plan).nodes[0].end_us, 8 * share, 1e-9)
+        << extent << " " << ratio;
+  }
 }
 
 TEST(SimulatorTest, StreamsOverlapOnlyWithFreeKernelSlots) {

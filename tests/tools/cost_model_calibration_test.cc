@@ -131,9 +131,9 @@ namespace braid::cli {
 namespace {
 
 // With evict_bytes the timer walks other memory and reads each node's inputs
-// before every run (inputs warm, the rest evicted, as inside a model): every
-// node is still timed, on inputs of several sizes and dtypes (a sanitizer
-// build checks the reads stay within the inputs).
+// before every run (inputs warm, the rest evicted, as inside a model), on
+// one core and on two (a walker thread per core): every node is still timed
+// (a sanitizer build checks the reads stay within the inputs).
 TEST(OpTimerTest, EvictionBeforeEachRunStillTimesEveryNode) {
   GraphBuilder b("evicted", 3);
   const ValueId x = b.Input("x", {1, 37, 24});
@@ -143,18 +143,20 @@ TEST(OpTimerTest, EvictionBeforeEachRunStillTimesEveryNode) {
   Graph g = std::move(b).Finish();
   ASSERT_TRUE(RunDefaultPasses(g).ok());
   ASSERT_TRUE(Annotate(g).ok());
-  OpTimerOptions options;
-  options.threads = 1;
-  options.iterations = 2;
-  options.warmup = 1;
-  options.end_to_end = false;
-  options.evict_bytes = 256 * 1024;
-  StatusOr<ModelTimings> t = MeasureGraph(std::move(g), "evicted", options);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  ASSERT_EQ(t->ops.size(), 3u);
-  for (const OpTiming& op : t->ops) {
-    EXPECT_GT(op.median_us, 0) << op.node;
-    EXPECT_FALSE(op.implementation.empty()) << op.node;
+  for (int threads : {1, 2}) {
+    OpTimerOptions options;
+    options.threads = threads;
+    options.iterations = 2;
+    options.warmup = 1;
+    options.end_to_end = false;
+    options.evict_bytes = 256 * 1024;
+    StatusOr<ModelTimings> t = MeasureGraph(g, "evicted", options);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->ops.size(), 3u);
+    for (const OpTiming& op : t->ops) {
+      EXPECT_GT(op.median_us, 0) << op.node << " " << threads;
+      EXPECT_FALSE(op.implementation.empty()) << op.node;
+    }
   }
 }
 
