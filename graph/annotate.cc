@@ -141,14 +141,15 @@ class NodeCost {
         ElementCount(graph_.value(node_.outputs[0]).shape));
   }
   // Extent of dimension `axis` (negative counts from the end) of input i;
-  // symbols count as 1 like everywhere in the annotation.
+  // symbols count as 1 like everywhere in the annotation (a product keeps
+  // its numeric factor: ExtentWithSymbolsAs).
   double InputDim(size_t i, int axis) const {
     if (!HasInput(i)) return 0;
     const Shape& s = ShapeOf(i);
     const int rank = static_cast<int>(s.size());
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return 0;
-    return s[axis].is_static() ? static_cast<double>(s[axis].extent()) : 1;
+    return static_cast<double>(ExtentWithSymbolsAs(s[axis]));
   }
 
   // Bias (a third input) and a fused activation, per output element.

@@ -6,6 +6,8 @@
 #include <new>
 #include <functional>
 #include <queue>
+#include <string>
+#include <string_view>
 #include <unordered_set>
 
 namespace braid {
@@ -70,10 +72,30 @@ bool IsStatic(const Shape& shape) {
   return true;
 }
 
+int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value) {
+  if (d.is_static()) return d.extent();
+  // FromProduct (graph/passes/shape_inference.cc) writes "A*B*12": symbols,
+  // then the coefficient.
+  int64_t n = 1;
+  const std::string& s = d.symbol();
+  for (size_t begin = 0; begin <= s.size();) {
+    size_t end = s.find('*', begin);
+    if (end == std::string::npos) end = s.size();
+    const std::string_view factor(s.data() + begin, end - begin);
+    int64_t value = symbol_value;
+    if (!factor.empty() && factor.find_first_not_of("0123456789") == std::string_view::npos &&
+        factor.size() < 19)
+      value = std::stoll(std::string(factor));
+    if (__builtin_mul_overflow(n, value, &n)) return std::numeric_limits<int64_t>::max();
+    begin = end + 1;
+  }
+  return n;
+}
+
 int64_t ElementCount(const Shape& shape, int64_t symbol_value) {
   int64_t n = 1;
   for (const Dim& d : shape) {
-    const int64_t extent = d.is_static() ? d.extent() : symbol_value;
+    const int64_t extent = ExtentWithSymbolsAs(d, symbol_value);
     if (__builtin_mul_overflow(n, extent, &n))
       return std::numeric_limits<int64_t>::max();
   }

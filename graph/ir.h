@@ -72,9 +72,14 @@ class Dim {
 using Shape = std::vector<Dim>;
 
 bool IsStatic(const Shape& shape);
-// Product of the static extents, with every symbol taken as
-// `symbol_value` (annotations are reported per unit of batch). Saturates at
-// INT64_MAX instead of overflowing (shapes read from files are untrusted).
+// The extent of `d` with every symbol taken as `symbol_value`: a static
+// extent as is; a product shape inference made ("N*197": a Reshape merged a
+// batch with a static dim) keeps its numeric factors. Saturates at
+// INT64_MAX.
+int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value = 1);
+// Product of the extents (ExtentWithSymbolsAs; annotations are reported per
+// unit of batch). Saturates at INT64_MAX instead of overflowing (shapes read
+// from files are untrusted).
 int64_t ElementCount(const Shape& shape, int64_t symbol_value = 1);
 
 // Largest element count braid accepts for one tensor (2^48): far above any

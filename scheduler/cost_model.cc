@@ -163,6 +163,14 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
       w.op_type = "GlobalAveragePool:small";
   } else if (node.op_type == "Gemm") {
     w.sparse_class = "gemm";
+    // A classifier's one-row Gemm (a GEMV) streams its weight: 1.5-1.6x a
+    // many-row Gemm's time per FLOP (a transformer's Linears, FuseMatMulBias)
+    // at the same roofline. Keyed apart so neither sets the other's factor.
+    if (graph != nullptr && !node.outputs.empty() && node.outputs[0] != kNoValue) {
+      const Value& y = graph->value(node.outputs[0]);
+      if (y.has_shape && y.shape.size() == 2 && y.shape[0].is_static() && y.shape[0].extent() == 1)
+        w.op_type = "Gemm:gemv";
+    }
   } else if (node.op_type == "MatMul" && graph != nullptr && node.inputs.size() > 1 &&
              node.inputs[1] != kNoValue && graph->IsConstant(node.inputs[1])) {
     w.sparse_class = "gemm";

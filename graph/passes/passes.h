@@ -39,16 +39,23 @@ Status FuseActivations(Graph& graph);
 // association of the last two) becomes one Gelu(x) node (approximate "none").
 Status FuseGelu(Graph& graph);
 
+// MatMul(A, constant [K, N] B) whose output only a constant last-axis bias
+// Add reads becomes Gemm(A, B, bias [N]); an A of rank > 2 is reshaped to
+// [rows, K] and the result back (the Reshapes run as views). The Gemm keeps
+// the MatMul's name and the Add's output value (graph/passes/
+// fuse_matmul_bias.cc).
+Status FuseMatMulBias(Graph& graph);
+
 // Removes nodes whose outputs are neither graph outputs nor read, and unused
 // values.
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  bool fuse = true;  // BN folding, GELU and activation fusion
+  bool fuse = true;  // BN folding, GELU, MatMul bias and activation fusion
 };
 
 // RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm, FuseGelu,
-// FuseActivations], EliminateDeadNodes, InferShapes.
+// FuseMatMulBias, FuseActivations], EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 
 }  // namespace braid

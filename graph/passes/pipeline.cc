@@ -13,6 +13,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(FuseGelu(graph));
+    RETURN_IF_ERROR(FuseMatMulBias(graph));
     RETURN_IF_ERROR(FuseActivations(graph));
   }
   RETURN_IF_ERROR(EliminateDeadNodes(graph));

@@ -57,15 +57,17 @@ TEST(Pipeline, DefaultPassesWithFusion) {
   const Graph& g = t.graph();
   EXPECT_EQ(OpTypes(g),
             (std::vector<std::string>{"Conv", "Shape", "Gather", "Unsqueeze",
-                                      "Concat", "Reshape", "MatMul", "Add"}));
+                                      "Concat", "Reshape", "Gemm"}));
   const Node& conv = g.node(0);
   EXPECT_EQ(conv.attrs.GetString("activation", ""), "Relu");
   EXPECT_EQ(conv.inputs.size(), 3u);  // the folded BN created a bias
-  // The Transpose and Sqrt(Mul) chains became constants.
-  const Node& matmul = g.node(6);
-  EXPECT_TRUE(g.IsConstant(matmul.inputs[1]));
-  EXPECT_EQ(g.value(matmul.inputs[1]).shape, (Shape{64, 10}));
-  const Value& bias = g.value(g.node(7).inputs[1]);
+  // The Transpose and Sqrt(Mul) chains became constants; the MatMul and its
+  // bias Add one Gemm (FuseMatMulBias).
+  const Node& gemm = g.node(6);
+  ASSERT_EQ(gemm.inputs.size(), 3u);
+  EXPECT_TRUE(g.IsConstant(gemm.inputs[1]));
+  EXPECT_EQ(g.value(gemm.inputs[1]).shape, (Shape{64, 10}));
+  const Value& bias = g.value(gemm.inputs[2]);
   ASSERT_TRUE(bias.constant.has_value());
   EXPECT_EQ(bias.constant->as<float>()[0], 3.0f);
   // Shapes: the batch stays symbolic through the Reshape.

@@ -1,7 +1,8 @@
 // Test-only helpers for the rewriting passes: a tiny, deliberately naive fp64
 // interpreter for the ops those passes touch (Conv2D NCHW with groups, pads,
-// strides and dilations; Gemm; BatchNormalization; broadcasting Add/Mul;
-// Relu, Clip, Sigmoid, HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
+// strides and dilations; Gemm; MatMul with a 2-D B; Reshape by a constant
+// shape; BatchNormalization; broadcasting Add/Mul; Relu, Clip, Sigmoid,
+// HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
 // including the fused "activation" attributes of docs/ir.md, plus small
 // graph-building shortcuts. It exists because kernels/reference does not yet;
 // it reads shapes from the tensors, so no shape inference is needed.
@@ -14,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -209,6 +211,45 @@ inline StatusOr<RefTensor> Gemm(const Node& n, const RefTensor& a,
   return Broadcast2(y, scaled_c, /*multiply=*/false);
 }
 
+// A [..., M, K] times a 2-D B [K, N].
+inline StatusOr<RefTensor> MatMul2DB(const RefTensor& a, const RefTensor& b) {
+  if (a.dims.size() < 2 || b.dims.size() != 2 || a.dims.back() != b.dims[0])
+    return InvalidArgument("bad matmul shapes");
+  const int64_t k = b.dims[0], cols = b.dims[1], rows = Numel(a.dims) / k;
+  RefTensor y;
+  y.dims = a.dims;
+  y.dims.back() = cols;
+  y.data.assign(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc += a.data[i * k + p] * b.data[p * cols + j];
+      y.data[i * cols + j] = acc;
+    }
+  return y;
+}
+
+// `target` as ONNX Reshape reads it (one -1 inferred, 0 copies the dim).
+inline StatusOr<RefTensor> Reshape(const RefTensor& x, std::span<const int64_t> target) {
+  RefTensor y = x;
+  y.dims.clear();
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0) d = x.dims.at(i);
+    if (d == -1) {
+      infer = static_cast<int64_t>(i);
+      d = 1;
+    } else {
+      known *= d;
+    }
+    y.dims.push_back(d);
+  }
+  if (infer >= 0) y.dims[static_cast<size_t>(infer)] = Numel(x.dims) / known;
+  if (Numel(y.dims) != Numel(x.dims)) return InvalidArgument("bad reshape");
+  return y;
+}
+
 inline double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double HardSigmoid(double x, double alpha, double beta) {
   return std::clamp(alpha * x + beta, 0.0, 1.0);
@@ -299,6 +340,12 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       out = Conv2D(n, *in[0], *in[1], input(2));
     } else if (op == "Gemm") {
       out = Gemm(n, *in[0], *in[1], input(2));
+    } else if (op == "MatMul") {
+      out = MatMul2DB(*in[0], *in[1]);
+    } else if (op == "Reshape") {
+      const Value& shape = graph.value(n.inputs[1]);
+      if (!shape.constant) return InvalidArgument(n.name + ": shape not constant");
+      out = Reshape(*in[0], shape.constant->as<int64_t>());
     } else if (op == "BatchNormalization") {
       out = BatchNorm(n, in);
     } else if (op == "Add" || op == "Mul") {
