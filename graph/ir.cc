@@ -1,5 +1,6 @@
 #include "graph/ir.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -72,23 +73,44 @@ bool IsStatic(const Shape& shape) {
   return true;
 }
 
-int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value) {
-  if (d.is_static()) return d.extent();
-  // FromProduct (graph/passes/shape_inference.cc) writes "A*B*12": symbols,
-  // then the coefficient.
-  int64_t n = 1;
-  const std::string& s = d.symbol();
-  for (size_t begin = 0; begin <= s.size();) {
+namespace {
+int64_t SaturatingProduct(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                            : std::numeric_limits<int64_t>::max();
+}
+}  // namespace
+
+DimProduct ToProduct(const Dim& dim) {
+  DimProduct p;
+  if (dim.is_static()) {
+    p.coefficient = dim.extent();
+    return p;
+  }
+  const std::string& s = dim.symbol();
+  size_t begin = 0;
+  while (begin <= s.size()) {
     size_t end = s.find('*', begin);
     if (end == std::string::npos) end = s.size();
-    const std::string_view factor(s.data() + begin, end - begin);
-    int64_t value = symbol_value;
-    if (!factor.empty() && factor.find_first_not_of("0123456789") == std::string_view::npos &&
-        factor.size() < 19)
-      value = std::stoll(std::string(factor));
-    if (__builtin_mul_overflow(n, value, &n)) return std::numeric_limits<int64_t>::max();
+    std::string factor = s.substr(begin, end - begin);
+    bool numeric = !factor.empty() &&
+                   std::all_of(factor.begin(), factor.end(),
+                               [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric && factor.size() < 18)
+      p.coefficient = SaturatingProduct(p.coefficient, std::stoll(factor));
+    else
+      p.symbols.push_back(factor);
     begin = end + 1;
   }
+  std::sort(p.symbols.begin(), p.symbols.end());
+  return p;
+}
+
+int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value) {
+  const DimProduct p = ToProduct(d);
+  int64_t n = p.coefficient;
+  for (size_t i = 0; i < p.symbols.size(); ++i) n = SaturatingProduct(n, symbol_value);
   return n;
 }
 

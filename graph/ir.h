@@ -72,10 +72,18 @@ class Dim {
 using Shape = std::vector<Dim>;
 
 bool IsStatic(const Shape& shape);
+// A dim as a product: a number times a sorted list of symbol factors
+// ("N*12" = 12 * N; shape inference writes such symbols, FromProduct in
+// graph/passes/shape_inference.h). A static dim has no symbols.
+struct DimProduct {
+  int64_t coefficient = 1;
+  std::vector<std::string> symbols;  // sorted, may repeat
+};
+DimProduct ToProduct(const Dim& dim);
+
 // The extent of `d` with every symbol taken as `symbol_value`: a static
-// extent as is; a product shape inference made ("N*197": a Reshape merged a
-// batch with a static dim) keeps its numeric factors. Saturates at
-// INT64_MAX.
+// extent as is; a product ("N*197": a Reshape merged a batch with a static
+// dim) keeps its coefficient. Saturates at INT64_MAX.
 int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value = 1);
 // Product of the extents (ExtentWithSymbolsAs; annotations are reported per
 // unit of batch). Saturates at INT64_MAX instead of overflowing (shapes read

@@ -99,7 +99,7 @@ struct OpWork {
 // key of the per-op-type factor: the node's op type, except for kernel
 // variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",
 // "Conv:depthwise/s2", "Transpose:rows" (the innermost axis stays
-// innermost), with the graph "Concat:4d" (feature maps) and
+// innermost), with the graph "Gemm:gemv" (one output row), "Concat:4d" (feature maps) and
 // "GlobalAveragePool:small" (maps of at most 16x16); a sliced node's join
 // as JoinOpType says.
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);

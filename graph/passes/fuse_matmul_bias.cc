@@ -3,8 +3,10 @@
 // (a transformer exports every Linear this way: vit_tiny has 24 such Adds,
 // 2% of its CPU time, one kernel launch each on a GPU).
 //
-//  * B is a constant 2-D f32 [K, N]; A has rank >= 2 and a static last dim K;
-//    the MatMul's output is read by the Add alone and is no graph output.
+//  * B is a constant 2-D f32 [K, N] (K, N > 0); A has rank >= 2, a static
+//    last dim K and no leading dim 0; the MatMul carries no attributes; its
+//    output is read by the Add alone and is no graph output; both nodes have
+//    the same device pin (the Reshapes take it too).
 //  * The Add's other operand is a constant f32 that broadcasts along the last
 //    axis only: one element, or [..., 1, N] of rank <= the output's.
 //  * A of rank 2 feeds the Gemm directly. A of rank r > 2 ([d0, ..., K]) is
@@ -83,7 +85,10 @@ Status FuseMatMulBias(Graph& graph) {
   const NodeId original_nodes = graph.num_nodes();
   for (NodeId id = 0; id < original_nodes; ++id) {
     const Node& mm = graph.node(id);
-    if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
+    // A MatMul carrying attributes (a fused activation) would lose them.
+    if (mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1 ||
+        !mm.attrs.map().empty())
+      continue;
     const ValueId a = mm.inputs[0], b = mm.inputs[1], y = mm.outputs[0];
     if (a == kNoValue || b == kNoValue || y == kNoValue) continue;
     const std::optional<std::vector<int64_t>> b_dims = pass_util::ConstantF32Dims(graph, b);
@@ -93,28 +98,32 @@ Status FuseMatMulBias(Graph& graph) {
       continue;
     const Shape a_shape = a_value.shape;
     const int64_t k = (*b_dims)[0], n = (*b_dims)[1];
-    if (!a_shape.back().is_static() || a_shape.back().extent() != k) continue;
+    if (!a_shape.back().is_static() || a_shape.back().extent() != k || k == 0 || n == 0) continue;
     const NodeId add_id = uses.OnlyReader(y);
     if (add_id == kNoNode || remove[static_cast<size_t>(add_id)]) continue;
     const Node& add = graph.node(add_id);
     if (add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1 ||
-        add.outputs[0] == kNoValue || !add.attrs.map().empty() || add.inputs[0] == add.inputs[1])
+        add.outputs[0] == kNoValue || !add.attrs.map().empty() || add.inputs[0] == add.inputs[1] ||
+        add.device_pin != mm.device_pin)
       continue;
     const ValueId addend = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
     const std::optional<std::vector<double>> bias =
         LastAxisBias(graph, addend, n, a_shape.size());
     if (!bias) continue;
-    // Leading dims: all static but at most one (it becomes -1).
+    // Leading dims: all static but at most one (it becomes -1), none 0 (a
+    // Reshape target's 0 copies the input's dim).
     std::vector<int64_t> out_dims;
     int symbolic = 0;
+    bool empty = false;
     for (size_t d = 0; d + 1 < a_shape.size(); ++d) {
       symbolic += a_shape[d].is_static() ? 0 : 1;
+      empty = empty || (a_shape[d].is_static() && a_shape[d].extent() == 0);
       out_dims.push_back(a_shape[d].is_static() ? a_shape[d].extent() : -1);
     }
-    if (symbolic > 1) continue;
+    if (symbolic > 1 || empty) continue;
     out_dims.push_back(n);
     const ValueId z = add.outputs[0];
-    const std::string name = mm.name;
+    const std::string name = mm.name, pin = mm.device_pin;
     pass_util::AdoptShapeIfMissing(graph, z, y);
     const ValueId c = pass_util::AddF32Constant(graph, names, name + "_bias", {n}, *bias);
     ValueId gemm_a = a, gemm_y = z;
@@ -126,6 +135,7 @@ Status FuseMatMulBias(Graph& graph) {
       Node in;
       in.name = UnusedNodeName(name + "/rows", node_names);
       in.op_type = "Reshape";
+      in.device_pin = pin;
       in.inputs = {a, AddI64Constant(graph, names, name + "_rows_shape", {-1, k})};
       in.outputs = {gemm_a};
       graph.AddNode(std::move(in));
@@ -133,6 +143,7 @@ Status FuseMatMulBias(Graph& graph) {
       Node out;
       out.name = UnusedNodeName(name + "/unrows", node_names);
       out.op_type = "Reshape";
+      out.device_pin = pin;
       out.inputs = {gemm_y, AddI64Constant(graph, names, name + "_unrows_shape", out_dims)};
       out.outputs = {z};
       graph.AddNode(std::move(out));

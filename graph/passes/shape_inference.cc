@@ -282,31 +282,6 @@ std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b,
   return out;
 }
 
-DimProduct ToProduct(const Dim& dim) {
-  DimProduct p;
-  if (dim.is_static()) {
-    p.coefficient = dim.extent();
-    return p;
-  }
-  const std::string& s = dim.symbol();
-  size_t begin = 0;
-  while (begin <= s.size()) {
-    size_t end = s.find('*', begin);
-    if (end == std::string::npos) end = s.size();
-    std::string factor = s.substr(begin, end - begin);
-    bool numeric = !factor.empty() &&
-                   std::all_of(factor.begin(), factor.end(),
-                               [](char c) { return c >= '0' && c <= '9'; });
-    if (numeric && factor.size() < 18)
-      p.coefficient = SaturatingMultiply(p.coefficient, std::stoll(factor));
-    else
-      p.symbols.push_back(factor);
-    begin = end + 1;
-  }
-  std::sort(p.symbols.begin(), p.symbols.end());
-  return p;
-}
-
 Dim FromProduct(const DimProduct& product) {
   if (product.symbols.empty() || product.coefficient == 0)
     return Dim(product.coefficient);

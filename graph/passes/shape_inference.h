@@ -112,13 +112,8 @@ std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b,
                                      std::string* why);
 
-// Products of dims: a Dim is a number times a sorted list of symbol factors
-// ("N*12" = 12 * N). Used for Reshape -1, Flatten and value arithmetic.
-struct DimProduct {
-  int64_t coefficient = 1;
-  std::vector<std::string> symbols;  // sorted, may repeat
-};
-DimProduct ToProduct(const Dim& dim);
+// Products of dims (DimProduct, ToProduct: graph/ir.h). Used for Reshape -1,
+// Flatten and value arithmetic.
 Dim FromProduct(const DimProduct& product);
 DimProduct MultiplyProducts(const DimProduct& a, const DimProduct& b);
 // a / b when exact (symbols of b all in a, coefficient divides); else nullopt.

@@ -95,25 +95,33 @@ TEST(FuseMatMulBiasTest, SymbolicBatchStaysSymbolic) {
 }
 
 TEST(FuseMatMulBiasTest, NearMissesStay) {
-  // A bias along another axis, a bias of higher rank than the output, a
-  // second reader of the MatMul's output, the MatMul's output a graph
-  // output, and a computed B.
-  for (int variant = 0; variant < 5; ++variant) {
-    Linear l = StartLinear({2, 5, 6}, /*computed_b=*/variant == 4);
+  // Variant 0 is the positive control (fused); then a bias along another
+  // axis, a bias of higher rank than the output, a second reader of the
+  // MatMul's output, the MatMul's output a graph output, a computed B, a
+  // MatMul with a fused activation, an empty leading dim, and Add and MatMul
+  // pinned to different devices.
+  for (int variant = 0; variant < 9; ++variant) {
+    Linear l = StartLinear(variant == 7 ? Shape{2, 0, 6} : Shape{2, 5, 6},
+                           /*computed_b=*/variant == 5);
     ValueId y = l.y, bias;
     switch (variant) {
-      case 0: bias = AddRandomF32(l.g, "b", {5, 1}, l.rng); break;
-      case 1: bias = AddRandomF32(l.g, "b", {1, 1, 1, 4}, l.rng); break;
+      case 1: bias = AddRandomF32(l.g, "b", {5, 1}, l.rng); break;
+      case 2: bias = AddRandomF32(l.g, "b", {1, 1, 1, 4}, l.rng); break;
       default: bias = AddRandomF32(l.g, "b", {4}, l.rng); break;
     }
+    if (variant == 6) l.g.node(1).attrs.Set("activation", std::string("Relu"));
     l.g.outputs().push_back(AddOp(l.g, "add", "Add", {y, bias}, {"z"}));
-    if (variant == 2) l.g.outputs().push_back(AddOp(l.g, "other", "Relu", {y}, {"o"}));
-    if (variant == 3) l.g.outputs().push_back(y);
-    ASSERT_TRUE(l.g.Validate().ok()) << variant;
+    if (variant == 3) l.g.outputs().push_back(AddOp(l.g, "other", "Relu", {y}, {"o"}));
+    if (variant == 4) l.g.outputs().push_back(y);
+    if (variant == 8) l.g.node(l.g.num_nodes() - 1).device_pin = "cpu";
+    Status shapes = InferShapes(l.g);
+    ASSERT_TRUE(shapes.ok()) << variant << ": " << shapes.ToString();
     const int nodes = l.g.num_nodes();
-    ASSERT_TRUE(FuseMatMulBias(l.g).ok()) << variant;
-    EXPECT_EQ(CountOps(l.g, "Gemm"), 0) << variant;
-    EXPECT_EQ(l.g.num_nodes(), nodes) << variant;
+    Status s = FuseMatMulBias(l.g);
+    ASSERT_TRUE(s.ok()) << variant << ": " << s.ToString();
+    EXPECT_EQ(CountOps(l.g, "Gemm"), variant == 0 ? 1 : 0) << variant;
+    EXPECT_EQ(l.g.num_nodes(), variant == 0 ? nodes + 1 : nodes) << variant;  // + 2 Reshapes - Add
+    EXPECT_TRUE(InferShapes(l.g).ok()) << variant;
   }
 }
 
