@@ -393,10 +393,7 @@ Status EngineBuilder::Build(const Plan& plan) {
         locs_.at(in_keys[0]).kind == Loc::kArena) {
       ASSIGN_OR_RETURN(TensorDesc out_desc, DescOf(node.outputs[0], NodeWhere(node)));
       ASSIGN_OR_RETURN(TensorDesc in_desc, DescOf(node.inputs[0], NodeWhere(node)));
-      // Plain on both sides (views do not take part in channels-last): the
-      // bytes are the same in the same order.
-      if (out_desc.bytes() == in_desc.bytes() && out_desc.layout == TensorLayout::kPlain &&
-          in_desc.layout == TensorLayout::kPlain) {
+      if (ViewSharesBytes(in_desc, out_desc)) {
         const Loc& in_loc = locs_.at(in_keys[0]);
         Loc loc;
         loc.kind = Loc::kArena;

@@ -165,9 +165,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Build(Graph graph,
     const Node& node = g.node(static_cast<NodeId>(n));
     if (!options.views_in_place || !RunsAsView(g, node)) continue;
     const auto in = static_cast<size_t>(node.inputs[0]), out = static_cast<size_t>(node.outputs[0]);
-    if (request_of[in] == kNoRequest || descs[in].layout != TensorLayout::kPlain ||
-        descs[out].layout != TensorLayout::kPlain || descs[in].bytes() != descs[out].bytes())
-      continue;
+    if (request_of[in] == kNoRequest || !ViewSharesBytes(descs[in], descs[out])) continue;
     const size_t merged = request_of[out];
     BufferRequest& keep = requests[request_of[in]];
     keep.last_step = std::max(keep.last_step, requests[merged].last_step);

@@ -132,4 +132,9 @@ void RestoreProbeReasons(const ChannelsLastProbe& probe, PreparedKernel& prepare
       if (plain.impl == d.impl) d = plain;
 }
 
+bool ViewSharesBytes(const TensorDesc& in, const TensorDesc& out) {
+  return in.layout == TensorLayout::kPlain && out.layout == TensorLayout::kPlain &&
+         in.bytes() == out.bytes();
+}
+
 }  // namespace braid

@@ -36,6 +36,11 @@ bool TakesPartInChannelsLast(const Node& node);
 std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
                                              const std::vector<bool>& node_handles_channels_last);
 
+// Whether a view (RunsAsView) of `in` can share its buffer as `out`: plain
+// on both sides (views take no part in channels-last) and the same bytes,
+// so the same bytes in the same order.
+bool ViewSharesBytes(const TensorDesc& in, const TensorDesc& out);
+
 // Whether `node` on a `device` kernel will take nhwc: candidates ranked above
 // the first nhwc-capable one (e.g. sparse kernels) are prepared with the
 // plain args from `plain_args`; if one accepts, the node stays plain and the

@@ -168,7 +168,8 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     // at the same roofline. Keyed apart so neither sets the other's factor.
     if (graph != nullptr && !node.outputs.empty() && node.outputs[0] != kNoValue) {
       const Value& y = graph->value(node.outputs[0]);
-      if (y.has_shape && y.shape.size() == 2 && y.shape[0].is_static() && y.shape[0].extent() == 1)
+      if (y.has_shape && y.shape.size() == 2 && y.shape[0].is_static() &&
+          y.shape[0].extent() == 1)
         w.op_type = "Gemm:gemv";
     }
   } else if (node.op_type == "MatMul" && graph != nullptr && node.inputs.size() > 1 &&

@@ -14,11 +14,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool Same(const SimPlacement& a, const SimPlacement& b) {
-  return a.device == b.device && a.other_device == b.other_device &&
-         (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
-}
-
 std::string Fixed(double v, int digits) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
@@ -171,7 +166,7 @@ std::vector<SimPlacement> Anneal(const PlacementSpace& space, Simulator& sim,
       const std::vector<SimPlacement>& opts = space.options[static_cast<size_t>(n)];
       if (opts.size() < 2) continue;
       size_t k = static_cast<size_t>(rng() % opts.size());
-      if (Same(opts[k], current[static_cast<size_t>(n)])) k = (k + 1) % opts.size();
+      if (SamePlacement(opts[k], current[static_cast<size_t>(n)])) k = (k + 1) % opts.size();
       undo.emplace_back(n, current[static_cast<size_t>(n)]);
       current[static_cast<size_t>(n)] = opts[k];
     }

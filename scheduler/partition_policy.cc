@@ -8,11 +8,6 @@
 namespace braid {
 namespace {
 
-bool Same(const SimPlacement& a, const SimPlacement& b) {
-  return a.device == b.device && a.other_device == b.other_device &&
-         (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
-}
-
 std::string Fixed(double v, int digits) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
@@ -114,7 +109,7 @@ LocalSearchStats ImproveByLocalMoves(const PlacementSpace& space, Simulator& sim
       int best_move = -1;
       double move_latency = best_latency, move_energy = best_energy;
       for (size_t m = 0; m < moves.size(); ++m) {
-        if (Same(moves[m], placement[static_cast<size_t>(n)])) continue;
+        if (SamePlacement(moves[m], placement[static_cast<size_t>(n)])) continue;
         candidate[static_cast<size_t>(n)] = moves[m];
         const SimResult& r = sim.Run(candidate);
         ++stats.evaluations;
@@ -135,7 +130,7 @@ LocalSearchStats ImproveByLocalMoves(const PlacementSpace& space, Simulator& sim
             if (!space.Allowed(i, d)) continue;
             SimPlacement p;
             p.device = static_cast<int16_t>(d);
-            differs |= !Same(p, placement[static_cast<size_t>(i)]);
+            differs |= !SamePlacement(p, placement[static_cast<size_t>(i)]);
             candidate[static_cast<size_t>(i)] = p;
           }
           if (differs) {

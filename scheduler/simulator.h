@@ -98,6 +98,11 @@ struct SimPlacement {
   float ratio = 1.0f;         // share of `device` asked for when sliced
   bool batch_slice = false;   // sliced along the batch, else output channels
 };
+// The same placement: devices, and for a slice its ratio and axis.
+inline bool SamePlacement(const SimPlacement& a, const SimPlacement& b) {
+  return a.device == b.device && a.other_device == b.other_device &&
+         (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
+}
 // The share of its work node `node` runs on p.device: 1 unsliced, else the
 // split the engine makes of p.ratio (SliceSplitIndex: whole channels, in
 // blocks of kSliceChannelMultiple, or whole batch items) over the extent.

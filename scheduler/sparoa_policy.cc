@@ -175,10 +175,6 @@ StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
   std::vector<std::string> reasons(static_cast<size_t>(space.sim.num_nodes), head);
   const std::vector<SimPlacement>& start = env->start_placement();
   const std::vector<SimPlacement>& picked = candidates[best].placement;
-  auto same = [](const SimPlacement& a, const SimPlacement& b) {
-    return a.device == b.device && a.other_device == b.other_device &&
-           (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
-  };
   for (size_t n = 0; n < reasons.size(); ++n) {
     if (candidates[best].what.starts_with("SAC") &&
         (picked[n].device != start[n].device || picked[n].other_device >= 0))
@@ -187,7 +183,8 @@ StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
                               space.sim.devices[static_cast<size_t>(start[n].device)] + ")"
                         : "; SAC moved this node from " +
                               space.sim.devices[static_cast<size_t>(start[n].device)];
-    if (!same(chosen[n], picked[n])) reasons[n] += "; changed by the local search (not RL)";
+    if (!SamePlacement(chosen[n], picked[n]))
+      reasons[n] += "; changed by the local search (not RL)";
   }
   Plan plan = space.ToPlan(graph, chosen, name_, reasons);
   return plan;

@@ -255,9 +255,9 @@ StatusOr<std::vector<ModelTimings>> MeasureCalibrationSuite(const OpTimerOptions
   // (destination in L1/L2), vit_tiny's Transposes ran 1.2-1.5x their
   // samples and the check's all-CPU data movement missed by 17-25% (11-15%
   // with the walk, 4 alternating runs; docs/profiling.md round 14); timed in
-  // one engine run, each after its own projection
-  // and read by another, they came out slower than the same ops inside
-  // vit_tiny (LayerNorm ~1.3x, Erf, Transpose).
+  // one engine run, each after its own projection and read by another, they
+  // came out slower than the same ops inside vit_tiny (LayerNorm ~1.3x, Erf,
+  // Transpose).
   ASSIGN_OR_RETURN(Graph tokens, CalibrationSuiteGraph(false));
   OpTimerOptions token_options = suite_options;
   token_options.evict_bytes = static_cast<size_t>(2 * std::max(CacheBytesPerCore(), 0.0));

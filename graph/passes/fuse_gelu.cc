@@ -16,7 +16,7 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
-#include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -115,14 +115,11 @@ std::optional<GeluMatch> MatchAt(const Graph& graph, NodeId erf_id, const GraphU
 }
 
 // "…/act/Erf" -> "…/act/Gelu"; otherwise "<name>_gelu". Unused in the graph.
-std::string GeluName(const std::string& erf_name, std::set<std::string>& used) {
-  std::string base = erf_name.ends_with("Erf")
-                         ? erf_name.substr(0, erf_name.size() - 3) + "Gelu"
-                         : erf_name + "_gelu";
-  std::string name = base;
-  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
-  used.insert(name);
-  return name;
+std::string GeluName(const std::string& erf_name, std::unordered_set<std::string>& used) {
+  return pass_util::UniqueNodeName(erf_name.ends_with("Erf")
+                                       ? erf_name.substr(0, erf_name.size() - 3) + "Gelu"
+                                       : erf_name + "_gelu",
+                                   used);
 }
 
 }  // namespace
@@ -132,7 +129,7 @@ Status FuseGelu(Graph& graph) {
   // Matches are disjoint (each intermediate is private to its pattern), so
   // the readers table computed up front stays accurate.
   const GraphUses uses(graph);
-  std::set<std::string> names;
+  std::unordered_set<std::string> names;
   for (const Node& n : graph.nodes()) names.insert(n.name);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   for (NodeId id = 0; id < graph.num_nodes(); ++id) {

@@ -18,7 +18,7 @@
 // The Gemm keeps the MatMul's name and takes over the Add's output value, so
 // both names survive; the Reshapes are named "<MatMul name>/rows" and
 // "<MatMul name>/unrows".
-#include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -42,22 +42,6 @@ std::optional<std::vector<double>> LastAxisBias(const Graph& graph, ValueId adde
   return values;
 }
 
-ValueId AddI64Constant(Graph& graph, pass_util::NameAllocator& names, const std::string& base,
-                       const std::vector<int64_t>& values) {
-  TensorData data = TensorData::Allocate(values.size() * sizeof(int64_t));
-  std::span<int64_t> out = data.mutable_as<int64_t>();
-  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
-  return graph.AddConstant(names.Make(base), DataType::kI64,
-                           Shape{Dim(static_cast<int64_t>(values.size()))}, std::move(data));
-}
-
-std::string UnusedNodeName(const std::string& base, std::set<std::string>& used) {
-  std::string name = base;
-  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
-  used.insert(name);
-  return name;
-}
-
 // A new f32 value named after `base`: of `dims` when all are known (>= 0),
 // else without a shape (InferShapes, run after the passes, gives it one).
 ValueId AddF32Value(Graph& graph, pass_util::NameAllocator& names, const std::string& base,
@@ -79,7 +63,7 @@ Status FuseMatMulBias(Graph& graph) {
   // readers table computed up front stays accurate.
   const GraphUses uses(graph);
   pass_util::NameAllocator names(graph);
-  std::set<std::string> node_names;
+  std::unordered_set<std::string> node_names;
   for (const Node& n : graph.nodes()) node_names.insert(n.name);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   const NodeId original_nodes = graph.num_nodes();
@@ -133,18 +117,20 @@ Status FuseMatMulBias(Graph& graph) {
         rows = a_shape[d].is_static() && rows >= 0 ? rows * a_shape[d].extent() : -1;
       gemm_a = AddF32Value(graph, names, name + "_rows", {rows, k});
       Node in;
-      in.name = UnusedNodeName(name + "/rows", node_names);
+      in.name = pass_util::UniqueNodeName(name + "/rows", node_names);
       in.op_type = "Reshape";
       in.device_pin = pin;
-      in.inputs = {a, AddI64Constant(graph, names, name + "_rows_shape", {-1, k})};
+      const std::vector<int64_t> rows_target = {-1, k};
+      in.inputs = {a, pass_util::AddI64Constant(graph, names, name + "_rows_shape", rows_target)};
       in.outputs = {gemm_a};
       graph.AddNode(std::move(in));
       gemm_y = AddF32Value(graph, names, name + "_rows_out", {rows, n});
       Node out;
-      out.name = UnusedNodeName(name + "/unrows", node_names);
+      out.name = pass_util::UniqueNodeName(name + "/unrows", node_names);
       out.op_type = "Reshape";
       out.device_pin = pin;
-      out.inputs = {gemm_y, AddI64Constant(graph, names, name + "_unrows_shape", out_dims)};
+      out.inputs = {gemm_y,
+                    pass_util::AddI64Constant(graph, names, name + "_unrows_shape", out_dims)};
       out.outputs = {z};
       graph.AddNode(std::move(out));
     }

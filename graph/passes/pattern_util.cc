@@ -69,6 +69,22 @@ ValueId AddF32Constant(Graph& graph, NameAllocator& names,
                            std::move(data));
 }
 
+ValueId AddI64Constant(Graph& graph, NameAllocator& names, const std::string& base,
+                       std::span<const int64_t> values) {
+  TensorData data = TensorData::Allocate(values.size() * sizeof(int64_t));
+  std::span<int64_t> out = data.mutable_as<int64_t>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return graph.AddConstant(names.Make(base), DataType::kI64,
+                           Shape{Dim(static_cast<int64_t>(values.size()))}, std::move(data));
+}
+
+std::string UniqueNodeName(const std::string& base, std::unordered_set<std::string>& used) {
+  std::string name = base;
+  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
+  used.insert(name);
+  return name;
+}
+
 void AdoptShapeIfMissing(Graph& graph, ValueId to, ValueId from) {
   if (to == kNoValue || from == kNoValue) return;
   if (graph.value(to).dtype == DataType::kUndefined)

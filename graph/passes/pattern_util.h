@@ -66,6 +66,13 @@ class NameAllocator {
 ValueId AddF32Constant(Graph& graph, NameAllocator& names,
                        const std::string& base, std::vector<int64_t> dims,
                        std::span<const double> values);
+// Adds a new 1-D int64 constant (a Reshape's target shape).
+ValueId AddI64Constant(Graph& graph, NameAllocator& names, const std::string& base,
+                       std::span<const int64_t> values);
+
+// `base`, or "base_1", "base_2", ... : the first not in `used`, which it
+// joins (node names; NameAllocator is for values).
+std::string UniqueNodeName(const std::string& base, std::unordered_set<std::string>& used);
 
 // Copies dtype and shape from `from` to `to` when `to` has no shape yet, so
 // a value that takes over a producer keeps the facts known about it.
