@@ -1,7 +1,7 @@
 // CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
 // inference, reported in GFLOP/s (multiply-add = 2 FLOPs); Concat: braid's
-// own kernel vs oneDNN's, and Transpose: braid's against the reference, in
-// GB/s (bytes read + written); HugePages: an Add
+// own kernel vs oneDNN's, and Transpose: braid's against the reference, and
+// Softmax: braid's against oneDNN's, in GB/s (bytes read + written); HugePages: an Add
 // inside an arena on huge pages vs small ones, after a TLB-evicting walk.
 //
 //   braid_kernels_bench --benchmark_min_time=0.05
@@ -121,6 +121,20 @@ Case ConcatCase(std::string name, std::vector<std::vector<int64_t>> parts, int64
     c.constant.push_back(false);
   }
   c.outputs = {{DataType::kF32, out, layout}};
+  c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
+  c.impls = {"cpu", "onednn"};
+  return c;
+}
+
+// A Softmax over the last axis (braid's own kernel against oneDNN's).
+Case SoftmaxCase(std::string name, std::vector<int64_t> dims) {
+  Case c;
+  c.name = std::move(name);
+  c.node.name = c.name;
+  c.node.op_type = "Softmax";
+  c.inputs = {F32(dims)};
+  c.constant = {false};
+  c.outputs = {F32(dims)};
   c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
   c.impls = {"cpu", "onednn"};
   return c;
@@ -295,6 +309,10 @@ void RegisterAll() {
       TransposeCase("Transpose_patches_192x196", {1, 192, 196}, {0, 2, 1}),
       TransposeCase("Transpose_tokens_197x192", {1, 197, 192}, {0, 2, 1}),
       TransposeCase("Transpose_nchw_to_nhwc_64x56", {1, 64, 56, 56}, {0, 2, 3, 1}),
+      // vit_tiny's attention scores (rows of 197: a masked tail) and a
+      // classifier's 1000 logits.
+      SoftmaxCase("Softmax_attention_3x197x197", {1, 3, 197, 197}),
+      SoftmaxCase("Softmax_logits_1x1000", {1, 1000}),
   };
   for (const Case& c : cases)
     for (const char* impl : c.impls)

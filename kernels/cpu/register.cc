@@ -1,6 +1,6 @@
 // RegisterCpuKernels: the weight-sparse kernels (priority 30; they decline
 // below their crossover sparsity), braid's own CPU kernels that beat
-// oneDNN's on every shape they take (priority 25: Concat), oneDNN kernels
+// oneDNN's on every shape they take (priority 25: Concat, Softmax), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
@@ -87,6 +87,12 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,
       /*channels_last=*/true);
+  // Rows along the innermost axis on AVX2 / AVX-512; oneDNN's takes the rest
+  // (a routine decline, not a fallback).
+  KernelEntry softmax{"Softmax", DeviceKind::kCpu, "cpu", kCpuAboveOnednnPriority,
+                      [] { return CreateSoftmaxCpu(); }};
+  softmax.specialized = true;
+  registry.Register(std::move(softmax));
 
   RegisterReferenceKernels(registry);
 }

@@ -144,10 +144,10 @@ std::vector<KernelCase> Cases() {
   return c;
 }
 
-std::vector<SparseIsa> Isas() {
-  std::vector<SparseIsa> isas;
-  for (SparseIsa isa : {SparseIsa::kPortable, SparseIsa::kAvx2, SparseIsa::kAvx512})
-    if (SparseIsaSupported(isa)) isas.push_back(isa);
+std::vector<SimdIsa> Isas() {
+  std::vector<SimdIsa> isas;
+  for (SimdIsa isa : {SimdIsa::kPortable, SimdIsa::kAvx2, SimdIsa::kAvx512})
+    if (SimdIsaSupported(isa)) isas.push_back(isa);
   return isas;
 }
 
@@ -195,11 +195,11 @@ TEST_P(SparseKernel, MatchesReference) {
               w[static_cast<size_t>(r * kc.weight_cols + k)];
       auto node = OneNode::Build(kc.op_type, kc.attrs, inputs);
       const std::vector<float> want = node->Reference();
-      for (SparseIsa isa : Isas()) {
+      for (SimdIsa isa : Isas()) {
         for (int threads : {1, 2}) {
           if (threads == 2 && sparsity != 0.9) continue;
           SCOPED_TRACE(std::string(st.name) + " sparsity " + std::to_string(sparsity) +
-                       " isa " + SparseIsaName(isa) + " threads " + std::to_string(threads));
+                       " isa " + SimdIsaName(isa) + " threads " + std::to_string(threads));
           options.isa = isa;
           std::unique_ptr<Kernel> k = Create(kc.op_type, options);
           std::vector<float> got;
@@ -247,10 +247,10 @@ TEST(InputSparseKernel, MatchesReferenceAtEveryInputSparsity) {
       auto node = OneNode::Build(kc.op_type, kc.attrs, inputs);
       node->set_activation_sparsity(0.5);
       const std::vector<float> want = node->Reference();
-      for (SparseIsa isa : Isas()) {
+      for (SimdIsa isa : Isas()) {
         for (int threads : {1, 2}) {
           SCOPED_TRACE(kc.name + " input zeros " + std::to_string(zeros) + " isa " +
-                       SparseIsaName(isa) + " threads " + std::to_string(threads));
+                       SimdIsaName(isa) + " threads " + std::to_string(threads));
           options.isa = isa;
           std::unique_ptr<Kernel> k = kc.op_type == "Gemm" ? CreateGemmInputSparse(options)
                                                            : CreateMatMulInputSparse(options);
@@ -277,13 +277,13 @@ TEST(InputSparseKernel, WideLayerAcrossThreadsMatchesReference) {
   auto node = OneNode::Build("Gemm", {{"transB", int64_t{1}}}, {a, w, b});
   node->set_activation_sparsity(0.5);
   const std::vector<float> want = node->Reference();
-  for (SparseIsa isa : Isas()) {
+  for (SimdIsa isa : Isas()) {
     SparseKernelOptions options;
     options.isa = isa;
     std::unique_ptr<Kernel> k = CreateGemmInputSparse(options);
     std::vector<float> got;
-    ASSERT_TRUE(node->Run(*k, 2, &got).ok()) << SparseIsaName(isa);
-    EXPECT_LE(sparse_test::WorstError(got, want, kAbsTol, kRelTol), 1.0) << SparseIsaName(isa);
+    ASSERT_TRUE(node->Run(*k, 2, &got).ok()) << SimdIsaName(isa);
+    EXPECT_LE(sparse_test::WorstError(got, want, kAbsTol, kRelTol), 1.0) << SimdIsaName(isa);
   }
 }
 

@@ -100,16 +100,16 @@ __attribute__((target("avx2,fma"))) void AddScaledRowsAvx2(float* y, const float
 
 }  // namespace
 
-AddScaledRowsFn SelectAddScaledRows(SparseIsa isa) {
+AddScaledRowsFn SelectAddScaledRows(SimdIsa isa) {
   switch (isa) {
 #if defined(__x86_64__) || defined(__i386__)
-    case SparseIsa::kAvx512: return AddScaledRowsAvx512;
-    case SparseIsa::kAvx2: return AddScaledRowsAvx2;
+    case SimdIsa::kAvx512: return AddScaledRowsAvx512;
+    case SimdIsa::kAvx2: return AddScaledRowsAvx2;
 #else
-    case SparseIsa::kAvx512:
-    case SparseIsa::kAvx2:
+    case SimdIsa::kAvx512:
+    case SimdIsa::kAvx2:
 #endif
-    case SparseIsa::kPortable: break;
+    case SimdIsa::kPortable: break;
   }
   return AddScaledRowsPortable;
 }

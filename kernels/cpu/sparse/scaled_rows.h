@@ -3,7 +3,7 @@
 // the rows of W^T whose input is non-zero. One function per instruction set,
 // chosen once at Prepare like the SpMM (spmm.h).
 //
-//   AddScaledRowsFn add = SelectAddScaledRows(BestSparseIsa());
+//   AddScaledRowsFn add = SelectAddScaledRows(BestSimdIsa());
 //   const float* rows[] = {wt + k0 * n, wt + k1 * n};
 //   const float xs[] = {x[k0], x[k1]};
 //   add(y, rows, xs, 2, n);
@@ -19,7 +19,7 @@ namespace braid {
 // Adds `count` scaled rows (any count; taken four at a time) into y.
 using AddScaledRowsFn = void (*)(float* y, const float* const* rows, const float* xs, int count,
                                  int64_t n);
-AddScaledRowsFn SelectAddScaledRows(SparseIsa isa);
+AddScaledRowsFn SelectAddScaledRows(SimdIsa isa);
 
 }  // namespace braid
 

@@ -32,7 +32,7 @@ inline constexpr int kInputSparsePriority = 25;
 struct SparseKernelOptions {
   SparseCrossover crossover;
   // The instruction set the kernels use (tests pin each supported one).
-  SparseIsa isa = BestSparseIsa();
+  SimdIsa isa = BestSimdIsa();
 };
 
 std::unique_ptr<Kernel> CreateConvSparse(const SparseKernelOptions& options);

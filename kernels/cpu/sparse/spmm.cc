@@ -6,50 +6,20 @@
 
 namespace braid {
 
-const char* SparseIsaName(SparseIsa isa) {
-  switch (isa) {
-    case SparseIsa::kPortable: return "portable";
-    case SparseIsa::kAvx2: return "avx2";
-    case SparseIsa::kAvx512: return "avx512";
-  }
-  return "?";
-}
+bool SpmmCompacts(SimdIsa isa) { return isa == SimdIsa::kAvx512; }
 
-bool SparseIsaSupported(SparseIsa isa) {
-  switch (isa) {
-    case SparseIsa::kPortable: return true;
-#if defined(__x86_64__) || defined(__i386__)
-    case SparseIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case SparseIsa::kAvx512: return __builtin_cpu_supports("avx512f");
-#else
-    case SparseIsa::kAvx2:
-    case SparseIsa::kAvx512: return false;
-#endif
-  }
-  return false;
-}
-
-SparseIsa BestSparseIsa() {
-  if (SparseIsaSupported(SparseIsa::kAvx512)) return SparseIsa::kAvx512;
-  if (SparseIsaSupported(SparseIsa::kAvx2)) return SparseIsa::kAvx2;
-  return SparseIsa::kPortable;
-}
-
-bool SpmmCompacts(SparseIsa isa) { return isa == SparseIsa::kAvx512; }
-
-SpmmFn SelectSpmm(SparseIsa isa, int row_block) {
+SpmmFn SelectSpmm(SimdIsa isa, int row_block) {
   using namespace sparse_internal;
   const bool four = row_block == 4;
   switch (isa) {
 #if defined(__x86_64__) || defined(__i386__)
-    case SparseIsa::kAvx512: return four ? SpmmAvx512_4 : SpmmAvx512_1;
-    case SparseIsa::kAvx2: return four ? SpmmAvx2_4 : SpmmAvx2_1;
+    case SimdIsa::kAvx512: return four ? SpmmAvx512_4 : SpmmAvx512_1;
+    case SimdIsa::kAvx2: return four ? SpmmAvx2_4 : SpmmAvx2_1;
 #else
-    case SparseIsa::kAvx512:
-    case SparseIsa::kAvx2:
+    case SimdIsa::kAvx512:
+    case SimdIsa::kAvx2:
 #endif
-    case SparseIsa::kPortable: break;
+    case SimdIsa::kPortable: break;
   }
   return four ? SpmmPortable4 : SpmmPortable1;
 }

@@ -8,7 +8,7 @@
 // fully connected layer on A^T. The instruction set is chosen once at
 // Prepare (SelectSpmm); Run only calls the chosen function.
 //
-//   SparseIsa isa = BestSparseIsa();          // AVX-512, AVX2 or portable
+//   SimdIsa isa = BestSimdIsa();          // AVX-512, AVX2 or portable
 //   SpmmFn fn = SelectSpmm(isa, matrix.row_block);
 //   SpmmArgs a{&matrix, d, c, ldc, p, bias, &activation};
 //   RunSpmm(fn, a, num_threads);              // OpenMP over rows x columns
@@ -18,17 +18,12 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/cpu/simd_isa.h"
 #include "kernels/cpu/sparse/sparse_matrix.h"
 #include "kernels/params/activation.h"
 
 namespace braid {
 
-enum class SparseIsa { kPortable, kAvx2, kAvx512 };
-const char* SparseIsaName(SparseIsa isa);  // "portable", "avx2", "avx512"
-// True when this CPU runs `isa` (portable always).
-bool SparseIsaSupported(SparseIsa isa);
-// The widest supported instruction set (__builtin_cpu_supports on x86).
-SparseIsa BestSparseIsa();
 
 struct SpmmArgs {
   const SparseMatrix* w = nullptr;
@@ -58,7 +53,7 @@ struct SpmmArgs {
 };
 
 // Whether `isa`'s kernels implement SpmmArgs::compact_mask (AVX-512).
-bool SpmmCompacts(SparseIsa isa);
+bool SpmmCompacts(SimdIsa isa);
 
 // Computes block rows [block_row_begin, block_row_end) over columns
 // [col_begin, col_end) of C.
@@ -67,7 +62,7 @@ using SpmmFn = void (*)(const SpmmArgs& a, int64_t block_row_begin,
                         int64_t col_end);
 
 // The kernel for `isa` (which must be supported) and row_block 1 or 4.
-SpmmFn SelectSpmm(SparseIsa isa, int row_block);
+SpmmFn SelectSpmm(SimdIsa isa, int row_block);
 
 // Splits C into (row group x column chunk) tiles, chunk-major so threads
 // share the D chunk in cache, and runs `fn` over them with `num_threads`

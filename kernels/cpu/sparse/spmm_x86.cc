@@ -1,6 +1,6 @@
 // x86 SpMM kernels: AVX2+FMA (8 lanes) and AVX-512F (16 lanes), compiled
 // with __attribute__((target)) so the library itself builds for baseline
-// x86-64 and BestSparseIsa() picks one at run time. Same loop structure as
+// x86-64 and BestSimdIsa() picks one at run time. Same loop structure as
 // spmm_portable.cc: per block row, per column tile, one FMA per (row,
 // vector) per block with the weight broadcast. CSR (R = 1) walks rows in
 // pairs with their non-zeros interleaved, so 8 accumulator chains are in

@@ -1,0 +1,35 @@
+#include "kernels/cpu/simd_isa.h"
+
+namespace braid {
+
+const char* SimdIsaName(SimdIsa isa) {
+  switch (isa) {
+    case SimdIsa::kPortable: return "portable";
+    case SimdIsa::kAvx2: return "avx2";
+    case SimdIsa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+bool SimdIsaSupported(SimdIsa isa) {
+  switch (isa) {
+    case SimdIsa::kPortable: return true;
+#if defined(__x86_64__) || defined(__i386__)
+    case SimdIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case SimdIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+#else
+    case SimdIsa::kAvx2:
+    case SimdIsa::kAvx512: return false;
+#endif
+  }
+  return false;
+}
+
+SimdIsa BestSimdIsa() {
+  if (SimdIsaSupported(SimdIsa::kAvx512)) return SimdIsa::kAvx512;
+  if (SimdIsaSupported(SimdIsa::kAvx2)) return SimdIsa::kAvx2;
+  return SimdIsa::kPortable;
+}
+
+}  // namespace braid

@@ -1,0 +1,23 @@
+// The x86 vector instruction sets braid's own CPU kernels are written for,
+// chosen at run time (the build sets no -march, so one binary runs on every
+// x86-64; a function for a wider set carries __attribute__((target))).
+//
+//   const braid::SimdIsa isa = braid::BestSimdIsa();  // AVX-512, AVX2 or portable
+//   if (isa == braid::SimdIsa::kAvx512) { /* the 16-lane path */ }
+//
+// Other architectures have only kPortable.
+#ifndef BRAID_KERNELS_CPU_SIMD_ISA_H_
+#define BRAID_KERNELS_CPU_SIMD_ISA_H_
+
+namespace braid {
+
+enum class SimdIsa { kPortable, kAvx2, kAvx512 };  // kAvx2: AVX2 + FMA
+const char* SimdIsaName(SimdIsa isa);  // "portable", "avx2", "avx512"
+// True when this CPU runs `isa` (portable always).
+bool SimdIsaSupported(SimdIsa isa);
+// The widest supported instruction set (__builtin_cpu_supports on x86).
+SimdIsa BestSimdIsa();
+
+}  // namespace braid
+
+#endif  // BRAID_KERNELS_CPU_SIMD_ISA_H_

@@ -1,0 +1,45 @@
+#include "kernels/cpu/vector_exp.h"
+
+#include <cmath>
+
+// The AVX-512 intrinsics' "undefined" seed vectors (GCC bug 105593; see
+// vector_exp.h) warn where they inline, in this file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace braid::vector_math {
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void ExpAvx512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ExpNonPositiveAvx512(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, tail, ExpNonPositiveAvx512(_mm512_maskz_loadu_ps(tail, x + i)));
+  }
+}
+
+__attribute__((target("avx2,fma"))) void ExpAvx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ExpNonPositiveAvx2(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) {
+    // One lane at a time: the same arithmetic as the full registers.
+    alignas(32) float lane[8] = {x[i]};
+    _mm256_store_ps(lane, ExpNonPositiveAvx2(_mm256_load_ps(lane)));
+    y[i] = lane[0];
+  }
+}
+#endif
+
+}  // namespace
+
+void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n) {
+#if defined(__x86_64__)
+  if (isa == SimdIsa::kAvx512) return ExpAvx512(x, y, n);
+  if (isa == SimdIsa::kAvx2) return ExpAvx2(x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] < kExpLowest ? 0.0f : std::exp(x[i]);
+}
+
+}  // namespace braid::vector_math
