@@ -105,6 +105,24 @@ std::string_view SparseClassOfConv(const Node& node, const Graph* graph) {
   return "conv1x1";
 }
 
+// The elements one normalization shares (a LayerNormalization's trailing
+// dims from `axis`; a Softmax's axis, or from opset < 13 the coerced 2-D
+// row), or 0 when the input's shape is not static.
+int64_t NormalizedRowElements(const Graph& graph, const Node& node) {
+  const Value& x = graph.value(node.inputs[0]);
+  if (!x.has_shape || !IsStatic(x.shape) || x.shape.empty()) return 0;
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  const bool softmax = node.op_type == "Softmax";
+  const bool coerced = softmax && graph.opset() != 0 && graph.opset() < 13;
+  int64_t axis = node.attrs.GetInt("axis", softmax && coerced ? 1 : -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return 0;
+  const int64_t end = softmax && !coerced ? axis + 1 : rank;
+  int64_t row = 1;
+  for (int64_t d = axis; d < end; ++d) row *= x.shape[static_cast<size_t>(d)].extent();
+  return row;
+}
+
 }  // namespace
 
 double ValueBytes(const Graph& graph, ValueId id) {
@@ -148,6 +166,15 @@ OpWork OpWorkOf(const Node& node, const Graph* graph) {
     // Feature-map concats run channels-last inside CNNs (a few contiguous
     // blocks per pixel), several times faster per byte than a token concat.
     w.op_type = "Concat:4d";
+  } else if ((node.op_type == "LayerNormalization" || node.op_type == "Softmax") &&
+             graph != nullptr && !node.inputs.empty() && node.inputs[0] != kNoValue) {
+    // Row-wise kernels also pay per row (a reduction, a horizontal sum, a
+    // masked tail): on the AMD host the suite's LayerNorm took 35-45 ns/KB
+    // over rows of 192 and 18-27 over rows of 384-768, which one factor per
+    // op type cannot hold. Short rows are keyed apart.
+    const int64_t row = NormalizedRowElements(*graph, node);
+    if (row > 0 && row < kShortRowElements)
+      w.op_type = node.op_type == "Softmax" ? "Softmax:short-rows" : "LayerNormalization:short-rows";
   } else if (node.op_type == "Transpose") {
     // Keeping the innermost axis copies whole rows (fast); moving it
     // scatters single elements.

@@ -100,9 +100,12 @@ struct OpWork {
 // variants that differ in speed: "Conv:1x1", "Conv:kxk", "Conv:depthwise",
 // "Conv:depthwise/s2", "Transpose:rows" (the innermost axis stays
 // innermost), with the graph "Gemm:gemv" (one output row), "Concat:4d" (feature maps) and
-// "GlobalAveragePool:small" (maps of at most 16x16); a sliced node's join
-// as JoinOpType says.
+// "GlobalAveragePool:small" (maps of at most 16x16),
+// "LayerNormalization:short-rows" / "Softmax:short-rows" (fewer than
+// kShortRowElements per normalized row); a sliced node's join as JoinOpType
+// says.
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
+inline constexpr int64_t kShortRowElements = 256;
 
 // The op-type key of the join (the "#join" Concat, runtime/slicing.cc) of an
 // output of `out` shape split along `axis`: "Reshape" (a plain copy) when the

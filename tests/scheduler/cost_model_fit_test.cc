@@ -569,6 +569,33 @@ TEST(CostModelFitTest, OpWorkOfKeysStridedDepthwiseAndLateGlobalPooling) {
   EXPECT_EQ(OpWorkOf(pool_big, &g).op_type, "GlobalAveragePool");
 }
 
+TEST(CostModelFitTest, OpWorkOfKeysNormalizationsOverShortRowsApart) {
+  // Rows under kShortRowElements pay a per-row cost one factor per op type
+  // cannot hold beside long rows: keyed apart, LayerNormalization by its
+  // trailing dims from `axis`, Softmax by its axis (from opset 13) or the
+  // coerced 2-D row (before).
+  Graph g;
+  g.set_opset(17);
+  const ValueId tokens = g.AddInput("tokens", DataType::kF32, {1, 197, 192});
+  const ValueId wide = g.AddInput("wide", DataType::kF32, {1, 4, 768});
+  Node ln, ln_wide, ln_two_axes, softmax, softmax_mid, softmax_wide;
+  ln.op_type = ln_wide.op_type = ln_two_axes.op_type = "LayerNormalization";
+  softmax.op_type = softmax_mid.op_type = softmax_wide.op_type = "Softmax";
+  ln.inputs = softmax.inputs = softmax_mid.inputs = ln_two_axes.inputs = {tokens};
+  ln_wide.inputs = softmax_wide.inputs = {wide};
+  ln_two_axes.attrs.Set("axis", int64_t{1});  // 197 x 192 per row
+  softmax_mid.attrs.Set("axis", int64_t{1});  // 197, strided
+  EXPECT_EQ(OpWorkOf(ln, &g).op_type, "LayerNormalization:short-rows");
+  EXPECT_EQ(OpWorkOf(ln_wide, &g).op_type, "LayerNormalization");
+  EXPECT_EQ(OpWorkOf(ln_two_axes, &g).op_type, "LayerNormalization");
+  EXPECT_EQ(OpWorkOf(softmax, &g).op_type, "Softmax:short-rows");
+  EXPECT_EQ(OpWorkOf(softmax_mid, &g).op_type, "Softmax:short-rows");
+  EXPECT_EQ(OpWorkOf(softmax_wide, &g).op_type, "Softmax");
+  EXPECT_EQ(OpWorkOf(softmax).op_type, "Softmax");  // no graph, no shapes
+  g.set_opset(11);  // coerced to 2-D at axis 1: rows of 197 x 192
+  EXPECT_EQ(OpWorkOf(softmax, &g).op_type, "Softmax");
+}
+
 // A slice's join is a plain copy only when its parts lie whole one after
 // the other in memory; a feature map's channel join interleaves them per
 // pixel (channels-last), as a Concat does.
