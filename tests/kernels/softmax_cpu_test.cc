@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/simd_isa.h"
 #include "kernels/cpu/softmax_cpu.h"
 #include "kernels/cpu/vector_exp.h"
+#include "tests/kernels/op_harness.h"
 
 namespace braid {
 namespace {
@@ -31,15 +31,6 @@ std::vector<SimdIsa> SupportedIsas() {
   for (SimdIsa isa : {SimdIsa::kPortable, SimdIsa::kAvx2, SimdIsa::kAvx512})
     if (SimdIsaSupported(isa)) isas.push_back(isa);
   return isas;
-}
-
-const KernelRegistry& Registry() {
-  static const KernelRegistry* registry = [] {
-    auto* r = new KernelRegistry;
-    RegisterCpuKernels(*r);
-    return r;
-  }();
-  return *registry;
 }
 
 Node SoftmaxNode(int64_t axis) {
@@ -62,7 +53,7 @@ PrepareArgs SoftmaxArgs(const Node& node, std::vector<int64_t> dims, int threads
 }
 
 std::unique_ptr<Kernel> Prepared(const std::string& impl, const PrepareArgs& args) {
-  for (const KernelEntry* e : Registry().Candidates("Softmax", DeviceKind::kCpu)) {
+  for (const KernelEntry* e : HarnessRegistry().Candidates("Softmax", DeviceKind::kCpu)) {
     if (e->impl != impl) continue;
     std::unique_ptr<Kernel> k = e->create();
     if (Status s = k->Prepare(args); !s.ok()) {
@@ -75,18 +66,24 @@ std::unique_ptr<Kernel> Prepared(const std::string& impl, const PrepareArgs& arg
   return nullptr;
 }
 
-// The reference kernel's output for rows x n.
-std::vector<float> ReferenceSoftmax(const std::vector<float>& x, int64_t rows, int64_t n) {
-  const Node node = SoftmaxNode(-1);
-  std::unique_ptr<Kernel> k = Prepared("reference", SoftmaxArgs(node, {rows, n}));
+// A prepared one-input, one-output kernel's output for `x`.
+std::vector<float> RunOn(Kernel& k, const std::vector<float>& x) {
   std::vector<float> y(x.size());
   const void* src[] = {x.data()};
   void* dst[] = {y.data()};
   RunArgs run;
   run.src = src;
   run.dst = dst;
-  EXPECT_TRUE(k->Run(run).ok());
+  const Status s = k.Run(run);
+  EXPECT_TRUE(s.ok()) << s.ToString();
   return y;
+}
+
+// The reference kernel's output for rows x n.
+std::vector<float> ReferenceSoftmax(const std::vector<float>& x, int64_t rows, int64_t n) {
+  const Node node = SoftmaxNode(-1);
+  std::unique_ptr<Kernel> k = Prepared("reference", SoftmaxArgs(node, {rows, n}));
+  return k ? RunOn(*k, x) : std::vector<float>();
 }
 
 std::vector<float> Normal(size_t count, float sigma, std::mt19937& rng) {
@@ -217,14 +214,14 @@ TEST(SoftmaxCpuKernel, TakesInnermostAxisRowsAndLeavesTheRestToOnednn) {
     GTEST_SKIP() << "this CPU has neither AVX2 + FMA nor AVX-512: braid's CPU Softmax declines";
   const Node last = SoftmaxNode(-1);
   StatusOr<PreparedKernel> chosen =
-      PrepareFirstAccepting(Registry(), DeviceKind::kCpu, SoftmaxArgs(last, {1, 3, 197, 197}, 2));
+      PrepareFirstAccepting(HarnessRegistry(), DeviceKind::kCpu, SoftmaxArgs(last, {1, 3, 197, 197}, 2));
   ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
   EXPECT_EQ(chosen->entry->impl, "cpu");
   EXPECT_FALSE(chosen->fell_back());
 
   // The middle axis is strided: a routine decline, oneDNN runs it.
   const Node middle = SoftmaxNode(1);
-  chosen = PrepareFirstAccepting(Registry(), DeviceKind::kCpu, SoftmaxArgs(middle, {2, 5, 4}));
+  chosen = PrepareFirstAccepting(HarnessRegistry(), DeviceKind::kCpu, SoftmaxArgs(middle, {2, 5, 4}));
   ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
   EXPECT_EQ(chosen->entry->impl, "onednn");
   EXPECT_FALSE(chosen->fell_back());
@@ -237,13 +234,7 @@ TEST(SoftmaxCpuKernel, TakesInnermostAxisRowsAndLeavesTheRestToOnednn) {
   const std::vector<float> x = Normal(3 * 197 * 197, 4.0f, rng);
   std::unique_ptr<Kernel> k = Prepared("cpu", SoftmaxArgs(last, {1, 3, 197, 197}, 2));
   ASSERT_NE(k, nullptr);
-  std::vector<float> y(x.size());
-  const void* src[] = {x.data()};
-  void* dst[] = {y.data()};
-  RunArgs run;
-  run.src = src;
-  run.dst = dst;
-  ASSERT_TRUE(k->Run(run).ok());
+  const std::vector<float> y = RunOn(*k, x);
   const std::vector<float> want = ReferenceSoftmax(x, 3 * 197, 197);
   for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-7 + 2e-6 * want[i]) << i;
 }
