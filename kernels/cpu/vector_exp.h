@@ -11,8 +11,8 @@
 // error at most 1.2e-7 (one ulp) over [-87, 0] (tests/kernels/
 // softmax_cpu_test.cc sweeps it); below -87 (where expf would leave the normal
 // range) the result is 0, so no denormal ever reaches the caller's sums.
-// NaN stays NaN; +inf and -inf follow expf (a softmax row holding one of
-// them comes out NaN or 0, as the reference's does).
+// NaN stays NaN and -inf gives 0 (a softmax's x - max is never +inf: a row
+// holding +inf has NaN there, and comes out NaN, as the reference's does).
 //
 // Each function carries its own target attribute (the build sets no -march:
 // one binary runs on every x86-64); callers check SimdIsaSupported first.
