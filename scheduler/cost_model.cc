@@ -105,21 +105,23 @@ std::string_view SparseClassOfConv(const Node& node, const Graph* graph) {
   return "conv1x1";
 }
 
-// The elements one normalization shares (a LayerNormalization's trailing
-// dims from `axis`; a Softmax's axis, or from opset < 13 the coerced 2-D
-// row), or 0 when the input's shape is not static.
+// The elements one normalization shares when they are contiguous rows (a
+// LayerNormalization's trailing dims from `axis`; a Softmax's last axis, or
+// before opset 13 the coerced 2-D row dims[axis:], 1 element at axis ==
+// rank), else 0: a Softmax along a middle axis (oneDNN's kernel, another
+// per-row cost; braid's declines it) or a shape that is not static.
 int64_t NormalizedRowElements(const Graph& graph, const Node& node) {
   const Value& x = graph.value(node.inputs[0]);
   if (!x.has_shape || !IsStatic(x.shape) || x.shape.empty()) return 0;
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   const bool softmax = node.op_type == "Softmax";
   const bool coerced = softmax && graph.opset() != 0 && graph.opset() < 13;
-  int64_t axis = node.attrs.GetInt("axis", softmax && coerced ? 1 : -1);
+  int64_t axis = node.attrs.GetInt("axis", coerced ? 1 : -1);
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return 0;
-  const int64_t end = softmax && !coerced ? axis + 1 : rank;
+  if (axis < 0 || axis > rank || (axis == rank && !coerced)) return 0;
+  if (softmax && !coerced && axis != rank - 1) return 0;
   int64_t row = 1;
-  for (int64_t d = axis; d < end; ++d) row *= x.shape[static_cast<size_t>(d)].extent();
+  for (int64_t d = axis; d < rank; ++d) row *= x.shape[static_cast<size_t>(d)].extent();
   return row;
 }
 

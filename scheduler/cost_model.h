@@ -102,8 +102,8 @@ struct OpWork {
 // innermost), with the graph "Gemm:gemv" (one output row), "Concat:4d" (feature maps) and
 // "GlobalAveragePool:small" (maps of at most 16x16),
 // "LayerNormalization:short-rows" / "Softmax:short-rows" (fewer than
-// kShortRowElements per normalized row); a sliced node's join as JoinOpType
-// says.
+// kShortRowElements per normalized row, the rows contiguous); a sliced
+// node's join as JoinOpType says.
 OpWork OpWorkOf(const Node& node, const Graph* graph = nullptr);
 inline constexpr int64_t kShortRowElements = 256;
 

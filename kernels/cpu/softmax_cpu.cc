@@ -20,15 +20,16 @@
 #include "kernels/cpu/vector_exp.h"
 #include "kernels/params/softmax.h"
 
-// The AVX-512 intrinsics' "undefined" seed vectors (GCC bug 105593; see
-// vector_exp.h) warn where they inline, in this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace braid {
 namespace {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
+
+// The AVX-512 intrinsics' "undefined" seed vectors (GCC bug 105593; see
+// vector_exp.h) warn where they inline, in the vector functions below.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 using vector_math::ExpNonPositiveAvx2;
 using vector_math::ExpNonPositiveAvx512;
@@ -114,10 +115,11 @@ __attribute__((target("avx2,fma"))) void SoftmaxRowAvx2(const float* x, float* y
     _mm256_maskstore_ps(y + full, tail, _mm256_mul_ps(_mm256_maskload_ps(y + full, tail), scale));
 }
 
+#pragma GCC diagnostic pop
 #endif
 
-// The same three passes in scalar code (what the tests compare the vector
-// paths with on a CPU that has neither; the kernel declines there).
+// The same three passes in scalar code (SoftmaxRows' kPortable; the kernel
+// declines such CPUs, oneDNN's is faster there).
 void SoftmaxRowPortable(const float* x, float* y, int64_t n) {
   float row_max = -std::numeric_limits<float>::infinity();
   // A NaN is skipped here and makes the sum NaN below.
@@ -135,7 +137,7 @@ void SoftmaxRowPortable(const float* x, float* y, int64_t n) {
 using RowFunction = void (*)(const float* x, float* y, int64_t n);
 
 RowFunction RowFor(SimdIsa isa) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
   if (isa == SimdIsa::kAvx512) return SoftmaxRowAvx512;
   if (isa == SimdIsa::kAvx2) return SoftmaxRowAvx2;
 #endif

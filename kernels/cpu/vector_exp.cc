@@ -2,15 +2,16 @@
 
 #include <cmath>
 
-// The AVX-512 intrinsics' "undefined" seed vectors (GCC bug 105593; see
-// vector_exp.h) warn where they inline, in this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace braid::vector_math {
 namespace {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
+
+// The AVX-512 intrinsics' "undefined" seed vectors (GCC bug 105593; see
+// vector_exp.h) warn where they inline, in the vector functions below.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 __attribute__((target("avx512f"))) void ExpAvx512(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ExpNonPositiveAvx512(_mm512_loadu_ps(x + i)));
@@ -30,12 +31,13 @@ __attribute__((target("avx2,fma"))) void ExpAvx2(const float* x, float* y, int64
     y[i] = lane[0];
   }
 }
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace
 
 void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
   if (isa == SimdIsa::kAvx512) return ExpAvx512(x, y, n);
   if (isa == SimdIsa::kAvx2) return ExpAvx2(x, y, n);
 #endif

@@ -1,10 +1,13 @@
 // exp over a SIMD register for braid's own CPU kernels, for inputs <= 0 (a
 // softmax's x - max), with the instruction set chosen at run time:
 //
-//   if (braid::SimdIsaSupported(braid::SimdIsa::kAvx512)) {
-//     __m512 e = braid::vector_math::ExpNonPositiveAvx512(_mm512_loadu_ps(x));
-//   }
 //   braid::vector_math::ExpNonPositive(braid::BestSimdIsa(), x, y, n);  // arrays
+//
+//   // Register by register, inside a function of the same target (called
+//   // only where SimdIsaSupported(SimdIsa::kAvx512)):
+//   __attribute__((target("avx512f"))) void Row(const float* x, float* y) {
+//     _mm512_storeu_ps(y, braid::vector_math::ExpNonPositiveAvx512(_mm512_loadu_ps(x)));
+//   }
 //
 // Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for an
 // exact n ln2), a degree-6 polynomial in r, then a scale by 2^n. Relative
@@ -14,17 +17,18 @@
 // NaN stays NaN and -inf gives 0 (a softmax's x - max is never +inf: a row
 // holding +inf has NaN there, and comes out NaN, as the reference's does).
 //
-// Each function carries its own target attribute (the build sets no -march:
-// one binary runs on every x86-64); callers check SimdIsaSupported first.
-// Other architectures get neither and the kernels decline.
+// Each register-level function carries its own target attribute (the build
+// sets no -march: one binary runs on every x86-64), so its callers must carry
+// the same target and run only where SimdIsaSupported says so. Other
+// architectures get neither and the kernels decline.
 #ifndef BRAID_KERNELS_CPU_VECTOR_EXP_H_
 #define BRAID_KERNELS_CPU_VECTOR_EXP_H_
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 // GCC 12's AVX-512 headers seed some intrinsics (masked loads, reductions,
 // rounding) with an "undefined" vector that -W(maybe-)uninitialized flags
-// wherever they inline (GCC bug 105593); files that use these functions say
-// so too (see softmax_cpu.cc).
+// wherever they inline (GCC bug 105593); the vector functions of the files
+// that use these say so too (see softmax_cpu.cc).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -51,7 +55,12 @@ inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334
 // supported on this CPU; kPortable: std::exp, also 0 below -87).
 void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n);
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
+
+// GCC 12's "undefined" seed vectors (above) warn inside these two as well.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 __attribute__((target("avx512f"))) inline __m512 ExpNonPositiveAvx512(__m512 x) {
   // max(lowest, x) keeps a NaN (the second operand wins on NaN).
@@ -81,13 +90,13 @@ __attribute__((target("avx2,fma"))) inline __m256 ExpNonPositiveAvx2(__m256 x) {
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   // 2^n through the exponent bits: n is in [-126, 128] here, and 2^128
   // (x near kExpHighest) only arises for inputs above 0, outside the contract.
+  // A NaN lane's p is NaN already (its n's bits are a finite scale).
   const __m256i bits = _mm256_slli_epi32(
       _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  // A NaN lane's n converts to INT_MIN: keep the NaN from p instead.
-  const __m256 scaled = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-  const __m256 result = _mm256_blendv_ps(scaled, p, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-  return _mm256_andnot_ps(tiny, result);
+  return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
 }
+
+#pragma GCC diagnostic pop
 
 #endif
 

@@ -572,8 +572,8 @@ TEST(CostModelFitTest, OpWorkOfKeysStridedDepthwiseAndLateGlobalPooling) {
 TEST(CostModelFitTest, OpWorkOfKeysNormalizationsOverShortRowsApart) {
   // Rows under kShortRowElements pay a per-row cost one factor per op type
   // cannot hold beside long rows: keyed apart, LayerNormalization by its
-  // trailing dims from `axis`, Softmax by its axis (from opset 13) or the
-  // coerced 2-D row (before).
+  // trailing dims from `axis`, Softmax by its last axis (from opset 13; a
+  // middle axis is strided, another kernel) or the coerced 2-D row (before).
   Graph g;
   g.set_opset(17);
   const ValueId tokens = g.AddInput("tokens", DataType::kF32, {1, 197, 192});
@@ -584,16 +584,22 @@ TEST(CostModelFitTest, OpWorkOfKeysNormalizationsOverShortRowsApart) {
   ln.inputs = softmax.inputs = softmax_mid.inputs = ln_two_axes.inputs = {tokens};
   ln_wide.inputs = softmax_wide.inputs = {wide};
   ln_two_axes.attrs.Set("axis", int64_t{1});  // 197 x 192 per row
-  softmax_mid.attrs.Set("axis", int64_t{1});  // 197, strided
+  softmax_mid.attrs.Set("axis", int64_t{1});  // 197 elements, strided
   EXPECT_EQ(OpWorkOf(ln, &g).op_type, "LayerNormalization:short-rows");
   EXPECT_EQ(OpWorkOf(ln_wide, &g).op_type, "LayerNormalization");
   EXPECT_EQ(OpWorkOf(ln_two_axes, &g).op_type, "LayerNormalization");
   EXPECT_EQ(OpWorkOf(softmax, &g).op_type, "Softmax:short-rows");
-  EXPECT_EQ(OpWorkOf(softmax_mid, &g).op_type, "Softmax:short-rows");
+  EXPECT_EQ(OpWorkOf(softmax_mid, &g).op_type, "Softmax");
   EXPECT_EQ(OpWorkOf(softmax_wide, &g).op_type, "Softmax");
   EXPECT_EQ(OpWorkOf(softmax).op_type, "Softmax");  // no graph, no shapes
   g.set_opset(11);  // coerced to 2-D at axis 1: rows of 197 x 192
   EXPECT_EQ(OpWorkOf(softmax, &g).op_type, "Softmax");
+  EXPECT_EQ(OpWorkOf(softmax_mid, &g).op_type, "Softmax");
+  Node softmax_last = softmax, softmax_past = softmax;
+  softmax_last.attrs.Set("axis", int64_t{2});  // rows of 192
+  softmax_past.attrs.Set("axis", int64_t{3});  // axis == rank: rows of 1
+  EXPECT_EQ(OpWorkOf(softmax_last, &g).op_type, "Softmax:short-rows");
+  EXPECT_EQ(OpWorkOf(softmax_past, &g).op_type, "Softmax:short-rows");
 }
 
 // A slice's join is a plain copy only when its parts lie whole one after
