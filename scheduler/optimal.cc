@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "graph/text.h"
 #include "scheduler/heft_policy.h"
 #include "scheduler/partition_policy.h"
 
@@ -13,12 +14,6 @@ namespace braid {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string Fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 // One chain step, timed from the moment the previous node is done (every
 // device, stream and copy engine is free then): the input sits on `home`.
@@ -300,10 +295,10 @@ StatusOr<Plan> FindOptimalPlan(const Graph& graph, const PlacementContext& conte
                    BuildPlacementSpace(graph, context, "optimal", options.allow_slices));
   ASSIGN_OR_RETURN(OptimalResult r, FindOptimal(space, options));
   std::string why = std::string("optimal: ") + OptimalKindName(r.kind) + ", simulated " +
-                    Fixed(r.latency_us / 1e3, 3) + " ms";
+                    FixedDigits(r.latency_us / 1e3, 3) + " ms";
   if (!r.exact())
-    why += ", proven bound " + Fixed(r.lower_bound_us / 1e3, 3) + " ms, gap " +
-           Fixed(100 * r.Gap(), 1) + "%";
+    why += ", proven bound " + FixedDigits(r.lower_bound_us / 1e3, 3) + " ms, gap " +
+           FixedDigits(100 * r.Gap(), 1) + "%";
   std::vector<std::string> reasons(r.placement.size(), why);
   Plan plan = space.ToPlan(graph, r.placement, "optimal", reasons);
   if (result != nullptr) *result = std::move(r);

@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "graph/text.h"
 #include "scheduler/heft_policy.h"
 
 namespace braid {
 namespace {
-
-std::string Fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
 
 // Devices holding each value under `placement` (graph inputs: the host).
 int HomeOfInput(const PlacementSpace& space, std::span<const SimPlacement> placement,
@@ -200,13 +195,13 @@ StatusOr<Plan> PartitionPolicy::Place(const Graph& graph, const PlacementContext
   const PartitionResult r = PlacePartition(space);
   std::vector<std::string> reasons(r.placement.size());
   const std::string tail = " (from " + r.start + ", " + std::to_string(r.stats.moves) +
-                           " moves; simulated " + Fixed(r.start_latency_us / 1e3, 3) + " -> " +
-                           Fixed(r.latency_us / 1e3, 3) + " ms)";
+                           " moves; simulated " + FixedDigits(r.start_latency_us / 1e3, 3) + " -> " +
+                           FixedDigits(r.latency_us / 1e3, 3) + " ms)";
   for (size_t n = 0; n < reasons.size(); ++n) {
     const SimPlacement& p = r.placement[n];
     const double share = SliceShare(space.sim, static_cast<int>(n), p);
     reasons[n] = p.other_device >= 0
-                     ? "partition: split " + Fixed(share, 3) + " / " + Fixed(1 - share, 3) +
+                     ? "partition: split " + FixedDigits(share, 3) + " / " + FixedDigits(1 - share, 3) +
                            " so both parts finish together" + tail
                      : "partition: whole node here after local search" + tail;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "graph/text.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/partition_policy.h"
 
@@ -12,15 +13,9 @@ namespace {
 constexpr char kSparoaMagic[] = "BRAIDSPO";
 constexpr uint32_t kSparoaVersion = 2;  // 2: 30 state features, 9 actions
 
-std::string Fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
 std::string PairText(ThresholdPair t) {
-  return "S*=" + (t.sparsity > 1 ? std::string("off") : Fixed(t.sparsity, 2)) +
-         ", I*=" + (t.intensity >= 1e8 ? std::string("inf") : Fixed(t.intensity, 1)) + " FLOP/B";
+  return "S*=" + (t.sparsity > 1 ? std::string("off") : FixedDigits(t.sparsity, 2)) +
+         ", I*=" + (t.intensity >= 1e8 ? std::string("inf") : FixedDigits(t.intensity, 1)) + " FLOP/B";
 }
 
 }  // namespace
@@ -147,7 +142,7 @@ StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
     if (cost < chosen_cost * (1 - 1e-9)) {
       polish_note = "; then polished by simulator local search (not RL: " +
                     std::to_string(stats.moves) + " greedy moves, simulated cost " +
-                    Fixed(chosen_cost, 3) + " -> " + Fixed(cost, 3) + ")";
+                    FixedDigits(chosen_cost, 3) + " -> " + FixedDigits(cost, 3) + ")";
       chosen.swap(polished);
       chosen_cost = cost;
     } else {
@@ -161,11 +156,11 @@ StatusOr<Plan> SparoaPolicy::PlaceWithModel(const Graph& graph,
   if (best == 0 && candidates[0].what == "threshold plan") {
     head += "threshold plan (no SAC model; no slower than cpu-only and gpu-only, simulated)";
   } else if (best == 0) {
-    head += candidates[0].what + " (simulated cost " + Fixed(candidates[0].cost, 3) +
+    head += candidates[0].what + " (simulated cost " + FixedDigits(candidates[0].cost, 3) +
             "x the threshold plan)";
   } else {
     head += "fallback to " + candidates[best].what + ": simulated cost " +
-            Fixed(candidates[best].cost, 3) + " vs " + Fixed(candidates[0].cost, 3) + " for the " +
+            FixedDigits(candidates[best].cost, 3) + " vs " + FixedDigits(candidates[0].cost, 3) + " for the " +
             candidates[0].what;
   }
   if (model_ && model_->agent)

@@ -4,18 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "graph/text.h"
 #include "scheduler/cost_model.h"
 
 namespace braid {
-namespace {
-
-std::string Fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-}  // namespace
 
 StatusOr<Plan> ThresholdPolicy::Place(const Graph& graph, const PlacementContext& context) const {
   if (context.devices.empty()) return InvalidArgument("threshold: no devices given");
@@ -52,11 +44,11 @@ StatusOr<Plan> ThresholdPolicy::Place(const Graph& graph, const PlacementContext
       }
     } else if (a.intensity < options_.intensity_threshold) {
       p.device = host;
-      p.reason = "intensity " + Fixed(a.intensity, 2) + " < " +
-                 Fixed(options_.intensity_threshold, 2) + " FLOP/B";
+      p.reason = "intensity " + FixedDigits(a.intensity, 2) + " < " +
+                 FixedDigits(options_.intensity_threshold, 2) + " FLOP/B";
     } else if (sparsity >= options_.sparsity_threshold) {
       p.device = host;
-      p.reason = "sparsity " + Fixed(sparsity, 2) + " >= " + Fixed(options_.sparsity_threshold, 2);
+      p.reason = "sparsity " + FixedDigits(sparsity, 2) + " >= " + FixedDigits(options_.sparsity_threshold, 2);
     } else if (accelerator == nullptr) {
       p.device = host;
       p.reason = context.devices.size() < 2 ? "dense and intense, but no accelerator"
@@ -64,9 +56,9 @@ StatusOr<Plan> ThresholdPolicy::Place(const Graph& graph, const PlacementContext
                                                   node.op_type;
     } else {
       p.device = *accelerator;
-      p.reason = "intensity " + Fixed(a.intensity, 2) + " >= " +
-                 Fixed(options_.intensity_threshold, 2) + ", sparsity " + Fixed(sparsity, 2) +
-                 " < " + Fixed(options_.sparsity_threshold, 2);
+      p.reason = "intensity " + FixedDigits(a.intensity, 2) + " >= " +
+                 FixedDigits(options_.intensity_threshold, 2) + ", sparsity " + FixedDigits(sparsity, 2) +
+                 " < " + FixedDigits(options_.sparsity_threshold, 2);
     }
     for (ValueId out : node.outputs)
       if (out != kNoValue) value_device[static_cast<size_t>(out)] = &p.device;

@@ -8,15 +8,12 @@
 #include <sstream>
 
 #include "graph/json.h"
+#include "graph/text.h"
 
 namespace braid::cli {
 namespace {
 
-std::string Num(double v, int digits = 3) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
+std::string Num(double v, int digits = 3) { return FixedDigits(v, digits); }
 
 std::string XmlEscape(const std::string& s) {
   std::string out;
