@@ -73,14 +73,12 @@ bool IsStatic(const Shape& shape) {
   return true;
 }
 
-namespace {
-int64_t SaturatingProduct(int64_t a, int64_t b) {
+int64_t SaturatingMultiply(int64_t a, int64_t b) {
   int64_t r;
   if (!__builtin_mul_overflow(a, b, &r)) return r;
   return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
                             : std::numeric_limits<int64_t>::max();
 }
-}  // namespace
 
 DimProduct ToProduct(const Dim& dim) {
   DimProduct p;
@@ -98,7 +96,7 @@ DimProduct ToProduct(const Dim& dim) {
                    std::all_of(factor.begin(), factor.end(),
                                [](char c) { return c >= '0' && c <= '9'; });
     if (numeric && factor.size() < 18)
-      p.coefficient = SaturatingProduct(p.coefficient, std::stoll(factor));
+      p.coefficient = SaturatingMultiply(p.coefficient, std::stoll(factor));
     else
       p.symbols.push_back(factor);
     begin = end + 1;
@@ -110,7 +108,7 @@ DimProduct ToProduct(const Dim& dim) {
 int64_t ExtentWithSymbolsAs(const Dim& d, int64_t symbol_value) {
   const DimProduct p = ToProduct(d);
   int64_t n = p.coefficient;
-  for (size_t i = 0; i < p.symbols.size(); ++i) n = SaturatingProduct(n, symbol_value);
+  for (size_t i = 0; i < p.symbols.size(); ++i) n = SaturatingMultiply(n, symbol_value);
   return n;
 }
 

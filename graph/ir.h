@@ -80,6 +80,9 @@ struct DimProduct {
   std::vector<std::string> symbols;  // sorted, may repeat
 };
 DimProduct ToProduct(const Dim& dim);
+// a * b clamped to the int64 range (shape arithmetic on untrusted dims; an
+// out-of-range extent made this way is rejected by the bounds checks).
+int64_t SaturatingMultiply(int64_t a, int64_t b);
 
 // The extent of `d` with every symbol taken as `symbol_value`: a static
 // extent as is; a product ("N*197": a Reshape merged a batch with a static

@@ -221,13 +221,6 @@ Status ShapeInferenceContext::ExpectInputs(size_t min, size_t max) const {
 
 // ---- helpers ----------------------------------------------------------------
 
-int64_t SaturatingMultiply(int64_t a, int64_t b) {
-  int64_t r;
-  if (!__builtin_mul_overflow(a, b, &r)) return r;
-  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
-                            : std::numeric_limits<int64_t>::max();
-}
-
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;

@@ -101,9 +101,9 @@ class ShapeInferenceContext {
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
 std::optional<int64_t> CheckedSubtract(int64_t a, int64_t b);
 std::optional<int64_t> CheckedMultiply(int64_t a, int64_t b);
-// a * b clamped to the int64 range; an out-of-range extent made this way is
-// rejected by the bounds check on every inferred shape.
-int64_t SaturatingMultiply(int64_t a, int64_t b);
+// a * b clamped to the int64 range: SaturatingMultiply (graph/ir.h); an
+// out-of-range extent made this way is rejected by the bounds check on every
+// inferred shape.
 
 // Normalizes `axis` in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
