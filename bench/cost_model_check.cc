@@ -20,10 +20,14 @@
 //                          [--models a,b,...] [--policies threshold,partition]
 //                          [--skip-vgpu 1] [--suite 0] [--dump 1] [--stat median|min]
 //                          [--per-op engine|isolated] [--passes P] [--pin-threads 0|1]
+//                          [--dram-tier 0|1] [--compare-dram 1]
 //
 // The fit also uses braid calibrate's op suite (MeasureCalibrationSuite:
 // synthetic single ops, no zoo model), as `braid calibrate` does; --suite 0
-// fits on the other zoo models only.
+// fits on the other zoo models only. The CPU's DRAM tier (llc_bytes,
+// dram_bandwidth_gbps: MeasureDramBandwidth, as calibrate measures it) is on
+// unless --dram-tier 0; --compare-dram 1 prints the all-CPU report without
+// it and with it, from the same measurements.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/cache_residency.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
 #include "scheduler/threshold_policy.h"
@@ -112,13 +117,15 @@ int main(int argc, char** argv) {
   // then (vit_tiny's LayerNorms read 1.5x slow in one run, normal in the
   // next); a second pass, seconds later, usually misses it.
   int passes = 2;
+  bool dram_tier = true;
+  bool compare_dram = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) continue;
     std::printf(
         "Usage: braid_cost_model_check [--iterations N] [--vgpu-iterations M] [--threads T]\n"
         "           [--models a,b,...] [--policies threshold,partition] [--skip-vgpu 1]\n"
         "           [--suite 0] [--dump 1] [--stat median|min] [--per-op engine|isolated]\n"
-        "           [--passes P] [--pin-threads 0|1]\n\n"
+        "           [--passes P] [--pin-threads 0|1] [--dram-tier 0|1] [--compare-dram 1]\n\n"
         "Measures the built-in zoo on this machine (all-CPU plans, then shaped CPU + vgpu\n"
         "plans) and prints the cost model's median prediction error per op class and end\n"
         "to end (targets: 15%% per class, 10%% end to end); --dump 1 writes every op's\n"
@@ -139,6 +146,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--per-op")) per_op = argv[i + 1];
     if (!std::strcmp(argv[i], "--passes")) passes = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--pin-threads")) options.pin_threads = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--dram-tier")) dram_tier = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--compare-dram")) compare_dram = std::atoi(argv[i + 1]) != 0;
   }
   // Keeps, per op and end to end, the lower of two measurements of the same
   // graph.
@@ -159,6 +168,15 @@ int main(int argc, char** argv) {
     for (OpTiming& op : t.ops) op.median_us = op.min_us;
     if (t.end_to_end_min_us > 0) t.end_to_end_median_us = t.end_to_end_min_us;
   };
+  double dram_gbps = 0;  // 0: no DRAM tier
+  if (dram_tier) {
+    StatusOr<double> measured = MeasureDramBandwidth(options, LastLevelCacheBytes());
+    if (!measured.ok()) {
+      std::fprintf(stderr, "dram: %s\n", measured.status().ToString().c_str());
+      return 1;
+    }
+    dram_gbps = *measured;
+  }
   std::vector<ModelTimings> suite_timings;
   if (suite) {
     std::fprintf(stderr, "measuring the calibration op suite ...\n");
@@ -216,101 +234,117 @@ int main(int argc, char** argv) {
       }
     }
   }
-  ErrorsByKey class_errors;
-  ErrorsByKey type_errors;  // "class/op_type"
-  std::map<std::string, double> type_abs_us;                // sum |pred - meas|
-  std::vector<double> e2e_errors;
-  int views = 0;  // ops the engine ran as views (RunsAsView)
-  std::printf("cost model check: all-CPU plans, leave-one-model-out fit%s, %d threads, %d runs, "
-              "statistic %s (lowest of %d passes), per-op times %s\n\n",
-              suite ? " (+ calibrate's op suite)" : "", all.empty() ? 0 : all[0].threads,
-              options.iterations, stat.c_str(), passes,
-              per_op == "isolated" ? "of each op alone" : "of the engine's steps in a whole run");
-  std::printf("%-14s %6s %12s %12s %12s %9s %14s\n", "model", "ops", "measured ms",
-              "sum ops ms", "simulated ms", "e2e err", "median op err");
-  for (size_t k = 0; k < all.size(); ++k) {
-    std::vector<const ModelTimings*> others;
-    for (size_t j = 0; j < all.size(); ++j)
-      if (j != k) others.push_back(&all[j]);
-    if (others.empty()) others.push_back(&all[k]);
-    for (const ModelTimings& st : suite_timings) others.push_back(&st);
-    DeviceProfile profile = BuiltinHostProfile();
-    profile.devices[0] = CpuSpecFromTimings(others);
-    profile.devices[0].active_power_w = 1;
-    if (dump) {
-      std::fprintf(stderr, "fit without %s: peak %.1f GFLOP/s, bw %.1f GB/s, launch %.2f us\n",
-                   models[k].c_str(), profile.devices[0].peak_gflops,
-                   profile.devices[0].memory_bandwidth_gbps, profile.devices[0].launch_overhead_us);
-      for (const OpClassEfficiency& e : profile.devices[0].efficiency)
-        std::fprintf(stderr, "  %s compute %.3f memory %.3f cache %.3f overhead %.2f (%d)\n",
-                     e.op_class.c_str(), e.compute, e.memory,
-                     e.cache_memory > 0 ? e.cache_memory : e.memory, e.overhead_us, e.samples);
-      for (const OpTypeFactor& f : profile.devices[0].op_types)
-        std::fprintf(stderr, "  type %s x%.3f (%d)\n", f.op_type.c_str(), f.factor, f.samples);
-      std::fprintf(stderr, "  cache %.0f B at %.1f GB/s\n", profile.devices[0].cache_bytes,
-                   profile.devices[0].cache_bandwidth_gbps);
-    }
-    CostModel model(profile);
-    const ModelTimings& t = all[k];
-    std::vector<double> op_errors;
-    double sum_ops = 0;
-    const std::vector<double> cold = ColdInputBytes(t.graph, profile.devices[0].cache_bytes);
-    for (size_t i = 0; i < t.ops.size(); ++i) {
-      OpWork work = OpWorkOf(t.graph.nodes()[i], &t.graph);
-      work.cold_bytes = cold[i];
-      work.view = t.ops[i].view;  // what the engine did (--per-op isolated copies)
-      const double pred = model.Cost(work, 0).TotalUs();
-      const double meas = t.ops[i].median_us;
-      sum_ops += meas;
-      if (work.view) {
-        ++views;  // no kernel, predicted 0: not a prediction to check
-        continue;
+  // --compare-dram 1: the all-CPU report first without the DRAM tier, then
+  // with it, on the same measurements (side by side: the host is noisy).
+  std::vector<double> report_dram_rates = {dram_gbps};
+  if (compare_dram && dram_gbps > 0) report_dram_rates = {0, dram_gbps};
+  for (const double report_dram_gbps : report_dram_rates) {
+    if (report_dram_rates.size() > 1)
+      std::printf("===== %s the DRAM tier =====\n", report_dram_gbps > 0 ? "with" : "without");
+    ErrorsByKey class_errors;
+    ErrorsByKey type_errors;  // "class/op_type"
+    std::map<std::string, double> type_abs_us;                // sum |pred - meas|
+    std::vector<double> e2e_errors;
+    int views = 0;  // ops the engine ran as views (RunsAsView)
+    std::printf("cost model check: all-CPU plans, leave-one-model-out fit%s, %d threads, %d runs, "
+                "statistic %s (lowest of %d passes), per-op times %s\n\n",
+                suite ? " (+ calibrate's op suite)" : "", all.empty() ? 0 : all[0].threads,
+                options.iterations, stat.c_str(), passes,
+                per_op == "isolated" ? "of each op alone" : "of the engine's steps in a whole run");
+    std::printf("%-14s %6s %12s %12s %12s %9s %14s\n", "model", "ops", "measured ms",
+                "sum ops ms", "simulated ms", "e2e err", "median op err");
+    for (size_t k = 0; k < all.size(); ++k) {
+      std::vector<const ModelTimings*> others;
+      for (size_t j = 0; j < all.size(); ++j)
+        if (j != k) others.push_back(&all[j]);
+      if (others.empty()) others.push_back(&all[k]);
+      for (const ModelTimings& st : suite_timings) others.push_back(&st);
+      DeviceProfile profile = BuiltinHostProfile();
+      profile.devices[0] = CpuSpecFromTimings(others, report_dram_gbps);
+      profile.devices[0].active_power_w = 1;
+      if (dump) {
+        std::fprintf(stderr, "fit without %s: peak %.1f GFLOP/s, bw %.1f GB/s, launch %.2f us\n",
+                     models[k].c_str(), profile.devices[0].peak_gflops,
+                     profile.devices[0].memory_bandwidth_gbps,
+                     profile.devices[0].launch_overhead_us);
+        for (const OpClassEfficiency& e : profile.devices[0].efficiency)
+          std::fprintf(stderr, "  %s compute %.3f memory %.3f cache %.3f overhead %.2f (%d)\n",
+                       e.op_class.c_str(), e.compute, e.memory,
+                       e.cache_memory > 0 ? e.cache_memory : e.memory, e.overhead_us, e.samples);
+        for (const OpTypeFactor& f : profile.devices[0].op_types)
+          std::fprintf(stderr, "  type %s x%.3f (%d)\n", f.op_type.c_str(), f.factor, f.samples);
+        std::fprintf(stderr, "  cache %.0f B at %.1f GB/s, last level %.0f B, then %.1f GB/s\n",
+                     profile.devices[0].cache_bytes, profile.devices[0].cache_bandwidth_gbps,
+                     profile.devices[0].llc_bytes, profile.devices[0].dram_bandwidth_gbps);
       }
-      if (meas <= 0) continue;
-      const double err = std::abs(pred - meas) / meas;
-      op_errors.push_back(err);
-      class_errors[OpClassName(t.ops[i].op_class)].push_back(err);
-      const std::string type_key =
-          std::string(OpClassName(t.ops[i].op_class)) + "/" + t.ops[i].op_type;
-      type_errors[type_key].push_back(err);
-      type_abs_us[type_key] += std::abs(pred - meas);
-      if (dump)
-        std::fprintf(stderr,
-                     "op %s %s %s %s flops %.0f bytes %.0f measured %.2f predicted %.2f "
-                     "cold %.0f\n",
-                     models[k].c_str(), t.ops[i].node.c_str(), t.ops[i].op_type.c_str(),
-                     OpClassName(t.ops[i].op_class), t.ops[i].annotation.flops,
-                     t.ops[i].annotation.bytes, meas, pred, cold[i]);
+      CostModel model(profile);
+      const ModelTimings& t = all[k];
+      std::vector<double> op_errors;
+      double sum_ops = 0;
+      const std::vector<ColdBytes> cold = ColdBytesPerNode(t.graph, profile.devices[0].cache_bytes,
+                                                           profile.devices[0].llc_bytes);
+      for (size_t i = 0; i < t.ops.size(); ++i) {
+        OpWork work = OpWorkOf(t.graph.nodes()[i], &t.graph);
+        work.cold_bytes = cold[i].beyond_cache;
+        work.dram_bytes = cold[i].beyond_llc;
+        work.dram_written_bytes = cold[i].beyond_llc_written;
+        work.view = t.ops[i].view;  // what the engine did (--per-op isolated copies)
+        const double pred = model.Cost(work, 0).TotalUs();
+        const double meas = t.ops[i].median_us;
+        sum_ops += meas;
+        if (work.view) {
+          ++views;  // no kernel, predicted 0: not a prediction to check
+          continue;
+        }
+        if (meas <= 0) continue;
+        const double err = std::abs(pred - meas) / meas;
+        op_errors.push_back(err);
+        class_errors[OpClassName(t.ops[i].op_class)].push_back(err);
+        const std::string type_key =
+            std::string(OpClassName(t.ops[i].op_class)) + "/" + t.ops[i].op_type;
+        type_errors[type_key].push_back(err);
+        type_abs_us[type_key] += std::abs(pred - meas);
+        if (dump)
+          std::fprintf(stderr,
+                       "op %s %s %s %s flops %.0f bytes %.0f measured %.2f predicted %.2f "
+                       "cold %.0f dram %.0f\n",
+                       models[k].c_str(), t.ops[i].node.c_str(), t.ops[i].op_type.c_str(),
+                       OpClassName(t.ops[i].op_class), t.ops[i].annotation.flops,
+                       t.ops[i].annotation.bytes, meas, pred, cold[i].beyond_cache,
+                       cold[i].beyond_llc);
+      }
+      StatusOr<SimGraph> sg = BuildSimGraph(t.graph, model, {"cpu"});
+      StatusOr<SimResult> sim =
+          sg.ok() ? SimulatePlan(*sg, SingleDevicePlan(t.graph, "cpu", "cpu-only"))
+                  : StatusOr<SimResult>(sg.status());
+      if (!sim.ok()) {
+        std::fprintf(stderr, "%s\n", sim.status().ToString().c_str());
+        return 1;
+      }
+      const double e2e =
+          std::abs(sim->latency_us - t.end_to_end_median_us) / t.end_to_end_median_us;
+      e2e_errors.push_back(e2e);
+      std::printf("%-14s %6zu %12.3f %12.3f %12.3f %8.1f%% %13.1f%%\n", models[k].c_str(),
+                  t.ops.size(), t.end_to_end_median_us / 1e3, sum_ops / 1e3, sim->latency_us / 1e3,
+                  100 * e2e, 100 * Median(op_errors));
     }
-    StatusOr<SimGraph> sg = BuildSimGraph(t.graph, model, {"cpu"});
-    StatusOr<SimResult> sim =
-        sg.ok() ? SimulatePlan(*sg, SingleDevicePlan(t.graph, "cpu", "cpu-only"))
-                : StatusOr<SimResult>(sg.status());
-    if (!sim.ok()) {
-      std::fprintf(stderr, "%s\n", sim.status().ToString().c_str());
-      return 1;
-    }
-    const double e2e = std::abs(sim->latency_us - t.end_to_end_median_us) / t.end_to_end_median_us;
-    e2e_errors.push_back(e2e);
-    std::printf("%-14s %6zu %12.3f %12.3f %12.3f %8.1f%% %13.1f%%\n", models[k].c_str(),
-                t.ops.size(), t.end_to_end_median_us / 1e3, sum_ops / 1e3, sim->latency_us / 1e3,
-                100 * e2e, 100 * Median(op_errors));
+    std::printf("\nper op class (all models, leave-one-model-out): median |pred - meas| / meas; "
+                "repeat: the median difference between two measurement passes (noise)\n");
+    PrintErrorTable(16, "class", "ops", class_errors, repeat_spread, e2e_errors);
+    std::printf("\nper op type: median error, and its share of all |pred - meas| microseconds\n");
+    double total_abs = 0;
+    for (const auto& [key, us] : type_abs_us) total_abs += us;
+    std::printf("%-32s %6s %10s %8s\n", "class/op_type", "ops", "median", "share");
+    for (const auto& [key, errs] : type_errors)
+      std::printf("%-32s %6zu %9.1f%% %7.1f%%\n", key.c_str(), errs.size(), 100 * Median(errs),
+                  total_abs > 0 ? 100 * type_abs_us[key] / total_abs : 0.0);
+    std::printf("\n%d ops ran as views (output = input's buffer, no kernel; predicted 0) and are "
+                "not in the table.\n", views);
+    std::printf("\n(simulated = the cost model's prediction; measured = this machine's CPU, %s.)\n",
+                per_op == "isolated" ? "ops timed one at a time"
+                                     : "ops timed as engine steps of a whole cpu-only run");
+    if (report_dram_rates.size() > 1) std::printf("\n");
   }
-  std::printf("\nper op class (all models, leave-one-model-out): median |pred - meas| / meas; "
-              "repeat: the median difference between two measurement passes (noise)\n");
-  PrintErrorTable(16, "class", "ops", class_errors, repeat_spread, e2e_errors);
-  std::printf("\nper op type: median error, and its share of all |pred - meas| microseconds\n");
-  double total_abs = 0;
-  for (const auto& [key, us] : type_abs_us) total_abs += us;
-  std::printf("%-32s %6s %10s %8s\n", "class/op_type", "ops", "median", "share");
-  for (const auto& [key, errs] : type_errors)
-    std::printf("%-32s %6zu %9.1f%% %7.1f%%\n", key.c_str(), errs.size(), 100 * Median(errs),
-                total_abs > 0 ? 100 * type_abs_us[key] / total_abs : 0.0);
-  std::printf("\n%d ops ran as views (output = input's buffer, no kernel; predicted 0) and are "
-              "not in the table.\n", views);
-  std::printf("\n(simulated = the cost model's prediction; measured = this machine's CPU, %s.)\n",
-              per_op == "isolated" ? "ops timed one at a time"
-                                   : "ops timed as engine steps of a whole cpu-only run");
   if (skip_vgpu) return 0;
 
   // 2. Shaped CPU + vgpu plans.
@@ -364,7 +398,7 @@ int main(int argc, char** argv) {
     }
     DeviceProfile profile = *loaded;
     const double cpu_power = profile.devices[0].active_power_w;
-    profile.devices[0] = CpuSpecFromTimings(others);
+    profile.devices[0] = CpuSpecFromTimings(others, dram_gbps);
     profile.devices[0].active_power_w = cpu_power;
     DeviceSpec& vgpu = profile.devices[1];
     // The vgpu's model is its shaping (efficiencies 1, overhead = launch:

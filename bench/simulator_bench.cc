@@ -11,6 +11,7 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "models/builtin.h"
+#include "scheduler/cache_residency.h"
 #include "scheduler/simulator.h"
 
 namespace braid {
@@ -78,6 +79,16 @@ void BM_BuildSimGraphResNet50(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(BuildSimGraph(f.graph, model, {"cpu", "cuda:0"}));
 }
 BENCHMARK(BM_BuildSimGraphResNet50);
+
+// Its share on a host with a cache tier and a DRAM tier (the arena mirror and
+// the reuse walks of scheduler/cache_residency.h: once per graph and device).
+void BM_ColdBytesResNet50(benchmark::State& state) {
+  const Fixture& f = ResNet50("host-vgpu");
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ColdBytesPerNode(f.graph, 1 << 20, 32 << 20).size());
+  state.counters["nodes"] = f.graph.num_nodes();
+}
+BENCHMARK(BM_ColdBytesResNet50);
 
 }  // namespace
 }  // namespace braid

@@ -7,7 +7,7 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
 #include "runtime/layout.h"
-#include "runtime/memory_planner.h"
+#include "scheduler/memory_planner.h"
 #include "runtime/node_args.h"
 #include "runtime/slicing.h"
 

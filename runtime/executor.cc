@@ -9,7 +9,7 @@
 #include "graph/op_schema.h"
 #include "runtime/layout.h"
 #include "runtime/node_args.h"
-#include "runtime/memory_planner.h"
+#include "scheduler/memory_planner.h"
 
 namespace braid {
 namespace {

@@ -9,7 +9,7 @@
 //
 // Create needs a graph whose every value has a static shape (see
 // graph/passes/specialize.h). It prepares a kernel per node with
-// PrepareFirstAccepting, plans one arena (runtime/memory_planner.h) and one
+// PrepareFirstAccepting, plans one arena (scheduler/memory_planner.h) and one
 // shared workspace, allocates both on the device, and fills each step's
 // src/dst pointer arrays. Graph-input pointers are patched per Run.
 #ifndef BRAID_RUNTIME_EXECUTOR_H_

@@ -284,69 +284,6 @@ bool MemoryBoundClass(OpClass op_class) {
          op_class != OpClass::kDepthwiseConv;
 }
 
-std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
-                                   std::span<const uint8_t> runs_here) {
-  const size_t n = static_cast<size_t>(graph.num_nodes());
-  std::vector<double> cold(n, 0.0);
-  if (!(cache_bytes > 0)) return cold;
-  // The node that last wrote or read each value (-1: none yet).
-  std::vector<int64_t> last_touch(static_cast<size_t>(graph.num_values()), -1);
-  // Distinct values (weights included) the nodes in between touched, walking
-  // back from the reader until the cache is full: `seen` stamps a value once
-  // per walk.
-  std::vector<int64_t> seen(static_cast<size_t>(graph.num_values()), -1);
-  // Views touch nothing (their output is their input's bytes): they are
-  // skipped, and a view's output counts as the value it views. Both looked
-  // up once: the walks below ask for them per value touched.
-  std::vector<uint8_t> view(n);
-  for (size_t i = 0; i < n; ++i) view[i] = RunsAsView(graph, graph.node(static_cast<NodeId>(i)));
-  std::vector<size_t> roots(static_cast<size_t>(graph.num_values()));
-  for (size_t v = 0; v < roots.size(); ++v)
-    roots[v] = static_cast<size_t>(ViewRoot(graph, static_cast<ValueId>(v)));
-  auto here = [&](int64_t node) {
-    return (runs_here.empty() || runs_here[static_cast<size_t>(node)] != 0) &&
-           !view[static_cast<size_t>(node)];
-  };
-  auto root = [&](ValueId v) { return roots[static_cast<size_t>(v)]; };
-  int64_t walk = 0;
-  auto bytes_between = [&](int64_t from, int64_t to) {  // nodes (from, to)
-    ++walk;
-    double sum = 0;
-    for (int64_t j = to - 1; j > from && sum <= cache_bytes; --j) {
-      if (!here(j)) continue;
-      const Node& between = graph.node(static_cast<NodeId>(j));
-      for (const std::vector<ValueId>* values : {&between.inputs, &between.outputs})
-        for (ValueId v : *values) {
-          if (v == kNoValue || seen[root(v)] == walk) continue;
-          seen[root(v)] = walk;
-          sum += ValueBytes(graph, v);
-        }
-    }
-    return sum;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    if (!here(static_cast<int64_t>(i))) continue;
-    const Node& node = graph.node(static_cast<NodeId>(i));
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const ValueId in = node.inputs[k];
-      if (in == kNoValue || graph.IsConstant(in) || RepeatsEarlierInput(node, k)) continue;
-      const int64_t last = last_touch[root(in)];
-      const NodeId producer = graph.value(static_cast<ValueId>(root(in))).producer;
-      // Made on another device and not read here yet: it arrives by a copy,
-      // which OpWork::copied_bytes prices.
-      if (last < 0 && producer != kNoNode && !here(producer)) continue;
-      // A graph input was written by the caller before the run: cold too.
-      if (last < 0 || bytes_between(last, static_cast<int64_t>(i)) > cache_bytes)
-        cold[i] += ValueBytes(graph, in);
-    }
-    for (ValueId in : node.inputs)
-      if (in != kNoValue) last_touch[root(in)] = static_cast<int64_t>(i);
-    for (ValueId out : node.outputs)
-      if (out != kNoValue) last_touch[root(out)] = static_cast<int64_t>(i);
-  }
-  return cold;
-}
-
 namespace {
 
 // The device has a cache tier for MemoryTierTimesUs.
@@ -420,14 +357,21 @@ OpCost TieredRooflineCost(const DeviceSpec& device, double compute_efficiency,
 
 // An op's memory time per tier at efficiency 1, as CostNoFloor prices it and
 // FitEfficiency fits it: a class without the cache tier (depthwise) moves
-// every byte at memory bandwidth, and so do a memory-bound class's cold
-// inputs (OpWork::cold_bytes).
+// every byte at memory bandwidth, and so do a memory-bound class's cold bytes
+// (OpWork::cold_bytes); those beyond the last-level cache (dram_bytes) leave
+// the tiers for the DRAM stall on a device with that tier.
 MemoryTierTimes OpMemoryTimes(const DeviceSpec& device, OpClass op_class, double bytes,
-                              double cold_bytes) {
+                              double cold_bytes, double dram_bytes, double dram_written_bytes) {
   if (!UsesCacheTier(op_class)) return {0, bytes / (device.memory_bandwidth_gbps * 1e3)};
-  const double cold = MemoryBoundClass(op_class) ? std::clamp(cold_bytes, 0.0, bytes) : 0.0;
-  MemoryTierTimes t = MemoryTierTimesUs(device, bytes - cold);
+  if (!MemoryBoundClass(op_class)) return MemoryTierTimesUs(device, bytes);
+  const bool dram_tier = device.llc_bytes > 0 && device.dram_bandwidth_gbps > 0;
+  const double dram = dram_tier ? std::clamp(dram_bytes, 0.0, bytes) : 0.0;
+  const double written = std::clamp(dram_written_bytes, 0.0, dram);
+  // Cold bytes include the DRAM ones (ColdBytesPerNode's beyond_cache).
+  const double cold = std::clamp(cold_bytes - dram, 0.0, bytes - dram);
+  MemoryTierTimes t = MemoryTierTimesUs(device, bytes - dram - cold);
   t.memory_us += cold / (device.memory_bandwidth_gbps * 1e3);
+  if (dram > 0) t.dram_us = (dram + written) / (device.dram_bandwidth_gbps * 1e3);
   return t;
 }
 
@@ -499,9 +443,11 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const DeviceSpec& spec = profile_.devices[static_cast<size_t>(device)];
   const OpClassEfficiency& e =
       efficiency_[static_cast<size_t>(device)][static_cast<size_t>(work.op_class)];
+  const MemoryTierTimes memory = OpMemoryTimes(spec, work.op_class, work.bytes, work.cold_bytes,
+                                               work.dram_bytes, work.dram_written_bytes);
   OpCost cost = TieredRooflineCost(
       spec, e.compute, e.memory, e.overhead_us, work.flops,
-      OpMemoryTimes(spec, work.op_class, work.bytes, work.cold_bytes), e.cache_memory);
+      memory, e.cache_memory);
   double factor = 1;
   if (const OpTypeFactor* f = FindOpTypeFactor(spec, work.op_class, work.op_type, work.bytes))
     factor = f->factor;
@@ -511,6 +457,8 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   if (spec.kind == "cpu" && work.input_sparsity > 0) factor *= 1.0 - work.input_sparsity;
   cost.compute_us *= factor;
   cost.memory_us *= factor;
+  cost.compute_us += memory.dram_us;
+  cost.memory_us += memory.dram_us;
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
   if (copied > 0 && HasCacheTier(spec)) {
     // Its copied-in inputs are not in the cache: they read at the device's
@@ -540,7 +488,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
                                  : spec.memory_bandwidth_gbps * stream.memory;
     const double streamed_us =
         TieredRooflineCost(spec, 1, stream.memory, 0, 0,
-                           OpMemoryTimes(spec, OpClass::kElementwise, work.bytes, 0),
+                           OpMemoryTimes(spec, OpClass::kElementwise, work.bytes, 0, 0, 0),
                            stream.cache_memory)
             .memory_us;
     const double stall_us =
@@ -623,8 +571,9 @@ double Loss(const std::vector<FitSample>& ms, double peak, double ec, double em,
   for (const FitSample& m : ms) {
     // RooflineCost, inlined: overhead + multiplier * max(compute, memory).
     const double t =
-        overhead + m.multiplier * std::max(m.flops / (peak * ec * 1e3),
-                                           m.memory.cache_us / emc + m.memory.memory_us / em);
+        overhead + m.memory.dram_us +
+        m.multiplier * std::max(m.flops / (peak * ec * 1e3),
+                                m.memory.cache_us / emc + m.memory.memory_us / em);
     loss += std::abs(std::log(std::max(t, 1e-3) / std::max(m.measured_us, 1e-3)));
   }
   return loss / static_cast<double>(ms.size());
@@ -711,7 +660,9 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
     int in_cache = 0, beyond_cache = 0;  // samples mostly in one memory tier
     for (const OpMeasurement& m : measurements)
       if (static_cast<int>(m.op_class) == c && m.measured_us > 0 && std::isfinite(m.measured_us)) {
-        const MemoryTierTimes memory = OpMemoryTimes(device, m.op_class, m.bytes, m.cold_bytes);
+        const MemoryTierTimes memory =
+            OpMemoryTimes(device, m.op_class, m.bytes, m.cold_bytes, m.dram_bytes,
+                          m.dram_written_bytes);
         ms.push_back({m.flops, memory, WorkMultiplier(device, m), m.measured_us});
         in_cache += memory.memory_us == 0;
         beyond_cache += memory.memory_us > memory.cache_us;
@@ -801,12 +752,20 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
     w.weight_sparsity = m.weight_sparsity;
     w.sparse_class = m.sparse_class;
     w.cold_bytes = m.cold_bytes;
+    w.dram_bytes = m.dram_bytes;
+    w.dram_written_bytes = m.dram_written_bytes;
     const OpCost c = model.Cost(w, 0);
-    const double work = std::max(c.compute_us, c.memory_us);
+    // The DRAM stall is outside the factor (CostNoFloor).
+    const double stall_us =
+        OpMemoryTimes(device, m.op_class, m.bytes, m.cold_bytes, m.dram_bytes, m.dram_written_bytes)
+            .dram_us;
+    const double work = std::max(c.compute_us, c.memory_us) - stall_us;
     if (!(work > 0)) continue;
-    // What is left for the work once the overhead is paid (at least a tenth
-    // of the time: a sample below the overhead says "smaller", not "zero").
-    const double left = std::max(m.measured_us - c.overhead_us, 0.1 * m.measured_us);
+    // What is left for the work once the overhead (and the stall) is paid
+    // (at least a tenth of the time: a sample below the overhead says
+    // "smaller", not "zero").
+    const double left =
+        std::max(m.measured_us - c.overhead_us - stall_us, 0.1 * m.measured_us);
     auto [it, added] = by_key.try_emplace(OpTypeFactorKey(device, m.op_class, m.op_type, m.bytes));
     if (added)
       it->second.class_lacks_it =

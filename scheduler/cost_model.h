@@ -84,10 +84,19 @@ struct OpWork {
   // added to the op's time whatever bounds it. With any, the work also takes
   // the device's resume_factor (its stream waited for those inputs).
   double copied_bytes = 0;
-  // Bytes of its inputs the device's cache no longer holds when the op runs
-  // (ColdInputBytes): they move at memory_bandwidth_gbps. Memory-bound
-  // classes only (MemoryBoundClass).
+  // Bytes it touches that the device's cache tier no longer holds when it
+  // runs (ColdBytesPerNode, scheduler/cache_residency.h): they move at
+  // memory_bandwidth_gbps. Memory-bound classes only (MemoryBoundClass).
   double cold_bytes = 0;
+  // Of those, the bytes the last-level cache no longer holds either, and of
+  // these its output's, on a device with the DRAM tier (llc_bytes,
+  // dram_bandwidth_gbps): their DRAM traffic (an output byte twice: read for
+  // ownership, written back) at dram_bandwidth_gbps is a stall added to the
+  // op's time whatever bounds it, outside its efficiencies and factors (a
+  // MaxPool writing 800 KB to cold lines took 77 + 45-60 us). Memory-bound
+  // classes only.
+  double dram_bytes = 0;
+  double dram_written_bytes = 0;
   // The engine runs it as a view (RunsAsView: its output is its input's
   // buffer): it costs nothing.
   bool view = false;
@@ -160,6 +169,7 @@ OpCost RooflineCost(const DeviceSpec& device, double compute_efficiency, double 
 struct MemoryTierTimes {
   double cache_us = 0;   // the bytes within cache_bytes, at cache_bandwidth_gbps
   double memory_us = 0;  // the rest (all of them without a cache tier)
+  double dram_us = 0;    // an op's DRAM traffic (OpWork::dram_bytes): a stall
 };
 MemoryTierTimes MemoryTierTimesUs(const DeviceSpec& device, double bytes);
 // Bytes over the device's bandwidth, through its cache tier when it has one
@@ -171,21 +181,9 @@ double MemoryTimeUs(const DeviceSpec& device, double bytes);
 bool UsesCacheTier(OpClass op_class);
 // The classes whose time is their bytes (not conv, depthwise conv, gemm):
 // each cache tier gets its own efficiency (OpClassEfficiency::cache_memory)
-// and their cold inputs (OpWork::cold_bytes) move at the memory's speed.
+// and their cold bytes (OpWork::cold_bytes, dram_bytes) move at the memory's
+// (DRAM's) speed.
 bool MemoryBoundClass(OpClass op_class);
-// Per node of `graph`, in node order (the order one device runs them): the
-// bytes of its non-constant inputs (and graph inputs) that an LRU cache of
-// `cache_bytes` no longer holds: the nodes in between touched more than that
-// in distinct values (weights included) since the value was written or last
-// read. E.g. a residual Add's skip input after two convs streamed their
-// weights; counting distinct values, not traffic, keeps a ViT block's
-// recycled scratch buffers from marking its residual input cold.
-// All zero when cache_bytes <= 0. With `runs_here` (one entry per node),
-// only the nodes marked non-zero run on the device: the others neither touch
-// its cache nor count, and what they produce is not counted where it is first
-// read here (it arrives by a copy: OpWork::copied_bytes).
-std::vector<double> ColdInputBytes(const Graph& graph, double cache_bytes,
-                                   std::span<const uint8_t> runs_here = {});
 // The device's per-op-type factor for an op of `op_type` moving `bytes`, or
 // null. For a class without the cache tier (depthwise conv), an op whose
 // bytes fit the device's cache is keyed apart first ("Conv:depthwise@cache",
@@ -257,6 +255,8 @@ struct OpMeasurement {
   double weight_sparsity = 0;
   std::string sparse_class;       // as OpWork::sparse_class
   double cold_bytes = 0;          // as OpWork::cold_bytes
+  double dram_bytes = 0;          // as OpWork::dram_bytes
+  double dram_written_bytes = 0;  // as OpWork::dram_written_bytes
 };
 
 // Per op class with at least `min_samples` measurements, the compute and

@@ -107,6 +107,8 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     }
     RETURN_IF_ERROR(CheckNonNegative(d.cache_bytes, where + "cache_bytes"));
     RETURN_IF_ERROR(CheckNonNegative(d.cache_bandwidth_gbps, where + "cache_bandwidth_gbps"));
+    RETURN_IF_ERROR(CheckNonNegative(d.llc_bytes, where + "llc_bytes"));
+    RETURN_IF_ERROR(CheckNonNegative(d.dram_bandwidth_gbps, where + "dram_bandwidth_gbps"));
     if (!d.floor_device.empty() && d.floor_device == d.name)
       return InvalidArgument(where + "floor_device names the device itself");
     std::set<std::string> types;
@@ -219,8 +221,9 @@ class ObjectReader {
 constexpr std::string_view kDeviceNumberFields[] = {
     "compute_units",   "clock_ghz",      "peak_gflops",   "memory_bandwidth_gbps",
     "launch_overhead_us", "active_power_w", "idle_power_w", "concurrent_kernels",
-    "efficiency", "cache_bytes", "cache_bandwidth_gbps", "floor_device", "op_types", "sparse",
-    "sync_us", "resume_factor", "copied_read_gbps", "copied_window_read_gbps"};
+    "efficiency", "cache_bytes", "cache_bandwidth_gbps", "llc_bytes", "dram_bandwidth_gbps",
+    "floor_device", "op_types", "sparse", "sync_us", "resume_factor", "copied_read_gbps",
+    "copied_window_read_gbps"};
 constexpr std::string_view kLinkNumberFields[] = {
     "latency_us", "bandwidth_gbps", "mapped", "copy_engines"};
 constexpr std::string_view kProfileNumberFields[] = {"static_power_w", "power_mode"};
@@ -231,8 +234,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
                                "peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us",
                                "active_power_w", "idle_power_w", "concurrent_kernels",
                                "efficiency", "sources", "cache_bytes", "cache_bandwidth_gbps",
-                               "floor_device", "op_types", "sparse", "sync_us",
-                               "resume_factor", "copied_read_gbps",
+                               "llc_bytes", "dram_bandwidth_gbps", "floor_device", "op_types",
+                               "sparse", "sync_us", "resume_factor", "copied_read_gbps",
                                "copied_window_read_gbps"}));
   DeviceSpec d;
   ASSIGN_OR_RETURN(d.name, r.String("name", true));
@@ -250,6 +253,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   // Optional fields (profiles written before they existed still load).
   ASSIGN_OR_RETURN(d.cache_bytes, r.Number("cache_bytes", 0));
   ASSIGN_OR_RETURN(d.cache_bandwidth_gbps, r.Number("cache_bandwidth_gbps", 0));
+  ASSIGN_OR_RETURN(d.llc_bytes, r.Number("llc_bytes", 0));
+  ASSIGN_OR_RETURN(d.dram_bandwidth_gbps, r.Number("dram_bandwidth_gbps", 0));
   ASSIGN_OR_RETURN(d.floor_device, r.String("floor_device"));
   ASSIGN_OR_RETURN(d.sync_us, r.Number("sync_us", 0));
   ASSIGN_OR_RETURN(d.resume_factor, r.Number("resume_factor", 1));
@@ -390,6 +395,9 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
     if (d.cache_bytes > 0 || d.cache_bandwidth_gbps > 0)
       out << ",\n" << in << "\"cache_bytes\": " << JsonNumber(d.cache_bytes)
           << ",\n" << in << "\"cache_bandwidth_gbps\": " << JsonNumber(d.cache_bandwidth_gbps);
+    if (d.llc_bytes > 0 || d.dram_bandwidth_gbps > 0)
+      out << ",\n" << in << "\"llc_bytes\": " << JsonNumber(d.llc_bytes)
+          << ",\n" << in << "\"dram_bandwidth_gbps\": " << JsonNumber(d.dram_bandwidth_gbps);
     if (!d.floor_device.empty())
       out << ",\n" << in << "\"floor_device\": " << JsonString(d.floor_device);
     if (d.sync_us > 0) out << ",\n" << in << "\"sync_us\": " << JsonNumber(d.sync_us);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "graph/op_schema.h"
+#include "scheduler/cache_residency.h"
 
 namespace braid {
 
@@ -85,12 +86,13 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
   g.join_us.resize(static_cast<size_t>(g.num_nodes) * D);
   g.in_begin.push_back(0);
   g.out_begin.push_back(0);
-  // Cold inputs per device as if it ran the nodes in graph order (the
+  // Cold bytes per device as if it ran the nodes in graph order (the
   // all-on-one-device order; costs here do not depend on the placement).
-  std::vector<std::vector<double>> cold_bytes(D);
-  for (size_t d = 0; d < D; ++d)
-    cold_bytes[d] = ColdInputBytes(
-        graph, model.profile().devices[static_cast<size_t>(profile_index[d])].cache_bytes);
+  std::vector<std::vector<ColdBytes>> cold_bytes(D);
+  for (size_t d = 0; d < D; ++d) {
+    const DeviceSpec& spec = model.profile().devices[static_cast<size_t>(profile_index[d])];
+    cold_bytes[d] = ColdBytesPerNode(graph, spec.cache_bytes, spec.llc_bytes);
+  }
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(n);
     g.node_names.push_back(node.name);
@@ -109,7 +111,9 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
           !RepeatsEarlierInput(node, i))
         activation_input_bytes += ValueBytes(graph, node.inputs[i]);
     for (size_t d = 0; d < D; ++d) {
-      work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)];
+      work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_cache;
+      work.dram_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_llc;
+      work.dram_written_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_llc_written;
       work.copied_bytes = 0;
       const OpCost c = model.Cost(work, profile_index[d]);
       g.overhead_us[static_cast<size_t>(n) * D + d] = c.overhead_us;

@@ -27,11 +27,13 @@ constexpr char kCalibrateHelp[] =
     "\n"
     "Measures this host: every op of a few built-in models and of an op suite\n"
     "(ops of every common type and several sizes) as they run inside a whole\n"
-    "cpu-only engine run, median of N runs, then fits the cost model to them: peak compute (best conv/GEMM\n"
-    "throughput), cache and memory bandwidth (best streaming ops inside and\n"
-    "beyond the L2), dispatch overhead, per-op-class efficiencies and\n"
-    "per-op-type factors. Also times the sparse CPU kernels against the dense\n"
-    "ones (conv1x1, conv3x3, gemm) and stores their speed and crossover, and\n"
+    "cpu-only engine run, median of N runs, then fits the cost model to them:\n"
+    "peak compute (best conv/GEMM throughput), cache and memory bandwidth (best\n"
+    "streaming ops inside and beyond the L2), DRAM bandwidth (two Adds over twice\n"
+    "the last-level cache: for the bytes that cache no longer holds), dispatch\n"
+    "overhead, per-op-class efficiencies and per-op-type factors. Also times\n"
+    "the sparse CPU kernels against the dense ones (conv1x1, conv3x3, gemm) and\n"
+    "stores their speed and crossover, and\n"
     "the wake-up of a stream waiting for another thread's event (sync_us: the\n"
     "simulator adds it to every handoff between devices) and how much slower\n"
     "the op after such a wake runs (resume_factor: an op reading another\n"
@@ -167,7 +169,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   DeviceProfile profile = BuiltinHostProfile();
   profile.origin = "calibrated";
   profile.description = "this host, measured by braid calibrate";
-  DeviceSpec cpu = CpuSpecFromTimings(refs);
+  out << "measuring DRAM bandwidth ...\n" << std::flush;
+  StatusOr<double> dram_gbps = MeasureDramBandwidth(options, LastLevelCacheBytes());
+  if (!dram_gbps.ok()) return fail(dram_gbps.status());
+  DeviceSpec cpu = CpuSpecFromTimings(refs, *dram_gbps);
   const DeviceSpec& builtin = profile.devices[0];
   if (seconds > 0) {
     cpu.active_power_w = joules / seconds;
@@ -258,6 +263,12 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (cpu.cache_bytes > 0) {
     std::snprintf(line, sizeof(line), "  cache tier: %.0f KB at %.1f GB/s, then %.1f GB/s\n",
                   cpu.cache_bytes / 1024, cpu.cache_bandwidth_gbps, cpu.memory_bandwidth_gbps);
+    out << line;
+  }
+  if (cpu.llc_bytes > 0) {
+    std::snprintf(line, sizeof(line),
+                  "  DRAM tier: beyond a %.0f KB last-level cache, %.1f GB/s of traffic\n",
+                  cpu.llc_bytes / 1024, cpu.dram_bandwidth_gbps);
     out << line;
   }
   for (const OpTypeFactor& f : cpu.op_types) {

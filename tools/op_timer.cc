@@ -30,6 +30,7 @@
 #include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
 #include "runtime/thread_pinning.h"
+#include "scheduler/cache_residency.h"
 
 namespace braid::cli {
 namespace {
@@ -743,10 +744,11 @@ StatusOr<VgpuTiming> VgpuTimingFromProfile(const DeviceProfile& profile,
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
   std::vector<OpMeasurement> out;
   const bool with_graph = t.graph.num_nodes() == static_cast<int>(t.ops.size());
-  // The host's cache, as CpuSpecFromTimings records it for the fit.
-  const std::vector<double> cold = with_graph && t.in_run_order
-                                       ? ColdInputBytes(t.graph, CacheBytesPerCore())
-                                       : std::vector<double>(t.ops.size(), 0.0);
+  // The host's caches, as CpuSpecFromTimings records them for the fit.
+  const std::vector<ColdBytes> cold =
+      with_graph && t.in_run_order
+          ? ColdBytesPerNode(t.graph, CacheBytesPerCore(), LastLevelCacheBytes())
+          : std::vector<ColdBytes>(t.ops.size());
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const OpTiming& op = t.ops[i];
     if (op.view) continue;  // no kernel ran: nothing to fit
@@ -762,7 +764,9 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
       m.bytes = w.bytes;  // a Gather's rows, not its table
       m.sparse_class = std::string(w.sparse_class);
       m.op_type = std::string(w.op_type);  // kernel variant key ("Conv:1x1", ...)
-      m.cold_bytes = cold[i];
+      m.cold_bytes = cold[i].beyond_cache;
+      m.dram_bytes = cold[i].beyond_llc;
+      m.dram_written_bytes = cold[i].beyond_llc_written;
     }
     out.push_back(std::move(m));
   }
@@ -787,12 +791,73 @@ double CacheBytesPerCore() {
   return 0;
 }
 
-DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings) {
+double LastLevelCacheBytes(const std::string& cache_dir) {
+  // sysfs, not sysconf: a KVM guest here reported a 320 MB L3 through
+  // sysconf and 32 MB (the CPU's) through sysfs.
+  double best = 0;
+  int best_level = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = cache_dir + "/index" + std::to_string(index);
+    std::ifstream level_file(dir + "/level"), type_file(dir + "/type"), size_file(dir + "/size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size) || size.empty())
+      continue;
+    if (type == "Instruction" || level < best_level) continue;
+    double bytes = std::strtod(size.c_str(), nullptr);
+    if (size.back() == 'K') bytes *= 1024;
+    if (size.back() == 'M') bytes *= 1024 * 1024;
+    best = bytes;
+    best_level = level;
+  }
+  return best_level >= 3 ? best : 0;
+}
+
+StatusOr<double> MeasureDramBandwidth(const OpTimerOptions& options, double llc_bytes) {
+  // Two Adds over vectors of twice the last-level cache (64 MB at least):
+  // every byte they read or write comes from DRAM.
+  const int64_t elements =
+      static_cast<int64_t>(std::max(2 * llc_bytes, 64.0 * (1 << 20)) / sizeof(float));
+  const Shape shape{1, elements};
+  GraphBuilder b("dram_probe", 1);
+  const ValueId x = b.Input("x", shape);
+  const ValueId y = b.Input("y", shape);
+  const ValueId sum = b.Add(x, y);
+  b.Output(b.Add(sum, y), "z", shape);
+  Graph graph = std::move(b).Finish();
+  RETURN_IF_ERROR(InferShapes(graph).WithPrefix("dram probe"));
+  RETURN_IF_ERROR(Annotate(graph).WithPrefix("dram probe"));
+  OpTimerOptions probe = options;
+  probe.end_to_end = false;
+  probe.measure_energy = false;
+  probe.iterations = std::max(3, std::min(options.iterations, 7));
+  probe.warmup = 1;
+  ASSIGN_OR_RETURN(ModelTimings t, MeasureGraphInEngine(std::move(graph), "dram probe", probe));
+  // DRAM traffic: the bytes read, and the bytes written twice (read for
+  // ownership, then written back), as OpWork::dram_written_bytes counts them.
+  double best = 0;
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const OpTiming& op = t.ops[i];
+    const Node& node = t.graph.node(static_cast<NodeId>(i));
+    const double written = node.outputs.empty() ? 0 : ValueBytes(t.graph, node.outputs[0]);
+    if (op.median_us > 0)
+      best = std::max(best, (op.annotation.bytes + written) / op.median_us * 1e-3);
+  }
+  if (!(best > 0)) return Internal("dram probe: no Add was timed");
+  return best;
+}
+
+DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
+                              double dram_bandwidth_gbps) {
   DeviceSpec d;
   d.name = "cpu";
   d.kind = "cpu";
   d.description = "host CPU (calibrated)";
   d.cache_bytes = CacheBytesPerCore();
+  if (dram_bandwidth_gbps > 0) {
+    d.llc_bytes = LastLevelCacheBytes();
+    if (d.llc_bytes > 0) d.dram_bandwidth_gbps = dram_bandwidth_gbps;
+  }
   double best_gflops = 0, best_gbps = 0, best_cache_gbps = 0, best_dram_gbps = 0;
   std::vector<double> small;
   std::vector<OpMeasurement> all;
@@ -843,6 +908,10 @@ DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings) {
   d.sources["memory_bandwidth_gbps"] =
       d.cache_bytes > 0 ? "best memory-bound op throughput above 2x cache_bytes " + how
                         : "best memory-bound op throughput " + how;
+  if (d.llc_bytes > 0) {
+    d.sources["llc_bytes"] = "last-level cache (sysfs)";
+    d.sources["dram_bandwidth_gbps"] = "two Adds over vectors of 2x llc_bytes (64 MB at least), " + how;
+  }
   if (d.cache_bytes > 0) {
     d.sources["cache_bytes"] = "L2 cache per core (sysconf / sysfs)";
     d.sources["cache_bandwidth_gbps"] = "best memory-bound op throughput within cache_bytes " + how;

@@ -135,6 +135,16 @@ SparseCrossover CrossoverOf(const std::vector<SparseKernelSpeed>& speeds);
 
 // L2 cache bytes per core (sysconf, else sysfs), 0 when unknown.
 double CacheBytesPerCore();
+// The last-level cache's bytes (sysfs: the highest level's data or unified
+// cache under cache_dir/indexN/{level,type,size}) when it is an L3 or beyond;
+// 0 when unknown or the L2 is the last.
+double LastLevelCacheBytes(
+    const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
+// The host's DRAM traffic bandwidth (GB/s): the better of two Adds
+// over vectors of 2x `llc_bytes` (64 MB at least) in one engine run at
+// `options.threads`, bytes read plus twice the bytes written (read for
+// ownership, written back) over time.
+StatusOr<double> MeasureDramBandwidth(const OpTimerOptions& options, double llc_bytes);
 
 struct PlanTimerOptions : OpTimerOptions {
   // Devices to open: "cpu" (always, first), "vgpu", "cuda" / "cuda:K".
@@ -250,8 +260,12 @@ double Median(std::vector<double> v);
 // cache_bandwidth_gbps the best streaming-op throughput within it and
 // memory_bandwidth_gbps the best beyond 2x it (one tier when either side has
 // no sample); per-class efficiencies and per-op-type factors fitted to every
-// op (FitDevice). Every number's source says "measured".
-DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings);
+// op (FitDevice). With `dram_bandwidth_gbps` (MeasureDramBandwidth) and a
+// last-level cache to go with it, also the DRAM tier (llc_bytes,
+// dram_bandwidth_gbps) the fit then prices. Every number's source says
+// "measured".
+DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
+                              double dram_bandwidth_gbps = 0);
 
 }  // namespace braid::cli
 

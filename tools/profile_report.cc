@@ -9,6 +9,7 @@
 
 #include "graph/json.h"
 #include "graph/text.h"
+#include "scheduler/cache_residency.h"
 
 namespace braid::cli {
 namespace {
@@ -57,9 +58,9 @@ const char* const kVirtualNote = "virtual device (vgpu): its times are a model, 
 }  // namespace
 
 std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model) {
-  // Per device, its nodes' cold input bytes in its own run order (the plan's
+  // Per device, its nodes' cold bytes in its own run order (the plan's
   // unsliced nodes on it; a slice's parts get none).
-  std::map<std::string, std::vector<double>> cold_by_device;
+  std::map<std::string, std::vector<ColdBytes>> cold_by_device;
   std::map<std::string, NodeId> node_of;
   const Graph& graph = timings.graph;
   const bool plan_matches = timings.plan.nodes.size() == static_cast<size_t>(graph.num_nodes());
@@ -67,14 +68,14 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
   auto cold_bytes = [&](const StepProfile& s) {
     auto node = node_of.find(s.name);
     const int d = model.DeviceIndex(s.device);
-    if (node == node_of.end() || d < 0) return 0.0;
+    if (node == node_of.end() || d < 0) return ColdBytes{};
     auto [it, added] = cold_by_device.try_emplace(s.device);
     if (added) {
       std::vector<uint8_t> here(static_cast<size_t>(graph.num_nodes()), 0);
       for (size_t i = 0; i < here.size(); ++i)
         here[i] = timings.plan.nodes[i].device == s.device && !timings.plan.nodes[i].slice;
-      it->second = ColdInputBytes(graph, model.profile().devices[static_cast<size_t>(d)].cache_bytes,
-                                  here);
+      const DeviceSpec& spec = model.profile().devices[static_cast<size_t>(d)];
+      it->second = ColdBytesPerNode(graph, spec.cache_bytes, spec.llc_bytes, here);
     }
     return it->second[static_cast<size_t>(node->second)];
   };
@@ -93,7 +94,10 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       w.weight_sparsity = s.annotation.weight_sparsity;
       w.sparse_class = s.sparse_class;
       w.copied_bytes = s.copied_bytes;
-      w.cold_bytes = cold_bytes(s);
+      const ColdBytes cold = cold_bytes(s);
+      w.cold_bytes = cold.beyond_cache;
+      w.dram_bytes = cold.beyond_llc;
+      w.dram_written_bytes = cold.beyond_llc_written;
       w.view = s.view;
       out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }

@@ -98,6 +98,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   DeviceSpec& cpu = p.devices[0];
   cpu.cache_bytes = 2097152;
   cpu.cache_bandwidth_gbps = 95.5;
+  cpu.llc_bytes = 33554432;
+  cpu.dram_bandwidth_gbps = 22.5;
   cpu.op_types.push_back({"Concat", 7.25, 9});
   cpu.op_types.push_back({"Reshape", 0.125, 17});
   cpu.sparse.push_back({"conv1x1", 0.65, 0.1, 2.5, 5});
@@ -116,6 +118,9 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   const DeviceSpec& c = again->devices[0];
   EXPECT_EQ(c.cache_bytes, 2097152);
   EXPECT_EQ(c.cache_bandwidth_gbps, 95.5);
+  EXPECT_EQ(c.llc_bytes, 33554432);
+  EXPECT_EQ(c.dram_bandwidth_gbps, 22.5);
+  EXPECT_EQ(again->devices[1].llc_bytes, 0);
   ASSERT_NE(c.OpType("Concat"), nullptr);
   EXPECT_EQ(c.OpType("Concat")->factor, 7.25);
   EXPECT_EQ(c.OpType("Concat")->samples, 9);
@@ -141,6 +146,9 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   StatusOr<DeviceProfile> loaded = DeviceProfileFromJson(old, "old.json");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->devices[0].cache_bytes, 0);
+  EXPECT_EQ(old.find("llc_bytes"), std::string::npos);
+  EXPECT_EQ(loaded->devices[0].llc_bytes, 0);
+  EXPECT_EQ(loaded->devices[0].dram_bandwidth_gbps, 0);
   EXPECT_TRUE(loaded->devices[0].op_types.empty());
   EXPECT_TRUE(loaded->devices[0].sparse.empty());
   EXPECT_TRUE(loaded->devices[1].floor_device.empty());
@@ -164,6 +172,8 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   p.devices[0].sparse.push_back({"gemm", 0.5, 0.2, 1.0, 5});
   p.devices[0].cache_bytes = 1024;
   p.devices[0].cache_bandwidth_gbps = 10;
+  p.devices[0].llc_bytes = 4096;
+  p.devices[0].dram_bandwidth_gbps = 5;
   p.devices[0].sync_us = 30;
   p.devices[0].resume_factor = 1.5;
   p.devices[0].copied_read_gbps = 12;
@@ -187,6 +197,11 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   EXPECT_NE(error_of("\"crossover\": 0.5", "\"crossover\": 1.5").find("[0, 1]"),
             std::string::npos);
   EXPECT_NE(error_of("\"cache_bytes\": 1024", "\"cache_bytes\": -1").find("cache_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"llc_bytes\": 4096", "\"llc_bytes\": -4096").find("llc_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"dram_bandwidth_gbps\": 5", "\"dram_bandwidth_gbps\": -5")
+                .find("dram_bandwidth_gbps"),
             std::string::npos);
   EXPECT_NE(error_of("\"sync_us\": 30", "\"sync_us\": -3").find("sync_us"), std::string::npos);
   EXPECT_NE(error_of("\"resume_factor\": 1.5", "\"resume_factor\": 0.5").find("resume_factor must be >= 1"),

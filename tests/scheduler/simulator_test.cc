@@ -9,6 +9,7 @@
 #include "graph/passes/passes.h"
 #include "graph/annotate.h"
 #include "models/builtin.h"
+#include "scheduler/cache_residency.h"
 #include "tests/scheduler/sim_test_util.h"
 
 namespace braid {
@@ -118,15 +119,16 @@ TEST(SimulatorTest, HandoffsPayTheWakeUpsOfTheCopyingAndReadingStreams) {
 }
 
 TEST(SimulatorTest, AnInputTheCacheNoLongerHoldsCostsMemoryTime) {
-  // x -> a -> b -> c, then Add(a, c): a's bytes leave a 7999-byte cache
-  // while b and c (8000 bytes) pass; an 8000-byte one keeps them.
+  // x -> a -> b -> c, then Add(a, c), values of 4096 bytes: a's bytes leave
+  // an 8191-byte cache while b and c (8192 bytes) pass; an 8192-byte one
+  // keeps them (scheduler/cache_residency.h).
   TinyGraph t;
-  const ValueId x = t.Input("x", 1000);
-  const ValueId a = t.Op("n0", {x}, 0.001, 1000);
-  const ValueId c = t.Op("n2", {t.Op("n1", {a}, 0.001, 1000)}, 0.001, 1000);
-  t.Output(t.Op("add", {a, c}, 0.001, 1000, "Add"));
+  const ValueId x = t.Input("x", 1024);
+  const ValueId a = t.Op("n0", {x}, 0.001, 1024);
+  const ValueId c = t.Op("n2", {t.Op("n1", {a}, 0.001, 1024)}, 0.001, 1024);
+  t.Output(t.Op("add", {a, c}, 0.001, 1024, "Add"));
   Graph& g = t.graph();
-  g.node(3).annotation.bytes = 12000;
+  g.node(3).annotation.bytes = 12288;
   auto add_work_us = [&](double cache_bytes) {
     DeviceProfile p = TwoDeviceProfile();
     p.devices[0].cache_bytes = cache_bytes;
@@ -135,15 +137,30 @@ TEST(SimulatorTest, AnInputTheCacheNoLongerHoldsCostsMemoryTime) {
     StatusOr<SimGraph> sg = BuildSimGraph(g, model, {"cpu", "gpu"});
     EXPECT_TRUE(sg.ok()) << sg.status().ToString();
     OpWork w = OpWorkOf(g.node(3), &g);
-    w.cold_bytes = ColdInputBytes(g, cache_bytes)[3];
+    w.cold_bytes = ColdBytesPerNode(g, cache_bytes, 0)[3].beyond_cache;
     const OpCost cost = model.Cost(w, 0);
     EXPECT_NEAR(sg->work_us[3 * 2], std::max(cost.compute_us, cost.memory_us), kTol);
     return sg->work_us[3 * 2];
   };
-  // Cold: 4000 bytes at 1 GB/s (4 us) + 8000 within the cache.
-  EXPECT_NEAR(add_work_us(7999), 4 + 7999 / 10e3 + 1 / 1e3, kTol);
-  EXPECT_NEAR(add_work_us(8000), 8000 / 10e3 + 4000 / 1e3, kTol);
-  EXPECT_NEAR(add_work_us(12000), 12000 / 10e3, kTol);
+  // Cold: 4096 bytes at 1 GB/s + 8191 within the cache, 1 beyond it.
+  EXPECT_NEAR(add_work_us(8191), 4096 / 1e3 + 8191 / 10e3 + 1 / 1e3, kTol);
+  EXPECT_NEAR(add_work_us(8192), 8192 / 10e3 + 4096 / 1e3, kTol);
+  EXPECT_NEAR(add_work_us(12288), 12288 / 10e3, kTol);
+  // With a DRAM tier the cold bytes of a run beyond the last level come
+  // from DRAM: at a 12287-byte last level, x for n0 (a whole run since the
+  // previous one read it).
+  DeviceProfile p = TwoDeviceProfile();
+  p.devices[0].cache_bytes = 4096;
+  p.devices[0].cache_bandwidth_gbps = 10;
+  p.devices[0].llc_bytes = 12287;
+  p.devices[0].dram_bandwidth_gbps = 0.5;
+  g.node(0).op_type = "Add";  // a memory-bound class: cold bytes priced
+  g.node(0).annotation.bytes = 8192;
+  const CostModel model(p);
+  StatusOr<SimGraph> sg = BuildSimGraph(g, model, {"cpu", "gpu"});
+  ASSERT_TRUE(sg.ok()) << sg.status().ToString();
+  EXPECT_EQ(ColdBytesPerNode(g, 4096, 12287)[0].beyond_llc, 4096);
+  EXPECT_NEAR(sg->work_us[0], 4096 / 10e3 + 4096 / 0.5e3, kTol);
 }
 
 TEST(SimulatorTest, AViewOfACopiedValueIsReadAsCopied) {

@@ -2,6 +2,8 @@
 // suite covers the op types the per-op-type factors need.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "scheduler/cost_model.h"
@@ -158,6 +160,48 @@ TEST(OpTimerTest, EvictionBeforeEachRunStillTimesEveryNode) {
       EXPECT_FALSE(op.implementation.empty()) << op.node;
     }
   }
+}
+
+// The last-level cache from sysfs trees laid out like the real ones
+// (/sys/devices/system/cpu/cpu0/cache/indexN/{level,type,size}).
+TEST(OpTimerTest, LastLevelCacheIsTheHighestDataOrUnifiedLevelFromL3) {
+  namespace fs = std::filesystem;
+  const fs::path root =
+      fs::temp_directory_path() /
+      ("braid_cache_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  fs::remove_all(root);
+  auto write = [&](int index, int level, const std::string& type, const std::string& size) {
+    const fs::path dir = root / ("index" + std::to_string(index));
+    fs::create_directories(dir);
+    std::ofstream(dir / "level") << level << "\n";
+    std::ofstream(dir / "type") << type << "\n";
+    std::ofstream(dir / "size") << size << "\n";
+  };
+  // An x86 core: L1d, L1i, L2, then a 32 MB L3.
+  write(0, 1, "Data", "32K");
+  write(1, 1, "Instruction", "32K");
+  write(2, 2, "Unified", "1024K");
+  EXPECT_EQ(LastLevelCacheBytes(root.string()), 0);  // the L2 is the last so far
+  write(3, 3, "Unified", "32768K");
+  EXPECT_EQ(LastLevelCacheBytes(root.string()), 32.0 * 1024 * 1024);
+  // Sizes in M; an instruction cache never counts.
+  write(3, 3, "Unified", "4M");
+  write(4, 4, "Instruction", "64M");
+  EXPECT_EQ(LastLevelCacheBytes(root.string()), 4.0 * 1024 * 1024);
+  EXPECT_EQ(LastLevelCacheBytes((root / "missing").string()), 0);
+  fs::remove_all(root);
+}
+
+// The DRAM probe times its two Adds and reports a bandwidth (the figure
+// itself is the machine's; a 64 MB minimum keeps it beyond any L3 here).
+TEST(OpTimerTest, DramProbeMeasuresABandwidth) {
+  OpTimerOptions options;
+  options.threads = 1;
+  options.iterations = 3;
+  StatusOr<double> gbps = MeasureDramBandwidth(options, 1 << 20);
+  ASSERT_TRUE(gbps.ok()) << gbps.status().ToString();
+  EXPECT_GT(*gbps, 0.1);
+  EXPECT_LT(*gbps, 1e4);
 }
 
 }  // namespace

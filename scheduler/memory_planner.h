@@ -10,8 +10,8 @@
 // memory patterns: requests are placed largest first; each goes into the
 // smallest gap between already-placed requests whose lifetimes overlap its
 // own, or after the last of them.
-#ifndef BRAID_RUNTIME_MEMORY_PLANNER_H_
-#define BRAID_RUNTIME_MEMORY_PLANNER_H_
+#ifndef BRAID_SCHEDULER_MEMORY_PLANNER_H_
+#define BRAID_SCHEDULER_MEMORY_PLANNER_H_
 
 #include <cstddef>
 #include <span>
@@ -40,4 +40,4 @@ MemoryPlan PlanMemory(std::span<const BufferRequest> requests,
 
 }  // namespace braid
 
-#endif  // BRAID_RUNTIME_MEMORY_PLANNER_H_
+#endif  // BRAID_SCHEDULER_MEMORY_PLANNER_H_

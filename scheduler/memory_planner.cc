@@ -1,4 +1,4 @@
-#include "runtime/memory_planner.h"
+#include "scheduler/memory_planner.h"
 
 #include <algorithm>
 #include <limits>

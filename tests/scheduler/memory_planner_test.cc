@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/memory_planner.h"
+#include "scheduler/memory_planner.h"
 
 namespace braid {
 namespace {

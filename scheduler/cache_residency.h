@@ -1,0 +1,62 @@
+// Which bytes an op touches are no longer in a device's caches when it runs:
+// its inputs after the nodes in between streamed their own bytes, and its
+// output when the arena bytes it lands on were last touched long ago.
+//
+//   std::vector<braid::ColdBytes> cold =
+//       braid::ColdBytesPerNode(graph, /*cache_bytes=*/1 << 20, /*llc_bytes=*/32 << 20);
+//   braid::OpWork work = braid::OpWorkOf(graph.node(n), &graph);
+//   work.cold_bytes = cold[n].beyond_cache;  // at memory_bandwidth_gbps
+//   work.dram_bytes = cold[n].beyond_llc;    // at dram_bandwidth_gbps
+//   work.dram_written_bytes = cold[n].beyond_llc_written;
+//
+// The device runs the nodes in graph order, as the engine runs one device's
+// steps, and places their outputs in one arena exactly as the engine does
+// (PlanMemory over the same requests), so that an output's bytes have a
+// history: the values that held those bytes before it.
+#ifndef BRAID_SCHEDULER_CACHE_RESIDENCY_H_
+#define BRAID_SCHEDULER_CACHE_RESIDENCY_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace braid {
+
+struct ColdBytes {
+  // Bytes an LRU cache of cache_bytes no longer holds.
+  double beyond_cache = 0;
+  // The bytes an LRU cache of llc_bytes (the last level) no longer holds
+  // either: they come from DRAM.
+  double beyond_llc = 0;
+  // Of those, the output's: each is read for ownership and written back
+  // later, twice the DRAM traffic of an input byte.
+  double beyond_llc_written = 0;
+};
+
+// Per node of `graph`, in node order. A byte is cold when the nodes run
+// since it was last touched touched more than the cache's size in distinct
+// bytes (weights included; arena bytes by address, so a recycled scratch
+// buffer counts once). E.g. a residual Add's skip input after two convs
+// streamed their weights, or a MaxPool writing into arena bytes last used
+// by the previous run's final layers (resnet18's stem MaxPool: 122 us
+// instead of 77 on the AMD host, its 800 KB output from DRAM).
+// - Inputs (non-constant, each value once): the bytes since the value was
+//   written or last read; a graph input the caller wrote is beyond the cache
+//   tier, and beyond the last level when the whole run in between streams
+//   more than llc_bytes (runs repeat: its previous reads count).
+// - Outputs: per arena byte, since the value that held it last was touched,
+//   in this run or the previous one (a view writes nothing).
+// cache_bytes <= 0: nothing is beyond the cache; llc_bytes <= 0: nothing is
+// beyond the last level. With `runs_here` (one entry per node), only the
+// nodes marked non-zero run on the device: the others neither touch its
+// caches nor count, and what they produce is not counted where it is first
+// read here (it arrives by a copy: OpWork::copied_bytes) but gets an arena
+// buffer there, as the engine's copy does.
+std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, double llc_bytes,
+                                        std::span<const uint8_t> runs_here = {});
+
+}  // namespace braid
+
+#endif  // BRAID_SCHEDULER_CACHE_RESIDENCY_H_

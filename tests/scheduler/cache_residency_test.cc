@@ -1,0 +1,147 @@
+#include "scheduler/cache_residency.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "scheduler/memory_planner.h"
+#include "tests/scheduler/sim_test_util.h"
+
+namespace braid {
+namespace {
+
+// Values of 1024 floats: 4096 bytes, 64 whole cache lines.
+constexpr int64_t kElements = 1024;
+constexpr double kBytes = 4096;
+
+std::vector<double> BeyondCache(const std::vector<ColdBytes>& cold) {
+  std::vector<double> out;
+  for (const ColdBytes& c : cold) out.push_back(c.beyond_cache);
+  return out;
+}
+std::vector<double> BeyondLlc(const std::vector<ColdBytes>& cold) {
+  std::vector<double> out;
+  for (const ColdBytes& c : cold) out.push_back(c.beyond_llc);
+  return out;
+}
+
+// x -> n0 -> a -> n1 -> b -> n2 -> c, then add(a, c, c) -> out (a graph
+// output). The arena, as the engine plans it: a at 0, b at 4096, c at 8192,
+// and out on b's bytes (b is dead by then).
+testing::TinyGraph Chain() {
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  const ValueId a = t.Op("n0", {x}, 1, kElements);
+  const ValueId b = t.Op("n1", {a}, 1, kElements);
+  const ValueId c = t.Op("n2", {b}, 1, kElements);
+  t.Output(t.Op("add", {a, c, c}, 1, kElements, "Add"));  // c twice: counted once
+  return t;
+}
+
+TEST(CacheResidencyTest, TheMirroredArenaIsTheEngines) {
+  // The requests the engine makes for Chain() (runtime/engine_compile.cc:
+  // a buffer per output, alive to its last reader; the graph output to the
+  // end) and where PlanMemory puts them: what the walks below rely on.
+  const std::vector<BufferRequest> requests = {{4096, 0, 3}, {4096, 1, 2}, {4096, 2, 3},
+                                               {4096, 3, 4}};
+  EXPECT_EQ(PlanMemory(requests).offsets, (std::vector<size_t>{0, 4096, 8192, 4096}));
+}
+
+TEST(CacheResidencyTest, InputsAndOutputsAgeByTheDistinctBytesTouchedSince) {
+  testing::TinyGraph t = Chain();
+  const Graph& g = t.graph();
+  // Per node, with a cache of 8192 bytes:
+  // n0: x, written by the caller, is cold; a's bytes were last touched by
+  //     the previous run's add just before: warm.
+  // n1: b lands on out's bytes, last touched after the previous run; since
+  //     then n0 touched x and a (8192): still held.
+  // n2: c's bytes were last touched by the previous run's add; since then
+  //     n0 and n1 touched x, a and b (12288): cold.
+  // add: a, last read by n1, then b and c (8192): held; out on b's bytes,
+  //     b read by n2 just before: warm.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8192, 0)),
+            (std::vector<double>{kBytes, 0, kBytes, 0}));
+  // One byte less: n1's output and the add's a go cold too.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8191, 0)),
+            (std::vector<double>{kBytes, kBytes, kBytes, kBytes}));
+  // The whole run fits: only the caller's x.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 12288, 0)), (std::vector<double>{kBytes, 0, 0, 0}));
+  // No cache: nothing is modelled cold.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 0, 0)), (std::vector<double>{0, 0, 0, 0}));
+  for (const ColdBytes& c : ColdBytesPerNode(g, 8191, 0)) EXPECT_EQ(c.beyond_llc, 0);
+}
+
+TEST(CacheResidencyTest, TheLastLevelCountsThePreviousRunForGraphInputs) {
+  testing::TinyGraph t = Chain();
+  const Graph& g = t.graph();
+  // The run touches 16384 bytes (x and the 12288-byte arena). With a last
+  // level of 12287: x was last read by the previous run's n0, a whole run
+  // (12288 bytes) ago: from DRAM; c's bytes likewise (12288 since the
+  // previous add). Everything else is within it.
+  EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 12287)), (std::vector<double>{kBytes, 0, kBytes, 0}));
+  EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 12288)), (std::vector<double>{0, 0, 0, 0}));
+  // A run that fits the last level never leaves it.
+  EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 16384)), (std::vector<double>{0, 0, 0, 0}));
+  // The cache tier is independent of it.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8192, 12287)),
+            (std::vector<double>{kBytes, 0, kBytes, 0}));
+}
+
+TEST(CacheResidencyTest, NodesElsewhereTouchNothingHereAndTheirValuesAreCopiedIn) {
+  testing::TinyGraph t = Chain();
+  const Graph& g = t.graph();
+  // n2 runs elsewhere: it touches nothing here (a stays warm for the add),
+  // c arrives by a copy (OpWork::copied_bytes prices it, not this) into a
+  // buffer of its own, at 4096 (b is dead by then) and out at 8192.
+  // n1: b lands on c's copy, made for the previous run's add; since then n0
+  //     touched x and a (8192 > 8191): cold.
+  // add: out's bytes were last touched after the previous run; since then
+  //     n0 and n1 touched x, a and b: cold.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8191, 0, std::vector<uint8_t>{1, 1, 0, 1})),
+            (std::vector<double>{kBytes, kBytes, 0, kBytes}));
+  // n0 elsewhere: a is copied in for n1 (not counted there) into the bytes
+  // a had, then ages like any value here: b and c pushed it out before the
+  // add. b lands on out's bytes as before, and nothing here ran since the
+  // previous run's end: warm.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8191, 0, std::vector<uint8_t>{0, 1, 1, 1})),
+            (std::vector<double>{0, 0, kBytes, kBytes}));
+}
+
+TEST(CacheResidencyTest, AViewIsTheValueItViews) {
+  // Chain() with a view of a read by n1 and the add: the view runs no
+  // kernel, touches nothing and writes nothing; its bytes are a's.
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  const ValueId a = t.Op("n0", {x}, 1, kElements);
+  const ValueId v = t.Op("view", {a}, 0, kElements, "Reshape");
+  const ValueId b = t.Op("n1", {v}, 1, kElements);
+  const ValueId c = t.Op("n2", {b}, 1, kElements);
+  t.Output(t.Op("add", {v, c}, 1, kElements, "Add"));
+  const Graph& g = t.graph();
+  ASSERT_TRUE(RunsAsView(g, g.node(1)));
+  EXPECT_EQ(ViewRoot(g, v), a);
+  // As without the view (Chain()), a 0 for it.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8192, 0)),
+            (std::vector<double>{kBytes, 0, 0, kBytes, 0}));
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8191, 0)),
+            (std::vector<double>{kBytes, 0, kBytes, kBytes, kBytes}));
+}
+
+TEST(CacheResidencyTest, ARecycledBufferCountsOnce) {
+  // n0 -> first, then a chain n1..n7 of 64-byte values, then add(first, n7).
+  // The arena recycles two 64-byte slots for the chain (each value dies as
+  // the next is written), so between first's last read (n1) and the add
+  // the cache saw 128 distinct bytes, not the chain's 6 x 64.
+  testing::TinyGraph t;
+  ValueId v = t.Input("x", 16);
+  const ValueId first = v = t.Op("n0", {v}, 1, 16);
+  for (const char* name : {"n1", "n2", "n3", "n4", "n5", "n6", "n7"}) v = t.Op(name, {v}, 1, 16);
+  t.Output(t.Op("add", {first, v}, 1, 16, "Add"));
+  const Graph& g = t.graph();
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 128, 0)).back(), 0);
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 127, 0)).back(), 64);  // first
+}
+
+}  // namespace
+}  // namespace braid
