@@ -169,13 +169,12 @@ int main(int argc, char** argv) {
     if (t.end_to_end_min_us > 0) t.end_to_end_median_us = t.end_to_end_min_us;
   };
   double dram_gbps = 0;  // 0: no DRAM tier
-  if (dram_tier) {
-    StatusOr<double> measured = MeasureDramBandwidth(options, LastLevelCacheBytes());
-    if (!measured.ok()) {
-      std::fprintf(stderr, "dram: %s\n", measured.status().ToString().c_str());
-      return 1;
-    }
-    dram_gbps = *measured;
+  if (const double llc = LastLevelCacheBytes(); dram_tier && llc > CacheBytesPerCore()) {
+    StatusOr<double> measured = MeasureDramBandwidth(options, llc);
+    if (measured.ok())
+      dram_gbps = *measured;
+    else
+      std::fprintf(stderr, "no DRAM tier: %s\n", measured.status().ToString().c_str());
   }
   std::vector<ModelTimings> suite_timings;
   if (suite) {
@@ -285,9 +284,7 @@ int main(int argc, char** argv) {
                                                            profile.devices[0].llc_bytes);
       for (size_t i = 0; i < t.ops.size(); ++i) {
         OpWork work = OpWorkOf(t.graph.nodes()[i], &t.graph);
-        work.cold_bytes = cold[i].beyond_cache;
-        work.dram_bytes = cold[i].beyond_llc;
-        work.dram_written_bytes = cold[i].beyond_llc_written;
+        AssignColdBytes(cold[i], work);
         work.view = t.ops[i].view;  // what the engine did (--per-op isolated copies)
         const double pred = model.Cost(work, 0).TotalUs();
         const double meas = t.ops[i].median_us;

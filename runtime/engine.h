@@ -47,6 +47,7 @@
 #include "kernels/vgpu/worker_stream.h"
 #include "runtime/thread_pinning.h"
 #include "runtime/trace.h"
+#include "scheduler/cache_residency.h"
 #include "scheduler/plan.h"
 
 namespace braid {
@@ -108,6 +109,10 @@ class Engine {
   // With EngineOptions::pin_threads: where the threads run, or why not.
   const std::string& thread_note() const { return thread_note_; }
   size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
+  // The host arena's buffers in request order (first_node / last_node are
+  // step indices here, copies included): what scheduler/cache_residency.h's
+  // HostArenaMirror reproduces for the cost model.
+  const std::vector<ArenaBuffer>& host_arena() const { return host_arena_; }
   size_t num_steps() const { return steps_.size(); }
   size_t num_copy_steps() const;
   // The steps step `i` waits for on other streams (indices into timeline()):
@@ -195,6 +200,7 @@ class Engine {
   cpu_set_t caller_cores_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // arenas, constants, workspaces
   size_t arena_bytes_ = 0;
+  std::vector<ArenaBuffer> host_arena_;
   std::chrono::steady_clock::time_point run_start_;
 };
 

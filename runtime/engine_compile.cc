@@ -473,6 +473,11 @@ Status EngineBuilder::Build(const Plan& plan) {
   for (size_t s = 0; s < num_spaces; ++s) {
     if (s != 0 && SpaceOf(static_cast<int>(s)) != static_cast<int>(s)) continue;
     plans[s] = PlanMemory(requests_[s]);
+    if (s == 0)
+      for (size_t r = 0; r < requests_[0].size(); ++r)
+        e_.host_arena_.push_back({request_owner_[0][r].first, plans[0].offsets[r],
+                                  requests_[0][r].bytes, requests_[0][r].first_step,
+                                  requests_[0][r].last_step});
     if (requests_[s].empty() && const_bytes_[s] == 0) continue;
     Device* allocator = e_.devices_[s].device;
     MemoryKind kind = MemoryKind::kDevice;

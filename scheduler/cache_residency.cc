@@ -18,7 +18,110 @@ constexpr size_t kPageBytes = 16 << 10;
 constexpr size_t kWordsPerPage = kPageBytes / kLineBytes / 64;
 constexpr size_t kNoRequest = std::numeric_limits<size_t>::max();
 
+// The host arena as engine_compile.cc builds it (EngineBuilder::Build,
+// Ensure, AddCopy, Read): see HostArenaMirror.
+struct Mirror {
+  std::vector<uint8_t> on_host;     // per node: planned on the host
+  std::vector<uint8_t> alias_view;  // per node: a view on the host of an arena buffer
+  std::vector<size_t> root;         // per value: the value whose buffer holds it here
+  std::vector<BufferRequest> requests;
+  std::vector<ValueId> request_value;  // per request (kNoValue: an output's own slot)
+  std::vector<size_t> request_of;      // per root value, or kNoRequest
+  MemoryPlan plan;
+};
+
+Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
+  const size_t n = static_cast<size_t>(graph.num_nodes());
+  const size_t num_values = static_cast<size_t>(graph.num_values());
+  Mirror m;
+  m.on_host.assign(n, 1);
+  if (runs_here.size() == n)
+    for (size_t i = 0; i < n; ++i) m.on_host[i] = runs_here[i] != 0;
+  m.alias_view.assign(n, 0);
+  m.root.resize(num_values);
+  for (size_t v = 0; v < num_values; ++v) m.root[v] = v;
+  m.request_of.assign(num_values, kNoRequest);
+  std::vector<uint8_t> graph_input(num_values);
+  for (ValueId v : graph.inputs()) graph_input[static_cast<size_t>(v)] = 1;
+  std::vector<uint8_t> copied_out(num_values);
+  auto add_request = [&](ValueId value, size_t bytes, int first, int last) {
+    m.requests.push_back({bytes, first, last});
+    m.request_value.push_back(value);
+    return m.requests.size() - 1;
+  };
+  // The value's home is the host: made by a host node (graph inputs are the
+  // caller's memory, constants the model's: no buffer here).
+  auto made_here = [&](size_t r) {
+    const NodeId producer = graph.value(static_cast<ValueId>(r)).producer;
+    return producer != kNoNode && m.on_host[static_cast<size_t>(producer)] != 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = graph.node(static_cast<NodeId>(i));
+    const int step = static_cast<int>(i);
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue || graph.IsConstant(in)) continue;
+      const size_t r = m.root[static_cast<size_t>(in)];
+      if (graph_input[r]) continue;
+      size_t& q = m.request_of[r];
+      if (!m.on_host[i]) {
+        // Its copy to the other device reads the host buffer, once per value
+        // (each view of a buffer is copied as a value of its own); a value
+        // made elsewhere is read there from its own memory.
+        if (q != kNoRequest && made_here(r) && !copied_out[static_cast<size_t>(in)]) {
+          copied_out[static_cast<size_t>(in)] = 1;
+          m.requests[q].last_step = std::max(m.requests[q].last_step, step);
+        }
+        continue;
+      }
+      if (q == kNoRequest) q = add_request(static_cast<ValueId>(r),
+                                           static_cast<size_t>(ValueBytes(graph, in)), step, step);
+      m.requests[q].last_step = std::max(m.requests[q].last_step, step);
+    }
+    if (!m.on_host[i]) continue;
+    // A view of a buffer of this arena holds no bytes of its own (the
+    // engine's views of a graph input or a constant are copies).
+    if (RunsAsView(graph, node) && !node.inputs.empty() && node.inputs[0] != kNoValue &&
+        !node.outputs.empty() && node.outputs[0] != kNoValue &&
+        m.request_of[m.root[static_cast<size_t>(node.inputs[0])]] != kNoRequest) {
+      m.alias_view[i] = 1;
+      m.root[static_cast<size_t>(node.outputs[0])] = m.root[static_cast<size_t>(node.inputs[0])];
+      continue;
+    }
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue || graph.IsConstant(out)) continue;
+      m.request_of[static_cast<size_t>(out)] =
+          add_request(out, static_cast<size_t>(ValueBytes(graph, out)), step, step);
+    }
+  }
+  // Graph outputs live past the last node; one made elsewhere is copied
+  // back, one that is a graph input or a constant gets bytes of its own.
+  const int end = static_cast<int>(n);
+  for (ValueId out : graph.outputs()) {
+    if (out == kNoValue) continue;
+    const size_t r = m.root[static_cast<size_t>(out)];
+    const size_t bytes = static_cast<size_t>(ValueBytes(graph, out));
+    if (graph.IsConstant(out) || graph_input[r]) {
+      add_request(kNoValue, bytes, 0, end);
+      continue;
+    }
+    if (m.request_of[r] == kNoRequest)
+      m.request_of[r] = add_request(static_cast<ValueId>(r), bytes, end, end);
+    m.requests[m.request_of[r]].last_step = end;
+  }
+  m.plan = PlanMemory(m.requests);
+  return m;
+}
+
 }  // namespace
+
+std::vector<ArenaBuffer> HostArenaMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
+  const Mirror m = BuildMirror(graph, runs_here);
+  std::vector<ArenaBuffer> out;
+  for (size_t q = 0; q < m.requests.size(); ++q)
+    out.push_back({m.request_value[q], m.plan.offsets[q], m.requests[q].bytes,
+                   m.requests[q].first_step, m.requests[q].last_step});
+  return out;
+}
 
 std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, double llc_bytes,
                                         std::span<const uint8_t> runs_here) {
@@ -26,69 +129,26 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
   const size_t num_values = static_cast<size_t>(graph.num_values());
   std::vector<ColdBytes> cold(n);
   if (!(cache_bytes > 0) && !(llc_bytes > 0)) return cold;
-
-  // Views touch nothing (their output is their input's bytes): they are
-  // skipped, and a view's output counts as the value it views.
-  std::vector<uint8_t> view(n);
-  for (size_t i = 0; i < n; ++i) view[i] = RunsAsView(graph, graph.node(static_cast<NodeId>(i)));
-  std::vector<size_t> roots(num_values);
-  for (size_t v = 0; v < num_values; ++v)
-    roots[v] = static_cast<size_t>(ViewRoot(graph, static_cast<ValueId>(v)));
-  auto root = [&](ValueId v) { return roots[static_cast<size_t>(v)]; };
-  auto on_device = [&](size_t i) { return runs_here.empty() || runs_here[i] != 0; };
-  auto here = [&](size_t i) { return on_device(i) && !view[i]; };
-  std::vector<uint8_t> graph_input(num_values);
-  for (ValueId v : graph.inputs()) graph_input[root(v)] = 1;
-
-  // The device's arena, requested as the engine requests it: per node in
-  // order, a buffer for each input another device made (its copy), then one
-  // per output; a buffer lives until its last reader here, or the first
-  // reader elsewhere (the copy out reads it), or past the end for a graph
-  // output. Graph inputs are the caller's memory, constants the model's.
-  std::vector<BufferRequest> requests;
-  std::vector<size_t> request_of(num_values, kNoRequest);  // by root value
-  std::vector<uint8_t> copied_out(num_values);
-  for (size_t i = 0; i < n; ++i) {
-    if (view[i]) continue;
-    const Node& node = graph.node(static_cast<NodeId>(i));
-    const int step = static_cast<int>(i);
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue || graph.IsConstant(in) || graph_input[root(in)]) continue;
-      size_t& q = request_of[root(in)];
-      if (!on_device(i)) {
-        if (q != kNoRequest && !copied_out[root(in)]) {
-          copied_out[root(in)] = 1;
-          requests[q].last_step = std::max(requests[q].last_step, step);
-        }
-        continue;
-      }
-      if (q == kNoRequest) {
-        q = requests.size();
-        requests.push_back({static_cast<size_t>(ValueBytes(graph, in)), step, step});
-      }
-      requests[q].last_step = std::max(requests[q].last_step, step);
-    }
-    if (!on_device(i)) continue;
-    for (ValueId out : node.outputs) {
-      if (out == kNoValue || graph.IsConstant(out)) continue;
-      request_of[root(out)] = requests.size();
-      requests.push_back({static_cast<size_t>(ValueBytes(graph, out)), step, step});
-    }
-  }
-  for (ValueId out : graph.outputs())
-    if (out != kNoValue && request_of[root(out)] != kNoRequest)
-      requests[request_of[root(out)]].last_step = static_cast<int>(n);
-  const MemoryPlan arena = PlanMemory(requests);
-
+  const Mirror m = BuildMirror(graph, runs_here);
+  const std::vector<BufferRequest>& requests = m.requests;
+  const std::vector<size_t>& offsets = m.plan.offsets;
+  auto root = [&](ValueId v) { return m.root[static_cast<size_t>(v)]; };
+  // Nodes that run a kernel on the host (a view of an arena buffer runs none
+  // and touches nothing).
+  auto here = [&](size_t i) { return m.on_host[i] != 0 && m.alias_view[i] == 0; };
+  auto buffer_of = [&](ValueId v) {
+    const size_t q = m.request_of[root(v)];
+    return q != kNoRequest && requests[q].bytes > 0 ? q : kNoRequest;
+  };
 
   // A run that touches no more than the last level holds stays in it.
-  double footprint = static_cast<double>(arena.arena_bytes);
+  double footprint = static_cast<double>(m.plan.arena_bytes);
   {
     std::vector<uint8_t> counted(num_values);
     for (size_t i = 0; i < n; ++i) {
       if (!here(i)) continue;
       for (ValueId in : graph.node(static_cast<NodeId>(i)).inputs)
-        if (in != kNoValue && request_of[root(in)] == kNoRequest && !counted[root(in)]) {
+        if (in != kNoValue && buffer_of(in) == kNoRequest && !counted[root(in)]) {
           counted[root(in)] = 1;
           footprint += ValueBytes(graph, in);
         }
@@ -101,21 +161,20 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
   // Distinct bytes the nodes strictly between `from` and `to` touched,
   // walking back from `to` and on through the previous run's end when
   // from >= to (from == -1: from the start of this run), until over `limit`.
-  const size_t pages = (arena.arena_bytes + kPageBytes - 1) / kPageBytes;
+  const size_t pages = (m.plan.arena_bytes + kPageBytes - 1) / kPageBytes;
   std::vector<int64_t> page_walk(pages, -1);  // the walk whose lines page_lines holds
   std::vector<uint64_t> page_lines(pages * kWordsPerPage);
   std::vector<int64_t> value_seen(num_values, -1);
   int64_t walk = 0;
   auto touch = [&](ValueId v) {
-    const size_t r = root(v);
-    const size_t q = request_of[r];
-    if (q == kNoRequest || requests[q].bytes == 0) {
-      if (value_seen[r] == walk) return 0.0;
-      value_seen[r] = walk;
+    const size_t q = buffer_of(v);
+    if (q == kNoRequest) {
+      if (value_seen[root(v)] == walk) return 0.0;
+      value_seen[root(v)] = walk;
       return ValueBytes(graph, v);
     }
-    const size_t first = arena.offsets[q] / kLineBytes;
-    const size_t end = (arena.offsets[q] + requests[q].bytes + kLineBytes - 1) / kLineBytes;
+    const size_t first = offsets[q] / kLineBytes;
+    const size_t end = (offsets[q] + requests[q].bytes + kLineBytes - 1) / kLineBytes;
     size_t added = 0;
     for (size_t line = first; line < end;) {
       const size_t page = line * kLineBytes / kPageBytes;
@@ -137,10 +196,11 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
   auto bytes_between = [&](int64_t from, int64_t to) {
     ++walk;
     double sum = 0;
-    const int64_t steps = from < to ? to - from - 1 : to + static_cast<int64_t>(n) - from - 1;
+    const int64_t nodes = static_cast<int64_t>(n);
+    const int64_t steps = from < to ? to - from - 1 : to + nodes - from - 1;
     for (int64_t k = 1; k <= steps && sum <= limit; ++k) {
-      const int64_t j = (to - k + static_cast<int64_t>(n)) % static_cast<int64_t>(n);
-      if (!here(static_cast<size_t>(j))) continue;
+      const size_t j = static_cast<size_t>((to - k + nodes) % nodes);
+      if (!here(j)) continue;
       const Node& between = graph.node(static_cast<NodeId>(j));
       for (const std::vector<ValueId>* values : {&between.inputs, &between.outputs})
         for (ValueId v : *values)
@@ -149,10 +209,13 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
     return sum;
   };
   auto add = [&](ColdBytes& c, double bytes, double since, bool written) {
-    if (cache_bytes > 0 && since > cache_bytes) c.beyond_cache += bytes;
+    if (cache_bytes > 0 && since > cache_bytes) {
+      c.beyond_cache += bytes;
+      if (written) c.written_beyond_cache += bytes;
+    }
     if (llc > 0 && since > llc) {
       c.beyond_llc += bytes;
-      if (written) c.beyond_llc_written += bytes;
+      if (written) c.written_beyond_llc += bytes;
     }
   };
 
@@ -167,8 +230,8 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
 
   struct Holder {  // an arena byte range's last value before this output
     size_t begin, end;
-    int64_t touched;   // node index; >= i: in the previous run
-    int64_t distance;  // nodes back from i to that touch
+    int64_t touched;  // node index; >= the output's node: in the previous run
+    int64_t age;      // twice the nodes back to that touch (+1: after a run)
   };
   std::vector<Holder> holders;
   std::vector<size_t> cuts;
@@ -196,21 +259,27 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
     }
     for (ValueId out : node.outputs) {
       if (out == kNoValue || graph.IsConstant(out)) continue;
-      const size_t q = request_of[root(out)];
-      if (q == kNoRequest || requests[q].bytes == 0) continue;
-      const size_t begin = arena.offsets[q], end = begin + requests[q].bytes;
-      auto distance_to = [&](int64_t touched) {
-        return touched < at ? at - touched : at - touched + static_cast<int64_t>(n);
+      const size_t q = buffer_of(out);
+      if (q == kNoRequest) continue;
+      const size_t begin = offsets[q], end = begin + requests[q].bytes;
+      // Ages order the touches: this run's first (node 0: 2 * at back), then
+      // after the previous run (a graph output read by the caller), then the
+      // previous run's nodes, latest first.
+      auto age_of = [&](int64_t touched) {
+        if (touched < at) return 2 * (at - touched);
+        if (touched >= static_cast<int64_t>(n)) return 2 * at + 1;
+        return 2 * (at - touched + static_cast<int64_t>(n));
       };
       // Its own bytes were last touched by itself in the previous run; the
       // values that shared them (lifetimes apart) may have been since.
       holders.clear();
-      holders.push_back({begin, end, requests[q].last_step, distance_to(requests[q].last_step)});
+      holders.push_back({begin, end, requests[q].last_step, age_of(requests[q].last_step)});
       for (size_t t = 0; t < requests.size(); ++t) {
         if (t == q || requests[t].bytes == 0) continue;
-        const size_t b = std::max(begin, arena.offsets[t]);
-        const size_t e = std::min(end, arena.offsets[t] + requests[t].bytes);
-        if (b < e) holders.push_back({b, e, requests[t].last_step, distance_to(requests[t].last_step)});
+        const size_t b = std::max(begin, offsets[t]);
+        const size_t e = std::min(end, offsets[t] + requests[t].bytes);
+        if (b < e)
+          holders.push_back({b, e, requests[t].last_step, age_of(requests[t].last_step)});
       }
       cuts.clear();
       for (const Holder& h : holders) {
@@ -226,7 +295,7 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
         const Holder* latest = nullptr;
         for (const Holder& h : holders)
           if (h.begin <= cuts[c] && cuts[c + 1] <= h.end &&
-              (latest == nullptr || h.distance < latest->distance))
+              (latest == nullptr || h.age < latest->age))
             latest = &h;
         if (latest == nullptr) continue;
         if (latest->touched != memo_touch) {

@@ -1,21 +1,23 @@
-// Which bytes an op touches are no longer in a device's caches when it runs:
-// its inputs after the nodes in between streamed their own bytes, and its
-// output when the arena bytes it lands on were last touched long ago.
+// Which bytes an op touches are no longer in the host CPU's caches when it
+// runs: its inputs after the nodes in between streamed their own bytes, and
+// its output when the arena bytes it lands on were last touched long ago.
 //
 //   std::vector<braid::ColdBytes> cold =
 //       braid::ColdBytesPerNode(graph, /*cache_bytes=*/1 << 20, /*llc_bytes=*/32 << 20);
 //   braid::OpWork work = braid::OpWorkOf(graph.node(n), &graph);
 //   work.cold_bytes = cold[n].beyond_cache;  // at memory_bandwidth_gbps
-//   work.dram_bytes = cold[n].beyond_llc;    // at dram_bandwidth_gbps
-//   work.dram_written_bytes = cold[n].beyond_llc_written;
+//   work.dram_bytes = cold[n].beyond_llc;    // a stall at dram_bandwidth_gbps
+//   work.dram_written_bytes = cold[n].written_beyond_llc;
 //
-// The device runs the nodes in graph order, as the engine runs one device's
-// steps, and places their outputs in one arena exactly as the engine does
-// (PlanMemory over the same requests), so that an output's bytes have a
+// The host runs its nodes in graph order, as the engine runs one device's
+// steps, and places their outputs in its arena as the engine does (the same
+// requests into the same PlanMemory: HostArenaMirror, which an engine test
+// compares with the engine's own layout), so that an output's bytes have a
 // history: the values that held those bytes before it.
 #ifndef BRAID_SCHEDULER_CACHE_RESIDENCY_H_
 #define BRAID_SCHEDULER_CACHE_RESIDENCY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -27,17 +29,19 @@ namespace braid {
 struct ColdBytes {
   // Bytes an LRU cache of cache_bytes no longer holds.
   double beyond_cache = 0;
-  // The bytes an LRU cache of llc_bytes (the last level) no longer holds
-  // either: they come from DRAM.
+  // Bytes an LRU cache of llc_bytes (the last level, at least cache_bytes)
+  // no longer holds either: they come from DRAM.
   double beyond_llc = 0;
-  // Of those, the output's: each is read for ownership and written back
-  // later, twice the DRAM traffic of an input byte.
-  double beyond_llc_written = 0;
+  // Of each, the output's (the rest are inputs'). An output byte beyond the
+  // last level is read for ownership and written back later: twice the DRAM
+  // traffic of an input byte.
+  double written_beyond_cache = 0;
+  double written_beyond_llc = 0;
 };
 
-// Per node of `graph`, in node order. A byte is cold when the nodes run
-// since it was last touched touched more than the cache's size in distinct
-// bytes (weights included; arena bytes by address, so a recycled scratch
+// Per node of `graph`, in node order. A byte is cold when, since it was last
+// touched, the nodes that ran touched more distinct bytes than the cache
+// holds (weights by value, arena bytes by cache line, so a recycled scratch
 // buffer counts once). E.g. a residual Add's skip input after two convs
 // streamed their weights, or a MaxPool writing into arena bytes last used
 // by the previous run's final layers (resnet18's stem MaxPool: 122 us
@@ -48,14 +52,36 @@ struct ColdBytes {
 //   more than llc_bytes (runs repeat: its previous reads count).
 // - Outputs: per arena byte, since the value that held it last was touched,
 //   in this run or the previous one (a view writes nothing).
-// cache_bytes <= 0: nothing is beyond the cache; llc_bytes <= 0: nothing is
-// beyond the last level. With `runs_here` (one entry per node), only the
-// nodes marked non-zero run on the device: the others neither touch its
-// caches nor count, and what they produce is not counted where it is first
-// read here (it arrives by a copy: OpWork::copied_bytes) but gets an arena
-// buffer there, as the engine's copy does.
+// cache_bytes <= 0: nothing is beyond the cache; llc_bytes <= 0, or a run
+// whose distinct bytes (weights, graph inputs, the arena) fit in llc_bytes:
+// nothing is beyond the last level. With `runs_here` (one entry per node;
+// another size counts as empty), only the nodes marked non-zero run on the
+// host: the others neither touch its caches nor count, and what they produce
+// is not counted where it is first read here (it arrives by a copy:
+// OpWork::copied_bytes) but gets an arena buffer there, as the engine's copy
+// does.
 std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, double llc_bytes,
                                         std::span<const uint8_t> runs_here = {});
+
+// One buffer of the host arena: the value it holds (kNoValue: a graph output
+// that is a graph input or a constant, which gets bytes of its own), where,
+// and between which nodes (graph.num_nodes(): past the last one).
+struct ArenaBuffer {
+  ValueId value = kNoValue;
+  size_t offset = 0;
+  size_t bytes = 0;
+  int first_node = 0;
+  int last_node = 0;
+};
+// The host arena ColdBytesPerNode uses, in request order: per node in order
+// (views on the host excepted: their output is their input's buffer), a
+// buffer for each input made elsewhere (its copy in), then one per output;
+// then the graph outputs made elsewhere (their copies back) and those that
+// are graph inputs or constants. A buffer lives until its last reader on
+// the host, or the first reader elsewhere of a value made here (its copy
+// out), or past the last node for a graph output.
+std::vector<ArenaBuffer> HostArenaMirror(const Graph& graph,
+                                         std::span<const uint8_t> runs_here = {});
 
 }  // namespace braid
 

@@ -139,6 +139,20 @@ bool RepeatsEarlierInput(const Node& node, size_t k) {
   return std::find(node.inputs.begin(), end, node.inputs[k]) != end;
 }
 
+namespace {
+
+template <class T>
+void AssignColdBytesTo(const ColdBytes& cold, T& to) {
+  to.cold_bytes = cold.beyond_cache;
+  to.dram_bytes = cold.beyond_llc;
+  to.dram_written_bytes = cold.written_beyond_llc;
+}
+
+}  // namespace
+
+void AssignColdBytes(const ColdBytes& cold, OpWork& work) { AssignColdBytesTo(cold, work); }
+void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m) { AssignColdBytesTo(cold, m); }
+
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
   OpWork w;
   w.view = graph != nullptr && RunsAsView(*graph, node);
@@ -457,8 +471,6 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   if (spec.kind == "cpu" && work.input_sparsity > 0) factor *= 1.0 - work.input_sparsity;
   cost.compute_us *= factor;
   cost.memory_us *= factor;
-  cost.compute_us += memory.dram_us;
-  cost.memory_us += memory.dram_us;
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
   if (copied > 0 && HasCacheTier(spec)) {
     // Its copied-in inputs are not in the cache: they read at the device's
@@ -501,6 +513,9 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     cost.compute_us *= spec.resume_factor;
     cost.memory_us *= spec.resume_factor;
   }
+  // Its DRAM traffic: a stall outside the efficiencies and factors.
+  cost.compute_us += memory.dram_us;
+  cost.memory_us += memory.dram_us;
   return cost;
 }
 
@@ -664,7 +679,7 @@ std::vector<OpClassEfficiency> FitEfficiency(const DeviceSpec& device,
             OpMemoryTimes(device, m.op_class, m.bytes, m.cold_bytes, m.dram_bytes,
                           m.dram_written_bytes);
         ms.push_back({m.flops, memory, WorkMultiplier(device, m), m.measured_us});
-        in_cache += memory.memory_us == 0;
+        in_cache += memory.memory_us == 0 && memory.dram_us == 0;
         beyond_cache += memory.memory_us > memory.cache_us;
         compute_seen = compute_seen || m.flops >= ridge * m.bytes;
       }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/ir.h"
+#include "scheduler/cache_residency.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/plan.h"
 
@@ -258,6 +259,11 @@ struct OpMeasurement {
   double dram_bytes = 0;          // as OpWork::dram_bytes
   double dram_written_bytes = 0;  // as OpWork::dram_written_bytes
 };
+
+// The cold bytes ColdBytesPerNode counted (scheduler/cache_residency.h)
+// into the fields the model prices them by.
+void AssignColdBytes(const ColdBytes& cold, OpWork& work);
+void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m);
 
 // Per op class with at least `min_samples` measurements, the compute and
 // memory efficiencies and overhead that minimise the mean |log(pred/meas)|

@@ -109,6 +109,9 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     RETURN_IF_ERROR(CheckNonNegative(d.cache_bandwidth_gbps, where + "cache_bandwidth_gbps"));
     RETURN_IF_ERROR(CheckNonNegative(d.llc_bytes, where + "llc_bytes"));
     RETURN_IF_ERROR(CheckNonNegative(d.dram_bandwidth_gbps, where + "dram_bandwidth_gbps"));
+    if (d.llc_bytes > 0 && d.llc_bytes < d.cache_bytes)
+      return InvalidArgument(where +
+                             "llc_bytes (the last-level cache) is smaller than cache_bytes");
     if (!d.floor_device.empty() && d.floor_device == d.name)
       return InvalidArgument(where + "floor_device names the device itself");
     std::set<std::string> types;

@@ -105,12 +105,14 @@ struct DeviceSpec {
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;
   double cache_bandwidth_gbps = 0;
-  // Optional DRAM tier: bytes an op touches that the last-level cache
-  // (`llc_bytes`) no longer holds move at dram_bandwidth_gbps instead of
-  // memory_bandwidth_gbps (0: no tier). On a host whose memory bandwidth was
-  // measured within its L3 (the AMD host: 89 GB/s there, 22 from DRAM), a
-  // MaxPool writing into arena bytes the last run left long ago ran 1.6x
-  // its prediction without it.
+  // Optional DRAM tier (0: none): the bytes a memory-bound op touches that
+  // the last-level cache (`llc_bytes`, at least cache_bytes) no longer holds
+  // cost a stall of their traffic (an output byte twice) at
+  // dram_bandwidth_gbps instead of moving at memory_bandwidth_gbps
+  // (OpWork::dram_bytes). On a host whose memory bandwidth was measured
+  // within its L3 (the AMD host: 89 GB/s there, 22 from DRAM), a MaxPool
+  // writing into arena bytes the last run left long ago ran 1.6x its
+  // prediction without it.
   double llc_bytes = 0;
   double dram_bandwidth_gbps = 0;
   // Optional: the device runs the kernels of this other device of the

@@ -111,14 +111,19 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
           !RepeatsEarlierInput(node, i))
         activation_input_bytes += ValueBytes(graph, node.inputs[i]);
     for (size_t d = 0; d < D; ++d) {
-      work.cold_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_cache;
-      work.dram_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_llc;
-      work.dram_written_bytes = cold_bytes[d][static_cast<size_t>(n)].beyond_llc_written;
+      const ColdBytes& cb = cold_bytes[d][static_cast<size_t>(n)];
+      AssignColdBytes(cb, work);
       work.copied_bytes = 0;
       const OpCost c = model.Cost(work, profile_index[d]);
       g.overhead_us[static_cast<size_t>(n) * D + d] = c.overhead_us;
       g.work_us[static_cast<size_t>(n) * D + d] = std::max(c.compute_us, c.memory_us);
+      // All its inputs copied in: they pay the copied read, not a cold one;
+      // its output's bytes keep their history.
       work.copied_bytes = activation_input_bytes;
+      ColdBytes written = cb;  // the output's part
+      written.beyond_cache = cb.written_beyond_cache;
+      written.beyond_llc = cb.written_beyond_llc;
+      AssignColdBytes(written, work);
       const OpCost cold = model.Cost(work, profile_index[d]);
       g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }

@@ -764,9 +764,7 @@ std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t) {
       m.bytes = w.bytes;  // a Gather's rows, not its table
       m.sparse_class = std::string(w.sparse_class);
       m.op_type = std::string(w.op_type);  // kernel variant key ("Conv:1x1", ...)
-      m.cold_bytes = cold[i].beyond_cache;
-      m.dram_bytes = cold[i].beyond_llc;
-      m.dram_written_bytes = cold[i].beyond_llc_written;
+      AssignColdBytes(cold[i], m);
     }
     out.push_back(std::move(m));
   }
@@ -854,9 +852,9 @@ DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
   d.kind = "cpu";
   d.description = "host CPU (calibrated)";
   d.cache_bytes = CacheBytesPerCore();
-  if (dram_bandwidth_gbps > 0) {
+  if (dram_bandwidth_gbps > 0 && LastLevelCacheBytes() > d.cache_bytes) {
     d.llc_bytes = LastLevelCacheBytes();
-    if (d.llc_bytes > 0) d.dram_bandwidth_gbps = dram_bandwidth_gbps;
+    d.dram_bandwidth_gbps = dram_bandwidth_gbps;
   }
   double best_gflops = 0, best_gbps = 0, best_cache_gbps = 0, best_dram_gbps = 0;
   std::vector<double> small;
@@ -910,7 +908,8 @@ DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
                         : "best memory-bound op throughput " + how;
   if (d.llc_bytes > 0) {
     d.sources["llc_bytes"] = "last-level cache (sysfs)";
-    d.sources["dram_bandwidth_gbps"] = "two Adds over vectors of 2x llc_bytes (64 MB at least), " + how;
+    d.sources["dram_bandwidth_gbps"] =
+        "two Adds over vectors of 2x llc_bytes (64 MB at least), " + how;
   }
   if (d.cache_bytes > 0) {
     d.sources["cache_bytes"] = "L2 cache per core (sysconf / sysfs)";

@@ -94,10 +94,7 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
       w.weight_sparsity = s.annotation.weight_sparsity;
       w.sparse_class = s.sparse_class;
       w.copied_bytes = s.copied_bytes;
-      const ColdBytes cold = cold_bytes(s);
-      w.cold_bytes = cold.beyond_cache;
-      w.dram_bytes = cold.beyond_llc;
-      w.dram_written_bytes = cold.beyond_llc_written;
+      AssignColdBytes(cold_bytes(s), w);
       w.view = s.view;
       out.push_back(d < 0 ? -1 : model.Cost(w, d).TotalUs());
     }

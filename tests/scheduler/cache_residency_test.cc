@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "graph/op_schema.h"
-#include "scheduler/memory_planner.h"
 #include "tests/scheduler/sim_test_util.h"
 
 namespace braid {
@@ -39,13 +39,22 @@ testing::TinyGraph Chain() {
   return t;
 }
 
-TEST(CacheResidencyTest, TheMirroredArenaIsTheEngines) {
-  // The requests the engine makes for Chain() (runtime/engine_compile.cc:
-  // a buffer per output, alive to its last reader; the graph output to the
-  // end) and where PlanMemory puts them: what the walks below rely on.
-  const std::vector<BufferRequest> requests = {{4096, 0, 3}, {4096, 1, 2}, {4096, 2, 3},
-                                               {4096, 3, 4}};
-  EXPECT_EQ(PlanMemory(requests).offsets, (std::vector<size_t>{0, 4096, 8192, 4096}));
+TEST(CacheResidencyTest, TheMirroredArenaOfChain) {
+  // The engine's requests for Chain() (a buffer per output, alive to its
+  // last reader; the graph output to the end) placed by PlanMemory: what the
+  // walks below rely on. tests/engine/arena_mirror_test.cc compares the
+  // mirror with the engine's own layout on real models and mixed plans.
+  testing::TinyGraph t = Chain();
+  const std::vector<ArenaBuffer> arena = HostArenaMirror(t.graph());
+  ASSERT_EQ(arena.size(), 4u);
+  std::vector<size_t> offsets;
+  std::vector<std::pair<int, int>> lives;
+  for (const ArenaBuffer& b : arena) {
+    offsets.push_back(b.offset);
+    lives.push_back({b.first_node, b.last_node});
+  }
+  EXPECT_EQ(offsets, (std::vector<size_t>{0, 4096, 8192, 4096}));
+  EXPECT_EQ(lives, (std::vector<std::pair<int, int>>{{0, 3}, {1, 2}, {2, 3}, {3, 4}}));
 }
 
 TEST(CacheResidencyTest, InputsAndOutputsAgeByTheDistinctBytesTouchedSince) {
@@ -63,8 +72,12 @@ TEST(CacheResidencyTest, InputsAndOutputsAgeByTheDistinctBytesTouchedSince) {
   EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8192, 0)),
             (std::vector<double>{kBytes, 0, kBytes, 0}));
   // One byte less: n1's output and the add's a go cold too.
-  EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 8191, 0)),
-            (std::vector<double>{kBytes, kBytes, kBytes, kBytes}));
+  const std::vector<ColdBytes> at_8191 = ColdBytesPerNode(g, 8191, 0);
+  EXPECT_EQ(BeyondCache(at_8191), (std::vector<double>{kBytes, kBytes, kBytes, kBytes}));
+  // The outputs' part: n1's b and n2's c (x and a are inputs).
+  std::vector<double> written;
+  for (const ColdBytes& c : at_8191) written.push_back(c.written_beyond_cache);
+  EXPECT_EQ(written, (std::vector<double>{0, kBytes, kBytes, 0}));
   // The whole run fits: only the caller's x.
   EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 12288, 0)), (std::vector<double>{kBytes, 0, 0, 0}));
   // No cache: nothing is modelled cold.
@@ -79,7 +92,10 @@ TEST(CacheResidencyTest, TheLastLevelCountsThePreviousRunForGraphInputs) {
   // level of 12287: x was last read by the previous run's n0, a whole run
   // (12288 bytes) ago: from DRAM; c's bytes likewise (12288 since the
   // previous add). Everything else is within it.
-  EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 12287)), (std::vector<double>{kBytes, 0, kBytes, 0}));
+  const std::vector<ColdBytes> llc = ColdBytesPerNode(g, 1, 12287);
+  EXPECT_EQ(BeyondLlc(llc), (std::vector<double>{kBytes, 0, kBytes, 0}));
+  EXPECT_EQ(llc[0].written_beyond_llc, 0);       // x, an input
+  EXPECT_EQ(llc[2].written_beyond_llc, kBytes);  // c, the output
   EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 12288)), (std::vector<double>{0, 0, 0, 0}));
   // A run that fits the last level never leaves it.
   EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 16384)), (std::vector<double>{0, 0, 0, 0}));
@@ -141,6 +157,45 @@ TEST(CacheResidencyTest, ARecycledBufferCountsOnce) {
   const Graph& g = t.graph();
   EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 128, 0)).back(), 0);
   EXPECT_EQ(BeyondCache(ColdBytesPerNode(g, 127, 0)).back(), 64);  // first
+}
+
+TEST(CacheResidencyTest, ThisRunsTouchIsNewerThanTheCallersAfterTheLastRun) {
+  // n0: x -> d (8 KB, never read), n1: x -> e, n2: e -> out (a graph
+  // output). out lands on d's upper 4 KB (e takes the lower half): those
+  // bytes were last touched by n0 in this run, after the caller read the
+  // previous run's out. Since n0: x and e (8192 bytes).
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  t.Op("n0", {x}, 1, 2 * kElements);
+  const ValueId e = t.Op("n1", {x}, 1, kElements);
+  t.Output(t.Op("n2", {e}, 1, kElements));
+  const Graph& g = t.graph();
+  const std::vector<ArenaBuffer> arena = HostArenaMirror(g);
+  ASSERT_EQ(arena.size(), 3u);
+  EXPECT_EQ(arena[2].offset, 4096u);  // out on d's upper half
+  EXPECT_EQ(ColdBytesPerNode(g, 10000, 0)[2].beyond_cache, 0);
+  EXPECT_EQ(ColdBytesPerNode(g, 8191, 0)[2].beyond_cache, kBytes);
+}
+
+TEST(CacheResidencyTest, EmptyGraphsAndEmptyValuesCountNothing) {
+  Graph empty;
+  EXPECT_TRUE(ColdBytesPerNode(empty, 1 << 20, 32 << 20).empty());
+  EXPECT_TRUE(HostArenaMirror(empty).empty());
+  // A zero-element value between two ops: no bytes, no buffer.
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  const ValueId nothing = t.Op("n0", {x}, 1, 0);
+  t.Output(t.Op("n1", {nothing, x}, 1, kElements, "Add"));
+  EXPECT_EQ(HostArenaMirror(t.graph()).size(), 2u);
+  const std::vector<ColdBytes> cold = ColdBytesPerNode(t.graph(), 4096, 0);
+  ASSERT_EQ(cold.size(), 2u);
+  EXPECT_EQ(cold[0].beyond_cache, kBytes);  // x, written by the caller
+  // x read by n0 just before; the output's bytes last held the previous
+  // run's output, read by the caller, and only x (4096) passed since.
+  EXPECT_EQ(cold[1].beyond_cache, 0);
+  // A runs_here of another size counts as every node here.
+  EXPECT_EQ(BeyondCache(ColdBytesPerNode(t.graph(), 4096, 0, std::vector<uint8_t>{0})),
+            BeyondCache(cold));
 }
 
 }  // namespace

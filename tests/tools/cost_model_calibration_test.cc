@@ -1,6 +1,7 @@
 // The vgpu's timing shaping is the cost model's estimate, and calibrate's op
 // suite covers the op types the per-op-type factors need.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -166,9 +167,8 @@ TEST(OpTimerTest, EvictionBeforeEachRunStillTimesEveryNode) {
 // (/sys/devices/system/cpu/cpu0/cache/indexN/{level,type,size}).
 TEST(OpTimerTest, LastLevelCacheIsTheHighestDataOrUnifiedLevelFromL3) {
   namespace fs = std::filesystem;
-  const fs::path root =
-      fs::temp_directory_path() /
-      ("braid_cache_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  // Per process: two test binaries running at once must not share it.
+  const fs::path root = fs::temp_directory_path() / ("braid_cache_" + std::to_string(getpid()));
   fs::remove_all(root);
   auto write = [&](int index, int level, const std::string& type, const std::string& size) {
     const fs::path dir = root / ("index" + std::to_string(index));
