@@ -233,6 +233,16 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Leave-one-model-out: what model k's CPU profile is fitted on (the other
+  // zoo models, or itself when alone, and the suite).
+  auto fit_samples_without = [&](size_t k) {
+    std::vector<const ModelTimings*> others;
+    for (size_t j = 0; j < all.size(); ++j)
+      if (j != k) others.push_back(&all[j]);
+    if (others.empty()) others.push_back(&all[k]);
+    for (const ModelTimings& st : suite_timings) others.push_back(&st);
+    return others;
+  };
   // --compare-dram 1: the all-CPU report first without the DRAM tier, then
   // with it, on the same measurements (side by side: the host is noisy).
   std::vector<double> report_dram_rates = {dram_gbps};
@@ -253,11 +263,7 @@ int main(int argc, char** argv) {
     std::printf("%-14s %6s %12s %12s %12s %9s %14s\n", "model", "ops", "measured ms",
                 "sum ops ms", "simulated ms", "e2e err", "median op err");
     for (size_t k = 0; k < all.size(); ++k) {
-      std::vector<const ModelTimings*> others;
-      for (size_t j = 0; j < all.size(); ++j)
-        if (j != k) others.push_back(&all[j]);
-      if (others.empty()) others.push_back(&all[k]);
-      for (const ModelTimings& st : suite_timings) others.push_back(&st);
+      const std::vector<const ModelTimings*> others = fit_samples_without(k);
       DeviceProfile profile = BuiltinHostProfile();
       profile.devices[0] = CpuSpecFromTimings(others, report_dram_gbps);
       profile.devices[0].active_power_w = 1;
@@ -383,11 +389,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<CostModel>> cost_models;  // per zoo model
   std::vector<PlanCase> cases;
   for (size_t k = 0; k < all.size(); ++k) {
-    std::vector<const ModelTimings*> others;
-    for (size_t j = 0; j < all.size(); ++j)
-      if (j != k) others.push_back(&all[j]);
-    if (others.empty()) others.push_back(&all[k]);
-    for (const ModelTimings& st : suite_timings) others.push_back(&st);
+    const std::vector<const ModelTimings*> others = fit_samples_without(k);
     StatusOr<DeviceProfile> loaded = LoadDeviceProfile("host-vgpu");
     if (!loaded.ok()) {
       std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());

@@ -151,6 +151,20 @@ void AssignColdBytesTo(const ColdBytes& cold, T& to) {
 }  // namespace
 
 void AssignColdBytes(const ColdBytes& cold, OpWork& work) { AssignColdBytesTo(cold, work); }
+
+OpWork MeasuredWork(const OpMeasurement& m) {
+  OpWork w;
+  w.op_class = m.op_class;
+  w.op_type = m.op_type;
+  w.flops = m.flops;
+  w.bytes = m.bytes;
+  w.weight_sparsity = m.weight_sparsity;
+  w.sparse_class = m.sparse_class;
+  w.cold_bytes = m.cold_bytes;
+  w.dram_bytes = m.dram_bytes;
+  w.dram_written_bytes = m.dram_written_bytes;
+  return w;
+}
 void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m) { AssignColdBytesTo(cold, m); }
 
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
@@ -760,15 +774,7 @@ std::vector<OpTypeFactor> FitOpTypeFactors(const DeviceSpec& device,
   std::map<std::string, KeySamples> by_key;
   for (const OpMeasurement& m : measurements) {
     if (m.op_type.empty() || !(m.measured_us > 0) || !std::isfinite(m.measured_us)) continue;
-    OpWork w;
-    w.op_class = m.op_class;
-    w.flops = m.flops;
-    w.bytes = m.bytes;
-    w.weight_sparsity = m.weight_sparsity;
-    w.sparse_class = m.sparse_class;
-    w.cold_bytes = m.cold_bytes;
-    w.dram_bytes = m.dram_bytes;
-    w.dram_written_bytes = m.dram_written_bytes;
+    const OpWork w = MeasuredWork(m);  // `model` has no op-type factors
     const OpCost c = model.Cost(w, 0);
     // The DRAM stall is outside the factor (CostNoFloor).
     const double stall_us =

@@ -264,6 +264,9 @@ struct OpMeasurement {
 // into the fields the model prices them by.
 void AssignColdBytes(const ColdBytes& cold, OpWork& work);
 void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m);
+// The work a measurement describes (its op type included), as the model
+// prices it.
+OpWork MeasuredWork(const OpMeasurement& m);
 
 // Per op class with at least `min_samples` measurements, the compute and
 // memory efficiencies and overhead that minimise the mean |log(pred/meas)|

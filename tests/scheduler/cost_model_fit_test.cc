@@ -453,12 +453,7 @@ TEST(CostModelFitTest, MemoryBoundFitRecoversBothTiersAndKeepsElementwiseCompute
     m.bytes = std::exp(log_bytes(rng));
     m.flops = m.bytes / 12;
     m.cold_bytes = unit(rng) < 0.3 ? m.bytes / 3 : 0;  // a cold skip input
-    OpWork w;
-    w.op_class = m.op_class;
-    w.flops = m.flops;
-    w.bytes = m.bytes;
-    w.cold_bytes = m.cold_bytes;
-    m.measured_us = truth.Cost(w, 0).TotalUs() * std::exp(noise(rng));
+    m.measured_us = truth.Cost(MeasuredWork(m), 0).TotalUs() * std::exp(noise(rng));
     ms.push_back(m);
   }
   const std::vector<OpClassEfficiency> fit = FitEfficiency(CpuOnly(2 << 20, 80).devices[0], ms);
@@ -499,14 +494,7 @@ TEST(CostModelFitTest, FitsSeeThroughTheDramStall) {
       m.dram_written_bytes = m.bytes / 5;  // its output
       m.cold_bytes = m.dram_bytes;
     }
-    OpWork w;
-    w.op_class = m.op_class;
-    w.flops = m.flops;
-    w.bytes = m.bytes;
-    w.cold_bytes = m.cold_bytes;
-    w.dram_bytes = m.dram_bytes;
-    w.dram_written_bytes = m.dram_written_bytes;
-    m.measured_us = truth.Cost(w, 0).TotalUs() * std::exp(noise(rng));
+    m.measured_us = truth.Cost(MeasuredWork(m), 0).TotalUs() * std::exp(noise(rng));
     ms.push_back(m);
   }
   DeviceSpec device = CpuOnly(2 << 20, 80).devices[0];
@@ -530,16 +518,8 @@ TEST(CostModelFitTest, FitsSeeThroughTheDramStall) {
   const CostModel fitted_flat(without_tier);
   double err = 0, err_flat = 0;
   for (const OpMeasurement& m : ms) {
-    OpWork w;
-    w.op_class = m.op_class;
-    w.op_type = m.op_type;
-    w.flops = m.flops;
-    w.bytes = m.bytes;
-    w.cold_bytes = m.cold_bytes;
-    w.dram_bytes = m.dram_bytes;
-    w.dram_written_bytes = m.dram_written_bytes;
-    err += std::abs(std::log(fitted.Cost(w, 0).TotalUs() / m.measured_us));
-    err_flat += std::abs(std::log(fitted_flat.Cost(w, 0).TotalUs() / m.measured_us));
+    err += std::abs(std::log(fitted.Cost(MeasuredWork(m), 0).TotalUs() / m.measured_us));
+    err_flat += std::abs(std::log(fitted_flat.Cost(MeasuredWork(m), 0).TotalUs() / m.measured_us));
   }
   EXPECT_LT(err, 0.5 * err_flat);
 }
