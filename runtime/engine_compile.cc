@@ -7,9 +7,9 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
 #include "runtime/layout.h"
-#include "scheduler/memory_planner.h"
 #include "runtime/node_args.h"
 #include "runtime/slicing.h"
+#include "scheduler/memory_planner.h"
 
 namespace braid {
 

@@ -151,6 +151,7 @@ void AssignColdBytesTo(const ColdBytes& cold, T& to) {
 }  // namespace
 
 void AssignColdBytes(const ColdBytes& cold, OpWork& work) { AssignColdBytesTo(cold, work); }
+void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m) { AssignColdBytesTo(cold, m); }
 
 OpWork MeasuredWork(const OpMeasurement& m) {
   OpWork w;
@@ -165,7 +166,6 @@ OpWork MeasuredWork(const OpMeasurement& m) {
   w.dram_written_bytes = m.dram_written_bytes;
   return w;
 }
-void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m) { AssignColdBytesTo(cold, m); }
 
 OpWork OpWorkOf(const Node& node, const Graph* graph) {
   OpWork w;
@@ -473,9 +473,8 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
       efficiency_[static_cast<size_t>(device)][static_cast<size_t>(work.op_class)];
   const MemoryTierTimes memory = OpMemoryTimes(spec, work.op_class, work.bytes, work.cold_bytes,
                                                work.dram_bytes, work.dram_written_bytes);
-  OpCost cost = TieredRooflineCost(
-      spec, e.compute, e.memory, e.overhead_us, work.flops,
-      memory, e.cache_memory);
+  OpCost cost = TieredRooflineCost(spec, e.compute, e.memory, e.overhead_us, work.flops, memory,
+                                   e.cache_memory);
   double factor = 1;
   if (const OpTypeFactor* f = FindOpTypeFactor(spec, work.op_class, work.op_type, work.bytes))
     factor = f->factor;

@@ -852,8 +852,8 @@ DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
   d.kind = "cpu";
   d.description = "host CPU (calibrated)";
   d.cache_bytes = CacheBytesPerCore();
-  if (dram_bandwidth_gbps > 0 && LastLevelCacheBytes() > d.cache_bytes) {
-    d.llc_bytes = LastLevelCacheBytes();
+  if (const double llc = LastLevelCacheBytes(); dram_bandwidth_gbps > 0 && llc > d.cache_bytes) {
+    d.llc_bytes = llc;
     d.dram_bandwidth_gbps = dram_bandwidth_gbps;
   }
   double best_gflops = 0, best_gbps = 0, best_cache_gbps = 0, best_dram_gbps = 0;
@@ -909,7 +909,9 @@ DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
   if (d.llc_bytes > 0) {
     d.sources["llc_bytes"] = "last-level cache (sysfs)";
     d.sources["dram_bandwidth_gbps"] =
-        "two Adds over vectors of 2x llc_bytes (64 MB at least), " + how;
+        "measured by braid calibrate: two Adds over vectors of 2x llc_bytes (64 MB at least), "
+        "bytes read plus twice the bytes written over time, " +
+        std::to_string(d.compute_units) + " threads";
   }
   if (d.cache_bytes > 0) {
     d.sources["cache_bytes"] = "L2 cache per core (sysconf / sysfs)";
