@@ -79,7 +79,10 @@ struct ArenaBuffer {
 // then the graph outputs made elsewhere (their copies back) and those that
 // are graph inputs or constants. A buffer lives until its last reader on
 // the host, or the first reader elsewhere of a value made here (its copy
-// out), or past the last node for a graph output.
+// out), or past the last node for a graph output. Not seen: a view whose
+// layouts (runtime/layout.h) keep it from sharing its input's bytes, which
+// the engine copies (none in the zoo, tests/engine/arena_mirror_test.cc),
+// and a node that falls back to the CPU unless `runs_here` says so.
 std::vector<ArenaBuffer> HostArenaMirror(const Graph& graph,
                                          std::span<const uint8_t> runs_here = {});
 
