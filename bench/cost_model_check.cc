@@ -169,12 +169,10 @@ int main(int argc, char** argv) {
     if (t.end_to_end_min_us > 0) t.end_to_end_median_us = t.end_to_end_min_us;
   };
   double dram_gbps = 0;  // 0: no DRAM tier
-  if (const double llc = LastLevelCacheBytes(); dram_tier && llc > CacheBytesPerCore()) {
-    StatusOr<double> measured = MeasureDramBandwidth(options, llc);
-    if (measured.ok())
-      dram_gbps = *measured;
-    else
-      std::fprintf(stderr, "no DRAM tier: %s\n", measured.status().ToString().c_str());
+  if (dram_tier) {
+    std::string no_dram_tier;
+    dram_gbps = DramTierBandwidth(options, &no_dram_tier);
+    if (!(dram_gbps > 0)) std::fprintf(stderr, "no DRAM tier: %s\n", no_dram_tier.c_str());
   }
   std::vector<ModelTimings> suite_timings;
   if (suite) {

@@ -37,6 +37,11 @@ struct ColdBytes {
   // traffic of an input byte.
   double written_beyond_cache = 0;
   double written_beyond_llc = 0;
+
+  // The output's part alone (its inputs arrived otherwise, e.g. by a copy).
+  ColdBytes Written() const {
+    return {written_beyond_cache, written_beyond_llc, written_beyond_cache, written_beyond_llc};
+  }
 };
 
 // Per node of `graph`, in node order. A byte is cold when, since it was last

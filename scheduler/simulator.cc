@@ -120,10 +120,7 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
       // All its inputs copied in: they pay the copied read, not a cold one;
       // its output's bytes keep their history.
       work.copied_bytes = activation_input_bytes;
-      ColdBytes written = cb;  // the output's part
-      written.beyond_cache = cb.written_beyond_cache;
-      written.beyond_llc = cb.written_beyond_llc;
-      AssignColdBytes(written, work);
+      AssignColdBytes(cb.Written(), work);
       const OpCost cold = model.Cost(work, profile_index[d]);
       g.copied_work_us[static_cast<size_t>(n) * D + d] = std::max(cold.compute_us, cold.memory_us);
     }

@@ -171,15 +171,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   profile.description = "this host, measured by braid calibrate";
   // The DRAM tier is optional: without a last-level cache to size it, or
   // when its probe fails, the profile goes without it (said so).
-  double dram_gbps = 0;
-  if (const double llc = LastLevelCacheBytes(); llc > CacheBytesPerCore()) {
-    out << "measuring DRAM bandwidth ...\n" << std::flush;
-    StatusOr<double> measured = MeasureDramBandwidth(options, llc);
-    if (measured.ok())
-      dram_gbps = *measured;
-    else
-      out << "  no DRAM tier: " << measured.status().ToString() << "\n";
-  }
+  out << "measuring DRAM bandwidth ...\n" << std::flush;
+  std::string no_dram_tier;
+  const double dram_gbps = DramTierBandwidth(options, &no_dram_tier);
+  if (!(dram_gbps > 0)) out << "  no DRAM tier: " << no_dram_tier << "\n";
   DeviceSpec cpu = CpuSpecFromTimings(refs, dram_gbps);
   const DeviceSpec& builtin = profile.devices[0];
   if (seconds > 0) {

@@ -845,6 +845,20 @@ StatusOr<double> MeasureDramBandwidth(const OpTimerOptions& options, double llc_
   return best;
 }
 
+double DramTierBandwidth(const OpTimerOptions& options, std::string* why_none) {
+  const double llc = LastLevelCacheBytes();
+  if (!(llc > CacheBytesPerCore())) {
+    *why_none = "no last-level cache beyond the L2 in sysfs";
+    return 0;
+  }
+  StatusOr<double> measured = MeasureDramBandwidth(options, llc);
+  if (!measured.ok()) {
+    *why_none = measured.status().ToString();
+    return 0;
+  }
+  return *measured;
+}
+
 DeviceSpec CpuSpecFromTimings(const std::vector<const ModelTimings*>& timings,
                               double dram_bandwidth_gbps) {
   DeviceSpec d;

@@ -145,6 +145,11 @@ double LastLevelCacheBytes(
 // `options.threads`, bytes read plus twice the bytes written (read for
 // ownership, written back) over time.
 StatusOr<double> MeasureDramBandwidth(const OpTimerOptions& options, double llc_bytes);
+// The DRAM tier's bandwidth for CpuSpecFromTimings: MeasureDramBandwidth
+// over this host's last-level cache when it is larger than the L2, else 0
+// with `*why_none` saying why (the tier is optional: a failed probe is not
+// an error).
+double DramTierBandwidth(const OpTimerOptions& options, std::string* why_none);
 
 struct PlanTimerOptions : OpTimerOptions {
   // Devices to open: "cpu" (always, first), "vgpu", "cuda" / "cuda:K".

@@ -96,6 +96,10 @@ TEST(CacheResidencyTest, TheLastLevelCountsThePreviousRunForGraphInputs) {
   EXPECT_EQ(BeyondLlc(llc), (std::vector<double>{kBytes, 0, kBytes, 0}));
   EXPECT_EQ(llc[0].written_beyond_llc, 0);       // x, an input
   EXPECT_EQ(llc[2].written_beyond_llc, kBytes);  // c, the output
+  // The output's part alone: n0's x goes, n2's c stays.
+  EXPECT_EQ(llc[0].Written().beyond_llc, 0);
+  EXPECT_EQ(llc[2].Written().beyond_llc, kBytes);
+  EXPECT_EQ(llc[2].Written().written_beyond_llc, kBytes);
   EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 12288)), (std::vector<double>{0, 0, 0, 0}));
   // A run that fits the last level never leaves it.
   EXPECT_EQ(BeyondLlc(ColdBytesPerNode(g, 1, 16384)), (std::vector<double>{0, 0, 0, 0}));
