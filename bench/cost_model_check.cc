@@ -358,21 +358,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   const WakeLatency wake = *measured_wake;
-  StatusOr<CopiedReadRates> measured_copied_read =
-      MeasureCopiedReadRates(wake.resume_factor, options.pin_threads);
-  if (!measured_copied_read.ok()) {
-    std::fprintf(stderr, "%s\n", measured_copied_read.status().ToString().c_str());
+  // The handed-over read rates, as `braid calibrate` measures them: five
+  // rounds now (the plans are made with their median), then one after each
+  // plan is timed; the steps are predicted with the median of them all. A
+  // probe run at one moment read 9.8 GB/s where the rounds around it read
+  // 16.4, and every copied step's prediction moved with it.
+  constexpr int kCopiedReadIterations = 20;
+  StatusOr<std::vector<CopiedReadRates>> first_rounds = MeasureCopiedReadRounds(
+      wake.resume_factor, options.pin_threads, kCopiedReadIterations, 5);
+  if (!first_rounds.ok()) {
+    std::fprintf(stderr, "%s\n", first_rounds.status().ToString().c_str());
     return 1;
   }
-  const CopiedReadRates copied_read = *measured_copied_read;
-  std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
-              "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
-              "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
-              "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
-              "handed-over data read at %.1f GB/s (%.1f GB/s in a window op)\n\n",
-              vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
-              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read.stream_gbps,
-              copied_read.window_gbps);
+  std::vector<CopiedReadRates> copied_read_rounds = std::move(*first_rounds);
+  const CopiedReadRates planned_copied_read = MedianRates(copied_read_rounds);
   // Every (model, policy) plan, with the cost model it was made with and is
   // predicted by (the CPU fitted without that model).
   struct PlanCase {
@@ -385,6 +384,7 @@ int main(int argc, char** argv) {
     PlanTimings timings;
   };
   std::vector<std::unique_ptr<CostModel>> cost_models;  // per zoo model
+  std::vector<DeviceProfile> case_profiles;              // theirs
   std::vector<PlanCase> cases;
   for (size_t k = 0; k < all.size(); ++k) {
     const std::vector<const ModelTimings*> others = fit_samples_without(k);
@@ -405,10 +405,11 @@ int main(int argc, char** argv) {
     // Handoff wake-ups, measured here as `braid calibrate` does.
     profile.devices[0].sync_us = wake.to_caller_us;
     profile.devices[0].resume_factor = wake.resume_factor;
-    profile.devices[0].copied_read_gbps = copied_read.stream_gbps;
-    profile.devices[0].copied_window_read_gbps = copied_read.window_gbps;
+    profile.devices[0].copied_read_gbps = planned_copied_read.stream_gbps;
+    profile.devices[0].copied_window_read_gbps = planned_copied_read.window_gbps;
     vgpu.sync_us = wake.to_worker_us;
     cost_models.push_back(std::make_unique<CostModel>(profile));
+    case_profiles.push_back(profile);
     PlanTimerOptions plan_options;
     plan_options.threads = options.threads;
     plan_options.pin_threads = options.pin_threads;
@@ -458,6 +459,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
         return 1;
       }
+      StatusOr<std::vector<CopiedReadRates>> round = MeasureCopiedReadRounds(
+          wake.resume_factor, options.pin_threads, kCopiedReadIterations, 1);
+      if (!round.ok()) {
+        std::fprintf(stderr, "%s\n", round.status().ToString().c_str());
+        return 1;
+      }
+      copied_read_rounds.insert(copied_read_rounds.end(), round->begin(), round->end());
       if (pass == 0) {
         c.timings = std::move(*t);
         continue;
@@ -476,6 +484,25 @@ int main(int argc, char** argv) {
     }
   }
 
+  const CopiedReadRates copied_read = MedianRates(copied_read_rounds);
+  if (dump)
+    for (const CopiedReadRates& r : copied_read_rounds)
+      std::fprintf(stderr, "copied-read round %.1f %.1f GB/s\n", r.stream_gbps, r.window_gbps);
+  for (size_t k = 0; k < cost_models.size(); ++k) {
+    case_profiles[k].devices[0].copied_read_gbps = copied_read.stream_gbps;
+    case_profiles[k].devices[0].copied_window_read_gbps = copied_read.window_gbps;
+    *cost_models[k] = CostModel(case_profiles[k]);
+  }
+  std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
+              "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
+              "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
+              "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
+              "handed-over data read at %.1f GB/s (%.1f GB/s in a window op; medians of %zu "
+              "rounds spread over the runs, the plans made at %.1f / %.1f)\n\n",
+              vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
+              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read.stream_gbps,
+              copied_read.window_gbps, copied_read_rounds.size(), planned_copied_read.stream_gbps,
+              planned_copied_read.window_gbps);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (const PlanCase& c : cases) {

@@ -51,8 +51,8 @@ Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
   };
   // The value's home is the host: made by a host node (graph inputs are the
   // caller's memory, constants the model's: no buffer here).
-  auto made_here = [&](size_t r) {
-    const NodeId producer = graph.value(static_cast<ValueId>(r)).producer;
+  auto made_here = [&](size_t v) {
+    const NodeId producer = graph.value(static_cast<ValueId>(v)).producer;
     return producer != kNoNode && m.on_host[static_cast<size_t>(producer)] != 0;
   };
   for (size_t i = 0; i < n; ++i) {
@@ -65,9 +65,11 @@ Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
       size_t& q = m.request_of[r];
       if (!m.on_host[i]) {
         // Its copy to the other device reads the host buffer, once per value
-        // (each view of a buffer is copied as a value of its own); a value
-        // made elsewhere is read there from its own memory.
-        if (q != kNoRequest && made_here(r) && !copied_out[static_cast<size_t>(in)]) {
+        // (each view of a buffer is copied as a value of its own, also a
+        // host view of a value made elsewhere); a value made elsewhere is
+        // read there from its own memory.
+        if (q != kNoRequest && made_here(static_cast<size_t>(in)) &&
+            !copied_out[static_cast<size_t>(in)]) {
           copied_out[static_cast<size_t>(in)] = 1;
           m.requests[q].last_step = std::max(m.requests[q].last_step, step);
         }

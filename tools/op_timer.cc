@@ -563,7 +563,24 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds, bool pin_threads) {
 }
 
 StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads,
-                                                 int iterations) {
+                                                 int iterations, int rounds) {
+  ASSIGN_OR_RETURN(std::vector<CopiedReadRates> each,
+                   MeasureCopiedReadRounds(resume_factor, pin_threads, iterations, rounds));
+  return MedianRates(each);
+}
+
+CopiedReadRates MedianRates(std::span<const CopiedReadRates> rounds) {
+  std::vector<double> stream, window;
+  for (const CopiedReadRates& r : rounds) {
+    stream.push_back(r.stream_gbps);
+    window.push_back(r.window_gbps);
+  }
+  return {Median(std::move(stream)), Median(std::move(window))};
+}
+
+StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_factor,
+                                                               bool pin_threads, int iterations,
+                                                               int rounds) {
   // Two chains of one op: Add(v, v) (no pass fuses two Adds) and a 3x3
   // depthwise conv. Per run, a vgpu op shaped to take 300 us (the cpu stream
   // sleeps through it as through a GPU kernel), then 1, 2 or 3 cpu ops, the
@@ -573,7 +590,6 @@ StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_
   // 8 us in runs of 2, 24 us in runs of 1 or 3, pinned, on the build
   // machine).
   const std::vector<int> cpu_runs = {1, 2, 3, 1, 2, 3, 1, 2, 3};
-  constexpr int kCopiedReadRounds = 5;
   const Shape shape{1, 64, 28, 28};  // 200 KB, a mid-network feature map
   auto chain = [&](bool depthwise) -> StatusOr<std::pair<Graph, Plan>> {
     GraphBuilder b(depthwise ? "copied_read_probe_dw" : "copied_read_probe", 1);
@@ -648,11 +664,12 @@ StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_
   // over the copied bytes) solved for the rate: the Adds are that stream
   // (their warm time per byte); at least 1% of the warm time (a host whose
   // cores share one cache reads handed-over data about as fast as its own).
-  // Warm and handed-over runs alternate, one rate per round, and the median
-  // round is kept: one round's Add rate swung 10-16 GB/s between runs of the
-  // cost model check on a shared host, and every copied step's price with it.
-  std::vector<double> stream_rates, window_rates;
-  for (int round = 0; round < kCopiedReadRounds; ++round) {
+  // Warm and handed-over runs alternate, one rate per round (callers keep
+  // the median round: one round's Add rate swung 10-16 GB/s between runs of
+  // the cost model check on a shared host, and every copied step's price
+  // with it).
+  std::vector<CopiedReadRates> out;
+  for (int round = 0; round < std::max(1, rounds); ++round) {
     ASSIGN_OR_RETURN(const Extra add, extra_of(adds));
     ASSIGN_OR_RETURN(const Extra dw, extra_of(convs));
     const double stream_us_per_byte = add.warm_us / add.warm_bytes;
@@ -661,10 +678,9 @@ StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_
                                       0.01 * e.warm_us);
       return e.copied_bytes / (read_us * 1e3);
     };
-    stream_rates.push_back(rate(add));
-    window_rates.push_back(rate(dw));
+    out.push_back({rate(add), rate(dw)});
   }
-  return CopiedReadRates{Median(std::move(stream_rates)), Median(std::move(window_rates))};
+  return out;
 }
 
 StatusOr<ModelTimings> MeasureModelInEngine(const std::string& model,

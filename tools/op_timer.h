@@ -23,6 +23,7 @@
 #ifndef BRAID_TOOLS_OP_TIMER_H_
 #define BRAID_TOOLS_OP_TIMER_H_
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -246,14 +247,22 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60, bool pin_threads = fal
 // kernel then one to three on the cpu (one thread), against the same chain
 // all on the cpu; the rate that makes the cost model's copied-input stall
 // (with `resume_factor`) match the cpu ops that read a copied input, in
-// total; the median of 5 such rounds (one round's rate swung 10-16 GB/s
-// between runs). `pin_threads`: the engine runs pin their threads.
+// total; the median of `rounds` such rounds (one round's rate swung 10-16
+// GB/s between runs). `pin_threads`: the engine runs pin their threads.
 struct CopiedReadRates {
   double stream_gbps = 0;  // Adds: DeviceSpec::copied_read_gbps
   double window_gbps = 0;  // 3x3 depthwise convs: DeviceSpec::copied_window_read_gbps
 };
 StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads = false,
-                                                 int iterations = 20);
+                                                 int iterations = 20, int rounds = 5);
+// One rate pair per round, for a caller that spreads its rounds over a
+// longer session (the cost model check: one round after each plan it times,
+// since a host can read 16 GB/s in one minute and 10 in the next).
+StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_factor,
+                                                               bool pin_threads, int iterations,
+                                                               int rounds);
+// Per rate, the median over the rounds.
+CopiedReadRates MedianRates(std::span<const CopiedReadRates> rounds);
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

@@ -9,6 +9,7 @@
 
 #include "graph/json.h"
 #include "graph/text.h"
+#include "runtime/slicing.h"
 #include "scheduler/cache_residency.h"
 
 namespace braid::cli {
@@ -58,24 +59,38 @@ const char* const kVirtualNote = "virtual device (vgpu): its times are a model, 
 }  // namespace
 
 std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model) {
-  // Per device, its nodes' cold bytes in its own run order (the plan's
-  // unsliced nodes on it; a slice's parts get none).
+  // Per device, its nodes' cold bytes in its own run order. The engine runs
+  // the graph with its slices expanded (runtime/slicing.h): parts and joins
+  // are nodes of their own there, with arena buffers of their own.
+  const Graph* graph = &timings.graph;
+  std::vector<std::string> device_of;
+  StatusOr<SlicedGraph> sliced = InvalidArgument("no slices");
+  const bool plan_matches = timings.plan.nodes.size() == static_cast<size_t>(graph->num_nodes());
+  if (plan_matches) {
+    bool any_slice = false;
+    for (const NodePlan& p : timings.plan.nodes) any_slice = any_slice || p.slice.has_value();
+    if (any_slice) sliced = ExpandSlices(*graph, timings.plan);
+    if (sliced.ok()) {
+      graph = &sliced->graph;
+      for (const SlicedNode& n : sliced->nodes) device_of.push_back(n.device);
+    } else {  // a slice the engine could not have expanded: its node runs nowhere here
+      for (const NodePlan& p : timings.plan.nodes) device_of.push_back(p.slice ? "" : p.device);
+    }
+  }
   std::map<std::string, std::vector<ColdBytes>> cold_by_device;
   std::map<std::string, NodeId> node_of;
-  const Graph& graph = timings.graph;
-  const bool plan_matches = timings.plan.nodes.size() == static_cast<size_t>(graph.num_nodes());
-  for (NodeId n = 0; plan_matches && n < graph.num_nodes(); ++n) node_of[graph.node(n).name] = n;
+  if (device_of.size() == static_cast<size_t>(graph->num_nodes()))
+    for (NodeId n = 0; n < graph->num_nodes(); ++n) node_of[graph->node(n).name] = n;
   auto cold_bytes = [&](const StepProfile& s) {
     auto node = node_of.find(s.name);
     const int d = model.DeviceIndex(s.device);
     if (node == node_of.end() || d < 0) return ColdBytes{};
     auto [it, added] = cold_by_device.try_emplace(s.device);
     if (added) {
-      std::vector<uint8_t> here(static_cast<size_t>(graph.num_nodes()), 0);
-      for (size_t i = 0; i < here.size(); ++i)
-        here[i] = timings.plan.nodes[i].device == s.device && !timings.plan.nodes[i].slice;
+      std::vector<uint8_t> here(device_of.size(), 0);
+      for (size_t i = 0; i < here.size(); ++i) here[i] = device_of[i] == s.device;
       const DeviceSpec& spec = model.profile().devices[static_cast<size_t>(d)];
-      it->second = ColdBytesPerNode(graph, spec.cache_bytes, spec.llc_bytes, here);
+      it->second = ColdBytesPerNode(*graph, spec.cache_bytes, spec.llc_bytes, here);
     }
     return it->second[static_cast<size_t>(node->second)];
   };

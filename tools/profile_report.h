@@ -32,8 +32,11 @@ struct ProfileData {
 };
 
 // Per step: kernels the cost model's time for the step's node (slice parts
-// with their own FLOPs / bytes) on the step's device, copies the link's
-// transfer time; -1 where the profile lacks the device or link.
+// with their own FLOPs / bytes) on the step's device, with the bytes that
+// are cold when it runs (ColdBytesPerNode over the graph with the plan's
+// slices expanded as the engine expands them, so parts and joins have
+// their arena history too), copies the link's transfer time; -1 where the
+// profile lacks the device or link.
 std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model);
 
 // The track a measured step is shown on: the engine's track

@@ -1,12 +1,14 @@
 // The cost model's copy of the host arena (scheduler/cache_residency.h,
 // HostArenaMirror) against the engine's own layout: the same buffers, in the
-// same order, at the same offsets, for all-CPU and mixed CPU + vgpu plans.
+// same order, at the same offsets, for all-CPU and mixed CPU + vgpu plans,
+// with and without slices.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "runtime/slicing.h"
 #include "scheduler/cache_residency.h"
 #include "tests/engine/engine_test_util.h"
 
@@ -23,6 +25,28 @@ Plan MixedPlan(const Graph& g, uint32_t seed) {
   Plan plan = SingleDevicePlan(g, "cpu", "mixed");
   plan.devices = {"cpu", "vgpu"};
   for (NodePlan& p : plan.nodes) p.device = rng() % 2 ? "vgpu" : "cpu";
+  return plan;
+}
+
+// MixedPlan, then every sliceable node (output channels, else batch) split
+// with the other device with probability 1/2 at a random ratio.
+Plan SlicedPlan(const Graph& g, uint32_t seed) {
+  Plan plan = MixedPlan(g, seed);
+  std::mt19937 rng(seed * 7919u);
+  int sliced = 0;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = g.nodes()[i];
+    for (SliceAxis axis : {SliceAxis::kOutputChannels, SliceAxis::kBatch}) {
+      if (!IsSliceable(node, axis) || SliceExtent(g, node, axis) < 2 || rng() % 2 == 0) continue;
+      NodePlan& p = plan.nodes[i];
+      p.slice = SliceSpec{axis, p.device == "cpu" ? "vgpu" : "cpu",
+                          0.1 + 0.8 * static_cast<double>(rng() % 1000) / 1000.0};
+      ++sliced;
+      break;
+    }
+  }
+  EXPECT_GT(sliced, 0) << "seed " << seed << ": no node was sliced";
+  plan.policy = "sliced " + std::to_string(seed);
   return plan;
 }
 
@@ -49,6 +73,19 @@ void ExpectMirrorIsTheEngines(const Graph& graph, const Plan& plan, bool channel
     EXPECT_EQ(Describe(g, mirror[i]), Describe(g, engine_arena[i]))
         << plan.policy << " buffer " << i;
   }
+  // What `braid profile` predicts from (tools/profile_report.cc): the plan's
+  // graph with its slices expanded as the engine expands them, each node
+  // where the plan puts it.
+  StatusOr<SlicedGraph> sliced = ExpandSlices(graph, plan);
+  ASSERT_TRUE(sliced.ok()) << sliced.status().ToString();
+  std::vector<uint8_t> planned_on_host;
+  for (const SlicedNode& n : sliced->nodes) planned_on_host.push_back(n.device == "cpu");
+  EXPECT_EQ(planned_on_host, on_host) << plan.policy << ": a node fell back";
+  const std::vector<ArenaBuffer> predicted = HostArenaMirror(sliced->graph, planned_on_host);
+  ASSERT_EQ(predicted.size(), engine_arena.size()) << plan.policy;
+  for (size_t i = 0; i < predicted.size(); ++i)
+    EXPECT_EQ(Describe(sliced->graph, predicted[i]), Describe(g, engine_arena[i]))
+        << plan.policy << " buffer " << i;
 }
 
 TEST(ArenaMirror, AllCpuPlansMatchTheEngine) {
@@ -103,6 +140,23 @@ TEST(ArenaMirror, MixedPlansMatchTheEngine) {
     ExpectMirrorIsTheEngines(input_as_output, MixedPlan(input_as_output, seed), true);
   }
   ExpectMirrorIsTheEngines(input_as_output, SingleDevicePlan(input_as_output, "cpu", "cpu"), true);
+}
+
+TEST(ArenaMirror, SlicedPlansMatchTheEngine) {
+  // Parts, the Slice nodes that split a computed input and the joins have
+  // buffers of their own; a part on the vgpu is copied back for its join.
+  StatusOr<Graph> cnn = test::StaticModel("tiny_cnn", 2, 32);
+  ASSERT_TRUE(cnn.ok()) << cnn.status().ToString();
+  StatusOr<Graph> squeeze = test::StaticModel("squeezenet1_1", 1, 32);
+  ASSERT_TRUE(squeeze.ok()) << squeeze.status().ToString();
+  StatusOr<Graph> vit = test::SmallVit(2);
+  ASSERT_TRUE(vit.ok()) << vit.status().ToString();
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ExpectMirrorIsTheEngines(*cnn, SlicedPlan(*cnn, seed), seed % 2 == 0);
+    ExpectMirrorIsTheEngines(*squeeze, SlicedPlan(*squeeze, seed), true);
+    ExpectMirrorIsTheEngines(*vit, SlicedPlan(*vit, seed), true);
+  }
 }
 
 }  // namespace
