@@ -27,6 +27,9 @@ struct Mirror {
   std::vector<BufferRequest> requests;
   std::vector<ValueId> request_value;  // per request (kNoValue: an output's own slot)
   std::vector<size_t> request_of;      // per root value, or kNoRequest
+  // Per request: the first node elsewhere a copy read its buffer for (the
+  // copy runs just before it), or -1.
+  std::vector<int> copied_out_for;
   MemoryPlan plan;
 };
 
@@ -47,6 +50,7 @@ Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
   auto add_request = [&](ValueId value, size_t bytes, int first, int last) {
     m.requests.push_back({bytes, first, last});
     m.request_value.push_back(value);
+    m.copied_out_for.push_back(-1);
     return m.requests.size() - 1;
   };
   // The value's home is the host: made by a host node (graph inputs are the
@@ -72,6 +76,7 @@ Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
             !copied_out[static_cast<size_t>(in)]) {
           copied_out[static_cast<size_t>(in)] = 1;
           m.requests[q].last_step = std::max(m.requests[q].last_step, step);
+          if (m.copied_out_for[q] < 0) m.copied_out_for[q] = step;
         }
         continue;
       }
@@ -210,6 +215,34 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
     }
     return sum;
   };
+  // The share of the lines a copy read for node `copied_for` that its
+  // thread's core still holds at node `to`: 1 - the distinct non-constant
+  // bytes (by value) the nodes elsewhere touched from `copied_for` on, over
+  // cache_bytes (the other core's cache is the host's size).
+  std::vector<int64_t> value_seen_elsewhere(num_values, -1);
+  int64_t walk_elsewhere = 0;
+  auto held_elsewhere_share = [&](int64_t copied_for, int64_t to) {
+    if (!(cache_bytes > 0)) return 0.0;
+    ++walk_elsewhere;
+    double sum = 0;
+    const int64_t nodes = static_cast<int64_t>(n);
+    const int64_t from = copied_for - 1;
+    const int64_t steps = from < to ? to - from - 1 : to + nodes - from - 1;
+    for (int64_t k = 1; k <= steps && sum < cache_bytes; ++k) {
+      const size_t j = static_cast<size_t>((to - k + nodes) % nodes);
+      if (m.on_host[j]) continue;
+      const Node& there = graph.node(static_cast<NodeId>(j));
+      for (const std::vector<ValueId>* values : {&there.inputs, &there.outputs})
+        for (ValueId v : *values) {
+          if (v == kNoValue || graph.IsConstant(v)) continue;
+          int64_t& seen = value_seen_elsewhere[static_cast<size_t>(v)];
+          if (seen == walk_elsewhere) continue;
+          seen = walk_elsewhere;
+          sum += ValueBytes(graph, v);
+        }
+    }
+    return std::max(0.0, 1.0 - sum / cache_bytes);
+  };
   auto add = [&](ColdBytes& c, double bytes, double since, bool written) {
     if (cache_bytes > 0 && since > cache_bytes) {
       c.beyond_cache += bytes;
@@ -232,6 +265,7 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
 
   struct Holder {  // an arena byte range's last value before this output
     size_t begin, end;
+    size_t request;
     int64_t touched;  // node index; >= the output's node: in the previous run
     int64_t age;      // twice the nodes back to that touch (+1: after a run)
   };
@@ -275,13 +309,13 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
       // Its own bytes were last touched by itself in the previous run; the
       // values that shared them (lifetimes apart) may have been since.
       holders.clear();
-      holders.push_back({begin, end, requests[q].last_step, age_of(requests[q].last_step)});
+      holders.push_back({begin, end, q, requests[q].last_step, age_of(requests[q].last_step)});
       for (size_t t = 0; t < requests.size(); ++t) {
         if (t == q || requests[t].bytes == 0) continue;
         const size_t b = std::max(begin, offsets[t]);
         const size_t e = std::min(end, offsets[t] + requests[t].bytes);
         if (b < e)
-          holders.push_back({b, e, requests[t].last_step, age_of(requests[t].last_step)});
+          holders.push_back({b, e, t, requests[t].last_step, age_of(requests[t].last_step)});
       }
       cuts.clear();
       for (const Holder& h : holders) {
@@ -293,6 +327,8 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
       // Per piece between cuts: the holder touched most recently.
       int64_t memo_touch = -2;
       double memo_since = 0;
+      size_t memo_copied = kNoRequest;
+      double memo_held = 0;
       for (size_t c = 0; c + 1 < cuts.size(); ++c) {
         const Holder* latest = nullptr;
         for (const Holder& h : holders)
@@ -306,7 +342,15 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
           memo_since = bytes_between(
               latest->touched >= static_cast<int64_t>(n) ? -1 : latest->touched, at);
         }
-        add(cold[i], static_cast<double>(cuts[c + 1] - cuts[c]), memo_since, true);
+        const double piece = static_cast<double>(cuts[c + 1] - cuts[c]);
+        add(cold[i], piece, memo_since, true);
+        if (const int copied_for = m.copied_out_for[latest->request]; copied_for >= 0) {
+          if (latest->request != memo_copied) {
+            memo_copied = latest->request;
+            memo_held = held_elsewhere_share(copied_for, at);
+          }
+          cold[i].written_held_elsewhere += piece * memo_held;
+        }
       }
     }
     for (ValueId in : node.inputs)

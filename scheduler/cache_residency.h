@@ -37,10 +37,22 @@ struct ColdBytes {
   // traffic of an input byte.
   double written_beyond_cache = 0;
   double written_beyond_llc = 0;
+  // Output bytes whose cache lines a copy to another device read since the
+  // host wrote them, and which that copy's thread still holds on its own
+  // core (the vgpu copies on a worker thread pinned to another core of this
+  // host): writing them takes the lines back from that core. Counted in
+  // proportion to what the nodes elsewhere have not displaced since: each
+  // such byte times 1 - (distinct non-constant bytes those nodes touched from
+  // the copy to now) / cache_bytes, down to 0. Weights are left out of that
+  // count: with them, every line resnet's layer4 joins write counted as
+  // displaced (their vgpu parts stream 0.6-1.2 MB of weights), yet those
+  // joins read 3x their prediction.
+  double written_held_elsewhere = 0;
 
   // The output's part alone (its inputs arrived otherwise, e.g. by a copy).
   ColdBytes Written() const {
-    return {written_beyond_cache, written_beyond_llc, written_beyond_cache, written_beyond_llc};
+    return {written_beyond_cache, written_beyond_llc, written_beyond_cache, written_beyond_llc,
+            written_held_elsewhere};
   }
 };
 
@@ -56,7 +68,8 @@ struct ColdBytes {
 //   tier, and beyond the last level when the whole run in between streams
 //   more than llc_bytes (runs repeat: its previous reads count).
 // - Outputs: per arena byte, since the value that held it last was touched,
-//   in this run or the previous one (a view writes nothing).
+//   in this run or the previous one (a view writes nothing); and whether a
+//   copy to another device read that value (written_held_elsewhere).
 // cache_bytes <= 0: nothing is beyond the cache; llc_bytes <= 0, or a run
 // whose distinct bytes (weights, graph inputs, the arena) fit in llc_bytes:
 // nothing is beyond the last level. With `runs_here` (one entry per node;

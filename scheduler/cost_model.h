@@ -98,6 +98,14 @@ struct OpWork {
   // classes only.
   double dram_bytes = 0;
   double dram_written_bytes = 0;
+  // Output bytes whose lines another device's copy thread still holds on
+  // its core (ColdBytes::written_held_elsewhere): on a device with
+  // reclaim_gbps, an op that streams its writes (a memory-bound class other
+  // than pool) stalls for those bytes at that rate, outside its
+  // efficiencies and factors (resnet's sliced convs' joins read 2.5-3x their
+  // prediction without it on the AMD host); a window or compute-bound op
+  // hides it behind its work.
+  double reclaimed_bytes = 0;
   // The engine runs it as a view (RunsAsView: its output is its input's
   // buffer): it costs nothing.
   bool view = false;
@@ -261,7 +269,8 @@ struct OpMeasurement {
 };
 
 // The cold bytes ColdBytesPerNode counted (scheduler/cache_residency.h)
-// into the fields the model prices them by.
+// into the fields the model prices them by. A measurement takes no
+// reclaimed bytes: the fits use all-CPU runs, where no copy reads a line.
 void AssignColdBytes(const ColdBytes& cold, OpWork& work);
 void AssignColdBytes(const ColdBytes& cold, OpMeasurement& m);
 // The work a measurement describes (its op type included), as the model

@@ -101,6 +101,13 @@ struct DeviceSpec {
   // reads a copied input slower than an Add does. `braid calibrate` measures
   // the host's.
   double copied_window_read_gbps = 0;
+  // How fast an op writes over lines another device's copy just read and
+  // whose reader still holds them (GB/s; 0: not modelled): the vgpu's copies
+  // run on a worker thread on another core of the host, and each such line
+  // must be taken back from it (OpWork::reclaimed_bytes). A DMA engine
+  // leaves no line behind: datasheet profiles leave it 0. `braid calibrate`
+  // measures the host's against its vgpu.
+  double reclaim_gbps = 0;
   // Optional cache tier: the first `cache_bytes` an op touches move at
   // cache_bandwidth_gbps, the rest at memory_bandwidth_gbps (0: no tier).
   double cache_bytes = 0;

@@ -38,7 +38,8 @@ constexpr char kCalibrateHelp[] =
     "simulator adds it to every handoff between devices) and how much slower\n"
     "the op after such a wake runs (resume_factor: an op reading another\n"
     "device's output pays it) and how fast it reads that output\n"
-    "(copied_read_gbps; in a window op, copied_window_read_gbps). Power\n"
+    "(copied_read_gbps; in a window op, copied_window_read_gbps) or writes over\n"
+    "lines the vgpu's copy thread still holds on its core (reclaim_gbps). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
     "`braid plan --profile host.json`).\n"
@@ -205,6 +206,12 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   cpu.sources["resume_factor"] =
       "measured by braid calibrate: a 300 KB Add on a vector a worker stream just handed over, "
       "right after the wake, over the same Add on a second handed-over vector next";
+  StatusOr<double> reclaim = MeasureReclaimRate(options.pin_threads);
+  if (!reclaim.ok()) return fail(reclaim.status());
+  cpu.reclaim_gbps = *reclaim;
+  cpu.sources["reclaim_gbps"] =
+      "measured by braid calibrate: a 200 KB Add into a buffer a vgpu stream's copy just read "
+      "on its thread, over the same Add after the copy read another buffer (0: no extra time)";
   StatusOr<CopiedReadRates> copied_read =
       MeasureCopiedReadRates(cpu.resume_factor, options.pin_threads);
   if (!copied_read.ok()) return fail(copied_read.status());
@@ -291,9 +298,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
         << " (BRAID_SPARSE_CROSSOVER)\n";
   std::snprintf(line, sizeof(line),
                 "handoff wake-up: cpu stream %.1f us (first op after it x%.2f, reading the "
-                "handed-over data at %.1f GB/s, %.1f GB/s in a window op)",
+                "handed-over data at %.1f GB/s, %.1f GB/s in a window op, taking back lines "
+                "the copy thread holds at %.1f GB/s)",
                 cpu.sync_us, cpu.resume_factor, cpu.copied_read_gbps,
-                cpu.copied_window_read_gbps);
+                cpu.copied_window_read_gbps, cpu.reclaim_gbps);
   out << line;
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);

@@ -253,6 +253,9 @@ struct CopiedReadRates {
   double stream_gbps = 0;  // Adds: DeviceSpec::copied_read_gbps
   double window_gbps = 0;  // 3x3 depthwise convs: DeviceSpec::copied_window_read_gbps
 };
+// The steps whose output lands on lines the copy thread still holds
+// (ColdBytes::written_held_elsewhere) are left out when any others remain:
+// they pay for taking those lines back too (DeviceSpec::reclaim_gbps).
 StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads = false,
                                                  int iterations = 20, int rounds = 5);
 // One rate pair per round, for a caller that spreads its rounds over a
@@ -263,6 +266,17 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
                                                                int rounds);
 // Per rate, the median over the rounds.
 CopiedReadRates MedianRates(std::span<const CopiedReadRates> rounds);
+
+// How fast the cpu stream writes over bytes the vgpu's copy thread has
+// just read on its own core (GB/s; DeviceSpec::reclaim_gbps): the lines are
+// shared with that core until the write takes them back. Per round the
+// calling thread adds two 200 KB vectors into a destination and into a
+// second buffer, the vgpu's stream (a worker thread, pinned apart with
+// `pin_threads`) copies one of the two out as its copies do, and the calling
+// thread adds into the destination again: the median extra time when the
+// copy read the destination, over the median when it read the other
+// buffer. 0 when the extra is within 2% of the add (no stall to model).
+StatusOr<double> MeasureReclaimRate(bool pin_threads = false, int rounds = 41);
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

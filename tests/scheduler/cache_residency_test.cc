@@ -128,6 +128,54 @@ TEST(CacheResidencyTest, NodesElsewhereTouchNothingHereAndTheirValuesAreCopiedIn
             (std::vector<double>{0, 0, kBytes, kBytes}));
 }
 
+// n0: x -> a (here); n1: a, w -> b (elsewhere: a is copied out for it); n2:
+// x -> c (here, on a's bytes: a's buffer lives until its copy); n3: b, c ->
+// out (here, b copied in). w is a 64 KB constant n1 reads.
+testing::TinyGraph CopiedOutThenRewritten() {
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  const ValueId a = t.Op("n0", {x}, 1, kElements);
+  std::vector<uint8_t> weights(64 << 10, 1);
+  const ValueId w = t.graph().AddConstant("w", DataType::kF32, {16 << 10},
+                                          TensorData::Copy(weights.data(), weights.size()));
+  const ValueId b = t.Op("n1", {a, w}, 1, kElements);
+  const ValueId c = t.Op("n2", {x}, 1, kElements);
+  t.Output(t.Op("n3", {b, c}, 1, kElements, "Add"));
+  return t;
+}
+
+TEST(CacheResidencyTest, OutputsOnLinesACopyReadAreHeldByItsThread) {
+  testing::TinyGraph t = CopiedOutThenRewritten();
+  const Graph& g = t.graph();
+  const std::vector<uint8_t> placement = {1, 0, 1, 1};
+  const std::vector<ArenaBuffer> arena = HostArenaMirror(g, placement);
+  ASSERT_EQ(arena.size(), 4u);  // a, c, b's copy in, out
+  ASSERT_EQ(g.value(arena[0].value).name, "n0_out");
+  ASSERT_EQ(g.value(arena[1].value).name, "n2_out");
+  ASSERT_EQ(arena[1].offset, arena[0].offset) << "c should land on a's bytes";
+  // Between the copy (for n1) and n2, the node elsewhere touched a's copy
+  // and b: 8192 bytes, and not its 64 KB weight. Of a cache of 32 KB, a
+  // quarter is displaced: 3072 of c's 4096 bytes are still held there.
+  auto held = [&](double cache_bytes) {
+    std::vector<double> out;
+    for (const ColdBytes& c : ColdBytesPerNode(g, cache_bytes, 0, placement))
+      out.push_back(c.written_held_elsewhere);
+    return out;
+  };
+  EXPECT_EQ(held(32768), (std::vector<double>{0, 0, 3072, 0}));
+  EXPECT_EQ(held(16384), (std::vector<double>{0, 0, 2048, 0}));
+  // A cache no larger than what it touched: nothing held.
+  EXPECT_EQ(held(8192), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(ColdBytesPerNode(g, 32768, 0, placement)[2].Written().written_held_elsewhere, 3072);
+  // All on the host: no copy, nothing held elsewhere.
+  for (const ColdBytes& c : ColdBytesPerNode(g, 32768, 0))
+    EXPECT_EQ(c.written_held_elsewhere, 0);
+  // n1 on the host too, n2 elsewhere: c is made elsewhere, nothing here
+  // writes a's bytes after a copy read them.
+  for (const ColdBytes& c : ColdBytesPerNode(g, 32768, 0, std::vector<uint8_t>{1, 1, 0, 1}))
+    EXPECT_EQ(c.written_held_elsewhere, 0);
+}
+
 TEST(CacheResidencyTest, AViewIsTheValueItViews) {
   // Chain() with a view of a read by n1 and the add: the view runs no
   // kernel, touches nothing and writes nothing; its bytes are a's.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "scheduler/cache_residency.h"
 #include "scheduler/cost_model.h"
 #include "tests/scheduler/sim_test_util.h"
 
@@ -433,6 +434,59 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
   w.op_class = OpClass::kConv;
   w.cold_bytes = 2e5;
   EXPECT_DOUBLE_EQ(m.Cost(w, 0).memory_us, 6e5 / (100e3 * 0.8));
+}
+
+TEST(CostModelFitTest, LinesAnotherCoreHoldsAreAStallOfOpsThatStreamTheirWrites) {
+  DeviceProfile p = TwoTierProfile();
+  const CostModel off(p);
+  OpWork w;
+  w.op_class = OpClass::kElementwise;
+  w.op_type = "Add";
+  w.bytes = 6e5;
+  w.reclaimed_bytes = 1e5;
+  const double warm_us = 6e5 / (100e3 * 0.4);
+  // Without reclaim_gbps the bytes change nothing.
+  EXPECT_DOUBLE_EQ(off.Cost(w, 0).memory_us, warm_us);
+  p.devices[0].reclaim_gbps = 12.5;
+  p.devices[0].op_types.push_back({"Add", 2.0, 5});
+  p.devices[0].resume_factor = 1.5;
+  const CostModel on(p);
+  // A stall at that rate, outside the op type's factor and the resume
+  // factor (a copied input brings the latter), on both roofline terms.
+  const double stall_us = 1e5 / 12.5e3;
+  EXPECT_DOUBLE_EQ(on.Cost(w, 0).memory_us, 2 * warm_us + stall_us);
+  w.copied_bytes = 1;
+  const double copied_us = on.Cost(w, 0).memory_us - stall_us;
+  w.reclaimed_bytes = 0;
+  EXPECT_DOUBLE_EQ(on.Cost(w, 0).memory_us, copied_us);
+  w.copied_bytes = 0;
+  w.reclaimed_bytes = 1e5;
+  w.flops = 1e9;  // compute-bound: the stall is still added
+  EXPECT_DOUBLE_EQ(on.Cost(w, 0).TotalUs(),
+                   2 * 1e9 / (p.devices[0].peak_gflops * 1e3) + stall_us);
+  w.flops = 0;
+  // Data movement and normalization stream their writes too; a window or
+  // compute-bound op hides the stall behind its work.
+  w.op_type = {};
+  for (OpClass c : {OpClass::kDataMovement, OpClass::kNormalization}) {
+    w.op_class = c;
+    OpWork plain = w;
+    plain.reclaimed_bytes = 0;
+    EXPECT_DOUBLE_EQ(on.Cost(w, 0).TotalUs(), on.Cost(plain, 0).TotalUs() + stall_us)
+        << OpClassName(c);
+  }
+  for (OpClass c : {OpClass::kPool, OpClass::kDepthwiseConv, OpClass::kConv, OpClass::kGemm}) {
+    w.op_class = c;
+    OpWork plain = w;
+    plain.reclaimed_bytes = 0;
+    EXPECT_DOUBLE_EQ(on.Cost(w, 0).TotalUs(), on.Cost(plain, 0).TotalUs()) << OpClassName(c);
+  }
+  // AssignColdBytes carries them from ColdBytesPerNode to the work.
+  ColdBytes cold;
+  cold.written_held_elsewhere = 3e4;
+  OpWork assigned;
+  AssignColdBytes(cold, assigned);
+  EXPECT_EQ(assigned.reclaimed_bytes, 3e4);
 }
 
 TEST(CostModelFitTest, MemoryBoundFitRecoversBothTiersAndKeepsElementwiseComputeAtItsPrior) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -48,6 +49,20 @@ TEST(WakeLatencyTest, BothHandoffDirectionsTakeMeasurableTime) {
   // A ratio of two timings of one add: at least 1 (clamped), and finite.
   EXPECT_GE(w->resume_factor, 1.0);
   EXPECT_LT(w->resume_factor, 1e3);
+}
+
+TEST(WakeLatencyTest, TheReclaimProbeGivesARateOrNone) {
+  // A rate in GB/s (the extra time of an Add into the buffer the worker's
+  // copy just read), or 0 where that extra is within 2% of the Add (a host
+  // whose cores share one cache). Pinned and not: both must work.
+  for (bool pinned : {false, true}) {
+    StatusOr<double> rate = MeasureReclaimRate(pinned, 5);
+    ASSERT_TRUE(rate.ok()) << rate.status().ToString();
+    EXPECT_GE(*rate, 0) << pinned;
+    EXPECT_TRUE(std::isfinite(*rate)) << pinned;
+    // Never faster than a 200 KB write taking under a nanosecond.
+    EXPECT_LT(*rate, 2e5) << pinned;
+  }
 }
 
 TEST(VgpuShapingTest, FormulaIsLaunchPlusTheSlowerOfComputeAndMemory) {
