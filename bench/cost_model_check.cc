@@ -20,19 +20,22 @@
 //                          [--models a,b,...] [--policies threshold,partition]
 //                          [--skip-vgpu 1] [--suite 0] [--dump 1] [--stat median|min]
 //                          [--per-op engine|isolated] [--passes P] [--pin-threads 0|1]
-//                          [--dram-tier 0|1] [--compare-dram 1]
+//                          [--dram-tier 0|1] [--compare-dram 1] [--compare-reclaim 1]
 //
 // The fit also uses braid calibrate's op suite (MeasureCalibrationSuite:
 // synthetic single ops, no zoo model), as `braid calibrate` does; --suite 0
 // fits on the other zoo models only. The CPU's DRAM tier (llc_bytes,
 // dram_bandwidth_gbps: MeasureDramBandwidth, as calibrate measures it) is on
 // unless --dram-tier 0; --compare-dram 1 prints the all-CPU report without
-// it and with it, from the same measurements.
+// it and with it, from the same measurements. --compare-reclaim 1 prints the
+// CPU + vgpu table also without the stall for lines the vgpu's copy thread
+// holds (DeviceSpec::reclaim_gbps 0), from the same measurements.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -119,13 +122,15 @@ int main(int argc, char** argv) {
   int passes = 2;
   bool dram_tier = true;
   bool compare_dram = false;
+  bool compare_reclaim = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") != 0 && std::strcmp(argv[i], "-h") != 0) continue;
     std::printf(
         "Usage: braid_cost_model_check [--iterations N] [--vgpu-iterations M] [--threads T]\n"
         "           [--models a,b,...] [--policies threshold,partition] [--skip-vgpu 1]\n"
         "           [--suite 0] [--dump 1] [--stat median|min] [--per-op engine|isolated]\n"
-        "           [--passes P] [--pin-threads 0|1] [--dram-tier 0|1] [--compare-dram 1]\n\n"
+        "           [--passes P] [--pin-threads 0|1] [--dram-tier 0|1] [--compare-dram 1]\n"
+        "           [--compare-reclaim 1]\n\n"
         "Measures the built-in zoo on this machine (all-CPU plans, then shaped CPU + vgpu\n"
         "plans) and prints the cost model's median prediction error per op class and end\n"
         "to end (targets: 15%% per class, 10%% end to end); --dump 1 writes every op's\n"
@@ -148,6 +153,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--pin-threads")) options.pin_threads = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--dram-tier")) dram_tier = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--compare-dram")) compare_dram = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--compare-reclaim"))
+      compare_reclaim = std::atoi(argv[i + 1]) != 0;
   }
   // Keeps, per op and end to end, the lower of two measurements of the same
   // graph.
@@ -350,6 +357,7 @@ int main(int argc, char** argv) {
 
   // 2. Shaped CPU + vgpu plans.
   ErrorsByKey step_errors;  // "cpu:conv", "vgpu:gemm", "copy"
+  ErrorsByKey without_reclaim_errors;  // --compare-reclaim: the same without the stall
   std::vector<double> vgpu_e2e;
   int step_views = 0;  // steps run as views: not in the table
   StatusOr<WakeLatency> measured_wake = MeasureWakeLatency(60, options.pin_threads);
@@ -364,9 +372,10 @@ int main(int argc, char** argv) {
   // Five rounds now (the plans are made with their medians), then one after
   // each plan is timed. This host's cross-core transfers run in two regimes
   // for minutes at a time (the reclaim probe read 12.5 GB/s in one and
-  // 1.9-2.5 in the other, the copied-read probe 22-23 and 17-18), and the
-  // steps keep their lowest pass: per rate, the steps are predicted with
-  // the highest median of a pass's rounds, the same regime.
+  // 1.9-2.5 in another, nothing at all in a third; the copied-read probe
+  // 22-23 and 17-18), and the steps keep their lowest pass: each rate is
+  // taken from the pass whose rounds' median cost for it is the lowest (per
+  // rate: the regimes need not be the same for all three).
   constexpr int kCopiedReadIterations = 20;
   struct HandoffRounds {
     std::vector<double> reclaim;
@@ -389,7 +398,10 @@ int main(int argc, char** argv) {
     }
   }
   const CopiedReadRates planned_copied_read = MedianRates(handoff_rounds[0].copied_read);
-  const double planned_reclaim = Median(handoff_rounds[0].reclaim);
+  std::vector<double> planned_costs;
+  for (double r : handoff_rounds[0].reclaim) planned_costs.push_back(r > 0 ? 1.0 / r : 0.0);
+  const double planned_reclaim_cost = Median(planned_costs);
+  const double planned_reclaim = planned_reclaim_cost > 0 ? 1.0 / planned_reclaim_cost : 0.0;
   // Every (model, policy) plan, with the cost model it was made with and is
   // predicted by (the CPU fitted without that model).
   struct PlanCase {
@@ -501,11 +513,15 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Per rate, the pass whose rounds' median cost per byte is the lowest (a
+  // reclaim rate of 0 is no cost at all: the probe saw no extra time).
+  auto us_per_byte = [](double gbps) { return gbps > 0 ? 1.0 / gbps : 0.0; };
   CopiedReadRates copied_read;
-  double reclaim_gbps = 0;
+  double reclaim_gbps = 0, reclaim_cost = std::numeric_limits<double>::infinity();
   size_t num_rounds = 0;
   // The passes' rounds (those before the plans only if no pass has any).
-  const size_t first_group = handoff_rounds.size() > 1 && !handoff_rounds[1].reclaim.empty();
+  const size_t first_group =
+      handoff_rounds.size() > 1 && !handoff_rounds[1].reclaim.empty() ? 1 : 0;
   for (size_t g = first_group; g < handoff_rounds.size(); ++g) {
     const HandoffRounds& h = handoff_rounds[g];
     if (h.reclaim.empty()) continue;
@@ -513,7 +529,12 @@ int main(int argc, char** argv) {
     const CopiedReadRates copied = MedianRates(h.copied_read);
     copied_read.stream_gbps = std::max(copied_read.stream_gbps, copied.stream_gbps);
     copied_read.window_gbps = std::max(copied_read.window_gbps, copied.window_gbps);
-    reclaim_gbps = std::max(reclaim_gbps, Median(h.reclaim));
+    std::vector<double> costs;
+    for (double r : h.reclaim) costs.push_back(us_per_byte(r));
+    if (const double cost = Median(costs); cost < reclaim_cost) {
+      reclaim_cost = cost;
+      reclaim_gbps = cost > 0 ? 1.0 / cost : 0.0;
+    }
     if (dump) {
       for (const CopiedReadRates& r : h.copied_read)
         std::fprintf(stderr, "copied-read round %zu %.1f %.1f GB/s\n", g, r.stream_gbps,
@@ -532,9 +553,9 @@ int main(int argc, char** argv) {
               "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
               "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
               "handed-over data read at %.1f GB/s (%.1f GB/s in a window op), lines the copy "
-              "thread holds taken back at %.1f GB/s (%zu rounds spread over the runs, the "
-              "fastest pass's medians as the steps' lowest pass; the plans made at %.1f / %.1f "
-              "/ %.1f)\n\n",
+              "thread holds taken back at %.1f GB/s (0: no cost; %zu rounds spread over the runs, "
+              "the fastest pass's medians as the steps' lowest pass; the plans made at %.1f / "
+              "%.1f / %.1f)\n\n",
               vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
               wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read.stream_gbps,
               copied_read.window_gbps, reclaim_gbps, num_rounds, planned_copied_read.stream_gbps,
@@ -547,6 +568,12 @@ int main(int argc, char** argv) {
     const char* model_name = models[c.model].c_str();
     const char* policy = c.policy.c_str();
     const std::vector<double> predicted = PredictSteps(t, model);
+    std::vector<double> without_reclaim;
+    if (compare_reclaim) {
+      DeviceProfile no_reclaim = model.profile();
+      for (DeviceSpec& d : no_reclaim.devices) d.reclaim_gbps = 0;
+      without_reclaim = PredictSteps(t, CostModel(no_reclaim));
+    }
     std::vector<double> errs;
     int copies = 0;
     for (size_t i = 0; i < t.steps.size(); ++i) {
@@ -557,6 +584,9 @@ int main(int argc, char** argv) {
       const double e = std::abs(predicted[i] - s.median_us) / s.median_us;
       errs.push_back(e);
       step_errors[StepClass(s)].push_back(e);
+      if (compare_reclaim)
+        without_reclaim_errors[StepClass(s)].push_back(
+            std::abs(without_reclaim[i] - s.median_us) / s.median_us);
       if (dump)
         std::fprintf(stderr, "step %s %s %s %s %s %s bytes %.0f flops %.0f measured %.2f "
                      "predicted %.2f start %.2f copied %.0f\n",
@@ -582,6 +612,11 @@ int main(int argc, char** argv) {
     std::printf("%-14s %-10s %5d %6d %12.3f %12.3f %8.1f%% %13.1f%%\n", model_name, policy,
                 c.on_vgpu, copies, measured_e2e / 1e3, sim->latency_us / 1e3, 100 * e2e,
                 100 * Median(errs));
+  }
+  if (compare_reclaim) {
+    std::printf("\nper device and op class WITHOUT the reclaim stall (reclaim_gbps 0; the same "
+                "measurements): median |pred - meas| / meas\n");
+    PrintErrorTable(24, "device:class", "steps", without_reclaim_errors, step_repeat, vgpu_e2e);
   }
   std::printf("\nper device and op class (engine steps, all models and policies): "
               "median |pred - meas| / meas\n");

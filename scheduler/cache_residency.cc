@@ -27,8 +27,9 @@ struct Mirror {
   std::vector<BufferRequest> requests;
   std::vector<ValueId> request_value;  // per request (kNoValue: an output's own slot)
   std::vector<size_t> request_of;      // per root value, or kNoRequest
-  // Per request: the first node elsewhere a copy read its buffer for (the
-  // copy runs just before it), or -1.
+  // Per request: the last node elsewhere a copy read its buffer for (the
+  // copy runs just before it), or -1. A buffer's copies all fall in its
+  // life, which no later writer of its bytes shares: the last is the latest.
   std::vector<int> copied_out_for;
   MemoryPlan plan;
 };
@@ -76,7 +77,7 @@ Mirror BuildMirror(const Graph& graph, std::span<const uint8_t> runs_here) {
             !copied_out[static_cast<size_t>(in)]) {
           copied_out[static_cast<size_t>(in)] = 1;
           m.requests[q].last_step = std::max(m.requests[q].last_step, step);
-          if (m.copied_out_for[q] < 0) m.copied_out_for[q] = step;
+          m.copied_out_for[q] = std::max(m.copied_out_for[q], step);
         }
         continue;
       }
@@ -131,7 +132,8 @@ std::vector<ArenaBuffer> HostArenaMirror(const Graph& graph, std::span<const uin
 }
 
 std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, double llc_bytes,
-                                        std::span<const uint8_t> runs_here) {
+                                        std::span<const uint8_t> runs_here,
+                                        std::span<const uint8_t> on_host_cores) {
   const size_t n = static_cast<size_t>(graph.num_nodes());
   const size_t num_values = static_cast<size_t>(graph.num_values());
   std::vector<ColdBytes> cold(n);
@@ -217,12 +219,16 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
   };
   // The share of the lines a copy read for node `copied_for` that its
   // thread's core still holds at node `to`: 1 - the distinct non-constant
-  // bytes (by value) the nodes elsewhere touched from `copied_for` on, over
-  // cache_bytes (the other core's cache is the host's size).
+  // bytes (by value) that core's nodes touched from `copied_for` on, over
+  // cache_bytes (the other core's cache is the host's size); 0 for a copy
+  // no host core made.
+  auto on_other_core = [&](size_t j) {
+    return on_host_cores.size() == n && on_host_cores[j] != 0 && !m.on_host[j];
+  };
   std::vector<int64_t> value_seen_elsewhere(num_values, -1);
   int64_t walk_elsewhere = 0;
   auto held_elsewhere_share = [&](int64_t copied_for, int64_t to) {
-    if (!(cache_bytes > 0)) return 0.0;
+    if (!(cache_bytes > 0) || !on_other_core(static_cast<size_t>(copied_for))) return 0.0;
     ++walk_elsewhere;
     double sum = 0;
     const int64_t nodes = static_cast<int64_t>(n);
@@ -230,7 +236,7 @@ std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, 
     const int64_t steps = from < to ? to - from - 1 : to + nodes - from - 1;
     for (int64_t k = 1; k <= steps && sum < cache_bytes; ++k) {
       const size_t j = static_cast<size_t>((to - k + nodes) % nodes);
-      if (m.on_host[j]) continue;
+      if (!on_other_core(j)) continue;
       const Node& there = graph.node(static_cast<NodeId>(j));
       for (const std::vector<ValueId>* values : {&there.inputs, &there.outputs})
         for (ValueId v : *values) {

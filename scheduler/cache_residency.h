@@ -5,9 +5,7 @@
 //   std::vector<braid::ColdBytes> cold =
 //       braid::ColdBytesPerNode(graph, /*cache_bytes=*/1 << 20, /*llc_bytes=*/32 << 20);
 //   braid::OpWork work = braid::OpWorkOf(graph.node(n), &graph);
-//   work.cold_bytes = cold[n].beyond_cache;  // at memory_bandwidth_gbps
-//   work.dram_bytes = cold[n].beyond_llc;    // a stall at dram_bandwidth_gbps
-//   work.dram_written_bytes = cold[n].written_beyond_llc;
+//   braid::AssignColdBytes(cold[n], work);  // cold_bytes, dram_bytes, reclaimed_bytes...
 //
 // The host runs its nodes in graph order, as the engine runs one device's
 // steps, and places their outputs in its arena as the engine does (the same
@@ -40,13 +38,14 @@ struct ColdBytes {
   // Output bytes whose cache lines a copy to another device read since the
   // host wrote them, and which that copy's thread still holds on its own
   // core (the vgpu copies on a worker thread pinned to another core of this
-  // host): writing them takes the lines back from that core. Counted in
-  // proportion to what the nodes elsewhere have not displaced since: each
-  // such byte times 1 - (distinct non-constant bytes those nodes touched from
-  // the copy to now) / cache_bytes, down to 0. Weights are left out of that
-  // count: with them, every line resnet's layer4 joins write counted as
-  // displaced (their vgpu parts stream 0.6-1.2 MB of weights), yet those
-  // joins read 3x their prediction.
+  // host; a DMA engine holds nothing): writing them takes the lines back
+  // from that core. Counted in proportion to what that core's nodes have not
+  // displaced since the latest such copy: each byte times 1 - (distinct
+  // non-constant bytes they touched from the copy to now) / cache_bytes,
+  // down to 0 (0 when cache_bytes <= 0). Weights are left out of that count:
+  // with them, every line resnet's layer4 joins write counted as displaced
+  // (their vgpu parts stream 0.6-1.2 MB of weights), yet those joins read 3x
+  // their prediction.
   double written_held_elsewhere = 0;
 
   // The output's part alone (its inputs arrived otherwise, e.g. by a copy).
@@ -77,9 +76,14 @@ struct ColdBytes {
 // host: the others neither touch its caches nor count, and what they produce
 // is not counted where it is first read here (it arrives by a copy:
 // OpWork::copied_bytes) but gets an arena buffer there, as the engine's copy
-// does.
+// does. `on_host_cores` (one entry per node; another size counts as none)
+// marks the nodes elsewhere that run, copies included, on a thread on
+// another core of this host (the vgpu's): only the lines their copies read
+// are held there (written_held_elsewhere), and only their work displaces
+// them.
 std::vector<ColdBytes> ColdBytesPerNode(const Graph& graph, double cache_bytes, double llc_bytes,
-                                        std::span<const uint8_t> runs_here = {});
+                                        std::span<const uint8_t> runs_here = {},
+                                        std::span<const uint8_t> on_host_cores = {});
 
 // One buffer of the host arena: the value it holds (kNoValue: a graph output
 // that is a graph input or a constant, which gets bytes of its own), where,

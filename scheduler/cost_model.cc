@@ -550,9 +550,11 @@ OpCost CostModel::Cost(const OpWork& work, int device) const {
   const int floor = floor_device_[static_cast<size_t>(device)];
   if (floor >= 0) {
     // The device runs the floor device's kernels: it cannot be faster than
-    // they are on their own data (what its copies bring in is its own).
+    // they are on their own data (what its copies bring in is its own, and
+    // no line of its memory is held by another core).
     OpWork local = work;
     local.copied_bytes = 0;
+    local.reclaimed_bytes = 0;
     const double host = CostNoFloor(local, floor).TotalUs();
     if (host > cost.TotalUs()) cost.compute_us = std::max(cost.compute_us, host - cost.overhead_us);
   }

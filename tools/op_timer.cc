@@ -605,10 +605,13 @@ StatusOr<double> MeasureReclaimRate(bool pin_threads, int rounds) {
   if (!std::isfinite(std::accumulate(destination.begin(), destination.end(), 0.0)) ||
       !std::isfinite(std::accumulate(staged.begin(), staged.end(), 0.0)))
     return Internal("MeasureReclaimRate: the probe's sums are not finite");
-  const double apart = Median(apart_us);
-  const double extra = Median(std::move(held_us)) - apart;
-  if (!(extra > 0.02 * apart)) return 0.0;
-  return static_cast<double>(kBytes) / (extra * 1e3);
+  return ReclaimRateGbps(Median(std::move(held_us)), Median(std::move(apart_us)), kBytes);
+}
+
+double ReclaimRateGbps(double held_us, double apart_us, double bytes) {
+  const double extra = held_us - apart_us;
+  if (!(extra > 0.02 * apart_us) || !(bytes > 0)) return 0.0;
+  return bytes / (extra * 1e3);
 }
 
 StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads,
@@ -702,11 +705,14 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
     // arena (round 7's 200 KB Adds took 8 us in runs of 2, 24 in runs of 1
     // or 3): those pay for taking the lines back as well (about 6.5 us more
     // per Add here; under 1.5 us per depthwise conv, whose compute hides
-    // it), so the others alone measure the read when there are any.
-    std::vector<uint8_t> on_cpu;
-    for (const NodePlan& p : c.second.nodes) on_cpu.push_back(p.device == "cpu");
+    // it), so the others alone measure the read.
+    std::vector<uint8_t> on_cpu, on_vgpu;
+    for (const NodePlan& p : c.second.nodes) {
+      on_cpu.push_back(p.device == "cpu");
+      on_vgpu.push_back(p.device == "vgpu");
+    }
     const std::vector<ColdBytes> cold =
-        ColdBytesPerNode(handed.graph, CacheBytesPerCore(), 0, on_cpu);
+        ColdBytesPerNode(handed.graph, CacheBytesPerCore(), 0, on_cpu, on_vgpu);
     std::map<std::string, double> held;
     for (NodeId n = 0; n < handed.graph.num_nodes() && cold.size() == on_cpu.size(); ++n)
       held[handed.graph.node(n).name] = cold[static_cast<size_t>(n)].written_held_elsewhere;
@@ -719,8 +725,11 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
     };
     bool any_apart = false;
     for (const StepProfile& s : handed.steps) any_apart |= reads_copied(s) && !writes_held(s);
+    if (!any_apart)
+      return Internal("copied read probe: every cpu step reading a copied input also writes "
+                      "lines the copy thread holds, so none measures the read alone");
     for (const StepProfile& s : handed.steps) {
-      if (!reads_copied(s) || (any_apart && writes_held(s))) continue;
+      if (!reads_copied(s) || writes_held(s)) continue;
       auto w = warm_us.find(s.name);
       if (w == warm_us.end()) continue;
       e.copied_bytes += s.copied_bytes;

@@ -254,8 +254,9 @@ struct CopiedReadRates {
   double window_gbps = 0;  // 3x3 depthwise convs: DeviceSpec::copied_window_read_gbps
 };
 // The steps whose output lands on lines the copy thread still holds
-// (ColdBytes::written_held_elsewhere) are left out when any others remain:
-// they pay for taking those lines back too (DeviceSpec::reclaim_gbps).
+// (ColdBytes::written_held_elsewhere) are left out: they pay for taking
+// those lines back too (DeviceSpec::reclaim_gbps); an error if no other
+// step remains.
 StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_threads = false,
                                                  int iterations = 20, int rounds = 5);
 // One rate pair per round, for a caller that spreads its rounds over a
@@ -277,6 +278,9 @@ CopiedReadRates MedianRates(std::span<const CopiedReadRates> rounds);
 // copy read the destination, over the median when it read the other
 // buffer. 0 when the extra is within 2% of the add (no stall to model).
 StatusOr<double> MeasureReclaimRate(bool pin_threads = false, int rounds = 41);
+// The rate from the probe's medians: `bytes` over the extra time of the add
+// into the held buffer (GB/s), 0 when that extra is within 2% of the other.
+double ReclaimRateGbps(double held_us, double apart_us, double bytes);
 
 // OpMeasurement rows for FitEfficiency.
 std::vector<OpMeasurement> ToMeasurements(const ModelTimings& t);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "graph/json.h"
@@ -63,17 +64,21 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
   // the graph with its slices expanded (runtime/slicing.h): parts and joins
   // are nodes of their own there, with arena buffers of their own.
   const Graph* graph = &timings.graph;
-  std::vector<std::string> device_of;
-  StatusOr<SlicedGraph> sliced = InvalidArgument("no slices");
+  std::vector<std::string> device_of;  // per node of *graph
+  std::optional<SlicedGraph> sliced;
   const bool plan_matches = timings.plan.nodes.size() == static_cast<size_t>(graph->num_nodes());
   if (plan_matches) {
     bool any_slice = false;
     for (const NodePlan& p : timings.plan.nodes) any_slice = any_slice || p.slice.has_value();
-    if (any_slice) sliced = ExpandSlices(*graph, timings.plan);
-    if (sliced.ok()) {
+    if (any_slice)
+      if (StatusOr<SlicedGraph> expanded = ExpandSlices(*graph, timings.plan); expanded.ok())
+        sliced = std::move(*expanded);
+    if (sliced) {
       graph = &sliced->graph;
       for (const SlicedNode& n : sliced->nodes) device_of.push_back(n.device);
-    } else {  // a slice the engine could not have expanded: its node runs nowhere here
+    } else {
+      // No slices; or ones the engine could not have expanded, whose nodes
+      // then count as running nowhere here.
       for (const NodePlan& p : timings.plan.nodes) device_of.push_back(p.slice ? "" : p.device);
     }
   }
@@ -87,10 +92,17 @@ std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& mo
     if (node == node_of.end() || d < 0) return ColdBytes{};
     auto [it, added] = cold_by_device.try_emplace(s.device);
     if (added) {
-      std::vector<uint8_t> here(device_of.size(), 0);
-      for (size_t i = 0; i < here.size(); ++i) here[i] = device_of[i] == s.device;
+      // Its nodes, and the others' that run on the host's other cores (the
+      // vgpu's: the lines their copies read stay held there).
+      std::vector<uint8_t> here(device_of.size(), 0), other_cores(device_of.size(), 0);
+      for (size_t i = 0; i < here.size(); ++i) {
+        here[i] = device_of[i] == s.device;
+        const int k = model.DeviceIndex(device_of[i]);
+        other_cores[i] = !here[i] && k >= 0 &&
+                         model.profile().devices[static_cast<size_t>(k)].kind == "vgpu";
+      }
       const DeviceSpec& spec = model.profile().devices[static_cast<size_t>(d)];
-      it->second = ColdBytesPerNode(*graph, spec.cache_bytes, spec.llc_bytes, here);
+      it->second = ColdBytesPerNode(*graph, spec.cache_bytes, spec.llc_bytes, here, other_cores);
     }
     return it->second[static_cast<size_t>(node->second)];
   };

@@ -18,8 +18,7 @@ namespace {
 using test::Devices;
 using test::EngineRegistry;
 
-// Every node on cpu or vgpu at random (no slices: the mirror works on the
-// graph as planned), on stream 0.
+// Every node on cpu or vgpu at random, on stream 0 (SlicedPlan adds slices).
 Plan MixedPlan(const Graph& g, uint32_t seed) {
   std::mt19937 rng(seed);
   Plan plan = SingleDevicePlan(g, "cpu", "mixed");
@@ -62,7 +61,8 @@ void ExpectMirrorIsTheEngines(const Graph& graph, const Plan& plan, bool channel
   auto engine = Engine::Create(graph, plan, EngineRegistry(), devices.list, options);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   const Graph& g = (*engine)->graph();
-  // Where each node ran (a fallback to the CPU included).
+  // Where each node ran (a fallback to the CPU would show here; the plans
+  // below have none, which the check against ExpandSlices asserts).
   std::vector<uint8_t> on_host;
   for (const NodePlacement& p : (*engine)->placements()) on_host.push_back(p.device == "cpu");
   ASSERT_EQ(on_host.size(), static_cast<size_t>(g.num_nodes()));

@@ -148,6 +148,7 @@ TEST(CacheResidencyTest, OutputsOnLinesACopyReadAreHeldByItsThread) {
   testing::TinyGraph t = CopiedOutThenRewritten();
   const Graph& g = t.graph();
   const std::vector<uint8_t> placement = {1, 0, 1, 1};
+  const std::vector<uint8_t> vgpu = {0, 1, 0, 0};  // n1's device copies on a host core
   const std::vector<ArenaBuffer> arena = HostArenaMirror(g, placement);
   ASSERT_EQ(arena.size(), 4u);  // a, c, b's copy in, out
   ASSERT_EQ(g.value(arena[0].value).name, "n0_out");
@@ -158,7 +159,7 @@ TEST(CacheResidencyTest, OutputsOnLinesACopyReadAreHeldByItsThread) {
   // quarter is displaced: 3072 of c's 4096 bytes are still held there.
   auto held = [&](double cache_bytes) {
     std::vector<double> out;
-    for (const ColdBytes& c : ColdBytesPerNode(g, cache_bytes, 0, placement))
+    for (const ColdBytes& c : ColdBytesPerNode(g, cache_bytes, 0, placement, vgpu))
       out.push_back(c.written_held_elsewhere);
     return out;
   };
@@ -166,14 +167,49 @@ TEST(CacheResidencyTest, OutputsOnLinesACopyReadAreHeldByItsThread) {
   EXPECT_EQ(held(16384), (std::vector<double>{0, 0, 2048, 0}));
   // A cache no larger than what it touched: nothing held.
   EXPECT_EQ(held(8192), (std::vector<double>{0, 0, 0, 0}));
-  EXPECT_EQ(ColdBytesPerNode(g, 32768, 0, placement)[2].Written().written_held_elsewhere, 3072);
+  EXPECT_EQ(ColdBytesPerNode(g, 32768, 0, placement, vgpu)[2].Written().written_held_elsewhere,
+            3072);
+  // n1 on a device whose copies a DMA engine makes: no line is held.
+  for (const ColdBytes& c : ColdBytesPerNode(g, 32768, 0, placement))
+    EXPECT_EQ(c.written_held_elsewhere, 0);
   // All on the host: no copy, nothing held elsewhere.
   for (const ColdBytes& c : ColdBytesPerNode(g, 32768, 0))
     EXPECT_EQ(c.written_held_elsewhere, 0);
   // n1 on the host too, n2 elsewhere: c is made elsewhere, nothing here
   // writes a's bytes after a copy read them.
-  for (const ColdBytes& c : ColdBytesPerNode(g, 32768, 0, std::vector<uint8_t>{1, 1, 0, 1}))
+  for (const ColdBytes& c :
+       ColdBytesPerNode(g, 32768, 0, std::vector<uint8_t>{1, 1, 0, 1},
+                        std::vector<uint8_t>{0, 0, 1, 0}))
     EXPECT_EQ(c.written_held_elsewhere, 0);
+}
+
+TEST(CacheResidencyTest, TheLatestCopyOfABufferDatesItsHeldLines) {
+  // x -> n0 -> a (here); views va = Reshape(a) read by n1 (elsewhere) and
+  // vb = Flatten(a) read by n2 (elsewhere, later): each view is copied on
+  // its own, so a's lines were read for n1 and again for n2. n3: x -> c
+  // (here) lands on a's bytes. Since the copy for n2, the other core's
+  // nodes touched vb's copy and n2's output (8192): half of 16 KB is held.
+  // Dated from the first copy (n1), n1's 8192 would count too: nothing.
+  testing::TinyGraph t;
+  const ValueId x = t.Input("x", kElements);
+  const ValueId a = t.Op("n0", {x}, 1, kElements);
+  const ValueId va = t.Op("view_a", {a}, 0, kElements, "Reshape");
+  const ValueId vb = t.Op("view_b", {a}, 0, kElements, "Flatten");
+  const ValueId b = t.Op("n1", {va}, 1, kElements);
+  const ValueId d = t.Op("n2", {vb}, 1, kElements);
+  const ValueId c = t.Op("n3", {x}, 1, kElements);
+  t.Output(t.Op("n4", {b, d, c}, 1, kElements, "Sum"));
+  const Graph& g = t.graph();
+  ASSERT_TRUE(RunsAsView(g, g.node(1)) && RunsAsView(g, g.node(2)));
+  const std::vector<uint8_t> placement = {1, 1, 1, 0, 0, 1, 1};
+  const std::vector<uint8_t> vgpu = {0, 0, 0, 1, 1, 0, 0};
+  const std::vector<ArenaBuffer> arena = HostArenaMirror(g, placement);
+  ASSERT_GE(arena.size(), 2u);
+  ASSERT_EQ(g.value(arena[0].value).name, "n0_out");
+  ASSERT_EQ(arena[0].last_node, 4) << "a lives until its last copy out, for n2";
+  ASSERT_EQ(g.value(arena[1].value).name, "n3_out");
+  ASSERT_EQ(arena[1].offset, arena[0].offset);
+  EXPECT_EQ(ColdBytesPerNode(g, 16384, 0, placement, vgpu)[5].written_held_elsewhere, 2048);
 }
 
 TEST(CacheResidencyTest, AViewIsTheValueItViews) {

@@ -468,7 +468,7 @@ TEST(CostModelFitTest, LinesAnotherCoreHoldsAreAStallOfOpsThatStreamTheirWrites)
   // Data movement and normalization stream their writes too; a window or
   // compute-bound op hides the stall behind its work.
   w.op_type = {};
-  for (OpClass c : {OpClass::kDataMovement, OpClass::kNormalization}) {
+  for (OpClass c : {OpClass::kDataMovement, OpClass::kNormalization, OpClass::kReduce}) {
     w.op_class = c;
     OpWork plain = w;
     plain.reclaimed_bytes = 0;
@@ -481,6 +481,22 @@ TEST(CostModelFitTest, LinesAnotherCoreHoldsAreAStallOfOpsThatStreamTheirWrites)
     plain.reclaimed_bytes = 0;
     EXPECT_DOUBLE_EQ(on.Cost(w, 0).TotalUs(), on.Cost(plain, 0).TotalUs()) << OpClassName(c);
   }
+  // A device that runs the host's kernels (floor_device) is floored by
+  // their time without the stall: no line of its memory is held elsewhere.
+  DeviceProfile floored = p;
+  floored.devices.push_back(floored.devices[0]);
+  floored.devices[1].name = "vgpu";
+  floored.devices[1].kind = "vgpu";
+  floored.devices[1].floor_device = "cpu";
+  floored.devices[1].reclaim_gbps = 0;
+  floored.devices[1].peak_gflops *= 100;
+  floored.devices[1].memory_bandwidth_gbps *= 100;
+  floored.devices[1].cache_bandwidth_gbps *= 100;
+  w.op_class = OpClass::kElementwise;
+  OpWork plain = w;
+  plain.reclaimed_bytes = 0;
+  const CostModel with_floor(floored);
+  EXPECT_DOUBLE_EQ(with_floor.Cost(w, 1).TotalUs(), with_floor.Cost(plain, 0).TotalUs());
   // AssignColdBytes carries them from ColdBytesPerNode to the work.
   ColdBytes cold;
   cold.written_held_elsewhere = 3e4;

@@ -51,6 +51,16 @@ TEST(WakeLatencyTest, BothHandoffDirectionsTakeMeasurableTime) {
   EXPECT_LT(w->resume_factor, 1e3);
 }
 
+TEST(WakeLatencyTest, TheReclaimRateIsTheBytesOverTheExtraTime) {
+  // 200 KB in 16 us more: 12.8 GB/s.
+  EXPECT_DOUBLE_EQ(ReclaimRateGbps(23.0, 7.0, 204800), 204800 / 16e3);
+  // Within 2% of the add (7.14 against 7.0): no stall; faster: none either.
+  EXPECT_EQ(ReclaimRateGbps(7.14, 7.0, 204800), 0);
+  EXPECT_GT(ReclaimRateGbps(7.15, 7.0, 204800), 0);
+  EXPECT_EQ(ReclaimRateGbps(6.0, 7.0, 204800), 0);
+  EXPECT_EQ(ReclaimRateGbps(23.0, 7.0, 0), 0);
+}
+
 TEST(WakeLatencyTest, TheReclaimProbeGivesARateOrNone) {
   // A rate in GB/s (the extra time of an Add into the buffer the worker's
   // copy just read), or 0 where that extra is within 2% of the Add (a host
