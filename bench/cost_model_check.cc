@@ -369,38 +369,41 @@ int main(int argc, char** argv) {
   // The handoff rates, as `braid calibrate` measures them: how fast a cpu
   // op takes back lines the vgpu's copy thread read (MeasureReclaimRate)
   // and how fast it reads what the copies wrote (the copied-read chains).
-  // Five rounds now (the plans are made with their medians), then one after
-  // each plan is timed. This host's cross-core transfers run in two regimes
-  // for minutes at a time (the reclaim probe read 12.5 GB/s in one and
-  // 1.9-2.5 in another, nothing at all in a third; the copied-read probe
-  // 22-23 and 17-18), and the steps keep their lowest pass: each rate is
-  // taken from the pass whose rounds' median cost for it is the lowest (per
-  // rate: the regimes need not be the same for all three).
+  // Five rounds now (the plans are made with their medians), then one right
+  // after each run of a plan. This host's cross-core transfers change regime
+  // from one plan to the next (the reclaim probe read 12.5 GB/s in one
+  // regime, 1.9-2.6 in another, nothing at all in a third; the copied-read
+  // probe 22-23 and 17-18), and a plan's steps keep their lowest pass: a
+  // plan is predicted, per rate, with the cheapest of the rounds taken right
+  // after its passes.
   constexpr int kCopiedReadIterations = 20;
-  struct HandoffRounds {
-    std::vector<double> reclaim;
-    std::vector<CopiedReadRates> copied_read;
+  struct HandoffRound {
+    double reclaim_gbps = 0;  // 0: no cost
+    CopiedReadRates copied_read;
   };
-  std::vector<HandoffRounds> handoff_rounds(1);  // before the plans, then per pass
-  auto measure_handoff_round = [&](HandoffRounds& into) -> Status {
-    ASSIGN_OR_RETURN(const double reclaim, MeasureReclaimRate(options.pin_threads));
+  auto measure_handoff_round = [&]() -> StatusOr<HandoffRound> {
+    HandoffRound round;
+    ASSIGN_OR_RETURN(round.reclaim_gbps, MeasureReclaimRate(options.pin_threads));
     ASSIGN_OR_RETURN(std::vector<CopiedReadRates> copied,
                      MeasureCopiedReadRounds(wake.resume_factor, options.pin_threads,
                                              kCopiedReadIterations, 1));
-    into.reclaim.push_back(reclaim);
-    into.copied_read.insert(into.copied_read.end(), copied.begin(), copied.end());
-    return Status::Ok();
+    round.copied_read = copied.front();
+    return round;
   };
+  auto reclaim_cost = [](double gbps) { return gbps > 0 ? 1.0 / gbps : 0.0; };  // us per KB
+  std::vector<double> first_reclaim_costs;
+  std::vector<CopiedReadRates> first_copied_reads;
   for (int r = 0; r < 5; ++r) {
-    if (Status s = measure_handoff_round(handoff_rounds[0]); !s.ok()) {
-      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    StatusOr<HandoffRound> round = measure_handoff_round();
+    if (!round.ok()) {
+      std::fprintf(stderr, "%s\n", round.status().ToString().c_str());
       return 1;
     }
+    first_reclaim_costs.push_back(reclaim_cost(round->reclaim_gbps));
+    first_copied_reads.push_back(round->copied_read);
   }
-  const CopiedReadRates planned_copied_read = MedianRates(handoff_rounds[0].copied_read);
-  std::vector<double> planned_costs;
-  for (double r : handoff_rounds[0].reclaim) planned_costs.push_back(r > 0 ? 1.0 / r : 0.0);
-  const double planned_reclaim_cost = Median(planned_costs);
+  const CopiedReadRates planned_copied_read = MedianRates(first_copied_reads);
+  const double planned_reclaim_cost = Median(first_reclaim_costs);
   const double planned_reclaim = planned_reclaim_cost > 0 ? 1.0 / planned_reclaim_cost : 0.0;
   // Every (model, policy) plan, with the cost model it was made with and is
   // predicted by (the CPU fitted without that model).
@@ -412,6 +415,8 @@ int main(int argc, char** argv) {
     int on_vgpu = 0;
     PlanTimerOptions options;  // the vgpu shaped to the case's profile
     PlanTimings timings;
+    std::vector<HandoffRound> rounds;  // one right after each pass's run
+    std::unique_ptr<CostModel> predicted_by;  // with the cheapest of them
   };
   std::vector<std::unique_ptr<CostModel>> cost_models;  // per zoo model
   std::vector<DeviceProfile> case_profiles;              // theirs
@@ -482,7 +487,6 @@ int main(int argc, char** argv) {
   // steps of whichever plan runs then, and the next pass usually misses it).
   ErrorsByKey step_repeat;  // as repeat_spread
   for (int pass = 0; pass < passes; ++pass) {
-    handoff_rounds.emplace_back();
     for (PlanCase& c : cases) {
       std::fprintf(stderr, "running %s / %s (pass %d) ...\n", models[c.model].c_str(),
                    c.policy.c_str(), pass + 1);
@@ -491,10 +495,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
         return 1;
       }
-      if (Status s = measure_handoff_round(handoff_rounds.back()); !s.ok()) {
-        std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      StatusOr<HandoffRound> round = measure_handoff_round();
+      if (!round.ok()) {
+        std::fprintf(stderr, "%s\n", round.status().ToString().c_str());
         return 1;
       }
+      c.rounds.push_back(*round);
       if (pass == 0) {
         c.timings = std::move(*t);
         continue;
@@ -513,58 +519,48 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Per rate, the pass whose rounds' median cost per byte is the lowest (a
-  // reclaim rate of 0 is no cost at all: the probe saw no extra time).
-  auto us_per_byte = [](double gbps) { return gbps > 0 ? 1.0 / gbps : 0.0; };
-  CopiedReadRates copied_read;
-  double reclaim_gbps = 0, reclaim_cost = std::numeric_limits<double>::infinity();
-  size_t num_rounds = 0;
-  // The passes' rounds (those before the plans only if no pass has any).
-  const size_t first_group =
-      handoff_rounds.size() > 1 && !handoff_rounds[1].reclaim.empty() ? 1 : 0;
-  for (size_t g = first_group; g < handoff_rounds.size(); ++g) {
-    const HandoffRounds& h = handoff_rounds[g];
-    if (h.reclaim.empty()) continue;
-    num_rounds += h.reclaim.size();
-    const CopiedReadRates copied = MedianRates(h.copied_read);
-    copied_read.stream_gbps = std::max(copied_read.stream_gbps, copied.stream_gbps);
-    copied_read.window_gbps = std::max(copied_read.window_gbps, copied.window_gbps);
-    std::vector<double> costs;
-    for (double r : h.reclaim) costs.push_back(us_per_byte(r));
-    if (const double cost = Median(costs); cost < reclaim_cost) {
-      reclaim_cost = cost;
-      reclaim_gbps = cost > 0 ? 1.0 / cost : 0.0;
+  // Per plan and rate, the cheapest round taken right after its runs.
+  double lowest_reclaim = std::numeric_limits<double>::infinity(), highest_reclaim = 0;
+  double lowest_read = lowest_reclaim, highest_read = 0;
+  for (PlanCase& c : cases) {
+    DeviceProfile profile = case_profiles[c.model];
+    DeviceSpec& cpu = profile.devices[0];
+    double cost = std::numeric_limits<double>::infinity();
+    cpu.copied_read_gbps = cpu.copied_window_read_gbps = 0;
+    for (const HandoffRound& r : c.rounds) {
+      cost = std::min(cost, reclaim_cost(r.reclaim_gbps));
+      cpu.copied_read_gbps = std::max(cpu.copied_read_gbps, r.copied_read.stream_gbps);
+      cpu.copied_window_read_gbps =
+          std::max(cpu.copied_window_read_gbps, r.copied_read.window_gbps);
+      if (dump)
+        std::fprintf(stderr, "handoff round %s %s reclaim %.1f copied-read %.1f %.1f GB/s\n",
+                     models[c.model].c_str(), c.policy.c_str(), r.reclaim_gbps,
+                     r.copied_read.stream_gbps, r.copied_read.window_gbps);
     }
-    if (dump) {
-      for (const CopiedReadRates& r : h.copied_read)
-        std::fprintf(stderr, "copied-read round %zu %.1f %.1f GB/s\n", g, r.stream_gbps,
-                     r.window_gbps);
-      for (double r : h.reclaim) std::fprintf(stderr, "reclaim round %zu %.1f GB/s\n", g, r);
-    }
-  }
-  for (size_t k = 0; k < cost_models.size(); ++k) {
-    case_profiles[k].devices[0].copied_read_gbps = copied_read.stream_gbps;
-    case_profiles[k].devices[0].copied_window_read_gbps = copied_read.window_gbps;
-    case_profiles[k].devices[0].reclaim_gbps = reclaim_gbps;
-    *cost_models[k] = CostModel(case_profiles[k]);
+    cpu.reclaim_gbps = cost > 0 && std::isfinite(cost) ? 1.0 / cost : 0.0;
+    lowest_reclaim = std::min(lowest_reclaim, cpu.reclaim_gbps);
+    highest_reclaim = std::max(highest_reclaim, cpu.reclaim_gbps);
+    lowest_read = std::min(lowest_read, cpu.copied_read_gbps);
+    highest_read = std::max(highest_read, cpu.copied_read_gbps);
+    c.predicted_by = std::make_unique<CostModel>(profile);
   }
   std::printf("\n\ncost model check: shaped CPU + vgpu plans (host-vgpu profile, CPU fitted "
               "leave-one-model-out; vgpu = braid's VIRTUAL GPU shaped to the profile, a model, "
               "not a GPU), %d runs, per-step medians (lowest of %d passes), threads %s; handoff "
               "wake-ups measured: vgpu %.1f us, cpu %.1f us, first cpu op after one x%.2f, "
-              "handed-over data read at %.1f GB/s (%.1f GB/s in a window op), lines the copy "
-              "thread holds taken back at %.1f GB/s (0: no cost; %zu rounds spread over the runs, "
-              "the fastest pass's medians as the steps' lowest pass; the plans made at %.1f / "
-              "%.1f / %.1f)\n\n",
+              "handed-over data read at %.1f-%.1f GB/s, lines the copy thread holds taken back "
+              "at %.1f-%.1f GB/s (0: no cost) by plan: the cheapest round right after its "
+              "passes (the plans made at %.1f, %.1f in a window op, and %.1f)\n\n",
               vgpu_iterations, passes, options.pin_threads ? "pinned" : "not pinned",
-              wake.to_worker_us, wake.to_caller_us, wake.resume_factor, copied_read.stream_gbps,
-              copied_read.window_gbps, reclaim_gbps, num_rounds, planned_copied_read.stream_gbps,
-              planned_copied_read.window_gbps, planned_reclaim);
+              wake.to_worker_us, wake.to_caller_us, wake.resume_factor,
+              cases.empty() ? 0.0 : lowest_read, highest_read,
+              cases.empty() ? 0.0 : lowest_reclaim, highest_reclaim,
+              planned_copied_read.stream_gbps, planned_copied_read.window_gbps, planned_reclaim);
   std::printf("%-14s %-10s %5s %6s %12s %12s %9s %14s\n", "model", "policy", "vgpu", "copies",
               "measured ms", "simulated ms", "e2e err", "median step err");
   for (const PlanCase& c : cases) {
     const PlanTimings& t = c.timings;
-    const CostModel& model = *c.cost_model;
+    const CostModel& model = *c.predicted_by;
     const char* model_name = models[c.model].c_str();
     const char* policy = c.policy.c_str();
     const std::vector<double> predicted = PredictSteps(t, model);
