@@ -489,21 +489,35 @@ namespace {
   for (size_t i = 0; i < n; ++i) sum[i] = a[i] + b[i];
 }
 
+// The engine's own primitives for the handoff probes: a vgpu stream (a
+// WorkerStream) and its events, the calling thread and the stream's worker
+// pinned apart as the engine pins them (EngineOptions::pin_threads) when
+// asked. Destroyed in reverse: the caller's pin is undone first.
+struct ProbeStream {
+  std::unique_ptr<VgpuDevice> vgpu;
+  std::unique_ptr<Stream> stream;
+  std::optional<ScopedThreadPin> pin;
+};
+
+StatusOr<std::unique_ptr<ProbeStream>> OpenProbeStream(bool pin_threads) {
+  auto p = std::make_unique<ProbeStream>();
+  p->vgpu = CreateVgpuDevice();
+  ASSIGN_OR_RETURN(p->stream, p->vgpu->CreateStream());
+  const CoreSplit split = SplitAllowedCores(1);
+  if (pin_threads && split.usable) {
+    const cpu_set_t workers = split.workers;
+    RETURN_IF_ERROR(p->stream->Submit([workers] { return PinCurrentThread(workers); }));
+    RETURN_IF_ERROR(p->stream->Synchronize());
+    p->pin.emplace(split.caller);
+  }
+  return p;
+}
+
 }  // namespace
 
 StatusOr<WakeLatency> MeasureWakeLatency(int rounds, bool pin_threads) {
-  // The engine's own primitives: a vgpu stream (WorkerStream) and events.
-  std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
-  ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, vgpu->CreateStream());
-  // Pinned as the engine pins them (EngineOptions::pin_threads).
-  const CoreSplit split = SplitAllowedCores(1);
-  std::optional<ScopedThreadPin> pin;
-  if (pin_threads && split.usable) {
-    const cpu_set_t workers = split.workers;
-    RETURN_IF_ERROR(stream->Submit([workers] { return PinCurrentThread(workers); }));
-    RETURN_IF_ERROR(stream->Synchronize());
-    pin.emplace(split.caller);
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ProbeStream> probe, OpenProbeStream(pin_threads));
+  Stream* stream = probe->stream.get();
   // Long enough that the waiting side is asleep when the signal comes.
   constexpr auto kAsleep = std::chrono::microseconds(300);
   std::vector<double> to_worker, to_caller, resumed_us, again_us;
@@ -563,16 +577,8 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds, bool pin_threads) {
 }
 
 StatusOr<double> MeasureReclaimRate(bool pin_threads, int rounds) {
-  std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
-  ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, vgpu->CreateStream());
-  const CoreSplit split = SplitAllowedCores(1);
-  std::optional<ScopedThreadPin> pin;
-  if (pin_threads && split.usable) {
-    const cpu_set_t workers = split.workers;
-    RETURN_IF_ERROR(stream->Submit([workers] { return PinCurrentThread(workers); }));
-    RETURN_IF_ERROR(stream->Synchronize());
-    pin.emplace(split.caller);
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ProbeStream> probe, OpenProbeStream(pin_threads));
+  Stream* stream = probe->stream.get();
   // 200 KB each: a mid-network activation; the four host buffers fit the
   // calling core's cache together, so only the copy's read sets them apart.
   constexpr size_t kFloats = 51200;
