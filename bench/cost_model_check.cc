@@ -134,8 +134,10 @@ int main(int argc, char** argv) {
         "Measures the built-in zoo on this machine (all-CPU plans, then shaped CPU + vgpu\n"
         "plans) and prints the cost model's median prediction error per op class and end\n"
         "to end (targets: 15%% per class, 10%% end to end); --dump 1 writes every op's\n"
-        "measured and predicted time to stderr. vgpu rows are braid's VIRTUAL GPU, not a\n"
-        "GPU measurement. About 20 s with --iterations 7 --vgpu-iterations 5 --threads 1.\n");
+        "measured and predicted time to stderr; --compare-dram 1 / --compare-reclaim 1 print\n"
+        "the all-CPU / CPU + vgpu table also without the DRAM tier / the reclaim stall, from\n"
+        "the same measurements. vgpu rows are braid's VIRTUAL GPU, not a GPU measurement.\n"
+        "About 25 s with --iterations 7 --vgpu-iterations 5 --threads 1.\n");
     return 0;
   }
   for (int i = 1; i + 1 < argc; i += 2) {
