@@ -30,6 +30,7 @@ DeviceProfile ScaleDeviceSpeed(DeviceProfile profile, const std::string& name, d
   d->cache_bandwidth_gbps /= factor;
   d->copied_read_gbps /= factor;
   d->copied_window_read_gbps /= factor;
+  d->copied_depthwise_read_gbps /= factor;
   d->launch_overhead_us *= factor;
   for (OpClassEfficiency& e : d->efficiency)
     if (e.overhead_us >= 0) e.overhead_us *= factor;

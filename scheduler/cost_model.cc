@@ -509,11 +509,14 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     // -7..-14% at this one, on the AMD host of docs/profiling.md round 13).
     const bool window =
         work.op_class == OpClass::kDepthwiseConv || work.op_class == OpClass::kPool;
-    const double read_gbps = window && spec.copied_window_read_gbps > 0
-                                 ? spec.copied_window_read_gbps
-                             : spec.copied_read_gbps > 0
-                                 ? spec.copied_read_gbps
-                                 : spec.memory_bandwidth_gbps * stream.memory;
+    // A depthwise conv's depends on the map; it has its own rate where the
+    // profile has one.
+    const double read_gbps =
+        work.op_class == OpClass::kDepthwiseConv && spec.copied_depthwise_read_gbps > 0
+            ? spec.copied_depthwise_read_gbps
+        : window && spec.copied_window_read_gbps > 0 ? spec.copied_window_read_gbps
+        : spec.copied_read_gbps > 0                  ? spec.copied_read_gbps
+                                                     : spec.memory_bandwidth_gbps * stream.memory;
     const double streamed_us =
         TieredRooflineCost(spec, 1, stream.memory, 0, 0,
                            OpMemoryTimes(spec, OpClass::kElementwise, work.bytes, 0, 0, 0),

@@ -79,7 +79,8 @@ struct OpWork {
   // Bytes of its inputs that arrived by a copy from another device (another
   // core or a DMA wrote them). On a device with a cache tier they are not in
   // its cache: they read at the device's copied_read_gbps (a window op, a
-  // depthwise conv or a pool: copied_window_read_gbps; unset: memory
+  // depthwise conv or a pool: copied_window_read_gbps, a depthwise conv
+  // copied_depthwise_read_gbps where set; unset: memory
   // bandwidth x its elementwise memory efficiency) instead of at a plain
   // stream's rate (the elementwise class's), and the difference is a stall
   // added to the op's time whatever bounds it. With any, the work also takes

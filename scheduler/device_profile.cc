@@ -93,6 +93,8 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     RETURN_IF_ERROR(CheckNonNegative(d.copied_read_gbps, where + "copied_read_gbps"));
     RETURN_IF_ERROR(
         CheckNonNegative(d.copied_window_read_gbps, where + "copied_window_read_gbps"));
+    RETURN_IF_ERROR(CheckNonNegative(d.copied_depthwise_read_gbps,
+                                     where + "copied_depthwise_read_gbps"));
     RETURN_IF_ERROR(CheckNonNegative(d.reclaim_gbps, where + "reclaim_gbps"));
     RETURN_IF_ERROR(CheckNonNegative(d.active_power_w, where + "active_power_w"));
     RETURN_IF_ERROR(CheckNonNegative(d.idle_power_w, where + "idle_power_w"));
@@ -227,7 +229,7 @@ constexpr std::string_view kDeviceNumberFields[] = {
     "launch_overhead_us", "active_power_w", "idle_power_w", "concurrent_kernels",
     "efficiency", "cache_bytes", "cache_bandwidth_gbps", "llc_bytes", "dram_bandwidth_gbps",
     "floor_device", "op_types", "sparse", "sync_us", "resume_factor", "copied_read_gbps",
-    "copied_window_read_gbps", "reclaim_gbps"};
+    "copied_window_read_gbps", "copied_depthwise_read_gbps", "reclaim_gbps"};
 constexpr std::string_view kLinkNumberFields[] = {
     "latency_us", "bandwidth_gbps", "mapped", "copy_engines"};
 constexpr std::string_view kProfileNumberFields[] = {"static_power_w", "power_mode"};
@@ -240,7 +242,8 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
                                "efficiency", "sources", "cache_bytes", "cache_bandwidth_gbps",
                                "llc_bytes", "dram_bandwidth_gbps", "floor_device", "op_types",
                                "sparse", "sync_us", "resume_factor", "copied_read_gbps",
-                               "copied_window_read_gbps", "reclaim_gbps"}));
+                               "copied_window_read_gbps", "copied_depthwise_read_gbps",
+                               "reclaim_gbps"}));
   DeviceSpec d;
   ASSIGN_OR_RETURN(d.name, r.String("name", true));
   ASSIGN_OR_RETURN(d.kind, r.String("kind", true));
@@ -264,6 +267,7 @@ StatusOr<DeviceSpec> DeviceFromJson(const JsonValue& v, const std::string& where
   ASSIGN_OR_RETURN(d.resume_factor, r.Number("resume_factor", 1));
   ASSIGN_OR_RETURN(d.copied_read_gbps, r.Number("copied_read_gbps", 0));
   ASSIGN_OR_RETURN(d.copied_window_read_gbps, r.Number("copied_window_read_gbps", 0));
+  ASSIGN_OR_RETURN(d.copied_depthwise_read_gbps, r.Number("copied_depthwise_read_gbps", 0));
   ASSIGN_OR_RETURN(d.reclaim_gbps, r.Number("reclaim_gbps", 0));
   if (const JsonValue* types = r.Array("op_types"); types != nullptr) {
     if (!types->is_array()) return InvalidArgument(where + ": \"op_types\" is not an array");
@@ -413,6 +417,9 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
     if (d.copied_window_read_gbps > 0)
       out << ",\n" << in << "\"copied_window_read_gbps\": "
           << JsonNumber(d.copied_window_read_gbps);
+    if (d.copied_depthwise_read_gbps > 0)
+      out << ",\n" << in << "\"copied_depthwise_read_gbps\": "
+          << JsonNumber(d.copied_depthwise_read_gbps);
     if (d.reclaim_gbps > 0)
       out << ",\n" << in << "\"reclaim_gbps\": " << JsonNumber(d.reclaim_gbps);
     if (!d.efficiency.empty()) {

@@ -101,6 +101,11 @@ struct DeviceSpec {
   // reads a copied input slower than an Add does. `braid calibrate` measures
   // the host's.
   double copied_window_read_gbps = 0;
+  // The same for a depthwise conv (GB/s; 0: copied_window_read_gbps): its
+  // copied read depends on the map's shape (8.8-9.5 GB/s on 384 x 14 x 14
+  // maps, 12.4-12.6 on 64 x 28 x 28 on the AMD host); `braid calibrate`
+  // solves it over two map shapes, a pool keeps the window rate.
+  double copied_depthwise_read_gbps = 0;
   // How fast an op writes over lines another device's copy just read and
   // whose reader still holds them (GB/s; 0: not modelled): the vgpu's copies
   // run on a worker thread on another core of the host, and each such line

@@ -38,7 +38,8 @@ constexpr char kCalibrateHelp[] =
     "simulator adds it to every handoff between devices) and how much slower\n"
     "the op after such a wake runs (resume_factor: an op reading another\n"
     "device's output pays it) and how fast it reads that output\n"
-    "(copied_read_gbps; in a window op, copied_window_read_gbps) or writes over\n"
+    "(copied_read_gbps; in a window op, copied_window_read_gbps; in a depthwise\n"
+    "conv, copied_depthwise_read_gbps) or writes over\n"
     "lines the vgpu's copy thread still holds on its core (reclaim_gbps). Power\n"
     "comes from RAPL / INA3221 / NVML when readable, else the built-in\n"
     "estimate (labelled). Writes a device profile (default ./host.json;\n"
@@ -217,6 +218,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   if (!copied_read.ok()) return fail(copied_read.status());
   cpu.copied_read_gbps = copied_read->stream_gbps;
   cpu.copied_window_read_gbps = copied_read->window_gbps;
+  cpu.copied_depthwise_read_gbps = copied_read->depthwise_gbps;
   const std::string threads = options.pin_threads ? "pinned" : "not pinned";
   cpu.sources["copied_read_gbps"] =
       "measured by braid calibrate: 200 KB Adds on the cpu stream, the first after each 300 us "
@@ -225,6 +227,9 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   cpu.sources["copied_window_read_gbps"] =
       "measured by braid calibrate: as copied_read_gbps with 3x3 depthwise convs of 200 KB "
       "maps; threads " + threads;
+  cpu.sources["copied_depthwise_read_gbps"] =
+      "measured by braid calibrate: as copied_window_read_gbps over 3x3 depthwise convs of two "
+      "200 KB maps, 64 x 28 x 28 and 256 x 14 x 14; threads " + threads;
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
@@ -298,10 +303,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
         << " (BRAID_SPARSE_CROSSOVER)\n";
   std::snprintf(line, sizeof(line),
                 "handoff wake-up: cpu stream %.1f us (first op after it x%.2f, reading the "
-                "handed-over data at %.1f GB/s, %.1f GB/s in a window op, taking back lines "
-                "the copy thread holds at %.1f GB/s)",
+                "handed-over data at %.1f GB/s, %.1f GB/s in a window op, %.1f in a depthwise "
+                "conv, taking back lines the copy thread holds at %.1f GB/s)",
                 cpu.sync_us, cpu.resume_factor, cpu.copied_read_gbps,
-                cpu.copied_window_read_gbps, cpu.reclaim_gbps);
+                cpu.copied_window_read_gbps, cpu.copied_depthwise_read_gbps, cpu.reclaim_gbps);
   out << line;
   if (padding_delay_us) {
     std::snprintf(line, sizeof(line), ", vgpu streams %.1f us", wake->to_worker_us);

@@ -628,12 +628,13 @@ StatusOr<CopiedReadRates> MeasureCopiedReadRates(double resume_factor, bool pin_
 }
 
 CopiedReadRates MedianRates(std::span<const CopiedReadRates> rounds) {
-  std::vector<double> stream, window;
+  std::vector<double> stream, window, depthwise;
   for (const CopiedReadRates& r : rounds) {
     stream.push_back(r.stream_gbps);
     window.push_back(r.window_gbps);
+    depthwise.push_back(r.depthwise_gbps);
   }
-  return {Median(std::move(stream)), Median(std::move(window))};
+  return {Median(std::move(stream)), Median(std::move(window)), Median(std::move(depthwise))};
 }
 
 StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_factor,
@@ -648,15 +649,23 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
   // 8 us in runs of 2, 24 us in runs of 1 or 3, pinned, on the build
   // machine).
   const std::vector<int> cpu_runs = {1, 2, 3, 1, 2, 3, 1, 2, 3};
-  const Shape shape{1, 64, 28, 28};  // 200 KB, a mid-network feature map
-  auto chain = [&](bool depthwise) -> StatusOr<std::pair<Graph, Plan>> {
+  // 200 KB maps, mid-network: 64 x 28 x 28 for the Adds and the window
+  // rate (pools take it), and for the depthwise rate that one and a deep,
+  // small one (256 x 14 x 14): a depthwise conv's copied read depends on the
+  // map (8.8-9.5 GB/s on 384 x 14 x 14, 12.4-12.6 on 64 x 28 x 28, 12.2-13.6
+  // on 960 x 7 x 7 on the AMD host), a copied MaxPool's matched the 64 x 28
+  // x 28 rate (round 13) and read +19..+40% over at both shapes' rate.
+  const Shape wide{1, 64, 28, 28}, deep{1, 256, 14, 14};
+  auto chain = [&](bool depthwise, const Shape& shape) -> StatusOr<std::pair<Graph, Plan>> {
     GraphBuilder b(depthwise ? "copied_read_probe_dw" : "copied_read_probe", 1);
     ValueId v = b.Input("x", shape);
+    const int64_t channels = shape[1].extent();
     std::vector<bool> on_vgpu;
     for (int run : cpu_runs)
       for (int i = 0; i <= run; ++i) {
         v = depthwise ? b.Conv(v, "dw" + std::to_string(on_vgpu.size()),
-                               {.out_channels = 64, .kernel = 3, .pad = 1, .groups = 64})
+                               {.out_channels = channels, .kernel = 3, .pad = 1,
+                                .groups = channels})
                       : b.Add(v, v);
         on_vgpu.push_back(i == 0);
       }
@@ -672,8 +681,9 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
       if (on_vgpu[n]) mixed.nodes[n].device = "vgpu";
     return std::make_pair(std::move(graph), std::move(mixed));
   };
-  ASSIGN_OR_RETURN(auto adds, chain(false));
-  ASSIGN_OR_RETURN(auto convs, chain(true));
+  ASSIGN_OR_RETURN(auto adds, chain(false, wide));
+  ASSIGN_OR_RETURN(auto wide_convs, chain(true, wide));
+  ASSIGN_OR_RETURN(auto deep_convs, chain(true, deep));
 
   PlanTimerOptions warm_options;
   warm_options.threads = 1;
@@ -756,14 +766,18 @@ StatusOr<std::vector<CopiedReadRates>> MeasureCopiedReadRounds(double resume_fac
   std::vector<CopiedReadRates> out;
   for (int round = 0; round < std::max(1, rounds); ++round) {
     ASSIGN_OR_RETURN(const Extra add, extra_of(adds));
-    ASSIGN_OR_RETURN(const Extra dw, extra_of(convs));
+    ASSIGN_OR_RETURN(const Extra wide_dw, extra_of(wide_convs));
+    ASSIGN_OR_RETURN(const Extra deep_dw, extra_of(deep_convs));
+    const Extra both_dw{wide_dw.copied_bytes + deep_dw.copied_bytes,
+                        wide_dw.extra_us + deep_dw.extra_us, wide_dw.warm_us + deep_dw.warm_us,
+                        wide_dw.warm_bytes + deep_dw.warm_bytes};
     const double stream_us_per_byte = add.warm_us / add.warm_bytes;
     auto rate = [&](const Extra& e) {
       const double read_us = std::max(e.extra_us + stream_us_per_byte * e.copied_bytes,
                                       0.01 * e.warm_us);
       return e.copied_bytes / (read_us * 1e3);
     };
-    out.push_back({rate(add), rate(dw)});
+    out.push_back({rate(add), rate(wide_dw), rate(both_dw)});
   }
   return out;
 }

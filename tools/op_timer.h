@@ -250,8 +250,9 @@ StatusOr<WakeLatency> MeasureWakeLatency(int rounds = 60, bool pin_threads = fal
 // total; the median of `rounds` such rounds (one round's rate swung 10-16
 // GB/s between runs). `pin_threads`: the engine runs pin their threads.
 struct CopiedReadRates {
-  double stream_gbps = 0;  // Adds: DeviceSpec::copied_read_gbps
-  double window_gbps = 0;  // 3x3 depthwise convs: DeviceSpec::copied_window_read_gbps
+  double stream_gbps = 0;     // Adds: DeviceSpec::copied_read_gbps
+  double window_gbps = 0;     // 3x3 depthwise convs, 64 x 28 x 28: copied_window_read_gbps
+  double depthwise_gbps = 0;  // the same and 256 x 14 x 14: copied_depthwise_read_gbps
 };
 // The steps whose output lands on lines the copy thread still holds
 // (ColdBytes::written_held_elsewhere) are left out: they pay for taking

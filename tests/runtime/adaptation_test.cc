@@ -194,6 +194,7 @@ TEST(Adaptation, ScalingADeviceScalesEveryOpTimeExactly) {
   p.devices[0].cache_bandwidth_gbps = 100;
   p.devices[0].copied_read_gbps = 8;
   p.devices[0].copied_window_read_gbps = 5;
+  p.devices[0].copied_depthwise_read_gbps = 4;
   const CostModel base(p);
   const CostModel scaled(ScaleDeviceSpeed(p, "cpu", 2.5));
   for (const Node& n : g.nodes()) {

@@ -420,7 +420,21 @@ TEST(CostModelFitTest, ColdInputsOfMemoryBoundOpsMoveAtMemorySpeed) {
                    1.5 * (6e5 / (100e3 * 0.1) + 2e5 / 5e3 - warm_us / 3));
   w.op_class = OpClass::kElementwise;
   EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us, 1.5 * copied_us);
+  // A depthwise conv reads at its own rate where the profile has one; a
+  // pool keeps the window rate.
+  resumed.devices[0].copied_depthwise_read_gbps = 4;
+  resumed.devices[0].efficiency.push_back({"depthwise_conv", 1, 0.1, 0, 0});
+  w.op_class = OpClass::kDepthwiseConv;
+  const double depthwise_work_us = CostModel(resumed).Cost(w, 0).memory_us;
+  resumed.devices[0].copied_depthwise_read_gbps = 0;
+  EXPECT_NEAR(depthwise_work_us - CostModel(resumed).Cost(w, 0).memory_us,
+              1.5 * (2e5 / 4e3 - 2e5 / 5e3), 1e-9);
+  resumed.devices[0].copied_depthwise_read_gbps = 4;
   w.op_class = OpClass::kPool;
+  EXPECT_DOUBLE_EQ(CostModel(resumed).Cost(w, 0).memory_us,
+                   1.5 * (6e5 / (100e3 * 0.1) + 2e5 / 5e3 - warm_us / 3));
+  resumed.devices[0].copied_depthwise_read_gbps = 0;
+  resumed.devices[0].efficiency.pop_back();
   resumed.devices[0].copied_window_read_gbps = 0;
   // A device without a cache tier (a GPU profile here) keeps its usual time.
   DeviceProfile flat = resumed;

@@ -110,6 +110,7 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   cpu.copied_read_gbps = 12.5;
   cpu.copied_window_read_gbps = 9.25;
   cpu.reclaim_gbps = 12.75;
+  cpu.copied_depthwise_read_gbps = 10.5;
   for (OpClassEfficiency& e : cpu.efficiency)
     if (e.op_class == "elementwise") e.cache_memory = 0.375;
   const std::string json = DeviceProfileToJson(p);
@@ -136,6 +137,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(c.copied_read_gbps, 12.5);
   EXPECT_EQ(c.copied_window_read_gbps, 9.25);
   EXPECT_EQ(c.reclaim_gbps, 12.75);
+  EXPECT_EQ(c.copied_depthwise_read_gbps, 10.5);
+  EXPECT_EQ(again->devices[1].copied_depthwise_read_gbps, 0);
   EXPECT_EQ(again->devices[1].reclaim_gbps, 0);
   EXPECT_EQ(again->devices[1].copied_read_gbps, 0);
   EXPECT_EQ(again->devices[1].copied_window_read_gbps, 0);
@@ -163,6 +166,8 @@ TEST(DeviceProfileTest, NewFieldsRoundTripAndOldProfilesStillLoad) {
   EXPECT_EQ(loaded->devices[0].copied_window_read_gbps, 0);
   EXPECT_EQ(old.find("reclaim_gbps"), std::string::npos);
   EXPECT_EQ(loaded->devices[0].reclaim_gbps, 0);
+  EXPECT_EQ(old.find("copied_depthwise_read_gbps"), std::string::npos);
+  EXPECT_EQ(loaded->devices[0].copied_depthwise_read_gbps, 0);
   EXPECT_EQ(old.find("cache_memory"), std::string::npos);
   for (const OpClassEfficiency& e : loaded->devices[0].efficiency) EXPECT_LE(e.cache_memory, 0);
   for (const std::string& name : ListDeviceProfiles()) {
@@ -184,6 +189,7 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
   p.devices[0].copied_read_gbps = 12;
   p.devices[0].copied_window_read_gbps = 8;
   p.devices[0].reclaim_gbps = 11;
+  p.devices[0].copied_depthwise_read_gbps = 9;
   const std::string good = DeviceProfileToJson(p);
   auto error_of = [&](const std::string& from, const std::string& to) {
     std::string s = good;
@@ -218,6 +224,9 @@ TEST(DeviceProfileTest, NewFieldsRejectBadValues) {
                 .find("copied_window_read_gbps"),
             std::string::npos);
   EXPECT_NE(error_of("\"reclaim_gbps\": 11", "\"reclaim_gbps\": -11").find("reclaim_gbps"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"copied_depthwise_read_gbps\": 9", "\"copied_depthwise_read_gbps\": -9")
+                .find("copied_depthwise_read_gbps"),
             std::string::npos);
   EXPECT_NE(error_of("\"factor\": 2", "\"factr\": 2").find("unknown key \"factr\""),
             std::string::npos);

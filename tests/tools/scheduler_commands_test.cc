@@ -207,6 +207,11 @@ TEST(CalibrateCommandTest, WritesALoadableMeasuredProfile) {
   EXPECT_GT(p->devices[0].copied_window_read_gbps, 0);
   EXPECT_NE(p->devices[0].sources.at("copied_window_read_gbps").find("depthwise"),
             std::string::npos);
+  EXPECT_GT(p->devices[0].copied_depthwise_read_gbps, 0);
+  EXPECT_NE(p->devices[0].sources.at("copied_depthwise_read_gbps").find("256 x 14 x 14"),
+            std::string::npos);
+  EXPECT_NE(p->devices[0].sources.at("reclaim_gbps").find("measured"), std::string::npos);
+  EXPECT_GE(p->devices[0].reclaim_gbps, 0);
   Result bad = Braid({"calibrate", "--devices", "cuda"});
   EXPECT_NE(bad.status, 0);
   fs::remove_all(dir);
