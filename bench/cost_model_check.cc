@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
     round.copied_read = copied.front();
     return round;
   };
-  auto reclaim_cost = [](double gbps) { return gbps > 0 ? 1.0 / gbps : 0.0; };  // per byte
+  auto cost_per_byte = [](double gbps) { return gbps > 0 ? 1.0 / gbps : 0.0; };  // 0: none
   std::vector<double> first_reclaim_costs;
   std::vector<CopiedReadRates> first_copied_reads;
   for (int r = 0; r < 5; ++r) {
@@ -400,18 +400,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", round.status().ToString().c_str());
       return 1;
     }
-    first_reclaim_costs.push_back(reclaim_cost(round->reclaim_gbps));
+    first_reclaim_costs.push_back(cost_per_byte(round->reclaim_gbps));
     first_copied_reads.push_back(round->copied_read);
   }
   const CopiedReadRates planned_copied_read = MedianRates(first_copied_reads);
   const double planned_reclaim_cost = Median(first_reclaim_costs);
   const double planned_reclaim = planned_reclaim_cost > 0 ? 1.0 / planned_reclaim_cost : 0.0;
-  // Every (model, policy) plan, with the cost model it was made with and is
-  // predicted by (the CPU fitted without that model).
+  // Every (model, policy) plan: made with its zoo model's cost model (the
+  // CPU fitted without that model, the handoff rates of the first rounds),
+  // predicted with the same CPU and the rates of its own rounds.
   struct PlanCase {
     size_t model = 0;
     std::string policy;
-    const CostModel* cost_model = nullptr;
     Plan plan;
     int on_vgpu = 0;
     PlanTimerOptions options;  // the vgpu shaped to the case's profile
@@ -475,7 +475,6 @@ int main(int argc, char** argv) {
       PlanCase c;
       c.model = k;
       c.policy = policy;
-      c.cost_model = cost_models.back().get();
       c.plan = std::move(*plan);
       c.options = plan_options;
       for (const NodePlan& n : c.plan.nodes)
@@ -535,10 +534,10 @@ int main(int argc, char** argv) {
     DeviceSpec& cpu = profile.devices[0];
     double reclaim = 0, stream = 0, window = 0, depthwise = 0;
     for (const HandoffRound& r : c.rounds) {
-      reclaim += reclaim_cost(r.reclaim_gbps);
-      stream += reclaim_cost(r.copied_read.stream_gbps);
-      window += reclaim_cost(r.copied_read.window_gbps);
-      depthwise += reclaim_cost(r.copied_read.depthwise_gbps);
+      reclaim += cost_per_byte(r.reclaim_gbps);
+      stream += cost_per_byte(r.copied_read.stream_gbps);
+      window += cost_per_byte(r.copied_read.window_gbps);
+      depthwise += cost_per_byte(r.copied_read.depthwise_gbps);
       if (dump)
         std::fprintf(stderr, "handoff round %s %s reclaim %.1f copied-read %.1f %.1f %.1f GB/s\n",
                      models[c.model].c_str(), c.policy.c_str(), r.reclaim_gbps,
