@@ -80,6 +80,10 @@ class Event {
   virtual ~Event() = default;
   virtual bool Ready() const = 0;
   virtual Status Wait() = 0;  // blocks the calling thread
+  // Microseconds from `earlier` to this event on the device's own clock: both
+  // made by Stream::CreateEvent(/*timing=*/true) on one device and completed.
+  // Unimplemented where the device keeps no such clock.
+  virtual StatusOr<double> MicrosecondsSince(const Event& earlier) const;
 };
 
 // An ordered queue of work on one device. Work submitted to one stream runs
@@ -90,8 +94,28 @@ class Stream {
   virtual Device& device() = 0;
   // Runs `work` in stream order. Host devices without a worker run it inline.
   virtual Status Submit(std::function<Status()> work) = 0;
+  // A new event marking the work submitted so far.
   virtual StatusOr<std::shared_ptr<Event>> Record() = 0;
+  // An event to record again and again (RecordEvent), made once (when a plan
+  // is compiled) so that recording allocates nothing. `timing`: it takes a
+  // timestamp on the device's clock (Event::MicrosecondsSince).
+  virtual StatusOr<std::shared_ptr<Event>> CreateEvent(bool timing) = 0;
+  // Re-arms `event` (from CreateEvent of a stream of this device) to complete
+  // once the work submitted so far has run. Only after this call may another
+  // stream wait for it.
+  virtual Status RecordEvent(const std::shared_ptr<Event>& event) = 0;
+  // Orders later work after `event`. Where WaitsOnDevice(*event) is false
+  // this blocks the calling thread until the event completes (CUDA, for an
+  // event of another device): callers must not wait so on work that they
+  // have yet to submit themselves.
   virtual Status WaitFor(const std::shared_ptr<Event>& event) = 0;
+  // True when WaitFor(event) queues the wait in the stream and returns at
+  // once, without the calling thread waiting.
+  virtual bool WaitsOnDevice(const Event& event) const = 0;
+  // True when Submit's work only launches device work that runs later (a
+  // CUDA stream): host clocks around it measure the launch, so step times
+  // come from timing events recorded around the work instead.
+  virtual bool TimedByEvents() const { return false; }
   virtual Status Synchronize() = 0;
   // Copies between host and this device in stream order.
   virtual Status CopyToDevice(void* dst, const void* src, size_t bytes) = 0;

@@ -24,13 +24,21 @@
 // are uploaded once; and the step dependency graph is built, including the
 // write-after-read edges that arena reuse needs when steps run concurrently.
 //
-// Run: steps on accelerator streams, copy streams (one per direction and
-// device) and extra CPU streams (plan stream > 0, each a worker thread) are
-// submitted in order with event waits for cross-stream dependencies; CPU
-// stream 0 steps then run on the calling thread, waiting on events where
-// they depend on other streams. Nothing polls. A failing step makes Run return
-// its error, prefixed with the node and device; work that depends on it is
-// skipped, every stream is drained, and the next Run starts clean.
+// Run: the calling thread runs CPU stream 0's steps in order and, around
+// them, issues the steps of accelerator streams, copy streams (one per
+// direction and device) and extra CPU streams (plan stream > 0, each a
+// worker thread), each stream in step order, as early as their inputs allow.
+// A cross-stream dependency the stream can queue (Stream::WaitsOnDevice: a
+// CUDA event on a CUDA stream, anything on a worker stream) is issued at
+// once; one it cannot (a CPU step's event on a CUDA stream, where WaitFor
+// would block the caller) is issued when the event has completed, right
+// after the CPU step that signals it. So the host never waits on work it has
+// yet to issue itself (docs/engine.md, "Issue order"). Events are made once
+// at compile time and recorded again each Run; steps on streams that are
+// TimedByEvents (CUDA) are timed by events around them, on the device's
+// clock. A failing step makes Run return its error, prefixed with the node
+// and device; work that depends on it is skipped, every stream is drained,
+// and the next Run starts clean.
 #ifndef BRAID_RUNTIME_ENGINE_H_
 #define BRAID_RUNTIME_ENGINE_H_
 
@@ -153,9 +161,16 @@ class Engine {
     std::vector<int> waits;  // cross-stream dependencies (step indices)
     bool needs_event = false;
     std::shared_ptr<ManualEvent> manual_event;  // calling-thread steps
+    // Stream steps, made at compile time: the completion event others wait
+    // for (its stream's), the event they get instead when the step is not
+    // issued, and the timing events of a TimedByEvents stream.
+    std::shared_ptr<Event> done_event;
+    std::shared_ptr<ManualEvent> failed_event;
+    std::shared_ptr<Event> start_timer, end_timer;
     // Per Run.
     std::shared_ptr<Event> event;
     Status status;
+    bool issued = false;  // stream steps: handed to the stream
     bool ran = false;
     std::chrono::steady_clock::time_point start, end;
   };
@@ -163,6 +178,13 @@ class Engine {
     std::unique_ptr<Stream> stream;
     std::string track;
     int device = 0;
+    std::vector<size_t> steps;  // its steps, in order
+    bool timed = false;         // Stream::TimedByEvents
+    std::shared_ptr<Event> origin;  // timed: recorded first in every Run
+    // Per Run.
+    size_t next = 0;  // the first step not yet issued
+    Status error;     // set: the stream's later steps are skipped
+    std::chrono::steady_clock::time_point origin_at;
   };
   struct InputPatch {
     size_t step = 0;
@@ -181,6 +203,13 @@ class Engine {
   };
 
   Status RunStep(size_t i);
+  // The issue order (see the top of this file).
+  bool Issuable(size_t i) const;
+  void Issue(size_t i);
+  void IssueReady();
+  Status EnsureIssued(size_t i);  // issues stream step i, waiting on issued work only
+  void ReadEventTimes();          // TimedByEvents streams, after they drained
+  Status CreateEvents();          // at compile time
   Status PinThreads();  // EngineOptions::pin_threads, after Build
   std::string StepWhere(const Step& step) const;
 
@@ -189,6 +218,7 @@ class Engine {
   int num_threads_ = 1;
   std::vector<Step> steps_;
   std::vector<ExecStream> streams_;
+  std::vector<size_t> caller_steps_;  // CPU stream 0, in order
   std::vector<InputPatch> input_patches_;
   std::vector<OutputCopy> output_copies_;
   std::vector<Output> outputs_;

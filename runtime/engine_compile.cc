@@ -619,6 +619,7 @@ Status EngineBuilder::Build(const Plan& plan) {
         producer.manual_event = std::make_shared<ManualEvent>();
     }
   }
+  RETURN_IF_ERROR(e_.CreateEvents());
 
   // Outputs.
   for (size_t k = 0; k < g.outputs().size(); ++k) {

@@ -60,6 +60,164 @@ Status Engine::RunStep(size_t i) {
   return Status::Ok();
 }
 
+Status Engine::CreateEvents() {
+  auto create = [](Stream& stream, bool timing, std::shared_ptr<Event>& out,
+                   const std::string& what) -> Status {
+    StatusOr<std::shared_ptr<Event>> event = stream.CreateEvent(timing);
+    if (!event.ok()) return event.status().WithPrefix("creating the events of " + what);
+    out = std::move(*event);
+    return Status::Ok();
+  };
+  for (ExecStream& es : streams_) {
+    es.timed = es.stream->TimedByEvents();
+    if (es.timed) RETURN_IF_ERROR(create(*es.stream, true, es.origin, es.track));
+  }
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& step = steps_[i];
+    if (step.stream < 0) {
+      caller_steps_.push_back(i);
+      continue;
+    }
+    ExecStream& es = streams_[static_cast<size_t>(step.stream)];
+    es.steps.push_back(i);
+    if (es.timed) {
+      RETURN_IF_ERROR(create(*es.stream, true, step.start_timer, StepWhere(step)));
+      RETURN_IF_ERROR(create(*es.stream, true, step.end_timer, StepWhere(step)));
+      step.done_event = step.end_timer;
+    } else if (step.needs_event) {
+      RETURN_IF_ERROR(create(*es.stream, false, step.done_event, StepWhere(step)));
+    }
+    if (step.needs_event) step.failed_event = std::make_shared<ManualEvent>();
+  }
+  return Status::Ok();
+}
+
+bool Engine::Issuable(size_t i) const {
+  const Step& step = steps_[i];
+  const ExecStream& es = streams_[static_cast<size_t>(step.stream)];
+  if (!es.error.ok()) return true;  // skipped at once
+  for (int d : step.waits) {
+    const Step& dep = steps_[static_cast<size_t>(d)];
+    if (dep.stream >= 0 && !dep.issued) return false;
+    if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) return false;
+  }
+  return true;
+}
+
+void Engine::Issue(size_t i) {
+  Step& step = steps_[i];
+  ExecStream& es = streams_[static_cast<size_t>(step.stream)];
+  Stream& stream = *es.stream;
+  step.issued = true;
+  Status submitted = es.error.ok() ? Status::Ok() : Skipped();
+  for (int d : step.waits) {
+    if (!submitted.ok()) break;
+    submitted = stream.WaitFor(steps_[static_cast<size_t>(d)].event);
+  }
+  if (submitted.ok() && es.timed) submitted = stream.RecordEvent(step.start_timer);
+  if (submitted.ok() && step.is_copy) {
+    if (!es.timed)
+      submitted = stream.Submit([this, i] {
+        steps_[i].start = std::chrono::steady_clock::now();
+        return Status::Ok();
+      });
+    if (submitted.ok())
+      submitted = step.to_device ? stream.CopyToDevice(step.copy_dst, step.copy_src, step.bytes)
+                                 : stream.CopyToHost(step.copy_dst, step.copy_src, step.bytes);
+    if (submitted.ok() && !es.timed)
+      submitted = stream.Submit([this, i] {
+        steps_[i].end = std::chrono::steady_clock::now();
+        steps_[i].ran = true;
+        return Status::Ok();
+      });
+  } else if (submitted.ok()) {
+    submitted = stream.Submit([this, i] { return RunStep(i); });
+  }
+  if (submitted.ok() && step.done_event) submitted = stream.RecordEvent(step.done_event);
+  if (submitted.ok()) {
+    step.event = step.done_event;
+    return;
+  }
+  // Not issued, or issued in part (the device refused the work, e.g. it is
+  // gone, or a step it depends on failed): the stream skips its later steps
+  // and dependents get a failed event, so nothing waits forever.
+  const bool skipped = !es.error.ok();
+  if (!skipped) {
+    es.error = submitted;
+    if (step.status.ok()) {  // RunStep sets it for a kernel that failed inline
+      const std::string where = StepWhere(step);
+      step.status = submitted.message().find(where) != std::string::npos
+                        ? submitted
+                        : submitted.WithPrefix(where);
+    }
+  }
+  if (step.failed_event) {
+    step.failed_event->Signal(skipped ? Skipped() : step.status);
+    step.event = step.failed_event;
+  }
+}
+
+void Engine::IssueReady() {
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (ExecStream& es : streams_) {
+      while (es.next < es.steps.size() && Issuable(es.steps[es.next])) {
+        Issue(es.steps[es.next++]);
+        progress = true;
+      }
+    }
+  }
+}
+
+Status Engine::EnsureIssued(size_t i) {
+  const Step& target = steps_[i];
+  if (target.stream < 0) return Status::Ok();
+  const ExecStream& es = streams_[static_cast<size_t>(target.stream)];
+  while (!target.issued) {
+    // The stream's first unissued step waits on something it cannot queue:
+    // a step not yet issued (issue it first: it comes earlier), or an
+    // event of issued work on another stream, which completes on its own.
+    const Step& head = steps_[es.steps[es.next]];
+    bool waited = false;
+    for (int d : head.waits) {
+      const Step& dep = steps_[static_cast<size_t>(d)];
+      if (dep.stream >= 0 && !dep.issued) {
+        RETURN_IF_ERROR(EnsureIssued(static_cast<size_t>(d)));
+        waited = true;
+      } else if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) {
+        if (dep.stream < 0)
+          return Internal("engine: " + StepWhere(head) + " waits for " + StepWhere(dep) +
+                          " on the calling thread, which has not run yet");
+        (void)dep.event->Wait();  // its status reaches the step through WaitFor
+        waited = true;
+      }
+    }
+    const size_t before = es.next;
+    IssueReady();
+    if (!waited && es.next == before)
+      return Internal("engine: " + StepWhere(head) + " can be neither issued nor waited for");
+  }
+  return Status::Ok();
+}
+
+void Engine::ReadEventTimes() {
+  for (ExecStream& es : streams_) {
+    if (!es.timed) continue;
+    for (size_t i : es.steps) {
+      Step& step = steps_[i];
+      step.ran = false;
+      if (!step.issued || step.event != step.done_event) continue;
+      StatusOr<double> from = step.start_timer->MicrosecondsSince(*es.origin);
+      StatusOr<double> to = step.end_timer->MicrosecondsSince(*es.origin);
+      if (!from.ok() || !to.ok()) continue;  // its work did not run
+      using Micros = std::chrono::duration<double, std::micro>;
+      step.start = es.origin_at + std::chrono::duration_cast<std::chrono::nanoseconds>(Micros(*from));
+      step.end = es.origin_at + std::chrono::duration_cast<std::chrono::nanoseconds>(Micros(*to));
+      step.ran = true;
+    }
+  }
+}
+
 Status Engine::Run(std::span<const void* const> inputs) {
   if (inputs.size() != input_descs_.size())
     return InvalidArgument("Engine::Run: " + std::to_string(inputs.size()) +
@@ -75,7 +233,9 @@ Status Engine::Run(std::span<const void* const> inputs) {
   for (Step& step : steps_) {
     step.status = Status::Ok();
     step.ran = false;
+    step.issued = false;
     step.event.reset();
+    if (step.failed_event) step.failed_event->Reset();
     if (step.manual_event) {
       step.manual_event->Reset();
       step.event = step.manual_event;
@@ -85,80 +245,53 @@ Status Engine::Run(std::span<const void* const> inputs) {
   std::optional<ScopedThreadPin> pin;  // EngineOptions::pin_threads
   if (pin_caller_) pin.emplace(caller_cores_);
   run_start_ = std::chrono::steady_clock::now();
-
-  // 1. Everything that runs off the calling thread, in step order.
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    Step& step = steps_[i];
-    if (step.stream < 0) continue;
-    Stream& stream = *streams_[static_cast<size_t>(step.stream)].stream;
-    Status submitted;
-    for (int d : step.waits) {
-      if (!submitted.ok()) break;
-      submitted = stream.WaitFor(steps_[static_cast<size_t>(d)].event);
-    }
-    if (submitted.ok() && step.is_copy) {
-      submitted = stream.Submit([this, i] {
-        steps_[i].start = std::chrono::steady_clock::now();
-        return Status::Ok();
-      });
-      if (submitted.ok())
-        submitted = step.to_device ? stream.CopyToDevice(step.copy_dst, step.copy_src, step.bytes)
-                                   : stream.CopyToHost(step.copy_dst, step.copy_src, step.bytes);
-      if (submitted.ok())
-        submitted = stream.Submit([this, i] {
-          steps_[i].end = std::chrono::steady_clock::now();
-          steps_[i].ran = true;
-          return Status::Ok();
-        });
-    } else if (submitted.ok()) {
-      submitted = stream.Submit([this, i] { return RunStep(i); });
-    }
-    if (submitted.ok() && step.needs_event) {
-      StatusOr<std::shared_ptr<Event>> recorded = stream.Record();
-      if (recorded.ok()) {
-        step.event = std::move(*recorded);
-      } else {
-        submitted = recorded.status();
-      }
-    }
-    if (!submitted.ok()) {
-      // The device refused the work (e.g. it is gone): fail the step and
-      // hand its dependents a failed event so nothing waits forever.
-      step.status = submitted.WithPrefix(StepWhere(step));
-      if (step.needs_event) {
-        auto failed = std::make_shared<ManualEvent>();
-        failed->Signal(step.status);
-        step.event = std::move(failed);
-      }
+  for (ExecStream& es : streams_) {
+    es.next = 0;
+    es.error = Status::Ok();
+    if (!es.timed) continue;
+    es.origin_at = std::chrono::steady_clock::now();
+    es.error = es.stream->RecordEvent(es.origin);
+    if (!es.error.ok() && !es.steps.empty()) {
+      Step& first = steps_[es.steps.front()];
+      first.status = es.error.WithPrefix(StepWhere(first));
     }
   }
 
-  // 2. CPU stream 0 on this thread. After a failure the rest is skipped, as
-  // on a worker stream: a wait on this stream's newest needed step stands
-  // for its earlier ones (ReduceCrossStreamWaits), so later events must
-  // carry an earlier failure.
+  // CPU stream 0 on this thread, the other streams' steps issued around it.
+  // After a failure the rest is skipped, as on a worker stream: a wait on
+  // this stream's newest needed step stands for its earlier ones
+  // (ReduceCrossStreamWaits), so later events must carry an earlier failure.
+  IssueReady();
+  Status dispatch;
   Status cpu_stream;
-  for (size_t i = 0; i < steps_.size(); ++i) {
+  for (size_t i : caller_steps_) {
     Step& step = steps_[i];
-    if (step.stream >= 0) continue;
     Status upstream = cpu_stream.ok() ? Status::Ok() : Skipped();
     for (int d : step.waits) {
-      Status s = steps_[static_cast<size_t>(d)].event->Wait();
+      if (Status s = EnsureIssued(static_cast<size_t>(d)); !s.ok() && dispatch.ok()) dispatch = s;
+      const std::shared_ptr<Event>& event = steps_[static_cast<size_t>(d)].event;
+      Status s = event ? event->Wait() : Skipped();
       if (!s.ok() && upstream.ok()) upstream = Skipped();
     }
     Status result = upstream.ok() ? RunStep(i) : upstream;
     if (!result.ok() && cpu_stream.ok()) cpu_stream = result;
     if (step.manual_event) step.manual_event->Signal(result);
+    IssueReady();
   }
+  for (const ExecStream& es : streams_)
+    if (!es.steps.empty())
+      if (Status s = EnsureIssued(es.steps.back()); !s.ok() && dispatch.ok()) dispatch = s;
 
-  // 3. Drain every stream; the first failing step in order is the error.
+  // Drain every stream; the first failing step in order is the error.
   Status stream_error;
   for (ExecStream& s : streams_) {
     Status st = s.stream->Synchronize();
     if (!st.ok() && stream_error.ok()) stream_error = st;
   }
+  ReadEventTimes();
   for (const Step& step : steps_)
     if (!step.status.ok()) return step.status;
+  if (!dispatch.ok()) return dispatch;
   if (!stream_error.ok() && stream_error.message() != Skipped().message()) return stream_error;
 
   for (const OutputCopy& copy : output_copies_) {

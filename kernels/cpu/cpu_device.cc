@@ -41,9 +41,14 @@ class InlineStream final : public Stream {
   StatusOr<std::shared_ptr<Event>> Record() override {
     return std::shared_ptr<Event>(std::make_shared<ReadyEvent>());
   }
+  StatusOr<std::shared_ptr<Event>> CreateEvent(bool) override { return Record(); }
+  // Work already ran when Submit returned: a ReadyEvent is always right.
+  Status RecordEvent(const std::shared_ptr<Event>&) override { return Status::Ok(); }
   Status WaitFor(const std::shared_ptr<Event>& event) override {
     return event ? event->Wait() : Status::Ok();
   }
+  // Work runs on the submitting thread, so a wait is always the caller's.
+  bool WaitsOnDevice(const Event&) const override { return false; }
   Status Synchronize() override { return Status::Ok(); }
   Status CopyToDevice(void* dst, const void* src, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);

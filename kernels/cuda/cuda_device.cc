@@ -66,6 +66,14 @@ class CudaEvent final : public Event {
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(event_));
     return Status::Ok();
   }
+  // cudaEventElapsedTime: both events made with timing on, both complete.
+  StatusOr<double> MicrosecondsSince(const Event& earlier) const override {
+    const auto* from = dynamic_cast<const CudaEvent*>(&earlier);
+    if (from == nullptr) return InvalidArgument("MicrosecondsSince: not a CUDA event");
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, from->event_, event_));
+    return static_cast<double>(ms) * 1e3;
+  }
   cudaEvent_t native() const { return event_; }
 
  private:
@@ -113,6 +121,26 @@ StatusOr<std::shared_ptr<Event>> CudaStream::Record() {
   auto wrapped = std::make_shared<CudaEvent>(event);
   CUDA_RETURN_IF_ERROR(cudaEventRecord(event, stream_));
   return std::shared_ptr<Event>(std::move(wrapped));
+}
+
+StatusOr<std::shared_ptr<Event>> CudaStream::CreateEvent(bool timing) {
+  RETURN_IF_ERROR(device_.Activate());
+  cudaEvent_t event = nullptr;
+  CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&event, timing ? cudaEventDefault : cudaEventDisableTiming));
+  return std::shared_ptr<Event>(std::make_shared<CudaEvent>(event));
+}
+
+Status CudaStream::RecordEvent(const std::shared_ptr<Event>& event) {
+  auto* cuda_event = dynamic_cast<CudaEvent*>(event.get());
+  if (cuda_event == nullptr)
+    return InvalidArgument(device_.name() + ": RecordEvent takes an event of CreateEvent");
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(cuda_event->native(), stream_));
+  return Status::Ok();
+}
+
+bool CudaStream::WaitsOnDevice(const Event& event) const {
+  return dynamic_cast<const CudaEvent*>(&event) != nullptr;
 }
 
 Status CudaStream::WaitFor(const std::shared_ptr<Event>& event) {

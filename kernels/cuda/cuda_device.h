@@ -41,7 +41,16 @@ class CudaStream final : public Stream {
   // join the stream.
   Status Submit(std::function<Status()> work) override;
   StatusOr<std::shared_ptr<Event>> Record() override;
+  // A cudaEvent_t made once (with timing: cudaEventDefault) and recorded
+  // again by RecordEvent (cudaEventRecord).
+  StatusOr<std::shared_ptr<Event>> CreateEvent(bool timing) override;
+  Status RecordEvent(const std::shared_ptr<Event>& event) override;
+  // A CUDA event: cudaStreamWaitEvent, queued on the GPU. Any other event
+  // (the CPU's, a vgpu's) is waited for on the calling thread.
   Status WaitFor(const std::shared_ptr<Event>& event) override;
+  bool WaitsOnDevice(const Event& event) const override;
+  // Submit launches kernels that run later: steps are timed by events.
+  bool TimedByEvents() const override { return true; }
   Status Synchronize() override;
   // Asynchronous with respect to the host only for pinned / mapped host
   // memory (pageable memory makes cudaMemcpyAsync synchronous).

@@ -57,6 +57,18 @@ class VgpuStream final : public WorkerStream {
     if (vgpu_.forced_off()) return DeviceOff(vgpu_.name());
     return WorkerStream::CopyToHost(dst, src, bytes);
   }
+  // With cuda_semantics an event of another device blocks the caller here,
+  // as CudaStream::WaitFor does.
+  Status WaitFor(const std::shared_ptr<Event>& event) override {
+    if (event && !WaitsOnDevice(*event)) return event->Wait();
+    return WorkerStream::WaitFor(event);
+  }
+  bool WaitsOnDevice(const Event& event) const override {
+    if (!vgpu_.cuda_semantics()) return true;
+    const auto* own = dynamic_cast<const ManualEvent*>(&event);
+    return own != nullptr && own->device() == &vgpu_;
+  }
+  bool TimedByEvents() const override { return vgpu_.cuda_semantics(); }
 
  protected:
   void Copy(void* dst, const void* src, size_t bytes) override {
@@ -74,20 +86,26 @@ class VgpuStream final : public WorkerStream {
 class VgpuDeviceImpl final : public VgpuDevice {
  public:
   explicit VgpuDeviceImpl(const VgpuOptions& options)
-      : timing_(options.timing), threads_(std::max(1, options.threads)) {
+      : timing_(options.timing),
+        threads_(std::max(1, options.threads)),
+        cuda_semantics_(options.cuda_semantics) {
     info_.name = options.name;
     info_.kind = DeviceKind::kVirtualGpu;
     info_.virtual_device = true;
     info_.compute_units = threads_;
     info_.description = "virtual GPU: CPU kernels on their own worker threads with a separate "
                         "memory space; timing " +
-                        timing_.Describe();
+                        timing_.Describe() +
+                        (cuda_semantics_ ? "; CUDA stream semantics (waits on other devices "
+                                           "block the caller, steps timed by events)"
+                                         : "");
   }
   const DeviceInfo& info() const override { return info_; }
   const VgpuTiming& timing() const override { return timing_; }
   int threads() const override { return threads_; }
   void SetForcedOff(bool off) override { off_.store(off); }
   bool forced_off() const override { return off_.load(); }
+  bool cuda_semantics() const override { return cuda_semantics_; }
 
   StatusOr<std::unique_ptr<Buffer>> Allocate(size_t bytes, MemoryKind kind) override {
     if (forced_off()) return DeviceOff(name());
@@ -110,6 +128,7 @@ class VgpuDeviceImpl final : public VgpuDevice {
   DeviceInfo info_;
   VgpuTiming timing_;
   int threads_;
+  const bool cuda_semantics_;
   std::atomic<bool> off_{false};
 };
 

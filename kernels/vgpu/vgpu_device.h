@@ -65,6 +65,14 @@ struct VgpuOptions {
   VgpuTiming timing;
   int threads = 1;           // OpenMP threads of each vgpu stream's worker
   std::string name = "vgpu";
+  // Behave as a CUDA stream does towards its caller, so that code written
+  // for CUDA is tested on any machine: WaitFor on an event of another device
+  // (the CPU's, another vgpu's) blocks the calling thread until it completes
+  // (cudaStreamWaitEvent takes only CUDA events, so a CUDA stream must), and
+  // TimedByEvents() is true, so the engine reads step times from the
+  // stream's own event timestamps. Kernels run later on the worker, as
+  // always. Off: every wait queues on the worker thread.
+  bool cuda_semantics = false;
 };
 
 class VgpuDevice : public Device {
@@ -76,6 +84,7 @@ class VgpuDevice : public Device {
   // that fell off the bus.
   virtual void SetForcedOff(bool off) = 0;
   virtual bool forced_off() const = 0;
+  virtual bool cuda_semantics() const = 0;  // VgpuOptions::cuda_semantics
 };
 
 std::unique_ptr<VgpuDevice> CreateVgpuDevice(const VgpuOptions& options);

@@ -19,6 +19,7 @@
 #ifndef BRAID_KERNELS_VGPU_WORKER_STREAM_H_
 #define BRAID_KERNELS_VGPU_WORKER_STREAM_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -31,20 +32,27 @@
 
 namespace braid {
 
-// An event set explicitly by its owner (Signal) and reset for reuse.
+// An event set explicitly by its owner (Signal) and reset for reuse. It
+// notes when it was signalled (steady clock): a worker stream's timestamp.
 class ManualEvent final : public Event {
  public:
+  // `device`: the device whose stream made it (nullptr: the host's own).
+  explicit ManualEvent(const Device* device = nullptr) : device_(device) {}
   bool Ready() const override;
   // Blocks until signalled; returns the status it was signalled with.
   Status Wait() override;
+  StatusOr<double> MicrosecondsSince(const Event& earlier) const override;
   void Signal(Status status = Status::Ok());
   void Reset();
+  const Device* device() const { return device_; }
 
  private:
+  const Device* const device_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool signalled_ = false;
   Status status_;
+  std::chrono::steady_clock::time_point signalled_at_;
 };
 
 class WorkerStream : public Stream {
@@ -58,7 +66,12 @@ class WorkerStream : public Stream {
   // Queues `work`; returns Ok at once (errors surface at Synchronize).
   Status Submit(std::function<Status()> work) override;
   StatusOr<std::shared_ptr<Event>> Record() override;
+  // A ManualEvent of this stream's device; RecordEvent takes only those.
+  StatusOr<std::shared_ptr<Event>> CreateEvent(bool timing) override;
+  Status RecordEvent(const std::shared_ptr<Event>& event) override;
+  // Queues the wait: the worker thread waits, never the caller.
   Status WaitFor(const std::shared_ptr<Event>& event) override;
+  bool WaitsOnDevice(const Event&) const override { return true; }
   // Blocks until everything queued so far ran; returns the first error since
   // the last Synchronize and clears it.
   Status Synchronize() override;

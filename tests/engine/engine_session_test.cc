@@ -43,7 +43,7 @@ struct Opened {
 Opened Open(const SessionOptions& options, SessionInternals internals = {}) {
   std::vector<SessionDevice> devices(2);
   devices[0].device = CreateCpuDevice();
-  auto vgpu = CreateVgpuDevice();
+  auto vgpu = test::SuiteVgpu();
   Opened o;
   o.vgpu = vgpu.get();
   devices[1].device = std::move(vgpu);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -165,12 +166,31 @@ inline std::string Compare(const std::vector<std::vector<float>>& got,
   return "";
 }
 
+// The vgpu the engine suite runs on. CTest runs the suite twice: the second
+// pass sets BRAID_TEST_VGPU_SEMANTICS=cuda, and every vgpu of the suite then
+// has CUDA's semantics (VgpuOptions::cuda_semantics), so the engine is
+// checked against a device that behaves as a CUDA stream does.
+inline bool SuiteWantsCudaSemantics() {
+  const char* mode = std::getenv("BRAID_TEST_VGPU_SEMANTICS");
+  return mode != nullptr && std::string(mode) == "cuda";
+}
+inline std::unique_ptr<VgpuDevice> SuiteVgpu(const VgpuOptions& options) {
+  VgpuOptions suite = options;
+  suite.cuda_semantics = SuiteWantsCudaSemantics();
+  return CreateVgpuDevice(suite);
+}
+inline std::unique_ptr<VgpuDevice> SuiteVgpu() {
+  VgpuOptions options;
+  options.cuda_semantics = SuiteWantsCudaSemantics();
+  return CreateVgpuDevice(options);
+}
+
 struct Devices {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   std::unique_ptr<VgpuDevice> vgpu;
   std::vector<EngineDevice> list;
-  Devices() : vgpu(CreateVgpuDevice()) { Fill(); }
-  explicit Devices(const VgpuOptions& options) : vgpu(CreateVgpuDevice(options)) { Fill(); }
+  Devices() : vgpu(SuiteVgpu()) { Fill(); }
+  explicit Devices(const VgpuOptions& options) : vgpu(SuiteVgpu(options)) { Fill(); }
   void Fill() { list = {{cpu.get(), true, 1}, {vgpu.get(), false, 1}}; }
 };
 
