@@ -81,7 +81,8 @@ class Event {
   virtual bool Ready() const = 0;
   virtual Status Wait() = 0;  // blocks the calling thread
   // Microseconds from `earlier` to this event on the device's own clock: both
-  // made by Stream::CreateEvent(/*timing=*/true) on one device and completed.
+  // made by Stream::CreateEvent(/*timing=*/true) on one device and completed
+  // without error (an event after failed work gives that error).
   // Unimplemented where the device keeps no such clock.
   virtual StatusOr<double> MicrosecondsSince(const Event& earlier) const;
 };

@@ -33,7 +33,7 @@
 // once; one it cannot (a CPU step's event on a CUDA stream, where WaitFor
 // would block the caller) is issued when the event has completed, right
 // after the CPU step that signals it. So the host never waits on work it has
-// yet to issue itself (docs/engine.md, "Issue order"). Events are made once
+// yet to issue itself (docs/engine.md, "Running"). Events are made once
 // at compile time and recorded again each Run; steps on streams that are
 // TimedByEvents (CUDA) are timed by events around them, on the device's
 // clock. A failing step makes Run return its error, prefixed with the node
@@ -219,6 +219,7 @@ class Engine {
   std::vector<Step> steps_;
   std::vector<ExecStream> streams_;
   std::vector<size_t> caller_steps_;  // CPU stream 0, in order
+  std::vector<size_t> ensure_todo_;   // EnsureIssued's worklist (kept: no allocation per Run)
   std::vector<InputPatch> input_patches_;
   std::vector<OutputCopy> output_copies_;
   std::vector<Output> outputs_;

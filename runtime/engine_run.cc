@@ -68,6 +68,7 @@ Status Engine::CreateEvents() {
     out = std::move(*event);
     return Status::Ok();
   };
+  ensure_todo_.reserve(steps_.size());
   for (ExecStream& es : streams_) {
     es.timed = es.stream->TimedByEvents();
     if (es.timed) RETURN_IF_ERROR(create(*es.stream, true, es.origin, es.track));
@@ -109,12 +110,28 @@ void Engine::Issue(size_t i) {
   ExecStream& es = streams_[static_cast<size_t>(step.stream)];
   Stream& stream = *es.stream;
   step.issued = true;
-  Status submitted = es.error.ok() ? Status::Ok() : Skipped();
+  // Not issued: dependents get a failed event, so nothing waits forever.
+  auto not_issued = [&](const Status& why) {
+    if (step.failed_event) {
+      step.failed_event->Signal(why);
+      step.event = step.failed_event;
+    }
+  };
+  if (!es.error.ok()) return not_issued(Skipped());  // an earlier step of the stream failed
+  Status waited;
   for (int d : step.waits) {
-    if (!submitted.ok()) break;
-    submitted = stream.WaitFor(steps_[static_cast<size_t>(d)].event);
+    waited = stream.WaitFor(steps_[static_cast<size_t>(d)].event);
+    if (!waited.ok()) break;
   }
-  if (submitted.ok() && es.timed) submitted = stream.RecordEvent(step.start_timer);
+  if (!waited.ok()) {
+    // A step it depends on failed (its event carries the error): skipped,
+    // with the stream's later steps, as on a worker stream. The error is the
+    // failed step's, or Run reports it as the stream's.
+    es.error = waited;
+    return not_issued(Skipped());
+  }
+  Status submitted = es.timed ? stream.RecordEvent(step.start_timer) : Status::Ok();
+  bool queued = false;  // a worker now runs RunStep, which writes step.status
   if (submitted.ok() && step.is_copy) {
     if (!es.timed)
       submitted = stream.Submit([this, i] {
@@ -132,29 +149,20 @@ void Engine::Issue(size_t i) {
       });
   } else if (submitted.ok()) {
     submitted = stream.Submit([this, i] { return RunStep(i); });
+    queued = submitted.ok();
   }
   if (submitted.ok() && step.done_event) submitted = stream.RecordEvent(step.done_event);
   if (submitted.ok()) {
     step.event = step.done_event;
     return;
   }
-  // Not issued, or issued in part (the device refused the work, e.g. it is
-  // gone, or a step it depends on failed): the stream skips its later steps
-  // and dependents get a failed event, so nothing waits forever.
-  const bool skipped = !es.error.ok();
-  if (!skipped) {
-    es.error = submitted;
-    if (step.status.ok()) {  // RunStep sets it for a kernel that failed inline
-      const std::string where = StepWhere(step);
-      step.status = submitted.message().find(where) != std::string::npos
-                        ? submitted
-                        : submitted.WithPrefix(where);
-    }
-  }
-  if (step.failed_event) {
-    step.failed_event->Signal(skipped ? Skipped() : step.status);
-    step.event = step.failed_event;
-  }
+  // The device refused the work (e.g. it is gone), or a kernel failed as it
+  // was launched (RunStep ran inline and set step.status).
+  es.error = submitted.message().find(StepWhere(step)) != std::string::npos
+                 ? submitted
+                 : submitted.WithPrefix(StepWhere(step));
+  if (!queued && step.status.ok()) step.status = es.error;
+  not_issued(es.error);
 }
 
 void Engine::IssueReady() {
@@ -170,21 +178,36 @@ void Engine::IssueReady() {
 }
 
 Status Engine::EnsureIssued(size_t i) {
-  const Step& target = steps_[i];
-  if (target.stream < 0) return Status::Ok();
-  const ExecStream& es = streams_[static_cast<size_t>(target.stream)];
-  while (!target.issued) {
-    // The stream's first unissued step waits on something it cannot queue:
-    // a step not yet issued (issue it first: it comes earlier), or an
-    // event of issued work on another stream, which completes on its own.
-    const Step& head = steps_[es.steps[es.next]];
-    bool waited = false;
+  // A worklist, not recursion: a chain of blocked producers can be as long
+  // as the plan. Each entry is a stream step to issue. Its stream's first
+  // unissued step (the head) waits on something it cannot queue yet: a
+  // producer not issued (pushed: it comes before the head, so the list
+  // ends), or an event of issued work on another stream, which completes on
+  // its own.
+  std::vector<size_t>& todo = ensure_todo_;
+  todo.clear();
+  todo.push_back(i);
+  while (!todo.empty()) {
+    const Step& target = steps_[todo.back()];
+    if (target.stream < 0 || target.issued) {
+      todo.pop_back();
+      continue;
+    }
+    const ExecStream& es = streams_[static_cast<size_t>(target.stream)];
+    const size_t head_index = es.steps[es.next];
+    const Step& head = steps_[head_index];
+    bool pushed = false, waited = false;
     for (int d : head.waits) {
       const Step& dep = steps_[static_cast<size_t>(d)];
       if (dep.stream >= 0 && !dep.issued) {
-        RETURN_IF_ERROR(EnsureIssued(static_cast<size_t>(d)));
-        waited = true;
-      } else if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) {
+        if (static_cast<size_t>(d) > head_index)
+          return Internal("engine: " + StepWhere(head) + " waits for a later step, " +
+                          StepWhere(dep));
+        todo.push_back(static_cast<size_t>(d));
+        pushed = true;
+        break;
+      }
+      if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) {
         if (dep.stream < 0)
           return Internal("engine: " + StepWhere(head) + " waits for " + StepWhere(dep) +
                           " on the calling thread, which has not run yet");
@@ -192,6 +215,7 @@ Status Engine::EnsureIssued(size_t i) {
         waited = true;
       }
     }
+    if (pushed) continue;
     const size_t before = es.next;
     IssueReady();
     if (!waited && es.next == before)
@@ -292,6 +316,11 @@ Status Engine::Run(std::span<const void* const> inputs) {
   for (const Step& step : steps_)
     if (!step.status.ok()) return step.status;
   if (!dispatch.ok()) return dispatch;
+  for (const ExecStream& es : streams_)
+    if (!es.error.ok() && es.error.message() != Skipped().message())
+      return es.error.message().find(es.track) != std::string::npos
+                 ? es.error
+                 : es.error.WithPrefix(es.track);
   if (!stream_error.ok() && stream_error.message() != Skipped().message()) return stream_error;
 
   for (const OutputCopy& copy : output_copies_) {

@@ -61,7 +61,8 @@ class CudaEvent final : public Event {
  public:
   explicit CudaEvent(cudaEvent_t event) : event_(event) {}
   ~CudaEvent() override { (void)cudaEventDestroy(event_); }
-  bool Ready() const override { return cudaEventQuery(event_) == cudaSuccess; }
+  // Complete, or failed (a sticky error): either way waiting is over.
+  bool Ready() const override { return cudaEventQuery(event_) != cudaErrorNotReady; }
   Status Wait() override {
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(event_));
     return Status::Ok();
@@ -116,6 +117,7 @@ Status CudaStream::Submit(std::function<Status()> work) {
 }
 
 StatusOr<std::shared_ptr<Event>> CudaStream::Record() {
+  RETURN_IF_ERROR(device_.Activate());
   cudaEvent_t event = nullptr;
   CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   auto wrapped = std::make_shared<CudaEvent>(event);

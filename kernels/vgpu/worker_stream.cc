@@ -27,11 +27,13 @@ StatusOr<double> ManualEvent::MicrosecondsSince(const Event& earlier) const {
   {
     std::lock_guard<std::mutex> lock(other->mutex_);
     if (!other->signalled_) return FailedPrecondition("MicrosecondsSince: the earlier event is pending");
+    if (!other->status_.ok()) return other->status_;  // it marks work that did not run
     from = other->signalled_at_;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!signalled_) return FailedPrecondition("MicrosecondsSince: the event is pending");
+    if (!status_.ok()) return status_;
     to = signalled_at_;
   }
   return std::chrono::duration<double, std::micro>(to - from).count();

@@ -2,6 +2,7 @@
 // memory stability over many runs, the Chrome trace, fallbacks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -246,6 +247,17 @@ TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
     int skipped = 0;
     for (const StepTiming& t : f.engine->timeline()) skipped += !t.ran;
     EXPECT_GT(skipped, 0);
+    // Nothing after the failing step on its stream ran, whether the timeline
+    // is timed on the worker or by events (the cuda_semantics pass).
+    const std::vector<StepTiming> steps = f.engine->timeline();
+    const std::string& relu = f.graph.nodes()[f.relu].name;
+    auto failing = std::find_if(steps.begin(), steps.end(),
+                                [&](const StepTiming& t) { return t.name == relu; });
+    ASSERT_NE(failing, steps.end());
+    for (auto t = failing + 1; t != steps.end(); ++t) {
+      if (t->track != failing->track) continue;
+      EXPECT_FALSE(t->ran) << t->name << " ran after " << relu;
+    }
     ASSERT_TRUE(f.engine->Run(in.pointers).ok());
     EXPECT_EQ(test::Compare(test::Outputs(*f.engine), good, 0, 0), "");
   }

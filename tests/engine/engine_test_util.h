@@ -176,7 +176,7 @@ inline bool SuiteWantsCudaSemantics() {
 }
 inline std::unique_ptr<VgpuDevice> SuiteVgpu(const VgpuOptions& options) {
   VgpuOptions suite = options;
-  suite.cuda_semantics = SuiteWantsCudaSemantics();
+  suite.cuda_semantics = options.cuda_semantics || SuiteWantsCudaSemantics();
   return CreateVgpuDevice(suite);
 }
 inline std::unique_ptr<VgpuDevice> SuiteVgpu() {
