@@ -19,6 +19,7 @@ PACKAGES=(
   googletest libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-torchvision  # exporting reference models (tests, benches only)
   python3-venv                             # bench/python_env.sh (ORT reference venv)
+  patchelf                                 # scripts/bundle.sh (RUNPATH of the bundled programs)
 )
 
 missing=()

@@ -4,8 +4,9 @@
 #   scripts/test.sh            # build dir: build-test/
 #
 # Also exports the torchvision reference models to ONNX once (build-test/zoo/,
-# random weights, no download) for the importer's zoo test, and builds the
-# benchmarks and examples so they never rot.
+# random weights, no download) for the importer's zoo test, builds the
+# benchmarks and examples so they never rot, and builds and checks the
+# release bundle (scripts/bundle.sh, scripts/check_bundle.sh; build-bundle/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -35,5 +36,17 @@ export BRAID_ZOO_DIR="$ZOO"
 # LeakSanitizer on; protobuf's and oneDNN's process-lifetime singletons are not leaks.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-cd "$BUILD"
-ctest --output-on-failure -j "$JOBS" --timeout 900
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900) | tee "$BUILD/ctest.log"
+
+# The release bundle (docs/bundle.md), built and checked in a clean
+# environment: where the CUDA toolkit is, as on CI.
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  start=$(date +%s)
+  scripts/bundle.sh
+  scripts/check_bundle.sh "$(ls -t "${BRAID_BUNDLE_BUILD_DIR:-$ROOT/build-bundle}"/braid-*-cuda.tar.gz | head -n 1)"
+  echo "test.sh: bundle built and checked in $(( $(date +%s) - start )) s"
+else
+  echo "test.sh: bundle check SKIPPED: no CUDA toolkit at /usr/local/cuda"
+fi
+# The suite's own closing line last, for whoever reads the end of the log.
+grep -E "tests passed, [0-9]+ tests failed out of" "$BUILD/ctest.log" | tail -n 1

@@ -13,10 +13,6 @@ Status NotBuilt() {
 
 }  // namespace
 
-std::string CudaDeviceProperties::Summary() const {
-  return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
-}
-
 bool CudaBackendCompiled() { return false; }
 
 StatusOr<std::vector<CudaDeviceProperties>> QueryCudaDevices() { return NotBuilt(); }
