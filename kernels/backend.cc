@@ -34,6 +34,10 @@ StatusOr<double> Event::MicrosecondsSince(const Event&) const {
   return Unimplemented("this device's events keep no timestamps");
 }
 
+StatusOr<size_t> Device::FreeMemory() const {
+  return Unimplemented(name() + " does not report its free memory");
+}
+
 std::string PrepareArgs::Where() const {
   if (node == nullptr) return "kernel";
   return "node '" + node->name + "' (" + node->op_type + ")";

@@ -142,6 +142,10 @@ class Device {
   virtual StatusOr<std::unique_ptr<Buffer>> Allocate(
       size_t bytes, MemoryKind kind = MemoryKind::kDevice) = 0;
   virtual StatusOr<std::unique_ptr<Stream>> CreateStream() = 0;
+  // Bytes of kDevice memory free now (cudaMemGetInfo), so that a plan that
+  // cannot fit is refused before anything is allocated. Unimplemented where
+  // the device does not know (the host).
+  virtual StatusOr<size_t> FreeMemory() const;
 };
 
 // Everything a kernel may look at while preparing.

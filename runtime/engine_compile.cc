@@ -54,6 +54,10 @@ class EngineBuilder {
   int DeviceNamed(const std::string& name) const;
   // Chooses nhwc values (runtime/layout.h) from each node's planned device.
   Status AssignLayouts(const SlicedGraph& sliced);
+  // Every device with memory of its own has room for the plan's arena,
+  // constants and workspaces (Device::FreeMemory), before anything is
+  // allocated: else ResourceExhausted with the bytes needed and free.
+  Status CheckDeviceMemory(const std::vector<MemoryPlan>& plans) const;
 
   Engine& e_;
   const KernelRegistry& registry_;
@@ -119,6 +123,30 @@ Status EngineBuilder::AssignLayouts(const SlicedGraph& sliced) {
     handles[n] = probes_[n].handles;
   }
   layouts_ = AssignChannelsLast(g, handles);
+  return Status::Ok();
+}
+
+Status EngineBuilder::CheckDeviceMemory(const std::vector<MemoryPlan>& plans) const {
+  for (size_t s = 1; s < e_.devices_.size(); ++s) {
+    if (SpaceOf(static_cast<int>(s)) != static_cast<int>(s)) continue;  // shares the host's
+    const Device& device = *e_.devices_[s].device;
+    // Workspaces: one per stream of the device, the largest its kernels ask.
+    std::map<int, size_t> workspace;
+    for (const Engine::Step& step : e_.steps_)
+      if (step.kernel && step.device == static_cast<int>(s))
+        workspace[step.stream] = std::max(workspace[step.stream], step.kernel->workspace_bytes());
+    size_t workspaces = 0;
+    for (const auto& [stream, bytes] : workspace) workspaces += bytes;
+    const size_t needed = plans[s].arena_bytes + const_bytes_[s] + workspaces;
+    StatusOr<size_t> free_bytes = device.FreeMemory();
+    if (!free_bytes.ok() || needed <= *free_bytes) continue;  // unknown: allocation will say
+    return ResourceExhausted(
+        "'" + e_.graph_.name() + "' does not fit on " + device.name() + ": the plan needs " +
+        std::to_string(needed) + " bytes there (activations " +
+        std::to_string(plans[s].arena_bytes) + ", weights " + std::to_string(const_bytes_[s]) +
+        ", workspaces " + std::to_string(workspaces) + ") and " + std::to_string(*free_bytes) +
+        " are free; nothing was allocated (place fewer nodes there, or a smaller batch)");
+  }
   return Status::Ok();
 }
 
@@ -470,9 +498,12 @@ Status EngineBuilder::Build(const Plan& plan) {
   // accelerator, else pinned by a discrete one, else plain CPU memory.
   std::vector<std::byte*> arena_base(num_spaces, nullptr);
   std::vector<MemoryPlan> plans(num_spaces);
+  for (size_t s = 0; s < num_spaces; ++s)
+    if (s == 0 || SpaceOf(static_cast<int>(s)) == static_cast<int>(s))
+      plans[s] = PlanMemory(requests_[s]);
+  RETURN_IF_ERROR(CheckDeviceMemory(plans));
   for (size_t s = 0; s < num_spaces; ++s) {
     if (s != 0 && SpaceOf(static_cast<int>(s)) != static_cast<int>(s)) continue;
-    plans[s] = PlanMemory(requests_[s]);
     if (s == 0)
       for (size_t r = 0; r < requests_[0].size(); ++r)
         e_.host_arena_.push_back({request_owner_[0][r].first, plans[0].offsets[r],

@@ -276,6 +276,15 @@ void CudaDevice::ArenaFree(size_t chunk, size_t offset) {
   if (chunk < chunks_.size()) chunks_[chunk]->allocator.Free(offset);
 }
 
+StatusOr<size_t> CudaDevice::FreeMemory() const {
+  RETURN_IF_ERROR(Activate());
+  size_t free_bytes = 0, total = 0;
+  CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total));
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& chunk : chunks_) free_bytes += chunk->allocator.capacity() - chunk->allocator.used();
+  return free_bytes;
+}
+
 StatusOr<std::unique_ptr<Stream>> CudaDevice::CreateStream() {
   ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> s, CudaStream::Create(*this));
   return std::unique_ptr<Stream>(std::move(s));

@@ -84,6 +84,9 @@ class CudaDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   StatusOr<std::unique_ptr<Buffer>> Allocate(size_t bytes, MemoryKind kind) override;
   StatusOr<std::unique_ptr<Stream>> CreateStream() override;
+  // cudaMemGetInfo's free bytes plus what this device's arena chunks hold
+  // unused (the engine's buffers come from those first).
+  StatusOr<size_t> FreeMemory() const override;
 
   const CudaDeviceProperties& properties() const { return properties_; }
   int ordinal() const { return properties_.ordinal; }

@@ -21,8 +21,13 @@ std::chrono::nanoseconds Seconds(double s) {
 
 class VgpuBuffer final : public Buffer {
  public:
-  VgpuBuffer(void* data, size_t size, MemoryKind kind) : data_(data), size_(size), kind_(kind) {}
-  ~VgpuBuffer() override { std::free(data_); }
+  // `in_use`: the device's count of kDevice bytes, given back on release.
+  VgpuBuffer(void* data, size_t size, MemoryKind kind, std::atomic<size_t>* in_use, size_t counted)
+      : data_(data), size_(size), kind_(kind), in_use_(in_use), counted_(counted) {}
+  ~VgpuBuffer() override {
+    std::free(data_);
+    if (in_use_) in_use_->fetch_sub(counted_);
+  }
   void* data() override { return data_; }
   size_t size() const override { return size_; }
   MemoryKind memory_kind() const override { return kind_; }
@@ -31,6 +36,8 @@ class VgpuBuffer final : public Buffer {
   void* data_;
   size_t size_;
   MemoryKind kind_;
+  std::atomic<size_t>* in_use_;
+  size_t counted_;
 };
 
 class VgpuDeviceImpl;
@@ -88,11 +95,13 @@ class VgpuDeviceImpl final : public VgpuDevice {
   explicit VgpuDeviceImpl(const VgpuOptions& options)
       : timing_(options.timing),
         threads_(std::max(1, options.threads)),
-        cuda_semantics_(options.cuda_semantics) {
+        cuda_semantics_(options.cuda_semantics),
+        memory_bytes_(options.memory_bytes) {
     info_.name = options.name;
     info_.kind = DeviceKind::kVirtualGpu;
     info_.virtual_device = true;
     info_.compute_units = threads_;
+    info_.memory_bytes = memory_bytes_;  // 0: no limit of its own
     info_.description = "virtual GPU: CPU kernels on their own worker threads with a separate "
                         "memory space; timing " +
                         timing_.Describe() +
@@ -112,11 +121,29 @@ class VgpuDeviceImpl final : public VgpuDevice {
     const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     if (rounded < bytes)
       return ResourceExhausted(name() + ": cannot allocate " + std::to_string(bytes) + " bytes");
+    const bool counted = kind == MemoryKind::kDevice && memory_bytes_ > 0;
+    if (counted) {
+      const size_t before = in_use_.fetch_add(rounded);
+      if (before + rounded > memory_bytes_) {
+        in_use_.fetch_sub(rounded);
+        return ResourceExhausted(name() + ": out of memory allocating " + std::to_string(bytes) +
+                                 " bytes (" + std::to_string(memory_bytes_ - std::min(before, memory_bytes_)) +
+                                 " of " + std::to_string(memory_bytes_) + " free)");
+      }
+    }
     void* p = AllocateHostMemory(rounded);
-    if (p == nullptr)
+    if (p == nullptr) {
+      if (counted) in_use_.fetch_sub(rounded);
       return ResourceExhausted(name() + ": out of memory allocating " + std::to_string(bytes) +
                                " bytes");
-    return std::unique_ptr<Buffer>(std::make_unique<VgpuBuffer>(p, bytes, kind));
+    }
+    return std::unique_ptr<Buffer>(std::make_unique<VgpuBuffer>(
+        p, bytes, kind, counted ? &in_use_ : nullptr, counted ? rounded : 0));
+  }
+
+  StatusOr<size_t> FreeMemory() const override {
+    if (memory_bytes_ == 0) return Device::FreeMemory();  // no limit: like the host
+    return memory_bytes_ - std::min(in_use_.load(), memory_bytes_);
   }
 
   StatusOr<std::unique_ptr<Stream>> CreateStream() override {
@@ -129,6 +156,8 @@ class VgpuDeviceImpl final : public VgpuDevice {
   VgpuTiming timing_;
   int threads_;
   const bool cuda_semantics_;
+  const size_t memory_bytes_;
+  std::atomic<size_t> in_use_{0};
   std::atomic<bool> off_{false};
 };
 

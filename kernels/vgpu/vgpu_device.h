@@ -73,6 +73,10 @@ struct VgpuOptions {
   // stream's own event timestamps. Kernels run later on the worker, as
   // always. Off: every wait queues on the worker thread.
   bool cuda_semantics = false;
+  // Device memory (kDevice buffers), as a GPU's is bounded: 0 = no limit.
+  // Allocations beyond it fail with ResourceExhausted; FreeMemory reports
+  // what is left.
+  size_t memory_bytes = 0;
 };
 
 class VgpuDevice : public Device {

@@ -233,6 +233,34 @@ Status RunWithFailingRelu(FailingReluEngine& f, const test::Inputs& in,
   return s;
 }
 
+TEST(Engine, PlanThatDoesNotFitInDeviceMemoryIsRefusedBeforeAnyAllocation) {
+  Graph g = TinyCnn();
+  const Plan plan = SingleDevicePlan(g, "vgpu", "gpu-only");
+  VgpuOptions small;
+  small.memory_bytes = 64 << 10;  // tiny_cnn's weights alone are larger
+  Devices devices(small);
+  ASSERT_EQ(devices.vgpu->FreeMemory().value(), small.memory_bytes);
+  auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), StatusCode::kResourceExhausted);
+  const std::string& m = engine.status().message();
+  EXPECT_NE(m.find("does not fit on vgpu: the plan needs "), std::string::npos) << m;
+  EXPECT_NE(m.find(" are free; nothing was allocated"), std::string::npos) << m;
+  EXPECT_EQ(devices.vgpu->FreeMemory().value(), small.memory_bytes) << "something was allocated";
+  // With room, the same plan compiles, runs, and gives its memory back.
+  VgpuOptions roomy;
+  roomy.memory_bytes = 64 << 20;
+  Devices enough(roomy);
+  {
+    auto fits = Engine::Create(g, plan, EngineRegistry(), enough.list, {1});
+    ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+    EXPECT_LT(enough.vgpu->FreeMemory().value(), roomy.memory_bytes);
+    const test::Inputs in = test::RandomInputs(g, 2);
+    EXPECT_TRUE((*fits)->Run(in.pointers).ok());
+  }
+  EXPECT_EQ(enough.vgpu->FreeMemory().value(), roomy.memory_bytes);
+}
+
 TEST(Engine, KernelFailureMidRunNamesNodeAndDeviceAndNextRunWorks) {
   FailingReluEngine f;
   ASSERT_NO_FATAL_FAILURE(BuildFailingReluEngine(DeviceKind::kVirtualGpu, "vgpu", f));
