@@ -14,9 +14,11 @@
 #   4. models: built-in resnet50 / mobilenet_v2 / resnet18 / vit_tiny and
 #      ONNX exports (torchvision resnet50, mobilenet_v2, efficientnet_b0,
 #      vit_b_16; yolov8n when ultralytics is there) made with this
-#      machine's PyTorch; gpu-only and mixed plans (partition, heft, sparoa)
-#      at batch 1, outputs compared with the all-CPU run (max error <= 1e-4
-#      of the output's largest value); latency at batch 1 and 8;
+#      machine's PyTorch; gpu-only, mixed plans (partition, heft, sparoa)
+#      and three seeded random plans with slices (random-1..3) at batch 1,
+#      outputs compared with the all-CPU run (max error <= 1e-4 of the
+#      output's largest value), each plan also simulated on the measured
+#      profile (reality.md); latency at batch 1 and 8;
 #   5. PyTorch eager (cudnn.benchmark, TF32 off, the faster of NCHW and
 #      channels_last) and torch.compile on the torchvision models, and the
 #      side-by-side table (latency.md);
@@ -27,7 +29,7 @@
 # profile, no PyTorch step's GPU; every figure then a vgpu one, labelled).
 set -uo pipefail
 if [ $# -lt 1 ]; then
-  sed -n '2,24p' "$0"
+  sed -n '2,/^set -uo/p' "$0" | sed '$d'
   exit 2
 fi
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
@@ -122,6 +124,22 @@ PY
   fi
 }
 
+# simulate MODEL LABEL POLICY: the same policy's plan simulated on the
+# measured profile (braid plan), beside the measured latency (the reality
+# check); needs the profile.
+simulate() {
+  [ -s "$OUT/profile.json" ] || return 0
+  timeout 120 "$BRAID" plan "$1" --profile "$OUT/profile.json" --policy "$3" --json \
+    > "$OUT/runs/$2.plan.$3.json" 2>&1 || { echo "    simulated: braid plan failed"; return 0; }
+  python3 - "$OUT/runs/$2.plan.$3.json" "$2" "$3" >> "$OUT/simulated.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(json.dumps({"model": sys.argv[2], "batch": 1, "policy": sys.argv[3],
+                  "simulated_ms": r["simulated"]["latency_ms"]}))
+PY
+  echo "    simulated: $(tail -n 1 "$OUT/simulated.jsonl")"
+}
+
 models_step() {
   mkdir -p "$OUT/runs" "$OUT/outputs"
   local failed=0 model label dir policy batch
@@ -129,9 +147,10 @@ models_step() {
     label=$(basename "${model#builtin:}" .onnx)
     dir="$OUT/outputs/$label"
     run_model "$model" "$label" 1 cpu cpu-only "$dir/cpu" || { failed=1; continue; }
-    for policy in gpu-only partition heft sparoa; do
+    for policy in gpu-only partition heft sparoa random-1 random-2 random-3; do
       if run_model "$model" "$label" 1 "cpu,$GPU" "$policy" "$dir/$policy"; then
         $PY compare "$dir/cpu" "$dir/$policy" --rel 1e-4 | sed "s/^/    /" || failed=1
+        simulate "$model" "$label" "$policy"
       else
         failed=1
       fi
@@ -173,7 +192,7 @@ for line in open(sys.argv[1]):
     row = rows.setdefault((r["model"], r["batch"]), {"model": r["model"], "batch": r["batch"]})
     if r["policy"] == "gpu-only":
         row["braid_gpu_only_ms"] = r["median_ms"]
-    elif r["policy"] != "cpu-only":
+    elif r["policy"] != "cpu-only" and not r["policy"].startswith("random-"):
         if r["median_ms"] < row.get("braid_best_mixed_ms", float("inf")):
             row["braid_best_mixed_ms"] = r["median_ms"]
             row["braid_best_mixed_policy"] = r["policy"]
@@ -190,6 +209,25 @@ PY
   [ "$GPU" = cuda ] && gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   { echo "GPU: $gpu_name; braid $(basename "$HERE")"
     $PY table "$OUT/results.jsonl"; } | tee "$OUT/latency.md"
+  [ -s "$OUT/simulated.jsonl" ] || return 0
+  echo
+  echo "reality check: simulated on the measured profile vs measured, batch 1"
+  python3 - "$OUT/runs.jsonl" "$OUT/simulated.jsonl" <<'PY' | tee "$OUT/reality.md"
+import json, sys
+measured = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["batch"] == 1:
+        measured[(r["model"], r["policy"])] = r["median_ms"]
+print("| model | policy | measured ms | simulated ms | error |")
+print("|---|---|---|---|---|")
+for line in open(sys.argv[2]):
+    s = json.loads(line)
+    m = measured.get((s["model"], s["policy"]))
+    if m:
+        err = (s["simulated_ms"] - m) / m * 100
+        print(f"| {s['model']} | {s['policy']} | {m:.3f} | {s['simulated_ms']:.3f} | {err:+.1f}% |")
+PY
 }
 
 sanitizer_step() {
@@ -208,6 +246,7 @@ sanitizer_step() {
 
 : > "$OUT/runs.jsonl"
 : > "$OUT/torch.jsonl"
+: > "$OUT/simulated.jsonl"
 fstep models models_step
 fstep torch torch_step
 fstep table table_step

@@ -1,6 +1,7 @@
 #include "scheduler/policy.h"
 
 #include <algorithm>
+#include <random>
 
 namespace braid {
 
@@ -69,11 +70,58 @@ class GpuOnlyPolicy : public Policy {
   }
 };
 
+// random-K: a seeded random plan to test engines and devices with (outputs
+// must not depend on placement), never a scheduling choice. Each node on the
+// host or the accelerator with equal odds (where both have a kernel), and a
+// channel or batch slice with a ratio in [0.1, 0.9] on about a third of the
+// nodes that can be sliced (both devices must run them).
+class RandomPolicy : public Policy {
+ public:
+  explicit RandomPolicy(uint32_t seed) : seed_(seed) {}
+  std::string name() const override { return "random-" + std::to_string(seed_); }
+  StatusOr<Plan> Place(const Graph& graph, const PlacementContext& context) const override {
+    RETURN_IF_ERROR(NeedDevices(context));
+    if (context.devices.size() < 2)
+      return FailedPrecondition(name() + ": no device besides '" + context.devices.front() +
+                                "' is available");
+    const std::string& host = context.devices.front();
+    const std::string& accelerator = context.devices[1];
+    Plan plan = SingleDevicePlan(graph, host, name());
+    plan.devices = context.devices;
+    std::mt19937 rng(seed_);
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      NodePlan& p = plan.nodes[i];
+      const Node& node = graph.nodes()[i];
+      const bool both = context.Allows(i, host) && context.Allows(i, accelerator);
+      if (rng() % 2 == 1 && context.Allows(i, accelerator)) p.device = accelerator;
+      if (!context.Allows(i, p.device)) p.device = accelerator;
+      p.reason = "random (seed " + std::to_string(seed_) + ")";
+      if (!both || rng() % 3 != 0) continue;
+      for (SliceAxis axis : {SliceAxis::kOutputChannels, SliceAxis::kBatch}) {
+        if (!IsSliceable(node, axis) || SliceExtent(graph, node, axis) < 2) continue;
+        SliceSpec slice;
+        slice.axis = axis;
+        slice.other_device = p.device == host ? accelerator : host;
+        slice.ratio = 0.1 + 0.8 * std::uniform_real_distribution<double>(0, 1)(rng);
+        p.slice = slice;
+        break;
+      }
+    }
+    return plan;
+  }
+
+ private:
+  uint32_t seed_;
+};
+
 }  // namespace
 
 void RegisterBasicPolicies(PolicyRegistry& registry) {
   registry.Register("cpu-only", [] { return std::make_unique<CpuOnlyPolicy>(); });
   registry.Register("gpu-only", [] { return std::make_unique<GpuOnlyPolicy>(); });
+  for (uint32_t seed = 1; seed <= kRandomPolicySeeds; ++seed)
+    registry.Register("random-" + std::to_string(seed),
+                      [seed] { return std::make_unique<RandomPolicy>(seed); });
 }
 
 StatusOr<Plan> MakePlan(const PolicyRegistry& registry, std::string_view name,

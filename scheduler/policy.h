@@ -4,13 +4,14 @@
 // them after the policy and validates the result.
 //
 //   braid::PolicyRegistry policies;
-//   braid::RegisterBasicPolicies(policies);          // cpu-only, gpu-only
+//   braid::RegisterBasicPolicies(policies);          // cpu-only, gpu-only, random-K
 //   braid::PlacementContext ctx;
 //   ctx.devices = {"cpu", "vgpu"};
 //   ASSIGN_OR_RETURN(braid::Plan plan, braid::MakePlan(policies, "gpu-only", graph, ctx));
 #ifndef BRAID_SCHEDULER_POLICY_H_
 #define BRAID_SCHEDULER_POLICY_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,7 +61,11 @@ class PolicyRegistry {
 
 // cpu-only: every node on devices[0]. gpu-only: every node on the first
 // non-CPU device that has a kernel for it, else on the CPU with the reason
-// recorded in NodePlan::reason (a fallback is never silent).
+// recorded in NodePlan::reason (a fallback is never silent). random-1 ..
+// random-kRandomPolicySeeds: seeded random plans over devices[0] and [1]
+// with channel / batch slices, for testing engines and devices (outputs must
+// not depend on placement); never a scheduling choice.
+inline constexpr uint32_t kRandomPolicySeeds = 5;
 void RegisterBasicPolicies(PolicyRegistry& registry);
 
 // Runs policy `name`, then applies pins (ApplyDevicePins), checks each node's

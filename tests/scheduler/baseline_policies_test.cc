@@ -28,7 +28,8 @@ TEST(BaselinePoliciesTest, RegisteredByName) {
   RegisterBasicPolicies(registry);
   RegisterBaselinePolicies(registry);
   EXPECT_EQ(registry.Names(),
-            (std::vector<std::string>{"cpu-only", "gpu-only", "heft", "optimal", "partition"}));
+            (std::vector<std::string>{"cpu-only", "gpu-only", "heft", "optimal", "partition",
+                                      "random-1", "random-2", "random-3", "random-4", "random-5"}));
 }
 
 TEST(BaselinePoliciesTest, NeedACostModel) {

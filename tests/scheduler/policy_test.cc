@@ -17,7 +17,7 @@ Graph TinyCnn() {
 TEST(PolicyTest, RegistryListsNamesAndRejectsUnknown) {
   PolicyRegistry registry;
   RegisterBasicPolicies(registry);
-  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only"}));
+  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only", "random-1", "random-2", "random-3", "random-4", "random-5"}));
   StatusOr<std::unique_ptr<Policy>> bad = registry.Create("magic");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("known: cpu-only, gpu-only"), std::string::npos);
@@ -53,6 +53,42 @@ TEST(PolicyTest, GpuOnlyFallsBackVisiblyWhereNoKernelExists) {
   StatusOr<Plan> none = MakePlan(registry, "gpu-only", g, ctx);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("no device besides 'cpu'"), std::string::npos);
+}
+
+TEST(PolicyTest, RandomPlansAreSeededValidSlicedAndRespectKernels) {
+  PolicyRegistry registry;
+  RegisterBasicPolicies(registry);
+  Graph g = BuildResNet18(3);
+  ASSERT_TRUE(RunDefaultPasses(g).ok());
+  PlacementContext ctx;
+  ctx.devices = {"cpu", "cuda:0"};
+  ctx.allowed_devices.resize(g.nodes().size(), {"cpu", "cuda:0"});
+  ctx.allowed_devices[0] = {"cpu"};  // no accelerator kernel: never there, never sliced
+  std::vector<std::string> placements;
+  for (uint32_t seed = 1; seed <= kRandomPolicySeeds; ++seed) {
+    const std::string name = "random-" + std::to_string(seed);
+    StatusOr<Plan> plan = MakePlan(registry, name, g, ctx);  // validates
+    ASSERT_TRUE(plan.ok()) << name << ": " << plan.status().ToString();
+    StatusOr<Plan> again = MakePlan(registry, name, g, ctx);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(PlanToJson(*plan), PlanToJson(*again)) << name << " is not deterministic";
+    int on_gpu = 0, sliced = 0;
+    std::string devices;
+    for (const NodePlan& p : plan->nodes) {
+      on_gpu += p.device == "cuda:0";
+      sliced += p.slice.has_value();
+      devices += p.device + (p.slice ? "+" + p.slice->other_device : "") + ",";
+    }
+    EXPECT_EQ(plan->nodes[0].device, "cpu");
+    EXPECT_FALSE(plan->nodes[0].slice.has_value());
+    EXPECT_GT(on_gpu, 0) << name;
+    EXPECT_LT(on_gpu, static_cast<int>(plan->nodes.size())) << name;
+    EXPECT_GT(sliced, 0) << name;
+    placements.push_back(devices);
+  }
+  EXPECT_NE(placements[0], placements[1]);
+  ctx.devices = {"cpu"};
+  EXPECT_FALSE(MakePlan(registry, "random-1", g, ctx).ok());
 }
 
 TEST(PolicyTest, PinsWinButMustHaveAKernel) {

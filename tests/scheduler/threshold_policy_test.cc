@@ -22,7 +22,7 @@ TEST(ThresholdPolicyTest, RegisteredBesideTheBasicOnes) {
   PolicyRegistry registry;
   RegisterBasicPolicies(registry);
   RegisterCostModelPolicies(registry);
-  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only", "threshold"}));
+  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"cpu-only", "gpu-only", "random-1", "random-2", "random-3", "random-4", "random-5", "threshold"}));
 }
 
 // The threshold policy at intensity 4 FLOP/B on cpu + vgpu, no cost model.
