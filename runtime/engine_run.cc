@@ -1,5 +1,4 @@
 // Engine::Run and the timeline (see runtime/engine.h).
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -265,7 +264,7 @@ Status Engine::Run(std::span<const void* const> inputs) {
       step.event = step.manual_event;
     }
   }
-  omp_set_num_threads(num_threads_);
+  ScopedOmpTeam team(num_threads_);  // the caller's team size given back after
   std::optional<ScopedThreadPin> pin;  // EngineOptions::pin_threads
   if (pin_caller_) pin.emplace(caller_cores_);
   run_start_ = std::chrono::steady_clock::now();

@@ -1,6 +1,5 @@
 #include "runtime/executor.h"
 
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +8,7 @@
 #include "graph/op_schema.h"
 #include "runtime/layout.h"
 #include "runtime/node_args.h"
+#include "runtime/thread_pinning.h"
 #include "scheduler/memory_planner.h"
 
 namespace braid {
@@ -297,9 +297,9 @@ Status Executor::Run(std::span<const void* const> inputs) {
                            std::to_string(input_descs_.size()));
   for (const InputPatch& patch : input_patches_)
     steps_[patch.step].src[patch.slot] = inputs[patch.input];
-  // Sets this thread's OpenMP team size for the kernels below (oneDNN and
-  // braid's CPU kernels read it).
-  omp_set_num_threads(num_threads_);
+  // This thread's OpenMP team size for the kernels below (oneDNN and braid's
+  // CPU kernels read it), the caller's given back after.
+  ScopedOmpTeam team(num_threads_);
   void* workspace = workspace_ ? workspace_->data() : nullptr;
   for (Step& step : steps_) {
     if (step.view) continue;  // its output is its input's bytes

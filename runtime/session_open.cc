@@ -23,10 +23,11 @@ int CudaOrdinal(const std::string& name) {
   return k > 1 << 20 ? 1 << 20 : static_cast<int>(k);
 }
 
-// The CPU kernels' options: the sparse crossovers `braid calibrate` measured
-// into the profile's "cpu" entry (when it has them), then the environment's
-// overrides (BRAID_SPARSE, BRAID_SPARSE_CROSSOVER; docs/sparse.md).
-StatusOr<CpuKernelOptions> CpuKernelOptionsFor(const DeviceProfile* profile) {
+// The CPU kernels' options (the vgpu's too): the sparse crossovers `braid
+// calibrate` measured into the profile's "cpu" entry (when it has them),
+// then SessionOptions::sparse_crossover and sparse_kernels (docs/sparse.md).
+StatusOr<CpuKernelOptions> CpuKernelOptionsFor(const DeviceProfile* profile,
+                                               const SessionOptions& options) {
   CpuKernelOptions base;
   const DeviceSpec* cpu = profile ? profile->Find("cpu") : nullptr;
   if (cpu != nullptr) {
@@ -36,9 +37,15 @@ StatusOr<CpuKernelOptions> CpuKernelOptionsFor(const DeviceProfile* profile) {
                                 std::pair{"gemm", &table.gemm}})
       if (const SparseKernelSpeed* speed = cpu->Sparse(name)) *target = speed->crossover;
   }
-  StatusOr<CpuKernelOptions> options = CpuKernelOptionsFromEnvironment(std::move(base));
-  if (!options.ok()) return InvalidArgument("environment: " + options.status().message());
-  return options;
+  base.sparse = options.sparse_kernels;
+  if (!options.sparse_crossover.empty()) {
+    StatusOr<SparseCrossover> table =
+        ParseSparseCrossover(options.sparse_crossover, base.sparse_options.crossover);
+    if (!table.ok())
+      return InvalidArgument("SessionOptions::sparse_crossover: " + table.status().message());
+    base.sparse_options.crossover = *table;
+  }
+  return base;
 }
 
 StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
@@ -46,7 +53,7 @@ StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
                                                  KernelRegistry& registry) {
   std::vector<SessionDevice> devices(1);
   devices[0].device = CreateCpuDevice();  // always: the host
-  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFor(profile));
+  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFor(profile, options));
   RegisterCpuKernels(registry, cpu_kernels);
   bool cuda_kernels = false;
   for (const std::string& name : options.devices) {
@@ -57,7 +64,7 @@ StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
       ASSIGN_OR_RETURN(vgpu.timing, VgpuTimingPreset(options.vgpu_timing));
       d.device = CreateVgpuDevice(vgpu);
       d.threads = vgpu.threads;
-      RegisterVgpuKernels(registry);
+      RegisterVgpuKernels(registry, cpu_kernels);
     } else {
       const int ordinal = CudaOrdinal(name);
       ASSIGN_OR_RETURN(d.device, CreateCudaDevice(ordinal));

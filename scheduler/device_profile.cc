@@ -502,15 +502,6 @@ DeviceProfile BuiltinHostProfile() {
 
 std::vector<std::string> DeviceProfileSearchPath() {
   std::vector<std::string> candidates;
-  if (const char* env = std::getenv("BRAID_PROFILE_PATH"); env != nullptr) {
-    std::string list = env;
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t colon = std::min(list.find(':', start), list.size());
-      if (colon > start) candidates.push_back(list.substr(start, colon - start));
-      start = colon + 1;
-    }
-  }
 #ifdef BRAID_SOURCE_PROFILES_DIR
   candidates.push_back(BRAID_SOURCE_PROFILES_DIR);
 #endif
@@ -568,7 +559,8 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path) {
   for (const std::string& n : ListDeviceProfiles()) known += (known.empty() ? "" : ", ") + n;
   return NotFound("no device profile '" + name_or_path + "' (searched: " +
                   (searched.empty() ? "no profile directory found" : searched) +
-                  "; known: " + known + "; set BRAID_PROFILE_PATH or give a file path)");
+                  "; known: " + known +
+                  "; give a file path, or with the braid CLI set BRAID_PROFILE_PATH)");
 }
 
 Status SaveDeviceProfile(const DeviceProfile& profile, const std::string& path) {

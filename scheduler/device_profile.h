@@ -7,10 +7,11 @@
 //   std::string json = braid::DeviceProfileToJson(p);        // what `braid calibrate` writes
 //   ASSIGN_OR_RETURN(braid::DeviceProfile again, braid::DeviceProfileFromJson(json, "mine.json"));
 //
-// A name without '/' or ".json" is looked up as NAME.json in, in order:
-// $BRAID_PROFILE_PATH (colon-separated), the source tree's profiles/, the
-// install prefix's share/braid/profiles, and ../share/braid/profiles next to
-// the running executable. "host" is built in (BuiltinHostProfile).
+// A name without '/' or ".json" is looked up as NAME.json in, in order: the
+// source tree's profiles/, the install prefix's share/braid/profiles, and
+// ../share/braid/profiles next to the running executable. "host" is built in
+// (BuiltinHostProfile). The library reads no environment: the `braid` CLI
+// looks in $BRAID_PROFILE_PATH first and passes what it finds as a path.
 #ifndef BRAID_SCHEDULER_DEVICE_PROFILE_H_
 #define BRAID_SCHEDULER_DEVICE_PROFILE_H_
 

@@ -233,7 +233,7 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
   profile.devices[0] = cpu;
   std::optional<double> padding_delay_us;  // measured with the vgpu
   if (with_vgpu) {
-    StatusOr<DeviceProfile> shaped = LoadDeviceProfile("host-vgpu");
+    StatusOr<DeviceProfile> shaped = LoadDeviceProfile(ResolveProfileName("host-vgpu"));
     if (!shaped.ok()) return fail(shaped.status().WithPrefix("--devices vgpu"));
     const DeviceSpec* vgpu = shaped->Find("vgpu");
     if (vgpu == nullptr) return fail(NotFound("profile host-vgpu has no vgpu device"));

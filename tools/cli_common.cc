@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <ostream>
 
 #include "runtime/model_loader.h"
@@ -76,6 +78,61 @@ std::vector<std::string> SplitList(std::string_view list) {
     start = comma + 1;
   }
   return out;
+}
+
+StatusOr<SparseEnvironment> ReadSparseEnvironment() {
+  SparseEnvironment env;
+  if (const char* sparse = std::getenv("BRAID_SPARSE")) {
+    const std::string_view v(sparse);
+    if (v == "0" || v == "off") {
+      env.sparse = false;
+    } else if (!(v.empty() || v == "1" || v == "on")) {
+      return InvalidArgument("BRAID_SPARSE must be 0, off, 1 or on, got '" + std::string(v) + "'");
+    }
+  }
+  if (const char* table = std::getenv("BRAID_SPARSE_CROSSOVER")) {
+    env.crossover = table;
+    StatusOr<SparseCrossover> parsed = ParseSparseCrossover(env.crossover, SparseCrossover());
+    if (!parsed.ok())
+      return InvalidArgument("BRAID_SPARSE_CROSSOVER: " + parsed.status().message());
+  }
+  return env;
+}
+
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base) {
+  ASSIGN_OR_RETURN(SparseEnvironment env, ReadSparseEnvironment());
+  base.sparse = base.sparse && env.sparse;
+  if (!env.crossover.empty()) {
+    ASSIGN_OR_RETURN(base.sparse_options.crossover,
+                     ParseSparseCrossover(env.crossover, base.sparse_options.crossover));
+  }
+  return base;
+}
+
+std::vector<std::string> ProfileDirsFromEnvironment() {
+  std::vector<std::string> dirs;
+  const char* env = std::getenv("BRAID_PROFILE_PATH");
+  if (env == nullptr) return dirs;
+  const std::string list = env;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t colon = std::min(list.find(':', start), list.size());
+    if (colon > start) dirs.push_back(list.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return dirs;
+}
+
+std::string ResolveProfileName(const std::string& name) {
+  const bool is_path = name.find('/') != std::string::npos ||
+                       (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0);
+  if (name.empty() || is_path) return name;
+  for (const std::string& dir : ProfileDirsFromEnvironment()) {
+    const std::string path = dir + "/" + name + ".json";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return name;
 }
 
 }  // namespace braid::cli

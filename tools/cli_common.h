@@ -12,6 +12,7 @@
 
 #include "graph/ir.h"
 #include "graph/json.h"
+#include "kernels/cpu/cpu_device.h"
 
 namespace braid::cli {
 
@@ -62,6 +63,26 @@ int ReportError(std::ostream& err, std::string_view command,
 
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> SplitList(std::string_view list);
+
+// The environment's say over the weight-sparse CPU kernels (docs/sparse.md):
+// BRAID_SPARSE=0|off|1|on and BRAID_SPARSE_CROSSOVER=conv1x1=F,... The CLI
+// is the only reader; the libraries take options (CpuKernelOptions,
+// SessionOptions::sparse_kernels / sparse_crossover). A malformed value is
+// InvalidArgument naming the variable.
+struct SparseEnvironment {
+  bool sparse = true;
+  std::string crossover;  // as given; "" = none
+};
+StatusOr<SparseEnvironment> ReadSparseEnvironment();
+// `base` with the environment's overrides applied.
+StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base = {});
+
+// $BRAID_PROFILE_PATH's directories (colon-separated), searched before the
+// library's own (scheduler/device_profile.h) for a profile given by name.
+std::vector<std::string> ProfileDirsFromEnvironment();
+// NAME -> DIR/NAME.json from the first $BRAID_PROFILE_PATH directory that has
+// it; anything else (a path, a name found nowhere there) unchanged.
+std::string ResolveProfileName(const std::string& name);
 
 // JSON text helpers live in graph/json.h; the CLI uses them unqualified.
 using ::braid::JsonNumber;

@@ -1,5 +1,7 @@
 #include "tools/op_timer.h"
 
+#include "tools/cli_common.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -249,7 +251,8 @@ StatusOr<ModelTimings> MeasureGraph(Graph graph, const std::string& label,
   if (kernels != nullptr) {
     RegisterCpuKernels(registry, *kernels);
   } else {
-    RegisterCpuKernels(registry);
+    ASSIGN_OR_RETURN(CpuKernelOptions from_env, CpuKernelOptionsFromEnvironment());
+    RegisterCpuKernels(registry, from_env);
   }
   std::vector<std::vector<std::byte>> input_data;
   RETURN_IF_ERROR(TimeEachNode(graph, registry, options, t, input_data).WithPrefix(label));
@@ -264,7 +267,8 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
   t.threads = ResolveNumThreads(options.threads);
   ASSIGN_OR_RETURN(Graph graph, PlannedGraph(model));
   auto registry = std::make_shared<KernelRegistry>();
-  RegisterCpuKernels(*registry);
+  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFromEnvironment());
+  RegisterCpuKernels(*registry, cpu_kernels);
   std::vector<std::vector<std::byte>> input_data;
   RETURN_IF_ERROR(TimeEachNode(graph, *registry, options, t, input_data));
   std::vector<const void*> input_ptrs;
@@ -274,6 +278,9 @@ StatusOr<ModelTimings> MeasureModel(const std::string& model, const OpTimerOptio
   if (options.end_to_end) {
     SessionOptions so;
     so.num_threads = options.threads;
+    ASSIGN_OR_RETURN(SparseEnvironment sparse, ReadSparseEnvironment());
+    so.sparse_kernels = sparse.sparse;
+    so.sparse_crossover = sparse.crossover;
     ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Open(model, so));
     for (size_t k = 0; k < session->inputs().size(); ++k) {
       const TensorInfo& info = session->inputs()[k];
@@ -314,7 +321,8 @@ StatusOr<OpenedDevices> OpenPlanDevices(const PlanTimerOptions& options, int thr
   OpenedDevices d;
   d.owned.push_back(CreateCpuDevice());
   d.engine.push_back({d.owned.back().get(), false, threads});
-  RegisterCpuKernels(registry);
+  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFromEnvironment());
+  RegisterCpuKernels(registry, cpu_kernels);
   bool vgpu_kernels = false, cuda_kernels = false;
   for (const std::string& name : options.devices) {
     if (name == "cpu") continue;
@@ -326,7 +334,7 @@ StatusOr<OpenedDevices> OpenPlanDevices(const PlanTimerOptions& options, int thr
       vgpu.timing = options.vgpu_timing;
       d.owned.push_back(CreateVgpuDevice(vgpu));
       e.threads = vgpu.threads;
-      if (!vgpu_kernels) RegisterVgpuKernels(registry);
+      if (!vgpu_kernels) RegisterVgpuKernels(registry, cpu_kernels);
       vgpu_kernels = true;
       d.notes.push_back("vgpu: braid's VIRTUAL GPU (CPU kernels on their own thread and memory); "
                         "its times are a model, not a GPU measurement; timing shaping: " +

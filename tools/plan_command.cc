@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <ostream>
 
 #include "graph/annotate.h"
@@ -71,8 +73,16 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (scan.Flag("--list-profiles")) {
-    for (const std::string& n : ListDeviceProfiles()) out << n << "\n";
+    std::set<std::string> names;
+    for (const std::string& n : ListDeviceProfiles()) names.insert(n);
+    for (const std::string& d : ProfileDirsFromEnvironment()) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(d, ec))
+        if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
+    }
+    for (const std::string& n : names) out << n << "\n";
     out << "searched:";
+    for (const std::string& d : ProfileDirsFromEnvironment()) out << " " << d;
     for (const std::string& d : DeviceProfileSearchPath()) out << " " << d;
     out << "\n";
     return kExitOk;
@@ -112,7 +122,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     thresholds.sparsity_threshold = *v;
   }
 
-  StatusOr<DeviceProfile> profile = LoadDeviceProfile(*profile_name);
+  StatusOr<DeviceProfile> profile = LoadDeviceProfile(ResolveProfileName(*profile_name));
   if (!profile.ok()) return fail(profile.status());
   StatusOr<Graph> graph = LoadGraphForExecution((*pos)[0]);
   if (!graph.ok()) return fail(graph.status());

@@ -107,7 +107,7 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::string profile_name =
       flags.count("--profile") ? flags["--profile"] : (vgpu_open ? "host-vgpu" : "host");
-  StatusOr<DeviceProfile> profile = LoadDeviceProfile(profile_name);
+  StatusOr<DeviceProfile> profile = LoadDeviceProfile(ResolveProfileName(profile_name));
   if (!profile.ok()) return fail(profile.status());
   const std::string vgpu_timing_name =
       flags.count("--vgpu-timing") ? flags["--vgpu-timing"]

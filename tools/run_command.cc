@@ -118,6 +118,7 @@ struct RunFlags {
   bool adapt = false;
   bool pin_threads = false;
   bool throughput = false;
+  SparseEnvironment sparse;  // BRAID_SPARSE, BRAID_SPARSE_CROSSOVER
   double latency_bound_ms = 0;  // 0 = none
   int64_t max_batch = 32;
 };
@@ -141,6 +142,7 @@ StatusOr<int64_t> ParseInt(const std::string& flag, const std::string& text,
 
 StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   RunFlags f;
+  ASSIGN_OR_RETURN(f.sparse, ReadSparseEnvironment());
   f.json = scan.Flag("--json");
   f.adapt = scan.Flag("--adapt");
   f.pin_threads = scan.Flag("--pin-threads");
@@ -494,7 +496,9 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
   o.devices = std::move(devices);
   o.policy = std::move(policy);
   o.vgpu_timing = f.vgpu_timing;
-  o.profile = f.profile;
+  o.profile = ResolveProfileName(f.profile);
+  o.sparse_kernels = f.sparse.sparse;
+  o.sparse_crossover = f.sparse.crossover;
   // The lanes of --throughput run their own cpu-only / gpu-only policies.
   if (o.policy == f.policy) o.policy_file = f.policy_file;
   o.adapt = f.adapt;

@@ -168,7 +168,7 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   if (profile_names.empty()) return fail(InvalidArgument("--profiles is empty"));
   std::vector<std::unique_ptr<CostModel>> models;
   for (const std::string& name : profile_names) {
-    StatusOr<DeviceProfile> p = LoadDeviceProfile(name);
+    StatusOr<DeviceProfile> p = LoadDeviceProfile(ResolveProfileName(name));
     if (!p.ok()) return fail(p.status());
     if (p->devices.size() < 2)
       return fail(InvalidArgument("profile " + name + " has no accelerator"));

@@ -93,6 +93,13 @@ struct SessionOptions {
   // "cpu" entry's sparse crossovers (`braid calibrate`) also decide where the
   // weight-sparse CPU kernels replace the dense ones (docs/sparse.md).
   std::string profile;
+  // The weight-sparse CPU kernels (docs/sparse.md), on the CPU and on a vgpu
+  // alike: off registers none (oneDNN everywhere); sparse_crossover
+  // ("conv1x1=F,conv3x3=F,gemm=F,gemm_input=F", any subset, values in [0,1])
+  // overrides the profile's measured crossovers. The `braid` CLI maps the
+  // environment variables BRAID_SPARSE and BRAID_SPARSE_CROSSOVER onto these.
+  bool sparse_kernels = true;
+  std::string sparse_crossover;
   // Online adaptation (docs/engine.md): every Run's kernel time per device is
   // compared with the plan's prediction; when a device drifts (e.g. the CPU
   // is loaded by another process) the session re-plans with `policy` on a

@@ -36,18 +36,14 @@ void* AllocateHostMemory(size_t bytes);
 void RegisterCpuKernels(KernelRegistry& registry);
 
 // What the CPU backend's own kernels are given (a device profile's measured
-// sparse crossover, for one). RegisterCpuKernels(registry) uses
-// CpuKernelOptionsFromEnvironment().
+// sparse crossover, for one). RegisterCpuKernels(registry) uses the defaults;
+// nothing here reads the environment (the CLI maps BRAID_SPARSE and
+// BRAID_SPARSE_CROSSOVER onto SessionOptions: docs/sparse.md).
 struct CpuKernelOptions {
   bool sparse = true;  // register the sparse kernels (kernels/cpu/sparse/)
   SparseKernelOptions sparse_options;
 };
 void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options);
-// Defaults, overridden by BRAID_SPARSE=0|off (no sparse kernels) and
-// BRAID_SPARSE_CROSSOVER=conv1x1=F,conv3x3=F,gemm=F,gemm_input=F (docs/sparse.md); a
-// malformed value is InvalidArgument.
-// `base` is what the environment overrides (e.g. a device profile's crossovers).
-StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base = {});
 void RegisterReferenceKernels(KernelRegistry& registry);
 
 }  // namespace braid

@@ -4,8 +4,6 @@
 // (priority 20), braid's other own CPU kernels (priority 10), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
-#include <cstdlib>
-#include <iostream>
 #include <string_view>
 
 #include "kernels/cpu/cpu_device.h"
@@ -33,32 +31,7 @@ bool OnednnHandlesChannelsLast(std::string_view op) {
 
 }  // namespace
 
-StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base) {
-  CpuKernelOptions options = std::move(base);
-  if (const char* sparse = std::getenv("BRAID_SPARSE")) {
-    const std::string_view v(sparse);
-    if (v == "0" || v == "off") options.sparse = false;
-    else if (!(v.empty() || v == "1" || v == "on"))
-      return InvalidArgument("BRAID_SPARSE must be 0, off, 1 or on, got '" +
-                             std::string(v) + "'");
-  }
-  if (const char* table = std::getenv("BRAID_SPARSE_CROSSOVER")) {
-    ASSIGN_OR_RETURN(options.sparse_options.crossover,
-                     ParseSparseCrossover(table, options.sparse_options.crossover));
-  }
-  return options;
-}
-
-void RegisterCpuKernels(KernelRegistry& registry) {
-  StatusOr<CpuKernelOptions> options = CpuKernelOptionsFromEnvironment();
-  if (!options.ok()) {
-    // Registration cannot fail; say so once and keep the defaults.
-    std::cerr << "braid: ignoring the environment: " << options.status().message()
-              << "\n";
-    options = CpuKernelOptions();
-  }
-  RegisterCpuKernels(registry, *options);
-}
+void RegisterCpuKernels(KernelRegistry& registry) { RegisterCpuKernels(registry, {}); }
 
 void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options) {
   if (options.sparse) RegisterSparseKernels(registry, options.sparse_options);

@@ -1,8 +1,6 @@
 // cuda_backend.h in a build with CUDA: discovery and device creation.
 #include "kernels/cuda/cuda_backend.h"
 
-#include <cstdlib>
-
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
 
@@ -17,12 +15,9 @@ StatusOr<std::vector<CudaDeviceProperties>> QueryCudaDevices() {
     (void)cudaGetLastError();
     return Unavailable(cuda::CudaUnavailableReason(err));
   }
-  if (count <= 0) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    return Unavailable(std::string("cuda: unavailable: no CUDA device is visible") +
-                       (visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')"
-                                : std::string()));
-  }
+  if (count <= 0)
+    return Unavailable(
+        "cuda: unavailable: no CUDA device is visible (CUDA_VISIBLE_DEVICES may hide them)");
   int driver = 0, runtime = 0;
   CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&driver));
   CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&runtime));

@@ -219,9 +219,11 @@ std::unique_ptr<VgpuDevice> CreateVgpuDevice() {
   return std::make_unique<VgpuDeviceImpl>(options);
 }
 
-void RegisterVgpuKernels(KernelRegistry& registry) {
+void RegisterVgpuKernels(KernelRegistry& registry) { RegisterVgpuKernels(registry, {}); }
+
+void RegisterVgpuKernels(KernelRegistry& registry, const CpuKernelOptions& options) {
   KernelRegistry cpu;
-  RegisterCpuKernels(cpu);
+  RegisterCpuKernels(cpu, options);
   for (const std::string& op : cpu.OpTypes(DeviceKind::kCpu)) {
     for (const KernelEntry* e : cpu.Candidates(op, DeviceKind::kCpu)) {
       KernelEntry copy = *e;

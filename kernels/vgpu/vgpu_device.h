@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_device.h"
 
 namespace braid {
 
@@ -96,7 +97,10 @@ std::unique_ptr<VgpuDevice> CreateVgpuDevice();  // no timing shaping, 1 thread
 
 // Registers every CPU kernel (reference, oneDNN and braid's CPU kernels, at
 // their CPU priorities) under DeviceKind::kVirtualGpu.
+// `options`: the same as the CPU's (a session registers both with one set,
+// so the CPU and the vgpu choose the same kernels for a node).
 void RegisterVgpuKernels(KernelRegistry& registry);
+void RegisterVgpuKernels(KernelRegistry& registry, const CpuKernelOptions& options);
 
 }  // namespace braid
 

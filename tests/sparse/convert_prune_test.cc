@@ -77,10 +77,8 @@ TEST(ConvertPrune, SessionTakesTheCrossoverFromTheProfile) {
   const std::string profile_path = TempFile("profile.json");
   ASSERT_TRUE(SaveDeviceProfile(profile, profile_path).ok());
 
-  auto sparse_nodes = [&](const std::string& profile_file) {
-    SessionOptions options;
+  auto sparse_nodes_with = [&](SessionOptions options) {
     options.num_threads = 1;
-    options.profile = profile_file;
     StatusOr<std::unique_ptr<Session>> session = Session::Open(model, options);
     EXPECT_TRUE(session.ok()) << session.status().ToString();
     if (!session.ok()) return -1;
@@ -98,8 +96,35 @@ TEST(ConvertPrune, SessionTakesTheCrossoverFromTheProfile) {
       on_sparse += p.implementation == "sparse";
     return on_sparse;
   };
+  auto sparse_nodes = [&](const std::string& profile_file) {
+    SessionOptions options;
+    options.profile = profile_file;
+    return sparse_nodes_with(options);
+  };
   EXPECT_EQ(sparse_nodes(""), 0);
-  EXPECT_GT(sparse_nodes(profile_path), 0);
+  const int with_profile = sparse_nodes(profile_path);
+  EXPECT_GT(with_profile, 0);
+
+  // SessionOptions say the same without a profile, and can turn them off.
+  SessionOptions low;
+  low.sparse_crossover = "conv1x1=0.4,conv3x3=0.4,gemm=0.4";
+  EXPECT_EQ(sparse_nodes_with(low), with_profile);
+  SessionOptions off;
+  off.profile = profile_path;
+  off.sparse_kernels = false;
+  EXPECT_EQ(sparse_nodes_with(off), 0);
+  // The vgpu takes the session's kernel options too (it used to register
+  // the defaults while the CPU took the profile's).
+  SessionOptions on_vgpu = low;
+  on_vgpu.devices = {"cpu", "vgpu"};
+  on_vgpu.policy = "gpu-only";
+  EXPECT_EQ(sparse_nodes_with(on_vgpu), with_profile);
+  SessionOptions bad;
+  bad.sparse_crossover = "conv1x1=2";
+  StatusOr<std::unique_ptr<Session>> refused = Session::Open(model, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("sparse_crossover"), std::string::npos)
+      << refused.status().message();
   std::filesystem::remove(model);
   std::filesystem::remove(profile_path);
 }

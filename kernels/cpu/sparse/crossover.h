@@ -49,7 +49,8 @@ struct SparseCrossover {
 };
 
 // Parses "conv1x1=0.6,conv3x3=0.8,gemm=0.4,gemm_input=0.3" (any subset; others keep
-// `base`'s values) for the BRAID_SPARSE_CROSSOVER environment override.
+// `base`'s values): SessionOptions::sparse_crossover (the CLI's
+// BRAID_SPARSE_CROSSOVER).
 // Values must lie in [0, 1].
 StatusOr<SparseCrossover> ParseSparseCrossover(std::string_view text,
                                                const SparseCrossover& base);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Fails when an #include runs against braid's layering or a library reads the
+# environment (docs/architecture.md):
+#   graph            <- nothing of braid but include/braid/ (the public types)
+#   kernels          <- graph
+#   scheduler        <- graph (never kernels: it plans with names and costs)
+#   models           <- graph
+#   runtime          <- graph, kernels, scheduler, models
+#   tools, bench, examples, tests: anything
+# Libraries (graph, kernels, scheduler, models, runtime) take options, never
+# the environment: no getenv / secure_getenv / environ / setenv / putenv.
+#
+#   scripts/check_layers.sh          # exit 1 listing every violation
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+allowed() {
+  case "$1" in
+    graph) echo "graph braid" ;;
+    kernels) echo "graph kernels braid" ;;
+    scheduler) echo "graph scheduler braid" ;;
+    models) echo "graph models braid" ;;
+    runtime) echo "graph kernels scheduler models runtime braid" ;;
+  esac
+}
+
+violations=0
+for layer in graph kernels scheduler models runtime; do
+  ok=$(allowed "$layer")
+  while IFS=: read -r file line text; do
+    top=$(sed -E 's/.*#include "([a-z_]+)\/.*/\1/' <<< "$text")
+    if ! grep -qw -- "$top" <<< "$ok"; then
+      echo "layering: $file:$line includes $top/ ($layer may include: $ok)"
+      violations=$((violations + 1))
+    fi
+  done < <(grep -rnE --include='*.h' --include='*.cc' --include='*.cu' '^#include "[a-z_]+/' "$layer" || true)
+  while IFS= read -r hit; do
+    echo "environment: $hit (libraries take options; the CLI reads the environment)"
+    violations=$((violations + 1))
+  done < <(grep -rnE --include='*.h' --include='*.cc' --include='*.cu' \
+             '\b(getenv|secure_getenv|setenv|putenv|unsetenv)\s*\(|\benviron\b' "$layer" | grep -vE ':\s*//' || true)
+done
+if [ "$violations" -gt 0 ]; then
+  echo "check_layers: $violations violation(s)" >&2
+  exit 1
+fi
+echo "check_layers: ok (graph, kernels, scheduler, models, runtime: includes follow the layers; no environment reads)"
