@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/vgpu/precise_wait.h"
 #include "runtime/engine.h"
 
@@ -264,7 +265,7 @@ Status Engine::Run(std::span<const void* const> inputs) {
       step.event = step.manual_event;
     }
   }
-  ScopedOmpTeam team(num_threads_);  // the caller's team size given back after
+  ScopedOmpThreads team(num_threads_);  // the caller's team size given back after
   std::optional<ScopedThreadPin> pin;  // EngineOptions::pin_threads
   if (pin_caller_) pin.emplace(caller_cores_);
   run_start_ = std::chrono::steady_clock::now();

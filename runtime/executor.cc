@@ -6,9 +6,9 @@
 #include <string>
 
 #include "graph/op_schema.h"
+#include "kernels/cpu/omp_team.h"
 #include "runtime/layout.h"
 #include "runtime/node_args.h"
-#include "runtime/thread_pinning.h"
 #include "scheduler/memory_planner.h"
 
 namespace braid {
@@ -299,7 +299,7 @@ Status Executor::Run(std::span<const void* const> inputs) {
     steps_[patch.step].src[patch.slot] = inputs[patch.input];
   // This thread's OpenMP team size for the kernels below (oneDNN and braid's
   // CPU kernels read it), the caller's given back after.
-  ScopedOmpTeam team(num_threads_);
+  ScopedOmpThreads team(num_threads_);
   void* workspace = workspace_ ? workspace_->data() : nullptr;
   for (Step& step : steps_) {
     if (step.view) continue;  // its output is its input's bytes

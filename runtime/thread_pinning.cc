@@ -1,6 +1,5 @@
 #include "runtime/thread_pinning.h"
 
-#include <omp.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -61,11 +60,5 @@ ScopedThreadPin::ScopedThreadPin(const cpu_set_t& cores) {
 ScopedThreadPin::~ScopedThreadPin() {
   if (restore_) (void)PinCurrentThread(previous_);
 }
-
-ScopedOmpTeam::ScopedOmpTeam(int threads) : previous_(omp_get_max_threads()) {
-  omp_set_num_threads(threads);
-}
-
-ScopedOmpTeam::~ScopedOmpTeam() { omp_set_num_threads(previous_); }
 
 }  // namespace braid

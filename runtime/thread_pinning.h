@@ -50,20 +50,6 @@ class ScopedThreadPin {
   bool restore_ = false;
 };
 
-// Sets the calling thread's OpenMP team size (the CPU kernels read it) for
-// its lifetime, then gives the caller back the size it had: a Run does not
-// change the embedding program's OpenMP settings.
-class ScopedOmpTeam {
- public:
-  explicit ScopedOmpTeam(int threads);
-  ~ScopedOmpTeam();
-  ScopedOmpTeam(const ScopedOmpTeam&) = delete;
-  ScopedOmpTeam& operator=(const ScopedOmpTeam&) = delete;
-
- private:
-  int previous_;
-};
-
 }  // namespace braid
 
 #endif  // BRAID_RUNTIME_THREAD_PINNING_H_

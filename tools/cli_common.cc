@@ -69,13 +69,13 @@ int ReportError(std::ostream& err, std::string_view command,
   return kExitBadInput;
 }
 
-std::vector<std::string> SplitList(std::string_view list) {
+std::vector<std::string> SplitList(std::string_view list, char separator) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= list.size()) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) out.emplace_back(list.substr(start, comma - start));
-    start = comma + 1;
+    const size_t end = std::min(list.find(separator, start), list.size());
+    if (end > start) out.emplace_back(list.substr(start, end - start));
+    start = end + 1;
   }
   return out;
 }
@@ -110,17 +110,8 @@ StatusOr<CpuKernelOptions> CpuKernelOptionsFromEnvironment(CpuKernelOptions base
 }
 
 std::vector<std::string> ProfileDirsFromEnvironment() {
-  std::vector<std::string> dirs;
   const char* env = std::getenv("BRAID_PROFILE_PATH");
-  if (env == nullptr) return dirs;
-  const std::string list = env;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t colon = std::min(list.find(':', start), list.size());
-    if (colon > start) dirs.push_back(list.substr(start, colon - start));
-    start = colon + 1;
-  }
-  return dirs;
+  return env == nullptr ? std::vector<std::string>() : SplitList(env, ':');
 }
 
 std::string ResolveProfileName(const std::string& name) {

@@ -62,7 +62,7 @@ int ReportError(std::ostream& err, std::string_view command,
                 const Status& status);
 
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
-std::vector<std::string> SplitList(std::string_view list);
+std::vector<std::string> SplitList(std::string_view list, char separator = ',');
 
 // The environment's say over the weight-sparse CPU kernels (docs/sparse.md):
 // BRAID_SPARSE=0|off|1|on and BRAID_SPARSE_CROSSOVER=conv1x1=F,... The CLI

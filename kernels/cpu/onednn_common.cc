@@ -31,13 +31,6 @@ Context Context::Create() {
   return context;
 }
 
-ScopedOmpThreads::ScopedOmpThreads(int num_threads)
-    : previous_(omp_get_max_threads()) {
-  omp_set_num_threads(num_threads > 0 ? num_threads : 1);
-}
-
-ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(previous_); }
-
 StatusOr<dnnl::memory::data_type> ToDnnlType(DataType type,
                                              std::string_view where) {
   using dt = dnnl::memory::data_type;

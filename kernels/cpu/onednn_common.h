@@ -36,6 +36,7 @@
 
 #include "graph/status.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/omp_team.h"
 #include "kernels/params/activation.h"
 
 namespace braid::onednn {
@@ -75,19 +76,7 @@ struct Context {
   static Context Create();  // throws dnnl::error: call inside Guarded
 };
 
-// Sets the calling thread's OpenMP thread count (oneDNN's OpenMP runtime reads
-// omp_get_max_threads()) for a scope and restores it afterwards. Prepare uses
-// it so primitives are tuned for the thread count they will run with.
-class ScopedOmpThreads {
- public:
-  explicit ScopedOmpThreads(int num_threads);
-  ~ScopedOmpThreads();
-  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
-  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
-
- private:
-  int previous_;
-};
+using ::braid::ScopedOmpThreads;
 
 // f32/f16/i32/i8/u8 map to oneDNN types; others are Unimplemented.
 StatusOr<dnnl::memory::data_type> ToDnnlType(DataType type,
