@@ -42,9 +42,8 @@
 #include <vector>
 
 #include "scheduler/cache_residency.h"
-#include "scheduler/optimal.h"
+#include "scheduler/policies.h"
 #include "scheduler/simulator.h"
-#include "scheduler/threshold_policy.h"
 #include "tools/cli_common.h"
 #include "tools/op_timer.h"
 #include "tools/profile_report.h"
@@ -459,9 +458,7 @@ int main(int argc, char** argv) {
     StatusOr<Graph> graph = PlannedGraph("builtin:" + models[k]);
     if (!graph.ok()) return 1;
     PolicyRegistry registry;
-    RegisterBasicPolicies(registry);
-    RegisterCostModelPolicies(registry);
-    RegisterBaselinePolicies(registry);
+    if (!RegisterPolicies(registry).ok()) return 1;
     PlacementContext ctx;
     ctx.devices = {"cpu", "vgpu"};
     ctx.cost_model = cost_models.back().get();

@@ -82,6 +82,12 @@ struct EngineOptions {
   // may move to that thread's core, away from its cached data. No effect
   // with fewer than two cores (thread_note() says so).
   bool pin_threads = false;
+  // Time every step on streams that are TimedByEvents (CUDA) with two timing
+  // events (docs/engine.md, "Running"). Off: those steps record only the
+  // events other streams wait for, and their timeline() entries hold host
+  // launch times, not execution times (a plain Run needs none: the Session
+  // turns this on for traces and adaptation only).
+  bool step_times = true;
 };
 
 // One executed step of the last Run, times relative to the Run's start.
@@ -219,6 +225,7 @@ class Engine {
   std::vector<Step> steps_;
   std::vector<ExecStream> streams_;
   std::vector<size_t> caller_steps_;  // CPU stream 0, in order
+  bool step_times_ = true;            // EngineOptions::step_times
   std::vector<size_t> ensure_todo_;   // EnsureIssued's worklist (kept: no allocation per Run)
   std::vector<InputPatch> input_patches_;
   std::vector<OutputCopy> output_copies_;

@@ -722,6 +722,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
     e->devices_.assign(devices.begin(), devices.end());
     e->devices_[0].host_addressable = true;
     e->num_threads_ = options.num_threads;
+    e->step_times_ = options.step_times;
     EngineBuilder builder(*e, registry, channels_last);
     RETURN_IF_ERROR(builder.Build(plan));
     if (options.pin_threads) RETURN_IF_ERROR(e->PinThreads());

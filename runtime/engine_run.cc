@@ -70,7 +70,7 @@ Status Engine::CreateEvents() {
   };
   ensure_todo_.reserve(steps_.size());
   for (ExecStream& es : streams_) {
-    es.timed = es.stream->TimedByEvents();
+    es.timed = step_times_ && es.stream->TimedByEvents();
     if (es.timed) RETURN_IF_ERROR(create(*es.stream, true, es.origin, es.track));
   }
   for (size_t i = 0; i < steps_.size(); ++i) {

@@ -19,9 +19,8 @@
 #include "runtime/engine.h"
 #include "runtime/executor.h"
 #include "runtime/session_internal.h"
-#include "scheduler/optimal.h"
+#include "scheduler/policies.h"
 #include "scheduler/policy.h"
-#include "scheduler/threshold_policy.h"
 
 namespace braid {
 namespace {
@@ -394,6 +393,8 @@ class SessionImpl final : public Session {
     EngineOptions options;
     options.num_threads = num_threads_;
     options.pin_threads = pin_threads_;
+    // Device-clock step times cost two events per GPU step: only when read.
+    options.step_times = trace_ || adapter_ != nullptr;
     StatusOr<std::unique_ptr<Engine>> engine =
         Engine::Create(std::move(specialized), plan, *registry_, devices, options);
     if (!engine.ok()) return engine.status().WithPrefix(where);
@@ -602,9 +603,7 @@ class SessionImpl final : public Session {
 const PolicyRegistry& SessionPolicyRegistry() {
   static const PolicyRegistry* registry = [] {
     auto* r = new PolicyRegistry;
-    RegisterBasicPolicies(*r);
-    RegisterCostModelPolicies(*r);
-    RegisterBaselinePolicies(*r);
+    (void)RegisterPolicies(*r);  // no settings: cannot fail
     return r;
   }();
   return *registry;
@@ -630,18 +629,18 @@ Status ValidateSessionOptions(const SessionOptions& options) {
       if (options.devices[j] == device)
         return InvalidArgument("SessionOptions: device '" + device + "' given twice");
   }
-  if (!options.policy_file.empty() && options.policy != "sparoa")
-    return InvalidArgument("SessionOptions: policy_file is for policy \"sparoa\" (policy is '" +
-                           options.policy + "')");
-  // "sparoa" is registered by Session::Open (runtime/session_open.cc).
-  if (options.plan_file.empty() && options.policy != "sparoa" &&
-      !SessionPolicyRegistry().Create(options.policy).ok()) {
-    std::string policies;
-    for (const std::string& p : SessionPolicyRegistry().Names())
-      policies += (policies.empty() ? "" : ", ") + p;
-    policies += ", sparoa";
+  for (const auto& [key, value] : options.policy_settings)
+    if (PolicyOfSetting(key) != options.policy)
+      return InvalidArgument("SessionOptions: policy setting '" + key + "' is for policy \"" +
+                             PolicyOfSetting(key) + "\" (policy is '" + options.policy + "')");
+  PolicyRegistry policies;
+  if (Status s = RegisterPolicies(policies, options.policy_settings); !s.ok())
+    return InvalidArgument("SessionOptions: " + s.message());
+  if (options.plan_file.empty() && !policies.Create(options.policy).ok()) {
+    std::string known;
+    for (const std::string& p : policies.Names()) known += (known.empty() ? "" : ", ") + p;
     return InvalidArgument("SessionOptions: unknown policy '" + options.policy +
-                           "'; known policies: " + policies);
+                           "'; known policies: " + known);
   }
   return Status::Ok();
 }

@@ -60,9 +60,10 @@ struct SessionInternals {
       measure;
 };
 
-// The policies a Session knows by default: cpu-only, gpu-only, threshold
-// (default thresholds), heft, partition, optimal; the last four need a
-// device profile (SessionOptions::profile or the derived one).
+// The policies with default settings (scheduler/policies.h: RegisterPolicies):
+// cpu-only, gpu-only, random-K, threshold, heft, partition, optimal, sparoa;
+// the cost-model ones need a device profile (SessionOptions::profile or the
+// derived one). Session::Open builds its own from SessionOptions.
 const PolicyRegistry& SessionPolicyRegistry();
 
 // A plan JSON file (`braid plan --save`); errors name the file.

@@ -11,7 +11,7 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
-#include "scheduler/sparoa_options.h"
+#include "scheduler/policies.h"
 
 namespace braid {
 namespace {
@@ -156,16 +156,15 @@ StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
                    OpenDevices(options, internals.profile ? &*internals.profile : nullptr,
                                *registry));
   ASSIGN_OR_RETURN(Graph graph, LoadGraphForExecution(model, options.fuse));
-  if (options.policy == "sparoa") {
-    // sparoa needs a cost model: the host-vgpu profile with vgpu open, else host.
-    auto policies = std::make_shared<PolicyRegistry>();
-    RegisterBasicPolicies(*policies);
-    SparoaOptions sparoa;
-    sparoa.policy_file = options.policy_file;
+  {
+    // The session's policies with its settings; sparoa, which needs a cost
+    // model, plans with the host-vgpu profile when vgpu is open, else host.
+    PolicySettings settings = options.policy_settings;
     const bool vgpu = std::find(options.devices.begin(), options.devices.end(), "vgpu") !=
                       options.devices.end();
-    sparoa.fallback_profile = vgpu ? "host-vgpu" : "host";
-    RegisterSparoaPolicy(*policies, sparoa);
+    settings.try_emplace("sparoa.fallback_profile", vgpu ? "host-vgpu" : "host");
+    auto policies = std::make_shared<PolicyRegistry>();
+    RETURN_IF_ERROR(RegisterPolicies(*policies, settings));
     internals.policies = std::move(policies);
   }
   // The cost model's profile. sparoa brings its own (above) unless a profile

@@ -11,10 +11,8 @@
 
 #include "graph/annotate.h"
 #include "runtime/model_loader.h"
-#include "scheduler/optimal.h"
+#include "scheduler/policies.h"
 #include "scheduler/simulator.h"
-#include "scheduler/sparoa_policy.h"
-#include "scheduler/threshold_policy.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -110,17 +108,19 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   if ((!policy_file->empty() || no_polish) && *policy_name != "sparoa")
     return fail(InvalidArgument("--policy-file and --no-polish apply to --policy sparoa only"));
 
-  ThresholdOptions thresholds;
+  PolicySettings settings;
   if (!intensity->empty()) {
     StatusOr<double> v = ParseDouble("--intensity-threshold", *intensity);
     if (!v.ok()) return fail(v.status());
-    thresholds.intensity_threshold = *v;
+    settings["threshold.intensity"] = *intensity;
   }
   if (!sparsity->empty()) {
     StatusOr<double> v = ParseDouble("--sparsity-threshold", *sparsity);
     if (!v.ok()) return fail(v.status());
-    thresholds.sparsity_threshold = *v;
+    settings["threshold.sparsity"] = *sparsity;
   }
+  if (!policy_file->empty()) settings["sparoa.policy_file"] = *policy_file;
+  if (no_polish) settings["sparoa.polish"] = "0";
 
   StatusOr<DeviceProfile> profile = LoadDeviceProfile(ResolveProfileName(*profile_name));
   if (!profile.ok()) return fail(profile.status());
@@ -135,13 +135,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   if (!sim_graph.ok()) return fail(sim_graph.status());
 
   PolicyRegistry policies;
-  RegisterBasicPolicies(policies);
-  RegisterCostModelPolicies(policies, thresholds);
-  RegisterBaselinePolicies(policies);  // heft, partition, optimal
-  SparoaOptions sparoa;
-  sparoa.policy_file = *policy_file;  // "" = untrained: grid-searched thresholds
-  sparoa.polish = !no_polish;
-  RegisterSparoaPolicy(policies, sparoa);
+  if (Status s = RegisterPolicies(policies, settings); !s.ok()) return fail(s);
   PlacementContext ctx;
   ctx.devices = devices;
   ctx.cost_model = &model;

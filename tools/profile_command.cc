@@ -11,9 +11,8 @@
 #include <tuple>
 
 #include "runtime/trace.h"
-#include "scheduler/optimal.h"
+#include "scheduler/policies.h"
 #include "scheduler/simulator.h"
-#include "scheduler/threshold_policy.h"
 #include "tools/commands.h"
 #include "tools/profile_report.h"
 
@@ -140,9 +139,7 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
     StatusOr<Graph> graph = PlannedGraph(model);
     if (!graph.ok()) return fail(graph.status());
     PolicyRegistry policies;
-    RegisterBasicPolicies(policies);
-    RegisterCostModelPolicies(policies);
-    RegisterBaselinePolicies(policies);
+    if (Status s = RegisterPolicies(policies); !s.ok()) return fail(s);
     PlacementContext ctx;
     ctx.devices = options.devices;
     ctx.cost_model = &cost;

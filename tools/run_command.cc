@@ -500,7 +500,8 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
   o.sparse_kernels = f.sparse.sparse;
   o.sparse_crossover = f.sparse.crossover;
   // The lanes of --throughput run their own cpu-only / gpu-only policies.
-  if (o.policy == f.policy) o.policy_file = f.policy_file;
+  if (o.policy == f.policy && !f.policy_file.empty())
+    o.policy_settings["sparoa.policy_file"] = f.policy_file;
   o.adapt = f.adapt;
   o.pin_threads = f.pin_threads;
   return o;

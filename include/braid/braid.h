@@ -26,6 +26,7 @@
 #define BRAID_BRAID_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -82,10 +83,14 @@ struct SessionOptions {
   bool pin_threads = false;
   // vgpu timing shaping: "none" or "orin-like" (a model, never a GPU figure).
   std::string vgpu_timing = "none";
-  // policy "sparoa": a trained model from `braid train` ("" = untrained:
-  // grid-searched thresholds, no SAC). Its cost model is the host-vgpu
-  // profile when vgpu is open, else the host profile (docs/scheduler.md).
-  std::string policy_file;
+  // Settings of `policy`, "POLICY.KEY" -> value (scheduler/policies.h), e.g.
+  // {"sparoa.policy_file", "sparoa.bin"} (a model from `braid train`; none:
+  // grid-searched thresholds, no SAC), {"threshold.intensity", "8"}. A
+  // setting of another policy than `policy`, an unknown key or a bad value
+  // is InvalidArgument. sparoa's cost model is the host-vgpu profile when
+  // vgpu is open, else the host profile, unless `profile` names one
+  // (docs/scheduler.md).
+  std::map<std::string, std::string> policy_settings;
   // Device profile (scheduler/device_profile.h: a name or a .json file) the
   // cost-model policies (threshold, heft, partition, optimal) and online
   // adaptation predict with. Empty: this host's generic CPU figures plus, for

@@ -289,6 +289,49 @@ TEST(CudaSemanticsEngine, EventsAreMadeAtCompileTimeAndStepsTimedByThem) {
   }
 }
 
+TEST(CudaSemanticsEngine, WithoutStepTimesOnlyTheEventsOthersWaitForAreMadeAndRecorded) {
+  StatusOr<Graph> g = test::StaticModel("tiny_cnn", 1, 32);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  CountingVgpu vgpu(CreateVgpuDevice(CudaLike()));
+  std::vector<EngineDevice> list = {{cpu.get(), true, 1}, {&vgpu, false, 1}};
+  EngineOptions options;
+  options.step_times = false;
+  // Runs of vgpu steps: only where the CPU takes over is a vgpu event needed.
+  Plan plan = SingleDevicePlan(*g, "vgpu", "mostly-vgpu");
+  plan.devices = {"cpu", "vgpu"};
+  plan.nodes.back().device = "cpu";
+  auto engine = Engine::Create(*g, plan, EngineRegistry(), list, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  // The vgpu steps another stream waits for: one event each, nothing else.
+  int waited_on = 0, vgpu_steps = 0;
+  const std::vector<StepTiming> steps = (*engine)->timeline();
+  std::vector<bool> needed(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (int d : (*engine)->step_waits(i)) needed[static_cast<size_t>(d)] = true;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const bool on_vgpu = steps[i].track.rfind("vgpu", 0) == 0;
+    vgpu_steps += on_vgpu;
+    waited_on += on_vgpu && needed[i];
+  }
+  ASSERT_GT(waited_on, 0);
+  EXPECT_LT(waited_on, vgpu_steps);
+  EXPECT_EQ(vgpu.created.load(), waited_on);
+  const test::Inputs in = test::RandomInputs(*g, 9);
+  Engine* e = engine->get();
+  Status result;
+  if (!FinishesWithin(std::chrono::seconds(120), [e, &in, &result] {
+        for (int run = 0; run < 2 && result.ok(); ++run) result = e->Run(in.pointers);
+      }))
+    FailHung("Engine::Run without step times");
+  ASSERT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(vgpu.recorded.load(), 2 * waited_on);
+  auto ref = Engine::Create(*g, SingleDevicePlan(*g, "cpu", "ref"), EngineRegistry(), list, {1});
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE((*ref)->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(*e), test::Outputs(**ref), 1e-4, 1e-3), "");
+}
+
 TEST(CudaSemanticsEngine, ShapedVgpuStepsLastTheirModelledTimeOnTheEventClock) {
   StatusOr<Graph> g = test::StaticModel("tiny_cnn", 1, 32);
   ASSERT_TRUE(g.ok()) << g.status().ToString();

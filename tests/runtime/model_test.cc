@@ -153,7 +153,7 @@ TEST(SparoaSession, RunsOnCpuAndVgpuAndReportsABadPolicyFile) {
   EXPECT_FALSE((*opened)->placements().empty());
 
   // A policy file that cannot be read fails the first Run, naming the file.
-  options.policy_file = "/nonexistent/braid_sparoa_policy.bin";
+  options.policy_settings["sparoa.policy_file"] = "/nonexistent/braid_sparoa_policy.bin";
   opened = Session::Open(model, options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   const TensorInfo& in = (*opened)->inputs().at(0);
@@ -164,8 +164,22 @@ TEST(SparoaSession, RunsOnCpuAndVgpuAndReportsABadPolicyFile) {
   const Status run = (*opened)->Run();
   EXPECT_FALSE(run.ok());
   EXPECT_NE(run.ToString().find("braid_sparoa_policy.bin"), std::string::npos) << run.ToString();
-  // policy_file belongs to sparoa only.
+  // sparoa's settings belong to sparoa only; unknown keys and bad values fail.
   options.policy = "cpu-only";
+  StatusOr<std::unique_ptr<Session>> other = Session::Open(model, options);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(other.status().message().find("'sparoa.policy_file' is for policy \"sparoa\""),
+            std::string::npos)
+      << other.status().message();
+  options.policy = "sparoa";
+  options.policy_settings = {{"sparoa.polsh", "0"}};
+  other = Session::Open(model, options);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("unknown policy setting 'sparoa.polsh'"),
+            std::string::npos)
+      << other.status().message();
+  options.policy_settings = {{"sparoa.polish", "maybe"}};
   EXPECT_EQ(Session::Open(model, options).status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -1,0 +1,54 @@
+#include "scheduler/policies.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "scheduler/optimal.h"
+#include "scheduler/sparoa_options.h"
+#include "scheduler/threshold_policy.h"
+
+namespace braid {
+namespace {
+
+StatusOr<double> Number(const std::string& key, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v))
+    return InvalidArgument("policy setting " + key + " expects a number, got '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+std::string PolicyOfSetting(const std::string& key) { return key.substr(0, key.find('.')); }
+
+Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings) {
+  ThresholdOptions threshold;
+  SparoaOptions sparoa;
+  for (const auto& [key, value] : settings) {
+    if (key == "threshold.intensity") {
+      ASSIGN_OR_RETURN(threshold.intensity_threshold, Number(key, value));
+    } else if (key == "threshold.sparsity") {
+      ASSIGN_OR_RETURN(threshold.sparsity_threshold, Number(key, value));
+    } else if (key == "sparoa.policy_file") {
+      sparoa.policy_file = value;
+    } else if (key == "sparoa.polish") {
+      if (value != "0" && value != "1")
+        return InvalidArgument("policy setting sparoa.polish expects 0 or 1, got '" + value + "'");
+      sparoa.polish = value == "1";
+    } else if (key == "sparoa.fallback_profile") {
+      sparoa.fallback_profile = value;
+    } else {
+      return InvalidArgument("unknown policy setting '" + key +
+                             "' (known: threshold.intensity, threshold.sparsity, "
+                             "sparoa.policy_file, sparoa.polish, sparoa.fallback_profile)");
+    }
+  }
+  RegisterBasicPolicies(registry);
+  RegisterCostModelPolicies(registry, threshold);
+  RegisterBaselinePolicies(registry);
+  RegisterSparoaPolicy(registry, sparoa);
+  return Status::Ok();
+}
+
+}  // namespace braid
