@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/passes/passes.h"
+#include "scheduler/policies.h"
 #include "models/architectures.h"
 
 namespace braid {
@@ -53,6 +54,29 @@ TEST(PolicyTest, GpuOnlyFallsBackVisiblyWhereNoKernelExists) {
   StatusOr<Plan> none = MakePlan(registry, "gpu-only", g, ctx);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("no device besides 'cpu'"), std::string::npos);
+}
+
+TEST(PolicyTest, RegisterPoliciesHasEveryPolicyAndChecksItsSettings) {
+  PolicyRegistry all;
+  ASSERT_TRUE(RegisterPolicies(all).ok());
+  for (const char* name : {"cpu-only", "gpu-only", "random-1", "threshold", "heft", "partition",
+                           "optimal", "sparoa"})
+    EXPECT_TRUE(all.Create(name).ok()) << name;
+  EXPECT_EQ(PolicyOfSetting("sparoa.polish"), "sparoa");
+  PolicyRegistry ok;
+  EXPECT_TRUE(RegisterPolicies(ok, {{"threshold.intensity", "12.5"},
+                                    {"threshold.sparsity", "0.25"},
+                                    {"sparoa.polish", "0"},
+                                    {"sparoa.policy_file", "x.bin"}})
+                  .ok());
+  for (const PolicySettings& bad :
+       {PolicySettings{{"threshold.intensty", "8"}}, PolicySettings{{"threshold.intensity", "a"}},
+        PolicySettings{{"sparoa.polish", "yes"}}, PolicySettings{{"heft", "1"}}}) {
+    PolicyRegistry r;
+    Status s = RegisterPolicies(r, bad);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad.begin()->first;
+    EXPECT_NE(s.message().find(bad.begin()->first), std::string::npos) << s.message();
+  }
 }
 
 TEST(PolicyTest, RandomPlansAreSeededValidSlicedAndRespectKernels) {
