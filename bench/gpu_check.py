@@ -4,7 +4,7 @@ latency on the same GPU, and the latency table.
 
   gpu_check.py compare REF_DIR GOT_DIR [--rel 1e-4]
   gpu_check.py export OUT_DIR [--models resnet50,mobilenet_v2,...]
-  gpu_check.py torch-latency MODEL --batch B [--iterations N]
+  gpu_check.py torch-latency MODEL --batch B [--iterations N] [--compile]
   gpu_check.py table RESULTS.jsonl
   gpu_check.py profile OUT.json [--cpu-only]
 
@@ -115,7 +115,7 @@ def export(out_dir: Path, names: Iterable[str]) -> list[str]:
     return notes
 
 
-def torch_latency(name: str, batch: int, iterations: int) -> dict[str, Any]:
+def torch_latency(name: str, batch: int, iterations: int, compile_too: bool) -> dict[str, Any]:
     import torch
 
     torch.backends.cudnn.benchmark = True
@@ -132,11 +132,12 @@ def torch_latency(name: str, batch: int, iterations: int) -> dict[str, Any]:
         eager_cl = median_ms(lambda: model_cl(x_cl), sync, iterations)
         result["eager_ms"] = min(eager, eager_cl)
         result["eager_layout"] = "channels_last" if eager_cl < eager else "nchw"
-        try:
-            compiled = torch.compile(model)
-            result["compile_ms"] = median_ms(lambda: compiled(x), sync, iterations, warmup=3)
-        except Exception as e:
-            result["compile_error"] = f"{type(e).__name__}: {e}"[:200]
+        if compile_too:  # compiling takes tens of seconds a model
+            try:
+                compiled = torch.compile(model)
+                result["compile_ms"] = median_ms(lambda: compiled(x), sync, iterations, warmup=3)
+            except Exception as e:
+                result["compile_error"] = f"{type(e).__name__}: {e}"[:200]
     return result
 
 
@@ -271,6 +272,7 @@ def main(argv: list[str]) -> int:
     t.add_argument("model")
     t.add_argument("--batch", type=int, default=1)
     t.add_argument("--iterations", type=int, default=30)
+    t.add_argument("--compile", action="store_true", help="also torch.compile (slow to build)")
     tb = sub.add_parser("table")
     tb.add_argument("results", type=Path)
     pr = sub.add_parser("profile")
@@ -296,7 +298,7 @@ def main(argv: list[str]) -> int:
         failed = [n for n in notes if "not exported" in n and not n.startswith("yolov8n")]
         return 1 if failed else 0
     if args.command == "torch-latency":
-        print(json.dumps(torch_latency(args.model, args.batch, args.iterations)))
+        print(json.dumps(torch_latency(args.model, args.batch, args.iterations, args.compile)))
         return 0
     rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
     print(table(rows))

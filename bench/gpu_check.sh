@@ -20,8 +20,8 @@
 #      output's largest value), each plan also simulated on the measured
 #      profile (reality.md); latency at batch 1 and 8;
 #   5. PyTorch eager (cudnn.benchmark, TF32 off, the faster of NCHW and
-#      channels_last) and torch.compile on the torchvision models, and the
-#      side-by-side table (latency.md);
+#      channels_last) and, at batch 1 while time is left, torch.compile on
+#      the torchvision models, and the side-by-side table (latency.md);
 #   6. compute-sanitizer memcheck and racecheck over the op cases.
 # Environment: BRAID_GPU_CHECK_QUICK=1 runs batch 1 only and no sanitizer;
 # BRAID_GPU_CHECK_SECONDS (default 450) is when no new run starts;
@@ -175,7 +175,10 @@ torch_step() {
     [ -e "$OUT/models/$name.onnx" ] || continue
     for batch in "${BATCHES[@]}"; do
       if out_of_time; then echo "  $name b$batch: not run (out of time)"; failed=1; continue; fi
-      timeout 120 $PY torch-latency "$name" --batch "$batch" >> "$OUT/torch.jsonl" || failed=1
+      # torch.compile at batch 1 only, while at least 4 minutes are left.
+      local compile=()
+      [ "$batch" = 1 ] && [ $(( DEADLINE - $(date +%s) )) -gt 240 ] && compile=(--compile)
+      timeout 150 $PY torch-latency "$name" --batch "$batch" "${compile[@]}" >> "$OUT/torch.jsonl" || failed=1
       tail -n 1 "$OUT/torch.jsonl"
     done
   done
