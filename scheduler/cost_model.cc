@@ -506,7 +506,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
     // a stream does: each row is read by several output rows. The rate is
     // measured on 3x3 depthwise convs; global pools and grouped convs take it
     // too (copied GlobalAveragePools read -29..-45% short at the stream rate,
-    // -7..-14% at this one, on the AMD host of docs/profiling.md round 13).
+    // -7..-14% at this one, on the AMD host of docs/profiling.md round 13, in its git history).
     const bool window =
         work.op_class == OpClass::kDepthwiseConv || work.op_class == OpClass::kPool;
     // A depthwise conv's depends on the map; it has its own rate where the

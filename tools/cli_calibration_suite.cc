@@ -254,7 +254,7 @@ StatusOr<std::vector<ModelTimings>> MeasureCalibrationSuite(const OpTimerOptions
   // destination evicted, as inside vit_tiny. Warm on their own repeats
   // (destination in L1/L2), vit_tiny's Transposes ran 1.2-1.5x their
   // samples and the check's all-CPU data movement missed by 17-25% (11-15%
-  // with the walk, 4 alternating runs; docs/profiling.md round 14); timed in
+  // with the walk, 4 alternating runs; docs/profiling.md round 14, in its git history); timed in
   // one engine run, each after its own projection and read by another, they
   // came out slower than the same ops inside vit_tiny (LayerNorm ~1.3x, Erf,
   // Transpose).

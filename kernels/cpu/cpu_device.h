@@ -22,7 +22,7 @@ std::unique_ptr<Device> CreateCpuDevice();
 // backs them with 2 MiB pages; "never" leaves them on small ones). A memory-
 // bound op then misses the TLB 512x less often: resnet50's residual Adds took
 // up to a third less time on a KVM guest, where each miss walks two page
-// tables (docs/profiling.md round 12, bench/kernels_bench.cc's HugePages
+// tables (docs/profiling.md round 12 in its git history, bench/kernels_bench.cc's HugePages
 // cases).
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // `bytes` of host memory as the CPU and vgpu devices allocate it (64-byte
