@@ -106,6 +106,14 @@ class NodeCost {
       // A fused activation (the residual Add -> Relu) costs its own FLOPs.
       return it->second * steps * OutputElements() + ActivationFlops();
     }
+    if (op == "Resize" || op == "Upsample") {
+      // Per output element: a weighted sum over 2 neighbours per resized
+      // axis (linear) or 4 (cubic), two axes as in images; nearest copies.
+      const std::string mode = node_.attrs.GetString("mode", "nearest");
+      if (mode == "linear" || mode == "bilinear") return 8 * OutputElements();
+      if (mode == "cubic") return 32 * OutputElements();
+      return 0;
+    }
     // Data movement (Reshape, Transpose, Concat, Gather, ...) and unknown ops.
     return 0;
   }

@@ -61,9 +61,11 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Squeeze", ops::InferSqueeze, 1},
       {"Transpose", ops::InferTranspose, 1},
       {"Unsqueeze", ops::InferUnsqueeze, 1},
+      {"Upsample", ops::InferResize, 7},
       // indexing
       {"Gather", ops::InferGather, 1},
       {"Pad", ops::InferPad, 2},
+      {"Resize", ops::InferResize, 10},
       {"Slice", ops::InferSlice, 1},
       {"Split", ops::InferSplit, 2},
       // reductions

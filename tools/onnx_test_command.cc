@@ -270,6 +270,8 @@ bool IsShapeInputSlot(const std::string& op, int slot) {
   if (op == "ConstantOfShape") return slot == 0;
   if (op == "Slice") return slot >= 1 && slot <= 4;
   if (op == "Pad") return slot == 1 || slot == 3;
+  if (op == "Resize") return slot >= 1 && slot <= 3;  // roi, scales, sizes
+  if (op == "Upsample") return slot == 1;             // scales
   return false;
 }
 

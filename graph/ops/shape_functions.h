@@ -57,6 +57,7 @@ Status InferGather(ShapeInferenceContext& ctx);
 Status InferSlice(ShapeInferenceContext& ctx);
 Status InferSplit(ShapeInferenceContext& ctx);
 Status InferPad(ShapeInferenceContext& ctx);
+Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max

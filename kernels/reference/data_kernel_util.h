@@ -119,6 +119,7 @@ void RegisterSplitKernel(KernelRegistry& registry);
 void RegisterTransposeKernel(KernelRegistry& registry);
 void RegisterExpandKernel(KernelRegistry& registry);
 void RegisterPadKernel(KernelRegistry& registry);
+void RegisterResizeKernel(KernelRegistry& registry);  // Resize and Upsample
 void RegisterConstantOfShapeKernel(KernelRegistry& registry);
 
 }  // namespace braid::reference

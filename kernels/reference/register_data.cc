@@ -18,6 +18,7 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterTransposeKernel(registry);
   reference::RegisterExpandKernel(registry);
   reference::RegisterPadKernel(registry);
+  reference::RegisterResizeKernel(registry);
   reference::RegisterConstantOfShapeKernel(registry);
 }
 

@@ -157,6 +157,19 @@ std::vector<OpCase> MakeCases() {
            {S("mode", "reflect")}));
   add(Make("pad_edge", "Pad", {X({1, 2, 3, 3}), Ints64({0, 0, 1, 1, 0, 0, 2, 2})}, {S("mode", "edge")}));
   add(Make("constant_of_shape", "ConstantOfShape", {Ints64({2, 3})}));
+  // Resize: YOLO's nearest 2x (constant scales), linear and cubic to given
+  // sizes, Upsample-9. Expected values: the ONNX backend cases
+  // (braid onnx-test, test_resize_* and test_upsample_*).
+  OpInput scales2x{DataType::kF32, {4}};
+  scales2x.constant = true;
+  scales2x.values = {1, 1, 2, 2};
+  add(Make("resize_nearest_2x", "Resize", {X({1, 3, 5, 4}), Omitted(), scales2x}));
+  add(Make("resize_linear_sizes", "Resize", {X({1, 2, 6, 5}), Omitted(), Omitted(), Ints64({1, 2, 4, 9})},
+           {S("mode", "linear")}));
+  add(Make("resize_cubic_align_corners", "Resize",
+           {X({1, 2, 5, 5}), Omitted(), Omitted(), Ints64({1, 2, 8, 3})},
+           {S("mode", "cubic"), S("coordinate_transformation_mode", "align_corners")}));
+  add(Make("upsample_nearest", "Upsample", {X({1, 2, 3, 3}), scales2x}, {}, 1, 9));
   return cases;
 }
 
@@ -193,7 +206,7 @@ TEST(DataOpHarnessCases, NamesUniqueAndEveryOpCovered) {
        {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
         "Abs", "Neg", "Sqrt", "Reciprocal", "Erf", "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Where",
         "Cast", "Identity", "Shape", "Gather", "Slice", "Concat", "Split", "Transpose", "Reshape",
-        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape"})
+        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape", "Resize", "Upsample"})
     EXPECT_TRUE(ops.count(op)) << op;
 }
 

@@ -617,7 +617,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Slice", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze", "Where",
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
-      "ReduceMax", "Gelu"};
+      "ReduceMax", "Gelu", "Resize", "Upsample"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;

@@ -1,0 +1,88 @@
+// Shape functions of Resize (opsets 10-19) and Upsample (7-9): the output
+// extents from constant scales (floor(input * scale)) or sizes (computable
+// at load time, e.g. PyTorch's Shape -> Gather -> Concat chains); geometry
+// shared with the kernels (graph/ops/resize_geometry.h). A symbolic axis
+// stays symbolic when its scale is 1.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/ops/resize_geometry.h"
+#include "graph/ops/shape_functions.h"
+
+namespace braid::ops {
+namespace {
+
+// The float values of constant input `i` (scales, roi); empty when absent.
+StatusOr<std::vector<float>> ConstantFloats(ShapeInferenceContext& ctx, int i) {
+  if (i < 0 || !ctx.has_input(static_cast<size_t>(i))) return std::vector<float>();
+  const Value& v = ctx.input(static_cast<size_t>(i));
+  if (v.has_shape && ElementCount(v.shape) == 0) return std::vector<float>();
+  if (!v.constant)
+    return ctx.Unsupported("input " + std::to_string(i) + " ('" + v.name +
+                           "') must be a constant (scales and roi computed at run time are not "
+                           "supported)");
+  if (v.dtype != DataType::kF32)
+    return ctx.Error("input " + std::to_string(i) + " ('" + v.name + "') must be float32");
+  std::span<const float> values = v.constant->as<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+}  // namespace
+
+Status InferResize(ShapeInferenceContext& ctx) {
+  const bool upsample = ctx.node().op_type == "Upsample";
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, upsample ? 2 : 4));
+  ASSIGN_OR_RETURN(ResizeAttributes attrs, ParseResizeAttributes(ctx.node(), ctx.opset()));
+  const Shape& in = ctx.input_shape(0);
+  std::vector<float> scales = attrs.scales_attribute;
+  if (attrs.scales_input >= 0) {
+    ASSIGN_OR_RETURN(scales, ConstantFloats(ctx, attrs.scales_input));
+  }
+  ASSIGN_OR_RETURN(std::vector<float> roi, ConstantFloats(ctx, attrs.roi_input));
+  // Symbolic extents count as 1 here; they must keep a scale of 1.
+  std::vector<int64_t> dims;
+  for (const Dim& d : in) dims.push_back(d.is_static() ? d.extent() : 1);
+  std::vector<int64_t> sizes;
+  const auto sizes_input = static_cast<size_t>(attrs.sizes_input);
+  if (scales.empty() && attrs.sizes_input >= 0 && ctx.has_input(sizes_input)) {
+    // PyTorch writes sizes as Concat(Shape(x)[:2], [h, w]): a symbolic entry
+    // that is the input's own extent on that axis keeps it.
+    std::optional<DimValues> values = ctx.InputValues(sizes_input);
+    if (!values) {
+      ASSIGN_OR_RETURN(sizes, ctx.InputInts(sizes_input));  // names the problem
+    } else {
+      const bool all_axes = attrs.axes.empty() && values->size() == in.size();
+      for (size_t i = 0; i < values->size(); ++i) {
+        const Dim& v = (*values)[i];
+        if (v.is_static()) {
+          sizes.push_back(v.extent());
+        } else if (all_axes && !in[i].is_static() && in[i].symbol() == v.symbol()) {
+          sizes.push_back(1);
+        } else {
+          return ctx.Unsupported("sizes entry " + std::to_string(i) + " is symbolic (" +
+                                 v.symbol() + ") and not the input's extent on that axis");
+        }
+      }
+    }
+  }
+  StatusOr<ResizeGeometry> geometry = ComputeResizeGeometry(dims, attrs, scales, sizes, roi);
+  if (!geometry.ok()) return ctx.Error(geometry.status().message());
+  Shape out = in;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].is_static()) {
+      out[i] = Dim(geometry->out_dims[i]);
+    } else if (geometry->scales[i] != 1.0 || geometry->out_dims[i] != 1) {
+      if (!sizes.empty() && scales.empty()) {
+        out[i] = Dim(geometry->out_dims[i]);  // sizes fix the extent
+      } else {
+        return ctx.Unsupported("resizing symbolic dimension " + in[i].symbol());
+      }
+    }
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace braid::ops
