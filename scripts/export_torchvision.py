@@ -25,14 +25,32 @@ MODELS = [
     "resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
     "squeezenet1_1", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "densenet121",
     "vit_b_16",
+    # segmentation: bilinear Resize to the input's size from Shape -> Concat chains
+    "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
 ]
 
 
 def build(name):
+    import torch
     import torchvision
     kwargs = {"weights": None}
     if name == "googlenet":
         kwargs.update(aux_logits=False, init_weights=True)
+    if name.startswith(("lraspp", "deeplabv3")):
+        kwargs["weights_backbone"] = None
+        segmenter = getattr(torchvision.models.segmentation, name)(**kwargs).eval()
+
+        class Out(torch.nn.Module):
+            """The segmentation models return {"out": ...}: export the tensor."""
+
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)["out"]
+
+        return Out(segmenter).eval()
     return getattr(torchvision.models, name)(**kwargs).eval()
 
 

@@ -211,6 +211,26 @@ class ResizeKernel final : public Kernel {
     for (int d = rank_ - 2; d >= 0; --d)
       in_strides_[static_cast<size_t>(d)] =
           in_strides_[static_cast<size_t>(d) + 1] * in.dims[static_cast<size_t>(d) + 1];
+    // Nearest (every output element one input element, weight 1): a gather
+    // through per-axis source offsets, a row at a time.
+    gather_ = !resized_.empty();
+    for (const AxisMap& m : axes_) {
+      if (m.identity) continue;
+      for (size_t o = 0; o < m.count.size(); ++o)
+        if (m.outside[o] || m.count[o] != 1 || m.taps[m.first[o]].weight != 1.0) gather_ = false;
+    }
+    source_offset_.assign(static_cast<size_t>(rank_), {});
+    if (gather_) {
+      for (int d = 0; d < rank_; ++d) {
+        const auto u = static_cast<size_t>(d);
+        std::vector<int64_t>& offsets = source_offset_[u];
+        const AxisMap& m = axes_[u];
+        for (int64_t o = 0; o < out_dims_[u]; ++o) {
+          const int64_t source = m.identity ? o : m.taps[m.first[static_cast<size_t>(o)]].index;
+          offsets.push_back(source * in_strides_[u]);
+        }
+      }
+    }
     return Status::Ok();
   }
 
@@ -221,6 +241,7 @@ class ResizeKernel final : public Kernel {
     for (int64_t d : out_dims_) total *= d;
     if (total == 0) return Status::Ok();
     std::array<int64_t, kMaxRank> idx{};
+    if (gather_) return Gather(src, dst, total);
     const size_t k = resized_.size();
     for (int64_t flat = 0; flat < total; ++flat) {
       int64_t base = 0;
@@ -271,7 +292,30 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
+  // The nearest path: rows of the last axis through its offset table.
+  Status Gather(const float* src, float* dst, int64_t total) const {
+    const auto last = static_cast<size_t>(rank_ - 1);
+    const int64_t row = out_dims_[last];
+    const int64_t* inner = source_offset_[last].data();
+    std::array<int64_t, kMaxRank> idx{};
+    for (int64_t start = 0; start < total; start += row) {
+      int64_t base = 0;
+      for (size_t d = 0; d < last; ++d) base += source_offset_[d][static_cast<size_t>(idx[d])];
+      const float* from = src + base;
+      float* to = dst + start;
+      for (int64_t i = 0; i < row; ++i) to[i] = from[inner[i]];
+      for (int d = static_cast<int>(last) - 1; d >= 0; --d) {
+        const auto u = static_cast<size_t>(d);
+        if (++idx[u] < out_dims_[u]) break;
+        idx[u] = 0;
+      }
+    }
+    return Status::Ok();
+  }
+
   int rank_ = 0;
+  bool gather_ = false;
+  std::vector<std::vector<int64_t>> source_offset_;  // per axis and output coordinate
   float extrapolation_ = 0;
   std::vector<int64_t> out_dims_, in_strides_;
   std::vector<AxisMap> axes_;
