@@ -44,6 +44,7 @@ const std::vector<OpSchema>& SchemaTable() {
       // convolution and pooling
       {"AveragePool", ops::InferPool, 7},
       {"Conv", ops::InferConv, 1},
+      {"ConvTranspose", ops::InferConvTranspose, 1},
       {"GlobalAveragePool", ops::InferGlobalPool, 1},
       {"GlobalMaxPool", ops::InferGlobalPool, 1},
       {"MaxPool", ops::InferPool, 8},

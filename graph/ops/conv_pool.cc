@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/ops/conv_transpose_geometry.h"
 #include "graph/ops/shape_functions.h"
 
 namespace braid::ops {
@@ -143,6 +144,48 @@ Status InferConv(ShapeInferenceContext& ctx) {
   ASSIGN_OR_RETURN(Shape spatial, SpatialOutput(ctx, x, win));
   Shape out{x[0], Dim(m)};
   out.insert(out.end(), spatial.begin(), spatial.end());
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+Status InferConvTranspose(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(CheckSpatialInput(ctx, 3));
+  const Shape& x = ctx.input_shape(0);
+  const Shape& w = ctx.input_shape(1);
+  if (w.size() != x.size())
+    return ctx.Error("weight rank " + std::to_string(w.size()) + " differs from input rank " +
+                     std::to_string(x.size()));
+  const int64_t group = ctx.attrs().GetInt("group", 1);
+  if (group <= 0) return ctx.Error("group must be positive");
+  std::vector<int64_t> weight_kernel;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (!w[i].is_static()) return ctx.Error("weight dims must be static");
+    if (i >= 2) weight_kernel.push_back(w[i].extent());
+  }
+  // W is [C, M / group, k...]: input channels first.
+  if (w[0].extent() % group != 0)
+    return ctx.Error("weight's input channels " + std::to_string(w[0].extent()) +
+                     " are not divisible by group " + std::to_string(group));
+  if (x[1].is_static() && x[1].extent() != w[0].extent())
+    return ctx.Error("input channels " + x[1].ToString() + " do not match the weight's " +
+                     w[0].ToString());
+  const int64_t m = w[1].extent() * group;
+  if (ctx.has_input(2)) {
+    const Shape& b = ctx.input_shape(2);
+    if (b.size() != 1 || !(b[0] == Dim(m)))
+      return ctx.Error("bias shape " + ShapeToString(b) + " is not [" + std::to_string(m) + "]");
+  }
+  std::vector<int64_t> in_spatial;
+  for (size_t i = 2; i < x.size(); ++i) {
+    if (!x[i].is_static()) return ctx.Unsupported("symbolic spatial dimension " + x[i].symbol());
+    in_spatial.push_back(x[i].extent());
+  }
+  StatusOr<ConvTransposeGeometry> g =
+      ComputeConvTransposeGeometry(ctx.attrs(), in_spatial, weight_kernel);
+  if (!g.ok()) return ctx.Error(g.status().message());
+  Shape out{x[0], Dim(m)};
+  for (int64_t e : g->out_spatial) out.push_back(Dim(e));
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
   return Status::Ok();
 }

@@ -24,6 +24,7 @@ Status InferWhere(ShapeInferenceContext& ctx);
 
 // conv_pool.cc
 Status InferConv(ShapeInferenceContext& ctx);
+Status InferConvTranspose(ShapeInferenceContext& ctx);
 Status InferPool(ShapeInferenceContext& ctx);  // MaxPool, AveragePool
 Status InferGlobalPool(ShapeInferenceContext& ctx);
 

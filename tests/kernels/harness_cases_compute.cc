@@ -60,6 +60,16 @@ OpCase Conv(std::string name, Ints x, Ints w, bool bias, std::vector<Attr> attrs
   return c;
 }
 
+// W is [C, M / group, k...]; bias [M].
+OpCase ConvTranspose(std::string name, Ints x, Ints w, int64_t group, bool bias,
+                     std::vector<Attr> attrs) {
+  OpCase c{std::move(name), "ConvTranspose", 17, std::move(attrs), {X(x), Const(w)}};
+  if (group != 1) c.attributes.push_back(I("group", group));
+  if (bias) c.inputs.push_back(Const({w[1] * group}));
+  c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
 OpCase Pool(std::string name, std::string op, Ints x, std::vector<Attr> attrs,
             DataType dtype = DataType::kF32) {
   OpCase c{std::move(name), std::move(op), 17, std::move(attrs),
@@ -103,6 +113,14 @@ std::vector<OpCase> MakeCases() {
 
   // --- Conv ---
   add(Conv("conv_3x3_s1_p1", {1, 8, 10, 10}, {16, 8, 3, 3}, true, {L("pads", {1, 1, 1, 1})}));
+  // ConvTranspose: YOLO-seg's 2x2 stride-2 upsampling, and the general form.
+  add(ConvTranspose("convtranspose_2x2_s2", {1, 8, 6, 5}, {8, 4, 2, 2}, 1, true,
+                    {L("strides", {2, 2})}));
+  add(ConvTranspose("convtranspose_grouped_dilated", {2, 6, 5, 4}, {6, 2, 3, 3}, 3, true,
+                    {L("strides", {2, 1}), L("dilations", {1, 2}), L("pads", {1, 0, 0, 1}),
+                     L("output_padding", {1, 0})}));
+  add(ConvTranspose("convtranspose_1d_same", {1, 3, 7}, {3, 5, 4}, 1, false,
+                    {L("strides", {3}), S("auto_pad", "SAME_LOWER")}));
   add(Conv("conv_3x3_s2_p1", {2, 4, 11, 9}, {8, 4, 3, 3}, true,
            {L("pads", {1, 1, 1, 1}), L("strides", {2, 2})}));
   add(Conv("conv_3x3_dilated", {1, 4, 12, 12}, {6, 4, 3, 3}, true,

@@ -617,7 +617,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Slice", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze", "Where",
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
-      "ReduceMax", "Gelu", "Resize", "Upsample"};
+      "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
