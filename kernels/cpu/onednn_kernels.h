@@ -12,6 +12,7 @@ namespace braid {
 
 // oneDNN ("onednn").
 std::unique_ptr<Kernel> CreateConvOnednn();
+std::unique_ptr<Kernel> CreateConvTransposeOnednn();  // plain layouts
 std::unique_ptr<Kernel> CreateMatMulOnednn();
 std::unique_ptr<Kernel> CreateGemmOnednn();
 std::unique_ptr<Kernel> CreatePoolOnednn();         // Max/Average/Global*

@@ -26,7 +26,7 @@ void Add(KernelRegistry& registry, const char* op_type, const char* impl,
 // layout (onednn::DescOf), so they read and write nhwc tensors too.
 bool OnednnHandlesChannelsLast(std::string_view op) {
   return op != "MatMul" && op != "Gemm" && op != "Softmax" && op != "LayerNormalization" &&
-         op != "BatchNormalization";
+         op != "BatchNormalization" && op != "ConvTranspose";
 }
 
 }  // namespace
@@ -39,6 +39,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     Add(registry, op, "onednn", kOnednnPriority, create, OnednnHandlesChannelsLast(op));
   };
   onednn("Conv", CreateConvOnednn);
+  onednn("ConvTranspose", CreateConvTransposeOnednn);
   onednn("MatMul", CreateMatMulOnednn);
   onednn("Gemm", CreateGemmOnednn);
   for (const char* op :
