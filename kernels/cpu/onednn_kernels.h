@@ -25,6 +25,7 @@ std::unique_ptr<Kernel> CreateConcatOnednn();
 
 // braid's own CPU kernels ("cpu").
 std::unique_ptr<Kernel> CreateTransposeCpu();
+std::unique_ptr<Kernel> CreateResizeCpu();  // nearest and 2-tap 2-D; else declines
 std::unique_ptr<Kernel> CreateConcatCpu();
 std::unique_ptr<Kernel> CreateSoftmaxCpu();
 

@@ -67,6 +67,12 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
                       [] { return CreateSoftmaxCpu(); }};
   softmax.specialized = true;
   registry.Register(std::move(softmax));
+  // Nearest and two-tap 2-D resizes; the reference takes the rest (routine).
+  for (const char* op : {"Resize", "Upsample"}) {
+    KernelEntry resize{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateResizeCpu(); }};
+    resize.specialized = true;
+    registry.Register(std::move(resize));
+  }
 
   RegisterReferenceKernels(registry);
 }

@@ -10,6 +10,9 @@
 #ifndef BRAID_KERNELS_PARAMS_RESIZE_H_
 #define BRAID_KERNELS_PARAMS_RESIZE_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "graph/ops/resize_geometry.h"
 #include "kernels/backend.h"
 
@@ -20,6 +23,25 @@ struct ResizeParams {
   ResizeGeometry geometry;
 };
 StatusOr<ResizeParams> ParseResize(const PrepareArgs& args);
+
+// One axis of a resize: per output coordinate, a run of taps (input index,
+// weight) as ONNX's reference chooses them (the n positions closest to the
+// input coordinate, the window kept inside the axis padded by n/2 with its
+// edge values; 2 for nearest and linear, 4 for cubic, more with antialias
+// when shrinking), or `outside` (tf_crop_and_resize: extrapolation_value).
+struct ResizeAxisMap {
+  struct Tap {
+    int64_t index = 0;
+    double weight = 0;
+  };
+  std::vector<size_t> first;     // per output coordinate: its first tap
+  std::vector<uint32_t> count;   // and how many (at least 1)
+  std::vector<uint8_t> outside;
+  std::vector<Tap> taps;
+  bool identity = true;  // output coordinate o reads input o, weight 1
+};
+ResizeAxisMap BuildResizeAxis(const ResizeAttributes& attributes, int64_t in_len,
+                              int64_t out_len, double scale, double roi_start, double roi_end);
 
 }  // namespace braid
 

@@ -1,0 +1,157 @@
+// braid's CPU Resize / Upsample for the shapes models use, float32, plain
+// layout, over OpenMP; the reference kernel takes everything else (a routine
+// decline). The taps come from kernels/params/resize.h, as the reference's:
+//   - nearest (every output element one input element): a gather, a row of
+//     the innermost axis at a time through a table of source offsets (YOLO's
+//     2x upsampling);
+//   - two taps at most on the two innermost axes and none elsewhere
+//     (bilinear images, segmentation heads): per output row the two source
+//     rows, per column two taps, in float.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/onednn_kernels.h"
+#include "kernels/params/resize.h"
+
+namespace braid {
+namespace {
+
+struct TwoTaps {
+  int64_t index[2] = {0, 0};
+  float weight[2] = {0, 0};
+};
+
+class ResizeCpu final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(ResizeParams p, ParseResize(args));
+    const TensorDesc& in = args.inputs[0];
+    if (in.dtype != DataType::kF32 || in.layout != TensorLayout::kPlain ||
+        args.outputs[0].layout != TensorLayout::kPlain)
+      return Unimplemented(args.Where() + ": braid's CPU Resize takes plain float32");
+    if (in.rank() < 2 || in.elements() == 0)
+      return Unimplemented(args.Where() + ": braid's CPU Resize takes non-empty rank >= 2");
+    threads_ = std::max(1, args.num_threads);
+    out_dims_ = args.outputs[0].dims;
+    in_dims_ = in.dims;
+    const auto rank = static_cast<size_t>(in.rank());
+    std::vector<ResizeAxisMap> axes;
+    bool nearest = true, two_taps = true;
+    for (size_t d = 0; d < rank; ++d) {
+      axes.push_back(BuildResizeAxis(p.attributes, in.dims[d], out_dims_[d], p.geometry.scales[d],
+                                     p.geometry.roi_start[d], p.geometry.roi_end[d]));
+      const ResizeAxisMap& m = axes.back();
+      if (m.identity) continue;
+      if (d + 2 < rank) two_taps = false;  // only the two innermost axes may resize
+      for (size_t o = 0; o < m.count.size(); ++o) {
+        if (m.outside[o]) nearest = two_taps = false;
+        if (m.count[o] != 1 || m.taps[m.first[o]].weight != 1.0) nearest = false;
+        if (m.count[o] > 2) two_taps = false;
+      }
+    }
+    if (nearest) {
+      mode_ = Mode::kGather;
+      // Per axis and output coordinate: the source offset in elements.
+      std::vector<int64_t> strides(rank, 1);
+      for (size_t d = rank - 1; d-- > 0;) strides[d] = strides[d + 1] * in.dims[d + 1];
+      offsets_.assign(rank, {});
+      for (size_t d = 0; d < rank; ++d) {
+        const ResizeAxisMap& m = axes[d];
+        for (int64_t o = 0; o < out_dims_[d]; ++o) {
+          const int64_t source = m.identity ? o : m.taps[m.first[static_cast<size_t>(o)]].index;
+          offsets_[d].push_back(source * strides[d]);
+        }
+      }
+      return Status::Ok();
+    }
+    if (!two_taps) return Unimplemented(args.Where() + ": not a nearest or 2-tap 2-D resize");
+    mode_ = Mode::kBilinear;
+    rows_ = Taps(axes[rank - 2]);
+    cols_ = Taps(axes[rank - 1]);
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    const auto* src = static_cast<const float*>(args.src[0]);
+    auto* dst = static_cast<float*>(args.dst[0]);
+    return mode_ == Mode::kGather ? Gather(src, dst) : Bilinear(src, dst);
+  }
+
+ private:
+  enum class Mode { kGather, kBilinear };
+
+  static std::vector<TwoTaps> Taps(const ResizeAxisMap& m) {
+    std::vector<TwoTaps> out(m.count.size());
+    for (size_t o = 0; o < m.count.size(); ++o) {
+      for (uint32_t k = 0; k < 2; ++k) {
+        const uint32_t t = std::min(k, m.count[o] - 1);
+        out[o].index[k] = m.taps[m.first[o] + t].index;
+        out[o].weight[k] = k < m.count[o] ? static_cast<float>(m.taps[m.first[o] + t].weight) : 0.f;
+      }
+    }
+    return out;
+  }
+
+  Status Gather(const float* src, float* dst) const {
+    const size_t last = out_dims_.size() - 1;
+    const int64_t row = out_dims_[last];
+    int64_t rows = 1;
+    for (size_t d = 0; d < last; ++d) rows *= out_dims_[d];
+    const int64_t* inner = offsets_[last].data();
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = 0, rest = r;
+      for (size_t d = last; d-- > 0;) {
+        const int64_t extent = out_dims_[d];
+        base += offsets_[d][static_cast<size_t>(rest % extent)];
+        rest /= extent;
+      }
+      const float* from = src + base;
+      float* to = dst + r * row;
+      for (int64_t i = 0; i < row; ++i) to[i] = from[inner[i]];
+    }
+    return Status::Ok();
+  }
+
+  Status Bilinear(const float* src, float* dst) const {
+    const size_t rank = out_dims_.size();
+    const int64_t in_h = in_dims_[rank - 2], in_w = in_dims_[rank - 1];
+    const int64_t out_h = out_dims_[rank - 2], out_w = out_dims_[rank - 1];
+    int64_t planes = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) planes *= out_dims_[d];
+    const TwoTaps* rows = rows_.data();
+    const TwoTaps* cols = cols_.data();
+#pragma omp parallel for num_threads(threads_) schedule(static) collapse(2)
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t y = 0; y < out_h; ++y) {
+        const float* plane = src + p * in_h * in_w;
+        const float* r0 = plane + rows[y].index[0] * in_w;
+        const float* r1 = plane + rows[y].index[1] * in_w;
+        const float a0 = rows[y].weight[0], a1 = rows[y].weight[1];
+        float* out = dst + (p * out_h + y) * out_w;
+        for (int64_t x = 0; x < out_w; ++x) {
+          const TwoTaps& c = cols[x];
+          const float top = c.weight[0] * r0[c.index[0]] + c.weight[1] * r0[c.index[1]];
+          const float bottom = c.weight[0] * r1[c.index[0]] + c.weight[1] * r1[c.index[1]];
+          out[x] = a0 * top + a1 * bottom;
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  Mode mode_ = Mode::kGather;
+  int threads_ = 1;
+  std::vector<int64_t> in_dims_, out_dims_;
+  std::vector<std::vector<int64_t>> offsets_;  // kGather: per axis and output coordinate
+  std::vector<TwoTaps> rows_, cols_;           // kBilinear
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateResizeCpu() { return std::make_unique<ResizeCpu>(); }
+
+}  // namespace braid
