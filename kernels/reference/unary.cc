@@ -1,6 +1,6 @@
 // Reference unary elementwise ops. One table row per op: its f32 function
-// and, for Abs/Neg/Relu, integer versions (i32/i64, two's complement wrap for
-// Neg/Abs of INT_MIN). HardSigmoid and LeakyRelu read alpha/beta at Prepare.
+// and, for Abs/Neg/Relu/Sign, integer versions (i32/i64, two's complement wrap
+// for Neg/Abs of INT_MIN). HardSigmoid and LeakyRelu read alpha/beta at Prepare.
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -25,6 +25,10 @@ template <typename T>
 T IntAbs(T x) { return x < 0 ? NegWrap(x) : x; }
 template <typename T>
 T IntRelu(T x) { return x > 0 ? x : 0; }
+template <typename T>
+T IntSign(T x) { return static_cast<T>((x > 0) - (x < 0)); }
+template <typename T>
+T IntSame(T x) { return x; }  // Ceil / Floor / Round of an integer
 
 struct UnaryOpRow {
   const char* op_type;
@@ -65,6 +69,15 @@ const UnaryOpRow kUnaryOps[] = {
      }},
     {"LeakyRelu",
      [](float x, const AlphaBeta& p) { return x >= 0.0f ? x : p.alpha * x; }},
+    {"Ceil", [](float x, const AlphaBeta&) { return std::ceil(x); }},
+    {"Floor", [](float x, const AlphaBeta&) { return std::floor(x); }},
+    // Halves to even (ONNX, numpy.round): nearbyint in the default rounding mode.
+    {"Round", [](float x, const AlphaBeta&) { return std::nearbyint(x); }},
+    {"Sign",
+     [](float x, const AlphaBeta&) {
+       return std::isnan(x) ? x : static_cast<float>((x > 0.0f) - (x < 0.0f));
+     },
+     &IntSign<int32_t>, &IntSign<int64_t>},
 };
 
 class UnaryKernel final : public Kernel {

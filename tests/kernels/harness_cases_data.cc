@@ -115,6 +115,9 @@ std::vector<OpCase> MakeCases() {
   add(Make("hard_sigmoid", "HardSigmoid", {X({4, 9}, -5.0, 5.0)}, {F("alpha", 0.3f), F("beta", 0.4f)}));
   add(Make("leaky_relu", "LeakyRelu", {X({4, 9})}, {F("alpha", 0.2f)}));
   add(Make("relu_i64", "Relu", {Ix(DataType::kI64, {10})}));
+  for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
+    add(Make(std::string("unary_") + op, op, {X({3, 11}, -6.0, 6.0)}));
+  add(Make("sign_i32", "Sign", {Ix(DataType::kI32, {12})}));
   add(Make("clip_inputs", "Clip", {X({3, 10}), ConstScalar(-0.5, -0.4), ConstScalar(0.4, 0.5)}));
   add(Make("clip_max_only", "Clip", {X({3, 10}), Omitted(), ConstScalar(0.2, 0.3)}));
   add(Make("clip_relu6_attrs", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)}, 1, 6));

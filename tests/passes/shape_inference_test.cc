@@ -617,7 +617,8 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Slice", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze", "Where",
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
-      "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose"};
+      "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
+      "Sign"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
