@@ -25,6 +25,15 @@
 namespace braid {
 namespace {
 
+// The policies with the session's settings; null: the defaults
+// (SessionPolicyRegistry). ValidateSessionOptions has checked the settings.
+std::shared_ptr<const PolicyRegistry> PoliciesFor(const SessionOptions& options) {
+  if (options.policy_settings.empty()) return nullptr;
+  auto policies = std::make_shared<PolicyRegistry>();
+  (void)RegisterPolicies(*policies, options.policy_settings);
+  return policies;
+}
+
 bool IsKnownDeviceName(const std::string& name) {
   if (name == "cpu" || name == "vgpu" || name == "cuda") return true;
   if (name.rfind("cuda:", 0) != 0 || name.size() == 5) return false;
@@ -79,7 +88,7 @@ class SessionImpl final : public Session {
         trace_(options.trace),
         pin_threads_(options.pin_threads),
         explicit_plan_(std::move(internals.plan)),
-        policies_(internals.policies),
+        policies_(internals.policies ? internals.policies : PoliciesFor(options)),
         profile_(std::move(internals.profile)),
         measure_(std::move(internals.measure)) {
     if (options.adapt && profile_)

@@ -421,6 +421,11 @@ CaseResult RunCase(const fs::path& dir, const Tolerance& tol, bool verbose) {
   const std::set<std::string> bound = ShapeInputs(model, initializers);
   SessionOptions options;
   options.fuse = true;
+  // BRAID_SPARSE / BRAID_SPARSE_CROSSOVER, checked by RunOnnxTest.
+  if (StatusOr<SparseEnvironment> sparse = ReadSparseEnvironment(); sparse.ok()) {
+    options.sparse_kernels = sparse->sparse;
+    options.sparse_crossover = sparse->crossover;
+  }
   std::unique_ptr<Session> session;
   std::string opened_path;  // for OpenFailure's message
   auto open_for = [&](const DataSet& set) -> Status {
@@ -523,6 +528,8 @@ int RunOnnxTest(Args args, std::ostream& out, std::ostream& err) {
   }
   StatusOr<std::vector<std::string>> dirs = scan.Positionals();
   if (!dirs.ok()) return ReportError(err, "onnx-test", dirs.status());
+  if (StatusOr<SparseEnvironment> sparse = ReadSparseEnvironment(); !sparse.ok())
+    return ReportError(err, "onnx-test", sparse.status());
   if (dirs->empty()) {
     err << "braid onnx-test: error: expected at least one DIR\n\n" << kOnnxTestHelp;
     return kExitBadInput;

@@ -23,6 +23,7 @@
 #include "runtime/session_internal.h"
 #include "scheduler/batch_size.h"
 #include "scheduler/cost_model.h"
+#include "scheduler/policies.h"
 #include "tools/commands.h"
 #include "tools/npy.h"
 
@@ -502,6 +503,12 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
   // The lanes of --throughput run their own cpu-only / gpu-only policies.
   if (o.policy == f.policy && !f.policy_file.empty())
     o.policy_settings["sparoa.policy_file"] = f.policy_file;
+  // sparoa without a profile plans on host / host-vgpu: also from
+  // BRAID_PROFILE_PATH, which only the CLI reads.
+  if (o.policy == "sparoa" && o.profile.empty()) {
+    const bool vgpu = std::count(o.devices.begin(), o.devices.end(), "vgpu") > 0;
+    o.policy_settings["sparoa.fallback_profile"] = ResolveProfileName(vgpu ? "host-vgpu" : "host");
+  }
   o.adapt = f.adapt;
   o.pin_threads = f.pin_threads;
   return o;
@@ -543,8 +550,13 @@ int RunThroughput(const RunFlags& f, std::ostream& out, std::ostream& err) {
   BatchSizeOptions batch_options;
   batch_options.latency_bound_us = f.latency_bound_ms * 1e3;
   batch_options.max_batch = f.max_batch;
+  // The policies with this run's settings (a trained sparoa, ...).
+  PolicyRegistry policies;
+  if (Status s = RegisterPolicies(policies, LaneOptions(f, f.devices, f.policy).policy_settings);
+      !s.ok())
+    return fail(s);
   StatusOr<ThroughputChoice> choice =
-      ChooseThroughputBatches(*graph, SessionPolicyRegistry(), f.policy, ctx, batch_options);
+      ChooseThroughputBatches(*graph, policies, f.policy, ctx, batch_options);
   if (!choice.ok()) return fail(choice.status());
   const bool vgpu = std::count(ctx.devices.begin(), ctx.devices.end(), "vgpu") > 0;
 

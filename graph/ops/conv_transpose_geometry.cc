@@ -37,6 +37,12 @@ StatusOr<ConvTransposeGeometry> ComputeConvTransposeGeometry(const Attributes& a
   if (!output_shape.empty() && output_shape.size() != n)
     return InvalidArgument("output_shape " + Ints(output_shape) + " does not fit " +
                            std::to_string(n) + " spatial axes");
+  for (int64_t v : output_shape)
+    if (v < 0 || v > kMaxExtent)
+      return InvalidArgument("output_shape " + Ints(output_shape) + " must be in [0, 2^31]");
+  for (int64_t v : pads)
+    if (v < 0 || v > kMaxExtent)
+      return InvalidArgument("pads " + Ints(pads) + " must be in [0, 2^31]");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
       auto_pad != "SAME_LOWER")
     return InvalidArgument("unknown auto_pad '" + auto_pad + "'");
@@ -65,11 +71,11 @@ StatusOr<ConvTransposeGeometry> ComputeConvTransposeGeometry(const Attributes& a
       target = in_spatial[i] * g.strides[i];
     }
     if (target >= 0) {
+      // Negative when the output asked for is past the full one (an
+      // output_shape, or SAME with a stride above the dilated kernel).
       const int64_t total = full - target;
-      if (total < 0 && output_shape.empty())
-        return InvalidArgument("auto_pad " + auto_pad + " needs negative padding");
-      // Floor division, as ONNX's reference: an output_shape past the full
-      // output (negative total) leaves its extra at the end.
+      // Floor division, as ONNX's reference: a negative total leaves its
+      // extra at the end.
       const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
       if (auto_pad == "SAME_UPPER") {
         g.pads_begin[i] = half;

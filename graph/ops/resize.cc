@@ -44,7 +44,12 @@ Status InferResize(ShapeInferenceContext& ctx) {
   // Symbolic extents count as 1 here; they must keep a scale of 1.
   std::vector<int64_t> dims;
   for (const Dim& d : in) dims.push_back(d.is_static() ? d.extent() : 1);
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<bool> listed(in.size(), attrs.axes.empty());  // the axes scales / sizes name
+  for (int64_t axis : attrs.axes)
+    if (axis >= -rank && axis < rank) listed[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = true;
   std::vector<int64_t> sizes;
+  std::vector<bool> keep(in.size(), false);  // a sizes entry that is the input's own symbol
   const auto sizes_input = static_cast<size_t>(attrs.sizes_input);
   if (scales.empty() && attrs.sizes_input >= 0 && ctx.has_input(sizes_input)) {
     // PyTorch writes sizes as Concat(Shape(x)[:2], [h, w]): a symbolic entry
@@ -60,25 +65,27 @@ Status InferResize(ShapeInferenceContext& ctx) {
           sizes.push_back(v.extent());
         } else if (all_axes && !in[i].is_static() && in[i].symbol() == v.symbol()) {
           sizes.push_back(1);
+          keep[i] = true;
         } else {
           return ctx.Unsupported("sizes entry " + std::to_string(i) + " is symbolic (" +
                                  v.symbol() + ") and not the input's extent on that axis");
         }
       }
     }
+    if (attrs.aspect != ResizeAspect::kStretch)
+      for (size_t i = 0; i < in.size(); ++i)
+        if (listed[i] && !in[i].is_static())
+          return ctx.Unsupported("keep_aspect_ratio_policy over symbolic dimension " +
+                                 in[i].symbol());
   }
   StatusOr<ResizeGeometry> geometry = ComputeResizeGeometry(dims, attrs, scales, sizes, roi);
   if (!geometry.ok()) return ctx.Error(geometry.status().message());
   Shape out = in;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i].is_static()) {
-      out[i] = Dim(geometry->out_dims[i]);
-    } else if (geometry->scales[i] != 1.0 || geometry->out_dims[i] != 1) {
-      if (!sizes.empty() && scales.empty()) {
-        out[i] = Dim(geometry->out_dims[i]);  // sizes fix the extent
-      } else {
-        return ctx.Unsupported("resizing symbolic dimension " + in[i].symbol());
-      }
+    if (in[i].is_static() || (!sizes.empty() && listed[i] && !keep[i])) {
+      out[i] = Dim(geometry->out_dims[i]);  // a number, or a static size on a symbolic axis
+    } else if (!keep[i] && geometry->scales[i] != 1.0) {
+      return ctx.Unsupported("resizing symbolic dimension " + in[i].symbol());
     }
   }
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));

@@ -123,6 +123,8 @@ StatusOr<ResizeGeometry> ComputeResizeGeometry(std::span<const int64_t> in_dims,
     if (roi.size() != 2 * n)
       return InvalidArgument("roi has " + std::to_string(roi.size()) + " values, expected " +
                              std::to_string(2 * n));
+    for (float v : roi)
+      if (!std::isfinite(v)) return InvalidArgument("roi holds a value that is not finite");
     for (size_t i = 0; i < n; ++i) {
       g.roi_start[static_cast<size_t>(axes[i])] = roi[i];
       g.roi_end[static_cast<size_t>(axes[i])] = roi[n + i];
@@ -163,7 +165,8 @@ StatusOr<ResizeGeometry> ComputeResizeGeometry(std::span<const int64_t> in_dims,
     return g;
   }
   // One scale for every axis: the largest that fits (not_larger) or the
-  // smallest that covers (not_smaller); extents rounded half to even.
+  // smallest that covers (not_smaller); extents rounded halves up (the
+  // spec's round_int, ONNX Runtime's roundf for these positive values).
   double common = a.aspect == ResizeAspect::kNotLarger ? INFINITY : 0;
   for (size_t i = 0; i < n; ++i) {
     const auto axis = static_cast<size_t>(axes[i]);
@@ -173,7 +176,7 @@ StatusOr<ResizeGeometry> ComputeResizeGeometry(std::span<const int64_t> in_dims,
   }
   for (size_t i = 0; i < n; ++i) {
     const auto axis = static_cast<size_t>(axes[i]);
-    const double extent = std::nearbyint(common * static_cast<double>(in_dims[axis]));
+    const double extent = std::floor(common * static_cast<double>(in_dims[axis]) + 0.5);
     if (extent > kMaxExtent) return InvalidArgument("sizes give an extent past 2^31");
     g.out_dims[axis] = static_cast<int64_t>(extent);
     g.scales[axis] = common;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/ops/resize_geometry.h"
 #include "graph/passes/passes.h"
 
 namespace braid {
@@ -770,6 +772,73 @@ TEST(ShapeInferenceHostile, AttributeOfTheWrongKindIsAnError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(),
             "node 'pool' (MaxPool): attribute 'strides' must be ints, is an int");
+}
+
+}  // namespace
+}  // namespace braid
+
+namespace braid {
+namespace {
+
+// ---- Resize and ConvTranspose geometry (review regressions) ------------------
+
+TEST(ResizeGeometry, AspectPoliciesRoundHalvesUpAndScalesFloor) {
+  ResizeAttributes a;
+  a.axes = {2, 3};
+  a.aspect = ResizeAspect::kNotLarger;
+  const std::vector<int64_t> in = {1, 1, 4, 5};
+  const std::vector<int64_t> sizes = {2, 100};
+  StatusOr<ResizeGeometry> g = ComputeResizeGeometry(in, a, {}, sizes, {});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  // scale 0.5 on both axes; 5 * 0.5 = 2.5 rounds up (ONNX's round_int).
+  EXPECT_EQ(g->out_dims, (std::vector<int64_t>{1, 1, 2, 3}));
+  ResizeAttributes plain;
+  const std::vector<float> scales = {1, 1, 0.6f, 1.5f};
+  g = ComputeResizeGeometry(in, plain, scales, {}, {});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->out_dims, (std::vector<int64_t>{1, 1, 2, 7}));  // floor(2.4), floor(7.5)
+  const std::vector<float> bad_count = {1, 1, 2};
+  EXPECT_FALSE(ComputeResizeGeometry(in, plain, bad_count, {}, {}).ok());
+  const std::vector<float> zero = {1, 1, 0, 2};
+  EXPECT_FALSE(ComputeResizeGeometry(in, plain, zero, {}, {}).ok());
+  ResizeAttributes crop;
+  crop.coordinates = ResizeCoordinates::kTfCropAndResize;
+  const std::vector<float> roi = {0, 0, 0, 0, 1, 1, INFINITY, 1};
+  const std::vector<int64_t> sizes4 = {1, 1, 3, 3};
+  EXPECT_FALSE(ComputeResizeGeometry(in, crop, {}, sizes4, roi).ok());
+}
+
+TEST(ResizeShapes, SymbolicBatchKeptOrFixedBySizes) {
+  // PyTorch's sizes: Concat(Shape(x)[:2], [h, w]) keeps N; a constant size
+  // on a symbolic axis fixes it.
+  Builder b;
+  ValueId x = b.Input("x", {kN, 3, 8, 8});
+  ValueId shape = b.Op1("Shape", "shape", {x});
+  ValueId head = b.Op1("Slice", "head", {shape, b.Ints("s0", {0}), b.Ints("s1", {2})});
+  ValueId sizes = b.Op1("Concat", "sizes", {head, b.Ints("hw", {16, 4})}, A({{"axis", int64_t{0}}}));
+  ValueId kept = b.Op1("Resize", "kept", {x, kNoValue, kNoValue, sizes}, A({{"mode", std::string("linear")}}));
+  ValueId fixed = b.Op1("Resize", "fixed", {x, kNoValue, kNoValue, b.Ints("sz", {1, 3, 4, 4})});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(ShapeToString(b.shape(kept)), "[N,3,16,4]");
+  EXPECT_EQ(ShapeToString(b.shape(fixed)), "[1,3,4,4]");
+}
+
+TEST(ConvTransposeShapes, SameWithAWideStrideAndBadPads) {
+  Builder b;
+  ValueId x = b.Input("x", {1, 2, 5, 5});
+  ValueId w = b.Floats("w", {2, 3, 1, 1});
+  // k=1, s=2: SAME wants 10 from a full output of 9: a negative pad.
+  ValueId same = b.Op1("ConvTranspose", "same", {x, w},
+                       A({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(ShapeToString(b.shape(same)), "[1,3,10,10]");
+  Builder bad;
+  ValueId bx = bad.Input("x", {1, 2, 5, 5});
+  bad.Op1("ConvTranspose", "neg", {bx, bad.Floats("w", {2, 3, 3, 3})},
+          A({{"pads", Ints{-1, 0, 0, 0}}}));
+  Status s = InferShapes(bad.graph());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("pads"), std::string::npos) << s.message();
 }
 
 }  // namespace
