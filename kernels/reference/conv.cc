@@ -8,6 +8,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/params/conv.h"
+#include "kernels/reference/data_kernel_util.h"
 
 namespace braid {
 namespace {
@@ -42,7 +43,7 @@ class ReferenceConv final : public Kernel {
         const int64_t group = oc / p_.out_channels_per_group;
         float* y_plane = y + (n * p_.out_channels + oc) * out_size;
         for (int64_t o = 0; o < out_size; ++o) {
-          Unravel(o, p_.out_spatial, out_pos.data());
+          reference::UnravelIndex(o, p_.out_spatial, out_pos.data());
           double acc = bias ? bias[oc] : 0.0;
           for (int64_t icg = 0; icg < p_.in_channels_per_group; ++icg) {
             const int64_t ic = group * p_.in_channels_per_group + icg;
@@ -50,7 +51,7 @@ class ReferenceConv final : public Kernel {
             const float* w_kernel =
                 w + (oc * p_.in_channels_per_group + icg) * kernel_size;
             for (int64_t kk = 0; kk < kernel_size; ++kk) {
-              Unravel(kk, p_.kernel, k_pos.data());
+              reference::UnravelIndex(kk, p_.kernel, k_pos.data());
               int64_t offset = 0;
               bool inside = true;
               for (int d = 0; d < rank && inside; ++d) {
@@ -72,14 +73,6 @@ class ReferenceConv final : public Kernel {
   }
 
  private:
-  // Row-major multi-index of `flat` within `dims`.
-  static void Unravel(int64_t flat, const std::vector<int64_t>& dims, int64_t* index) {
-    for (size_t d = dims.size(); d-- > 0;) {
-      index[d] = flat % dims[d];
-      flat /= dims[d];
-    }
-  }
-
   ConvParams p_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "graph/ops/conv_transpose_geometry.h"
 #include "kernels/backend.h"
+#include "kernels/reference/data_kernel_util.h"
 
 namespace braid {
 namespace {
@@ -81,10 +82,10 @@ class ReferenceConvTranspose final : public Kernel {
         const int64_t ocg = oc % out_per_group_;
         float* y_plane = y + (n * out_channels_ + oc) * out_size;
         for (int64_t o = 0; o < out_size; ++o) {
-          Unravel(o, g_.out_spatial, out_pos.data());
+          reference::UnravelIndex(o, g_.out_spatial, out_pos.data());
           double acc = bias ? bias[oc] : 0.0;
           for (int64_t kk = 0; kk < kernel_size; ++kk) {
-            Unravel(kk, g_.kernel, k_pos.data());
+            reference::UnravelIndex(kk, g_.kernel, k_pos.data());
             int64_t offset = 0;
             bool inside = true;
             for (int d = 0; d < rank_ && inside; ++d) {
@@ -109,14 +110,6 @@ class ReferenceConvTranspose final : public Kernel {
   }
 
  private:
-  // Row-major multi-index of `flat` within `dims`.
-  static void Unravel(int64_t flat, const std::vector<int64_t>& dims, int64_t* index) {
-    for (size_t d = dims.size(); d-- > 0;) {
-      index[d] = flat % dims[d];
-      flat /= dims[d];
-    }
-  }
-
   int rank_ = 0;
   int64_t group_ = 1, batch_ = 0, in_channels_ = 0, out_channels_ = 0;
   int64_t in_per_group_ = 0, out_per_group_ = 0;

@@ -104,6 +104,14 @@ inline Status CheckSameDtypeAndRank(const PrepareArgs& args) {
   return Status::Ok();
 }
 
+// Row-major multi-index of `flat` within `dims` (Conv, ConvTranspose).
+inline void UnravelIndex(int64_t flat, const std::vector<int64_t>& dims, int64_t* index) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = flat % dims[d];
+    flat /= dims[d];
+  }
+}
+
 // One per file.
 void RegisterBinaryKernels(KernelRegistry& registry);
 void RegisterUnaryKernels(KernelRegistry& registry);
