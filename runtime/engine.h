@@ -210,6 +210,8 @@ class Engine {
 
   Status RunStep(size_t i);
   // The issue order (see the top of this file).
+  // A wait on `dep` the stream cannot queue, whose event has not completed.
+  static bool HostMustWait(const ExecStream& es, const Step& dep);
   bool Issuable(size_t i) const;
   void Issue(size_t i);
   void IssueReady();

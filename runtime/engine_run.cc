@@ -93,14 +93,17 @@ Status Engine::CreateEvents() {
   return Status::Ok();
 }
 
+bool Engine::HostMustWait(const ExecStream& es, const Step& dep) {
+  return dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready();
+}
+
 bool Engine::Issuable(size_t i) const {
   const Step& step = steps_[i];
   const ExecStream& es = streams_[static_cast<size_t>(step.stream)];
   if (!es.error.ok()) return true;  // skipped at once
   for (int d : step.waits) {
     const Step& dep = steps_[static_cast<size_t>(d)];
-    if (dep.stream >= 0 && !dep.issued) return false;
-    if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) return false;
+    if ((dep.stream >= 0 && !dep.issued) || HostMustWait(es, dep)) return false;
   }
   return true;
 }
@@ -207,7 +210,7 @@ Status Engine::EnsureIssued(size_t i) {
         pushed = true;
         break;
       }
-      if (dep.event && !es.stream->WaitsOnDevice(*dep.event) && !dep.event->Ready()) {
+      if (HostMustWait(es, dep)) {
         if (dep.stream < 0)
           return Internal("engine: " + StepWhere(head) + " waits for " + StepWhere(dep) +
                           " on the calling thread, which has not run yet");

@@ -519,9 +519,11 @@ std::vector<std::string> DeviceProfileSearchPath() {
   return dirs;
 }
 
-std::vector<std::string> ListDeviceProfiles() {
+std::vector<std::string> ListDeviceProfiles(const std::vector<std::string>& extra_dirs) {
   std::set<std::string> names = {"host"};
-  for (const std::string& dir : DeviceProfileSearchPath()) {
+  std::vector<std::string> dirs = extra_dirs;
+  for (const std::string& dir : DeviceProfileSearchPath()) dirs.push_back(dir);
+  for (const std::string& dir : dirs) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
       if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
@@ -541,18 +543,26 @@ StatusOr<DeviceProfile> LoadProfileFile(const std::string& path) {
 
 }  // namespace
 
+bool IsDeviceProfilePath(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos ||
+         (name_or_path.size() > 5 && name_or_path.ends_with(".json"));
+}
+
+std::string FindDeviceProfileFile(const std::string& name, const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    const std::string path = dir + "/" + name + ".json";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return "";
+}
+
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path) {
   if (name_or_path.empty()) return InvalidArgument("empty device profile name");
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 &&
-                        name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
-  if (is_path) return LoadProfileFile(name_or_path);
+  if (IsDeviceProfilePath(name_or_path)) return LoadProfileFile(name_or_path);
   const std::vector<std::string> dirs = DeviceProfileSearchPath();
-  for (const std::string& dir : dirs) {
-    const std::string path = dir + "/" + name_or_path + ".json";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) return LoadProfileFile(path);
-  }
+  if (std::string path = FindDeviceProfileFile(name_or_path, dirs); !path.empty())
+    return LoadProfileFile(path);
   if (name_or_path == "host") return BuiltinHostProfile();
   std::string searched, known;
   for (const std::string& d : dirs) searched += (searched.empty() ? "" : ", ") + d;

@@ -191,8 +191,13 @@ DeviceProfile BuiltinHostProfile();
 
 // Directories searched for NAME.json (see the header comment); existing only.
 std::vector<std::string> DeviceProfileSearchPath();
-// Profile names found on the search path, plus "host"; sorted, unique.
-std::vector<std::string> ListDeviceProfiles();
+// Profile names found in `extra_dirs` and on the search path, plus "host";
+// sorted, unique.
+std::vector<std::string> ListDeviceProfiles(const std::vector<std::string>& extra_dirs = {});
+// True for a file path (contains '/' or ends in .json), false for a name.
+bool IsDeviceProfilePath(const std::string& name_or_path);
+// DIR/NAME.json of the first of `dirs` that has it, or "".
+std::string FindDeviceProfileFile(const std::string& name, const std::vector<std::string>& dirs);
 // A file path (contains '/' or ends in .json) or a name. NotFound lists the
 // directories searched and the names found there.
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& name_or_path);

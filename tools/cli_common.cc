@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <ostream>
 
 #include "runtime/model_loader.h"
+#include "scheduler/device_profile.h"
 
 namespace braid::cli {
 
@@ -115,15 +115,9 @@ std::vector<std::string> ProfileDirsFromEnvironment() {
 }
 
 std::string ResolveProfileName(const std::string& name) {
-  const bool is_path = name.find('/') != std::string::npos ||
-                       (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0);
-  if (name.empty() || is_path) return name;
-  for (const std::string& dir : ProfileDirsFromEnvironment()) {
-    const std::string path = dir + "/" + name + ".json";
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) return path;
-  }
-  return name;
+  if (name.empty() || IsDeviceProfilePath(name)) return name;
+  const std::string path = FindDeviceProfileFile(name, ProfileDirsFromEnvironment());
+  return path.empty() ? name : path;
 }
 
 }  // namespace braid::cli

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <set>
 #include <ostream>
 
 #include "graph/annotate.h"
@@ -71,14 +69,8 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (scan.Flag("--list-profiles")) {
-    std::set<std::string> names;
-    for (const std::string& n : ListDeviceProfiles()) names.insert(n);
-    for (const std::string& d : ProfileDirsFromEnvironment()) {
-      std::error_code ec;
-      for (const auto& entry : std::filesystem::directory_iterator(d, ec))
-        if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
-    }
-    for (const std::string& n : names) out << n << "\n";
+    for (const std::string& n : ListDeviceProfiles(ProfileDirsFromEnvironment()))
+      out << n << "\n";
     out << "searched:";
     for (const std::string& d : ProfileDirsFromEnvironment()) out << " " << d;
     for (const std::string& d : DeviceProfileSearchPath()) out << " " << d;
