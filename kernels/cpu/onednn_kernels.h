@@ -28,6 +28,7 @@ std::unique_ptr<Kernel> CreateTransposeCpu();
 std::unique_ptr<Kernel> CreateResizeCpu();  // nearest and 2-tap 2-D; else declines
 std::unique_ptr<Kernel> CreateConcatCpu();
 std::unique_ptr<Kernel> CreateSoftmaxCpu();
+std::unique_ptr<Kernel> CreateBatchNormCpu();  // f32, plain and nhwc
 
 }  // namespace braid
 

@@ -1,6 +1,7 @@
 // RegisterCpuKernels: the weight-sparse kernels (priority 30; they decline
 // below their crossover sparsity), braid's own CPU kernels that beat
-// oneDNN's on every shape they take (priority 25: Concat, Softmax), oneDNN kernels
+// oneDNN's on every shape they take (priority 25: Concat, Softmax,
+// BatchNormalization), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
@@ -60,6 +61,10 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,
+      /*channels_last=*/true);
+  // One multiply-add per element at memory speed; oneDNN's ran the
+  // [N, C, spatial] view at a tenth of it (kernels/cpu/batch_norm_cpu.cc).
+  Add(registry, "BatchNormalization", "cpu", kCpuAboveOnednnPriority, CreateBatchNormCpu,
       /*channels_last=*/true);
   // Rows along the innermost axis on AVX2 / AVX-512; oneDNN's takes the rest
   // (a routine decline, not a fallback).

@@ -271,6 +271,12 @@ std::vector<OpCase> MakeCases() {
            {X({4, 6}), Const({6}), Const({6}), Const({6}), Positive({6})}, {}));
   add(Norm("batchnorm_3d_input", "BatchNormalization", 14,
            {X({2, 3, 10}), Const({3}), Const({3}), Const({3}), Positive({3})}, {}));
+  // Parameters computed at run time (braid's CPU kernel derives its per-channel
+  // coefficients per Run then) and a tensor large enough to be split across threads.
+  add(Norm("batchnorm_runtime_params", "BatchNormalization", 15,
+           {X({2, 5, 3, 4}), X({5}), X({5}), X({5}), Positive({5})}, {F("epsilon", 1e-2f)}));
+  add(Norm("batchnorm_large", "BatchNormalization", 15,
+           {X({2, 24, 40, 40}), Const({24}), Const({24}), Const({24}), Positive({24})}, {}));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,

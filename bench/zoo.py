@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""The zoo: many architectures exported, run by braid and checked against ONNX Runtime.
+
+Models: scripts/export_torchvision.py's ZOO (torchvision classification and segmentation,
+random weights, opset 17, symbolic batch) and, when `ultralytics` imports in the bench venv,
+YOLOv8n detect and segment (bench/ultralytics_vs_ort.py's export, 320x320). Missing ONNX
+files are exported into BUILD/zoo first.
+
+Per model, on one seeded random input in [-1, 1) (YOLO: [0, 1)):
+  * PASS / FAIL: every output of `braid run` within --tolerance of ONNX Runtime's
+    (max abs error / max |ORT output|), or braid's error message;
+  * where each node ran: the op types that ran on a reference kernel (slow path) and every
+    fallback braid reported;
+  * unless --no-timing: median latency of braid and of ONNX Runtime (CPU EP, sequential,
+    same thread count), alternating processes, and their ratio. CPU measurements on this
+    machine; the geometric mean of the ratios closes the table.
+--markdown FILE writes the same table as Markdown (docs/zoo.md is this script's output).
+
+  bench/zoo.py --build-dir build [--models resnet18 ...] [--threads 2] [--no-timing]
+               [--markdown docs/zoo.md]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+import bench_common  # noqa: E402
+import compare_ort  # noqa: E402  (run_measured)
+import export_torchvision  # noqa: E402  (ZOO)
+
+YOLO_MODELS = ["yolov8n", "yolov8n-seg"]
+
+
+def yolo_file(zoo: str, name: str) -> str | None:
+    """BUILD/zoo/<name>_op17.onnx, exported with ultralytics when absent; None without it."""
+    path = os.path.join(zoo, f"{name}_op17.onnx")
+    if os.path.exists(path):
+        return path
+    try:
+        import ultralytics_vs_ort
+        os.makedirs(zoo, exist_ok=True)
+        print(f"zoo: exporting {name} to {zoo}", file=sys.stderr, flush=True)
+        ultralytics_vs_ort.export(name, path)
+    except ImportError:
+        return None
+    return path
+
+
+def input_for(sess, name: str, batch: int):
+    """Seeded random input for the model's first input (symbolic dims -> batch)."""
+    import numpy as np
+    meta = sess.get_inputs()[0]
+    shape = [d if isinstance(d, int) else batch for d in meta.shape]
+    low = 0.0 if name.startswith("yolo") else -1.0
+    return meta.name, np.random.default_rng(0).uniform(low, 1, shape).astype(np.float32)
+
+
+def short_reason(message: str) -> str:
+    """braid's error, with a list of unsupported nodes condensed to op counts."""
+    ops = collections.Counter(re.findall(r"\(op ([A-Za-z0-9_.:]+)\)", message))
+    if "unsupported nodes" in message and ops:
+        return "unsupported: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))
+    return message if len(message) <= 300 else message[:300] + "..."
+
+
+def check(braid: str, path: str, name: str, threads: int, tolerance: float, tmp: str) -> dict:
+    """Runs path once in braid and in ORT on the same input; returns the row's facts."""
+    import numpy as np
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    input_name, x = input_for(sess, name, 1)
+    refs = sess.run(None, {input_name: x})
+    x_path = os.path.join(tmp, f"{name}.npy")
+    np.save(x_path, x)
+    out_dir = os.path.join(tmp, name)
+    run = subprocess.run([braid, "run", path, "--input", f"{input_name}={x_path}",
+                          "--output-dir", out_dir, "--iterations", "1", "--warmup", "0",
+                          "--threads", str(threads), "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    row: dict = {"model": name, "ops": None}
+    try:
+        import onnx
+        row["ops"] = len(onnx.load(path, load_external_data=False).graph.node)
+    except ImportError:
+        pass
+    if run.returncode != 0:
+        lines = run.stderr.strip().splitlines()
+        row.update(status="FAIL", reason=short_reason(lines[-1] if lines else f"exit {run.returncode}"))
+        return row
+    report = json.loads(run.stdout)
+    row["reference_ops"] = dict(collections.Counter(
+        n["op"] for n in report["nodes"] if n["implementation"] == "reference"))
+    row["fallbacks"] = len(report.get("fallbacks", []))
+    worst = 0.0
+    for meta, ref in zip(sess.get_outputs(), refs):
+        got = np.load(os.path.join(out_dir, f"{meta.name}.npy"))
+        if got.shape != ref.shape:
+            row.update(status="FAIL", reason=f"{meta.name}: shape {got.shape} vs ORT {ref.shape}")
+            return row
+        scale = float(np.max(np.abs(ref)))
+        err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
+        worst = max(worst, err / scale if scale > 0 else err)
+    row["error"] = worst
+    row["status"] = "PASS" if worst <= tolerance else "FAIL"
+    if row["status"] == "FAIL":
+        row["reason"] = f"error {worst:.2e} above {tolerance}"
+    return row
+
+
+def ort_child(argv: list[str]) -> None:
+    """--ort-child MODEL NAME THREADS ITERATIONS WARMUP: one timed ORT process."""
+    import time
+    import onnxruntime as ort
+    path, name, threads, iterations, warmup = argv[0], argv[1], *map(int, argv[2:5])
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    input_name, x = input_for(sess, name, 1)
+    for _ in range(warmup):
+        sess.run(None, {input_name: x})
+    ms = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        sess.run(None, {input_name: x})
+        ms.append((time.perf_counter() - start) * 1e3)
+    print(json.dumps({"median": statistics.median(ms)}))
+
+
+def time_pair(braid: str, path: str, name: str, threads: int, rounds: int,
+              iterations: int, warmup: int) -> tuple[float, float]:
+    """Median latency (ms) of braid and ORT, alternating processes round by round."""
+    b_ms, o_ms = [], []
+    for _ in range(rounds):
+        out, err, code, _ = compare_ort.run_measured(
+            [braid, "run", path, "--json", "--threads", str(threads),
+             "--iterations", str(iterations), "--warmup", str(warmup)])
+        if code != 0:
+            raise RuntimeError(f"braid exit {code}: {err.strip()[-200:]}")
+        b_ms.append(json.loads(out)["latency_ms"]["median"])
+        out, err, code, _ = compare_ort.run_measured(
+            [sys.executable, os.path.abspath(__file__), "--ort-child", path, name,
+             str(threads), str(iterations), str(warmup)])
+        if code != 0:
+            raise RuntimeError(f"ORT exit {code}: {err.strip()[-200:]}")
+        o_ms.append(json.loads(out)["median"])
+    return statistics.median(b_ms), statistics.median(o_ms)
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def format_rows(rows: list[dict], timing: bool) -> list[list[str]]:
+    table = []
+    for r in rows:
+        cells = [r["model"], r["status"], f"{r['error']:.1e}" if "error" in r else "",
+                 str(r["ops"] or "")]
+        if timing:
+            cells += [f"{r['braid_ms']:.2f}" if "braid_ms" in r else "",
+                      f"{r['ort_ms']:.2f}" if "ort_ms" in r else "",
+                      f"{r['ratio']:.2f}" if "ratio" in r else ""]
+        slow = ", ".join(f"{op} x{n}" for op, n in sorted(r.get("reference_ops", {}).items()))
+        note = r.get("reason", "")
+        if r.get("fallbacks"):
+            note = (note + "; " if note else "") + f"{r['fallbacks']} fallbacks"
+        table.append(cells + [slow, note])
+    return table
+
+
+def summary(rows: list[dict], timing: bool, tolerance: float) -> list[str]:
+    passed = sum(r["status"] == "PASS" for r in rows)
+    lines = [f"{passed} of {len(rows)} models run and match ONNX Runtime within {tolerance} "
+             "(max abs error / max |ORT output|)."]
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    if timing and ratios:
+        worst = max((r for r in rows if "ratio" in r), key=lambda r: r["ratio"])
+        lines.append(f"Latency braid / ONNX Runtime: geometric mean {geomean(ratios):.3f} over "
+                     f"{len(ratios)} models, worst {worst['ratio']:.2f} ({worst['model']}); "
+                     "below 1 means braid is faster.")
+    slow = sorted(r["model"] for r in rows if r.get("reference_ops"))
+    lines.append(f"{len(slow)} models run some node on a reference kernel: "
+                 f"{', '.join(slow) if slow else 'none'}.")
+    return lines
+
+
+def write_markdown(path: str, rows: list[dict], timing: bool, args, header: list[str]) -> None:
+    with open(path, "w") as f:
+        f.write("# The zoo\n\n")
+        f.write("Generated by `bench/zoo.py` (do not edit by hand): "
+                f"`bench/zoo.py --build-dir BUILD --threads {args.threads}"
+                f"{'' if timing else ' --no-timing'} --markdown {args.markdown}`.\n\n")
+        f.write(f"Host: {platform.machine()}, {os.cpu_count()} cores, "
+                f"{datetime.date.today().isoformat()}; CPU only, {args.threads} threads, "
+                "batch 1. Random weights and inputs; opset 17. \"Reference kernels\" lists the "
+                "op types that ran on braid's slow reference implementation.\n\n")
+        for line in summary(rows, timing, args.tolerance):
+            f.write(f"- {line}\n")
+        f.write("\n| " + " | ".join(header) + " |\n")
+        f.write("|" + "---|" * len(header) + "\n")
+        for cells in format_rows(rows, timing):
+            f.write("| " + " | ".join(cells) + " |\n")
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--ort-child":
+        ort_child(sys.argv[2:])
+        return 0
+    all_models = export_torchvision.ZOO + YOLO_MODELS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--braid", help="the braid binary (default BUILD/tools/braid)")
+    parser.add_argument("--zoo", help="folder of <model>_op17.onnx (default BUILD/zoo)")
+    parser.add_argument("--models", nargs="+", choices=all_models, default=all_models)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--no-timing", action="store_true", help="check outputs only")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating braid/ORT pairs")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--markdown", help="also write the table here (Markdown)")
+    parser.add_argument("--json-out", help="also write the rows here")
+    args = parser.parse_args()
+    build_dir = os.path.abspath(args.build_dir)
+    bench_common.ensure_venv(build_dir)
+    braid = args.braid or bench_common.default_braid(build_dir)
+    zoo = args.zoo or bench_common.default_zoo(build_dir)
+    timing = not args.no_timing
+
+    header = ["model", "status", "error", "ONNX nodes"]
+    if timing:
+        header += ["braid ms", "ORT ms", "braid/ORT"]
+    header += ["reference kernels", "note"]
+    print(" | ".join(header), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="braid_zoo_") as tmp:
+        for i, name in enumerate(args.models, 1):
+            try:
+                path = (yolo_file(zoo, name) if name in YOLO_MODELS
+                        else bench_common.zoo_file(zoo, name, 17))
+            except subprocess.CalledProcessError as e:
+                path, reason = None, f"export failed ({e})"
+            else:
+                reason = "ultralytics not installed in the bench venv"
+            if path is None:
+                rows.append({"model": name, "status": "SKIP", "ops": None, "reason": reason})
+            else:
+                row = check(braid, path, name, args.threads, args.tolerance, tmp)
+                if timing and row["status"] == "PASS":
+                    row["braid_ms"], row["ort_ms"] = time_pair(
+                        braid, path, name, args.threads, args.rounds, args.iterations,
+                        args.warmup)
+                    row["ratio"] = row["braid_ms"] / row["ort_ms"]
+                rows.append(row)
+            print(f"[{i}/{len(args.models)}] " + " | ".join(format_rows(rows[-1:], timing)[0]),
+                  flush=True)
+    print()
+    for line in summary(rows, timing, args.tolerance):
+        print(line)
+    if args.markdown:
+        write_markdown(args.markdown, rows, timing, args, header)
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 1 if any(r["status"] == "FAIL" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
