@@ -46,16 +46,27 @@ Status FuseGelu(Graph& graph);
 // fuse_matmul_bias.cc).
 Status FuseMatMulBias(Graph& graph);
 
+// A zero-valued constant Pad of the spatial axes read only by a Conv or an
+// AveragePool becomes that node's pads (graph/passes/fold_pad.cc).
+Status FoldPad(Graph& graph);
+// ReduceMean / ReduceMax of a 4-D f32 tensor over axes {2, 3} becomes
+// GlobalAveragePool / GlobalMaxPool (+ a Flatten when keepdims=0), so that
+// backends run it on their pooling kernels (graph/passes/
+// reduce_to_global_pool.cc).
+Status ReduceToGlobalPool(Graph& graph);
 // Removes nodes whose outputs are neither graph outputs nor read, and unused
 // values.
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  bool fuse = true;  // BN folding, GELU, MatMul bias and activation fusion
+  // BN folding, GELU, MatMul bias and activation fusion, Pad folding,
+  // spatial reductions as global pooling
+  bool fuse = true;
 };
 
 // RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm, FuseGelu,
-// FuseMatMulBias, FuseActivations], EliminateDeadNodes, InferShapes.
+// FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations], EliminateDeadNodes,
+// InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 
 }  // namespace braid

@@ -46,6 +46,17 @@ std::optional<std::vector<double>> ReadConstantF32(const Graph& graph,
   return out;
 }
 
+std::optional<std::vector<int64_t>> ReadConstantI64(const Graph& graph, ValueId v) {
+  if (v == kNoValue || !graph.IsConstant(v)) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (value.dtype != DataType::kI64) return std::nullopt;
+  const TensorData& data = *value.constant;
+  std::vector<int64_t> out(data.size() / sizeof(int64_t));
+  for (size_t i = 0; i < out.size(); ++i)
+    std::memcpy(&out[i], data.data() + i * sizeof(int64_t), sizeof(int64_t));
+  return out;
+}
+
 NameAllocator::NameAllocator(const Graph& graph) {
   for (const Value& v : graph.values()) used_.insert(v.name);
 }

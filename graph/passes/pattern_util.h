@@ -51,6 +51,10 @@ std::optional<std::vector<int64_t>> ConstantF32Dims(const Graph& graph,
 std::optional<std::vector<double>> ReadConstantF32(const Graph& graph,
                                                    ValueId v);
 
+// The elements of a constant int64 value (any shape), or nullopt when `v` is
+// absent or not an int64 constant.
+std::optional<std::vector<int64_t>> ReadConstantI64(const Graph& graph, ValueId v);
+
 // Produces value names not yet used in the graph ("base", "base_1", ...).
 class NameAllocator {
  public:

@@ -56,7 +56,8 @@ std::optional<DimValues> ReadConstantValues(const Value& v) {
 // Kinds of the attributes the shape functions and passes read. The typed
 // getters fall back to defaults on a kind mismatch, so a mismatch must be an
 // error here, or strides given as an int would silently become 1. Each name
-// has one kind across every supported op.
+// has one kind across every supported op but `value`: a tensor for Constant
+// and ConstantOfShape, the padding float for Pad before opset 11.
 enum class AttrKind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
 
 const char* AttrKindName(AttrKind kind) {
@@ -72,7 +73,8 @@ const char* AttrKindName(AttrKind kind) {
   return "?";
 }
 
-std::optional<AttrKind> ExpectedAttrKind(const std::string& name) {
+std::optional<AttrKind> ExpectedAttrKind(const std::string& op_type, const std::string& name) {
+  if (op_type == "Pad" && name == "value") return AttrKind::kFloat;
   static const std::unordered_map<std::string, AttrKind> kKinds = {
       {"allowzero", AttrKind::kInt}, {"axis", AttrKind::kInt},
       {"ceil_mode", AttrKind::kInt}, {"end", AttrKind::kInt},
@@ -117,7 +119,7 @@ AttrKind KindOf(const AttributeValue& value) {
 
 Status CheckAttributeKinds(const Node& node, const std::string& where) {
   for (const auto& [name, value] : node.attrs.map()) {
-    std::optional<AttrKind> expected = ExpectedAttrKind(name);
+    std::optional<AttrKind> expected = ExpectedAttrKind(node.op_type, name);
     if (!expected) continue;
     const AttrKind actual = KindOf(value);
     if (actual != *expected)

@@ -1,7 +1,8 @@
 // Test-only helpers for the rewriting passes: a tiny, deliberately naive fp64
 // interpreter for the ops those passes touch (Conv2D NCHW with groups, pads,
 // strides and dilations; Gemm; MatMul with a 2-D B; Reshape by a constant
-// shape; BatchNormalization; broadcasting Add/Mul; Relu, Clip, Sigmoid,
+// shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Mul; ReduceMean and
+// ReduceMax; global pools; Relu, Clip, Sigmoid,
 // HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
 // including the fused "activation" attributes of docs/ir.md, plus small
 // graph-building shortcuts. It exists because kernels/reference does not yet;
@@ -299,6 +300,66 @@ inline StatusOr<RefTensor> BatchNorm(const Node& n,
   return y;
 }
 
+// AveragePool 2-D with count_include_pad=1 (or no pads): a depthwise Conv
+// whose weights are all 1 / (kh * kw).
+inline StatusOr<RefTensor> AveragePool2D(const Node& n, const RefTensor& x) {
+  const std::vector<int64_t> kernel = n.attrs.GetInts("kernel_shape", {});
+  const std::vector<int64_t> pads = n.attrs.GetInts("pads", {0, 0, 0, 0});
+  bool padded = false;
+  for (int64_t p : pads) padded |= p != 0;
+  if (x.dims.size() != 4 || kernel.size() != 2 ||
+      (padded && n.attrs.GetInt("count_include_pad", 0) == 0) || n.attrs.GetInt("ceil_mode", 0))
+    return Unimplemented("reference AveragePool: 2-D, count_include_pad=1, ceil_mode=0 only");
+  Node conv = n;
+  conv.attrs.Set("group", x.dims[1]);
+  RefTensor w;
+  w.dims = {x.dims[1], 1, kernel[0], kernel[1]};
+  w.data.assign(static_cast<size_t>(Numel(w.dims)), 1.0 / static_cast<double>(kernel[0] * kernel[1]));
+  return Conv2D(conv, x, w, nullptr);
+}
+
+// Pad, mode constant, of a 4-D tensor by [begin..., end...] with `value`.
+inline StatusOr<RefTensor> Pad4D(const RefTensor& x, std::span<const int64_t> pads, double value) {
+  if (x.dims.size() != 4 || pads.size() != 8) return Unimplemented("reference Pad is 4-D only");
+  RefTensor y;
+  for (size_t d = 0; d < 4; ++d) y.dims.push_back(x.dims[d] + pads[d] + pads[4 + d]);
+  y.data.assign(static_cast<size_t>(Numel(y.dims)), value);
+  const std::vector<int64_t> xs = Strides(x.dims), ys = Strides(y.dims);
+  for (int64_t i = 0; i < Numel(x.dims); ++i) {
+    int64_t o = 0;
+    for (size_t d = 0; d < 4; ++d) o += ((i / xs[d]) % x.dims[d] + pads[d]) * ys[d];
+    y.data[static_cast<size_t>(o)] = x.data[static_cast<size_t>(i)];
+  }
+  return y;
+}
+
+// Mean or max over `axes` (normalised), keeping them as extent 1 when
+// `keepdims`: ReduceMean / ReduceMax, and the global pools (axes 2..rank-1).
+inline RefTensor Reduce(const RefTensor& x, std::vector<int64_t> axes, bool keepdims,
+                        bool mean) {
+  const size_t rank = x.dims.size();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a)] = true;
+  std::vector<int64_t> kept_dims;  // output dims with keepdims
+  for (size_t d = 0; d < rank; ++d) kept_dims.push_back(reduced[d] ? 1 : x.dims[d]);
+  const std::vector<int64_t> in_strides = Strides(x.dims), out_strides = Strides(kept_dims);
+  RefTensor out;
+  out.data.assign(static_cast<size_t>(Numel(kept_dims)),
+                  mean ? 0.0 : -std::numeric_limits<double>::infinity());
+  const double count = static_cast<double>(Numel(x.dims)) / static_cast<double>(out.data.size());
+  for (int64_t i = 0; i < Numel(x.dims); ++i) {
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d)
+      if (!reduced[d]) o += (i / in_strides[d]) % x.dims[d] * out_strides[d];
+    double& acc = out.data[static_cast<size_t>(o)];
+    acc = mean ? acc + x.data[static_cast<size_t>(i)] / count
+               : std::max(acc, x.data[static_cast<size_t>(i)]);
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (keepdims || !reduced[d]) out.dims.push_back(kept_dims[d]);
+  return out;
+}
+
 }  // namespace internal
 
 // Runs `graph` (in its node order) on `inputs` (one per graph input) and
@@ -354,6 +415,29 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       RefTensor reciprocal = *in[1];
       for (double& v : reciprocal.data) v = 1.0 / v;
       out = Broadcast2(*in[0], reciprocal, /*mul=*/true);
+    } else if (op == "AveragePool") {
+      out = AveragePool2D(n, *in[0]);
+    } else if (op == "Pad") {
+      std::vector<int64_t> pads = n.attrs.GetInts("pads", {});
+      if (!n.attrs.Has("pads"))
+        for (int64_t p : graph.value(n.inputs[1]).constant->as<int64_t>()) pads.push_back(p);
+      const double value = input(2) ? input(2)->data[0] : n.attrs.GetFloat("value", 0.0f);
+      out = Pad4D(*in[0], pads, value);
+    } else if (op == "ReduceMean" || op == "ReduceMax") {
+      std::vector<int64_t> axes = n.attrs.GetInts("axes", {});
+      if (!n.attrs.Has("axes") && n.inputs.size() > 1)
+        for (int64_t a : graph.value(n.inputs[1]).constant->as<int64_t>()) axes.push_back(a);
+      out = Reduce(*in[0], axes, n.attrs.GetInt("keepdims", 1) != 0, op == "ReduceMean");
+    } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+      std::vector<int64_t> axes;
+      for (size_t d = 2; d < in[0]->dims.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+      out = Reduce(*in[0], axes, true, op == "GlobalAveragePool");
+    } else if (op == "Flatten") {
+      const int64_t axis = n.attrs.GetInt("axis", 1);
+      int64_t outer = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= in[0]->dims[static_cast<size_t>(d)];
+      const int64_t target[] = {outer, Numel(in[0]->dims) / outer};
+      out = Reshape(*in[0], target);
     } else if (op == "Identity" || op == "Dropout") {
       out = *in[0];
     } else {
