@@ -27,7 +27,7 @@ namespace braid {
 
 // Oldest and newest default-domain opsets the importer accepts.
 inline constexpr int64_t kMinOnnxOpset = 7;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+inline constexpr int64_t kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {
   // Name given to dynamic dimensions that have no dim_param in the file.
