@@ -223,7 +223,8 @@ def write_markdown(path: str, rows: list[dict], timing: bool, args, header: list
         f.write(f"Host: {platform.machine()}, {os.cpu_count()} cores, "
                 f"{datetime.date.today().isoformat()}; CPU only, {args.threads} threads, "
                 f"batch 1. Random weights and inputs; opset {args.opset}. \"Reference kernels\" lists the "
-                "op types that ran on braid's slow reference implementation.\n\n")
+                "op types that ran on braid's portable reference kernels (no oneDNN or braid CPU "
+                "kernel took them; Slice and Gather there are strided copies at memory speed).\n\n")
         for line in summary(rows, timing, args.tolerance):
             f.write(f"- {line}\n")
         f.write("\n| " + " | ".join(header) + " |\n")
