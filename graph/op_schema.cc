@@ -33,8 +33,10 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Log", ops::InferUnary, 6},
       {"Max", ops::InferMinMax, 8},
       {"Min", ops::InferMinMax, 8},
+      {"Mod", ops::InferMod, 10},
       {"Mul", ops::InferMul, 7},
       {"Neg", ops::InferUnary, 6},
+      {"Not", ops::InferNot, 1},
       {"Pow", ops::InferPow, 7},
       {"Reciprocal", ops::InferUnary, 6},
       {"Relu", ops::InferUnary, 6},
@@ -70,7 +72,9 @@ const std::vector<OpSchema>& SchemaTable() {
       // indexing
       {"Gather", ops::InferGather, 1},
       {"Pad", ops::InferPad, 2},
+      {"Range", ops::InferRange, 11},
       {"Resize", ops::InferResize, 10},
+      {"ScatterND", ops::InferScatterND, 11},
       {"Slice", ops::InferSlice, 1},
       {"Split", ops::InferSplit, 2},
       // reductions

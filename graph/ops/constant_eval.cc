@@ -249,8 +249,8 @@ bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
       "Abs", "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
       "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Gelu", "Identity", "Log",
-      "Mul", "Neg", "Pow", "Reciprocal", "Reshape", "Shape", "Slice", "Sqrt",
-      "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
+      "Mod", "Mul", "Neg", "Not", "Pow", "Range", "Reciprocal", "Reshape", "ScatterND",
+      "Shape", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -411,8 +411,46 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
       std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
                   src.data.data() + at * static_cast<int64_t>(elem), elem);
     }
+  } else if (op == "Not") {
+    for (int64_t k = 0; k < n; ++k) StoreInt(out, k, LoadInt(in[0], k) == 0 ? 1 : 0);
+  } else if (op == "Range") {
+    // Accumulated, value += delta, as ONNX's function body and ONNX Runtime do.
+    float value = LoadFloat(in[0], 0);
+    int64_t int_value = LoadInt(in[0], 0);
+    for (int64_t k = 0; k < n; ++k) {
+      if (out.dtype == DataType::kF32) {
+        StoreFloat(out, k, value);
+        value += LoadFloat(in[2], 0);
+      } else {
+        StoreInt(out, k, int_value);
+        int_value = WrapAdd(int_value, LoadInt(in[2], 0));
+      }
+    }
+  } else if (op == "ScatterND") {
+    if (node.attrs.GetString("reduction", "none") != "none")
+      return NotCovered(node, "reduction");
+    out.data = TensorData::Copy(in[0].data.data(), in[0].data.size());
+    const int64_t k = in[1].dims.back();
+    const std::vector<int64_t> strides = Strides(in[0].dims);
+    int64_t slice = 1;  // elements per update
+    for (size_t d = static_cast<size_t>(k); d < in[0].dims.size(); ++d) slice *= in[0].dims[d];
+    const size_t elem = DataTypeSize(out.dtype);
+    const int64_t tuples = k == 0 ? 0 : in[1].count() / k;
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        const int64_t extent = in[0].dims[static_cast<size_t>(d)];
+        int64_t i = LoadInt(in[1], t * k + d);
+        if (i < 0) i += extent;
+        if (i < 0 || i >= extent) return NotCovered(node, "index out of range");
+        offset += i * strides[static_cast<size_t>(d)];
+      }
+      std::memcpy(out.data.mutable_data() + offset * static_cast<int64_t>(elem),
+                  in[2].data.data() + t * slice * static_cast<int64_t>(elem),
+                  static_cast<size_t>(slice) * elem);
+    }
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-             op == "Pow") {
+             op == "Pow" || op == "Mod") {
     FloatBinary f = nullptr;
     IntBinary g = nullptr;
     if (op == "Add") {
@@ -432,6 +470,22 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
         *r = b == -1 ? WrapSub(0, a) : a / b;
         return true;
       };
+    } else if (op == "Mod") {
+      f = [](float a, float b) { return std::fmod(a, b); };
+      if (node.attrs.GetInt("fmod", 0) != 0) {
+        g = [](int64_t a, int64_t b, int64_t* r) {
+          if (b == 0) return false;
+          *r = b == -1 ? 0 : a % b;  // sign of the dividend
+          return true;
+        };
+      } else {
+        g = [](int64_t a, int64_t b, int64_t* r) {
+          if (b == 0) return false;
+          *r = b == -1 ? 0 : a % b;
+          if (*r != 0 && ((*r < 0) != (b < 0))) *r += b;  // sign of the divisor
+          return true;
+        };
+      }
     } else {
       f = [](float a, float b) { return std::pow(a, b); };
     }

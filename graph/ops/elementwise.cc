@@ -2,6 +2,7 @@
 // arithmetic, comparisons, Where, Cast. Add/Sub/Mul/Div/Equal/Where/Cast also
 // carry symbolic values (see graph/passes/shape_inference.h).
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -130,10 +131,21 @@ Status InferIdentity(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+bool DropoutRatioIsZero(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.inputs[1] == kNoValue) return false;
+  const Value& ratio = graph.value(node.inputs[1]);
+  if (!ratio.constant || ratio.dtype != DataType::kF32 || ratio.constant->size() != sizeof(float))
+    return false;
+  float r;
+  std::memcpy(&r, ratio.constant->data(), sizeof r);
+  return r == 0.0f;
+}
+
 Status InferDropout(ShapeInferenceContext& ctx) {
   // Opset 12 adds optional ratio and training_mode inputs. braid is an
   // inference runtime: training_mode must be absent or a constant false
-  // (Dropout is then the identity); a computed one could turn training on.
+  // (Dropout is then the identity), or the ratio a constant 0; a computed
+  // one could turn training on.
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 3));
   if (ctx.has_input(2)) {
     std::optional<DimValues> training = ctx.InputValues(2);
@@ -142,7 +154,7 @@ Status InferDropout(ShapeInferenceContext& ctx) {
           "a computed training_mode is not supported (inference runtime: "
           "training_mode must be absent or a constant false)");
     for (const Dim& v : *training)
-      if (!v.is_static() || v.extent() != 0)
+      if ((!v.is_static() || v.extent() != 0) && !DropoutRatioIsZero(ctx.graph(), ctx.node()))
         return ctx.Unsupported("training_mode=1 is not supported (inference runtime)");
   }
   ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
@@ -199,6 +211,40 @@ Status InferPow(ShapeInferenceContext& ctx) {
 }
 Status InferEqual(ShapeInferenceContext& ctx) {
   return InferBroadcastBinary(ctx, true, DataType::kBool, EqualDims);
+}
+
+// Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the
+// dividend's (C fmod; required for floating point). Values of integer
+// shape arithmetic are tracked (swin's `(window - W % window) % window`).
+Status InferMod(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const bool fmod = ctx.attrs().GetInt("fmod", 0) != 0;
+  if (!fmod && ctx.input_dtype(0) == DataType::kF32)
+    return ctx.Error("fmod=0 is defined for integers only; floating-point Mod needs fmod=1");
+  return InferBroadcastBinary(ctx, true, std::nullopt, [fmod](const Dim& a, const Dim& b)
+                                                           -> std::optional<Dim> {
+    if (!a.is_static() || !b.is_static() || b.extent() == 0) return std::nullopt;
+    if (b.extent() == -1) return Dim(0);  // INT64_MIN % -1 traps
+    int64_t r = a.extent() % b.extent();
+    if (!fmod && r != 0 && ((r < 0) != (b.extent() < 0))) r += b.extent();
+    return Dim(r);
+  });
+}
+
+Status InferNot(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  if (ctx.input_dtype(0) != DataType::kBool)
+    return ctx.Error(std::string("input must be bool, is ") + DataTypeName(ctx.input_dtype(0)));
+  ctx.SetOutput(0, DataType::kBool, ctx.input_shape(0));
+  if (std::optional<DimValues> v = ctx.InputValues(0)) {
+    DimValues out;
+    for (const Dim& d : *v) {
+      if (!d.is_static()) return Status::Ok();
+      out.push_back(Dim(d.extent() == 0 ? 1 : 0));
+    }
+    ctx.SetOutputValues(0, std::move(out));
+  }
+  return Status::Ok();
 }
 
 Status InferMinMax(ShapeInferenceContext& ctx) {

@@ -1,7 +1,9 @@
 // Shape functions of ops that select or pad: Gather, Slice, Split, Pad.
 // Gather and Slice carry symbolic values (Gather(Shape(x), 0) is x's batch).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -137,14 +139,28 @@ Status InferSlice(ShapeInferenceContext& ctx) {
   }
   ctx.SetOutput(0, ctx.input_dtype(0), out);
 
+  // Values of a small static tensor: the picked elements, row-major.
   std::optional<DimValues> values = ctx.InputValues(0);
-  if (values && in.size() == 1 && in[0].is_static()) {
-    DimValues picked;
-    const SliceRange r = seen[0] ? ranges[0] : SliceRange{0, in[0].extent()};
-    for (int64_t k = 0; k < r.count; ++k)
-      picked.push_back((*values)[static_cast<size_t>(r.start + k * step_of[0])]);
-    ctx.SetOutputValues(0, std::move(picked));
+  if (!values || !IsStatic(in) || ElementCount(in) != static_cast<int64_t>(values->size()))
+    return Status::Ok();
+  std::vector<int64_t> in_strides(in.size(), 1);
+  for (size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d].extent();
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!seen[d]) ranges[d] = SliceRange{0, in[d].extent()};
+  DimValues picked;
+  const int64_t count = ElementCount(out);
+  std::vector<int64_t> index(in.size(), 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < in.size(); ++d)
+      from += (ranges[d].start + index[d] * step_of[d]) * in_strides[d];
+    picked.push_back((*values)[static_cast<size_t>(from)]);
+    for (size_t d = in.size(); d-- > 0;) {
+      if (++index[d] < ranges[d].count) break;
+      index[d] = 0;
+    }
   }
+  ctx.SetOutputValues(0, std::move(picked));
   return Status::Ok();
 }
 
@@ -244,6 +260,85 @@ Status InferPad(ShapeInferenceContext& ctx) {
     out[ax] = Dim(*extent);
   }
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+// Range: the output length max(ceil((limit - start) / delta), 0) must be
+// known at load time, so start, limit and delta are constants (any of
+// f32 / i32 / i64) or integer values shape inference tracked.
+Status InferRange(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const DataType dtype = ctx.input_dtype(0);
+  if (dtype != DataType::kF32 && dtype != DataType::kI32 && dtype != DataType::kI64)
+    return ctx.Unsupported(std::string("dtype ") + DataTypeName(dtype) + " (f32, i32, i64 only)");
+  double bounds[3];
+  bool known = true;
+  std::vector<int64_t> ints(3);
+  for (size_t i = 0; i < 3; ++i) {
+    if (ctx.input_dtype(i) != dtype) return ctx.Error("start, limit and delta dtypes differ");
+    if (ElementCount(ctx.input_shape(i)) != 1)
+      return ctx.Error("input " + std::to_string(i) + " must be a scalar");
+    const Value& v = ctx.input(i);
+    if (dtype == DataType::kF32 && v.constant && v.constant->size() == sizeof(float)) {
+      float f;
+      std::memcpy(&f, v.constant->data(), sizeof(float));
+      bounds[i] = f;
+    } else if (dtype != DataType::kF32) {
+      std::optional<DimValues> values = ctx.InputValues(i);
+      if (!values || values->size() != 1 || !(*values)[0].is_static()) {
+        known = false;
+        continue;
+      }
+      ints[i] = (*values)[0].extent();
+      bounds[i] = static_cast<double>(ints[i]);
+    } else {
+      known = false;
+    }
+  }
+  if (!known)
+    return ctx.Unsupported(
+        "start, limit and delta must be known at load time (the output length depends on them)");
+  if (bounds[2] == 0) return ctx.Error("delta is 0");
+  const double length = std::ceil((bounds[1] - bounds[0]) / bounds[2]);
+  if (!(length < 1e9)) return ctx.Error("the output would have " + std::to_string(length) + " elements");
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(length), 0);
+  ctx.SetOutput(0, dtype, Shape{Dim(n)});
+  if (dtype != DataType::kF32) {
+    DimValues values;
+    for (int64_t k = 0; k < n; ++k) values.push_back(Dim(ints[0] + k * ints[2]));
+    ctx.SetOutputValues(0, std::move(values));
+  }
+  return Status::Ok();
+}
+
+// ScatterND(data, indices [..., k], updates [...indices[:-1], data[k:]]):
+// data's shape and dtype.
+Status InferScatterND(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const Shape& data = ctx.input_shape(0);
+  const Shape& indices = ctx.input_shape(1);
+  const Shape& updates = ctx.input_shape(2);
+  const std::string reduction = ctx.attrs().GetString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return ctx.Error("unknown reduction '" + reduction + "'");
+  if (ctx.input_dtype(1) != DataType::kI64)
+    return ctx.Error(std::string("indices must be int64, are ") + DataTypeName(ctx.input_dtype(1)));
+  if (ctx.input_dtype(2) != ctx.input_dtype(0)) return ctx.Error("updates and data dtypes differ");
+  if (indices.empty() || !indices.back().is_static())
+    return ctx.Error("indices need a static last dimension");
+  const int64_t k = indices.back().extent();
+  if (k < 1 || k > static_cast<int64_t>(data.size()))
+    return ctx.Error("indices' last dimension " + std::to_string(k) + " must be in [1, " +
+                     std::to_string(data.size()) + "]");
+  Shape expected(indices.begin(), indices.end() - 1);
+  expected.insert(expected.end(), data.begin() + k, data.end());
+  if (updates.size() != expected.size())
+    return ctx.Error("updates must have rank " + std::to_string(expected.size()));
+  for (size_t i = 0; i < expected.size(); ++i)
+    if (updates[i].is_static() && expected[i].is_static() && updates[i] != expected[i])
+      return ctx.Error("updates must have shape " + ShapeToString(expected));
+  ctx.SetOutput(0, ctx.input_dtype(0), data);
   return Status::Ok();
 }
 

@@ -10,6 +10,10 @@ namespace braid::ops {
 // elementwise.cc
 Status InferUnary(ShapeInferenceContext& ctx);  // same dtype and shape
 Status InferDropout(ShapeInferenceContext& ctx);
+// A Dropout whose ratio input is a constant 0 is the identity even with
+// training_mode true (nothing dropped, scale 1): PyTorch exports
+// F.dropout(x, p=0.0) that way (torchvision's swin attention).
+bool DropoutRatioIsZero(const Graph& graph, const Node& node);
 Status InferClip(ShapeInferenceContext& ctx);
 Status InferCast(ShapeInferenceContext& ctx);
 Status InferIdentity(ShapeInferenceContext& ctx);
@@ -20,6 +24,8 @@ Status InferDiv(ShapeInferenceContext& ctx);
 Status InferPow(ShapeInferenceContext& ctx);
 Status InferMinMax(ShapeInferenceContext& ctx);
 Status InferEqual(ShapeInferenceContext& ctx);
+Status InferMod(ShapeInferenceContext& ctx);
+Status InferNot(ShapeInferenceContext& ctx);
 Status InferWhere(ShapeInferenceContext& ctx);
 
 // conv_pool.cc
@@ -58,6 +64,8 @@ Status InferGather(ShapeInferenceContext& ctx);
 Status InferSlice(ShapeInferenceContext& ctx);
 Status InferSplit(ShapeInferenceContext& ctx);
 Status InferPad(ShapeInferenceContext& ctx);
+Status InferRange(ShapeInferenceContext& ctx);      // start, limit, delta known at load time
+Status InferScatterND(ShapeInferenceContext& ctx);
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 
 // reduce.cc

@@ -132,7 +132,26 @@ Status InferTranspose(ShapeInferenceContext& ctx) {
                        std::to_string(in.size()) + " axes");
   Shape out;
   for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
-  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  ctx.SetOutput(0, ctx.input_dtype(0), out);
+  // Values of a small static tensor move with their elements.
+  std::optional<DimValues> values = ctx.InputValues(0);
+  if (!values || !IsStatic(in) || ElementCount(in) != static_cast<int64_t>(values->size()))
+    return Status::Ok();
+  std::vector<int64_t> in_strides(in.size(), 1);
+  for (size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d].extent();
+  DimValues moved;
+  std::vector<int64_t> index(out.size(), 0);
+  for (size_t k = 0; k < values->size(); ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < out.size(); ++d)
+      from += index[d] * in_strides[static_cast<size_t>(perm[d])];
+    moved.push_back((*values)[static_cast<size_t>(from)]);
+    for (size_t d = out.size(); d-- > 0;) {  // next output index, row-major
+      if (++index[d] < out[d].extent()) break;
+      index[d] = 0;
+    }
+  }
+  ctx.SetOutputValues(0, std::move(moved));
   return Status::Ok();
 }
 
@@ -252,6 +271,8 @@ Status InferConcat(ShapeInferenceContext& ctx) {
                            "along the axis");
   out[ax] = FromProduct(sum);
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  // Row-major tensors joined along axis 0 are their values one after another.
+  if (ax != 0) return Status::Ok();
   DimValues values;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     std::optional<DimValues> v = ctx.InputValues(i);

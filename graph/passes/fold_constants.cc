@@ -22,7 +22,7 @@ namespace {
 
 std::optional<TensorData> ConstantFromValues(const Value& v,
                                              const DimValues& values) {
-  if (!v.has_shape || !IsStatic(v.shape) || v.shape.size() > 1) return {};
+  if (!v.has_shape || !IsStatic(v.shape)) return {};
   if (ElementCount(v.shape) != static_cast<int64_t>(values.size())) return {};
   for (const Dim& d : values)
     if (!d.is_static()) return {};

@@ -14,6 +14,7 @@
 // pool) ceil_mode 0 and either count_include_pad=1 or no pads of its own
 // (the padded zeros are counted, as count_include_pad=1 counts them). The
 // Pad's output must not be a graph output.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,14 @@ Status FoldPad(Graph& graph) {
       continue;
     const std::vector<int64_t> pads = ZeroSpatialPads(graph, pad);
     if (pads.empty()) continue;
+    if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
+        !uses.IsGraphOutput(pad.outputs[0])) {
+      // Pads nothing (Swin's window padding when the window divides the
+      // feature map): every reader reads the input instead.
+      graph.ReplaceAllUses(pad.outputs[0], pad.inputs[0]);
+      remove[static_cast<size_t>(id)] = true;
+      continue;
+    }
     const NodeId reader_id = uses.OnlyReader(pad.outputs[0]);
     if (reader_id == kNoNode) continue;
     Node& reader = graph.node(reader_id);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/ops/shape_functions.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/pattern_util.h"
 
@@ -23,7 +24,7 @@ bool IsGraphInput(const Graph& graph, ValueId v) {
 
 // Dropout is the identity only in inference: its mask output must be unused
 // (a reader of the mask would lose its producer) and training_mode (input 2,
-// opset 12+) must be absent or a constant false.
+// opset 12+) must be absent or a constant false, or the ratio a constant 0.
 bool IsInferenceDropout(const Graph& graph, const Node& node,
                         const std::vector<std::vector<NodeId>>& readers) {
   if (node.outputs.size() > 1) {
@@ -32,7 +33,7 @@ bool IsInferenceDropout(const Graph& graph, const Node& node,
       return false;
   }
   const ValueId training = pass_util::InputOrNone(node, 2);
-  if (training == kNoValue) return true;
+  if (training == kNoValue || ops::DropoutRatioIsZero(graph, node)) return true;
   if (!graph.IsConstant(training)) return false;
   const TensorData& flag = *graph.value(training).constant;
   if (flag.size() != 1 || graph.value(training).dtype != DataType::kBool)

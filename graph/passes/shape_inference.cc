@@ -175,8 +175,7 @@ void ShapeInferenceContext::SetOutputValues(size_t i, DimValues values) {
   if (!has_output(i)) return;
   const ValueId id = node().outputs[i];
   const Value& v = graph_.value(id);
-  if (!v.has_shape || v.shape.size() > 1 || !IsIntegerOrBool(v.dtype) ||
-      values.size() > kMaxSymbolicElements)
+  if (!v.has_shape || !IsIntegerOrBool(v.dtype) || values.size() > kMaxSymbolicElements)
     return;
   if (ElementCount(v.shape) != static_cast<int64_t>(values.size()) ||
       !IsStatic(v.shape))

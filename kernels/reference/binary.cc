@@ -1,4 +1,4 @@
-// Reference broadcasting binary ops: Add Sub Mul Div Min Max (variadic) Equal
+// Reference broadcasting binary ops: Add Sub Mul Div Mod Min Max (variadic) Equal
 // on f32/i32/i64/i8/u8 (Min/Max also f16, Equal also bool), and Pow with any
 // mix of f32/i32/i64 base and exponent. Each op is one functor; BinaryKernel<Op> does the
 // broadcasting walk (kernels/params/broadcast.h) and folds the inputs left to
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 #include "kernels/params/activation.h"
@@ -111,6 +112,33 @@ struct EqualOp {
   template <typename T>
   static uint8_t Apply(T a, T b) {
     return a == b ? 1 : 0;
+  }
+};
+
+// Mod: fmod=1 keeps the dividend's sign (C fmod, and C++ % on integers),
+// fmod=0 the divisor's (Python's %; integers only, as ONNX defines it). An
+// integer x % 0 is 0, as Div's x / 0 (ONNX leaves it undefined).
+template <bool kDivisorSign>
+struct ModOp {
+  static constexpr bool kHalf = false;
+  static constexpr bool kVariadic = false;
+  static constexpr bool kCompare = false;
+  template <typename T>
+  static T Apply(T a, T b) {
+    T r;
+    if constexpr (std::is_floating_point_v<T>) {
+      r = std::fmod(a, b);
+    } else {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;  // INT_MIN % -1 would trap
+      }
+      r = static_cast<T>(a % b);
+    }
+    if constexpr (kDivisorSign && std::is_signed_v<T>) {
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    }
+    return r;
   }
 };
 
@@ -262,6 +290,26 @@ class PowKernel final : public Kernel {
   RunFn run_ = nullptr;
 };
 
+// Picks the Mod flavour from the fmod attribute at Prepare.
+class ModKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    const bool fmod = args.node->attrs.GetInt("fmod", 0) != 0;
+    if (!fmod && !args.inputs.empty() && args.inputs[0].dtype == DataType::kF32)
+      return params_internal::Invalid(args, "fmod=0 is defined for integers only; "
+                                            "floating-point Mod needs fmod=1");
+    if (fmod)
+      inner_ = std::make_unique<BinaryKernel<ModOp<false>>>();
+    else
+      inner_ = std::make_unique<BinaryKernel<ModOp<true>>>();
+    return inner_->Prepare(args);
+  }
+  Status Run(const RunArgs& args) override { return inner_->Run(args); }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
 }  // namespace
 
 void RegisterBinaryKernels(KernelRegistry& registry) {
@@ -273,6 +321,7 @@ void RegisterBinaryKernels(KernelRegistry& registry) {
   RegisterReference<BinaryKernel<MaxOp>>(registry, "Max");
   RegisterReference<BinaryKernel<EqualOp>>(registry, "Equal");
   RegisterReference<PowKernel>(registry, "Pow");
+  RegisterReference<ModKernel>(registry, "Mod");
 }
 
 }  // namespace braid::reference

@@ -44,7 +44,14 @@ class CopyKernel final : public Kernel {
                       .append(params_internal::IntsToString(shape)));
     }
     if (op == "Dropout") {
-      if (IsConstantInput(args, 2)) {
+      // A constant ratio of 0 drops nothing even in training mode.
+      float ratio = -1.0f;
+      if (IsConstantInput(args, 1) && args.inputs[1].dtype == DataType::kF32 &&
+          args.constants[1]->size() == sizeof(float))
+        std::memcpy(&ratio, args.constants[1]->data(), sizeof ratio);
+      if (ratio == 0.0f) {
+        // the identity
+      } else if (IsConstantInput(args, 2)) {
         if (args.constants[2]->size() >= 1 && args.constants[2]->data()[0] != std::byte{0})
           return params_internal::Unsupported(args, "training_mode=true");
       } else if (params_internal::HasInput(args, 2)) {

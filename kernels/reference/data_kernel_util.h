@@ -129,6 +129,8 @@ void RegisterExpandKernel(KernelRegistry& registry);
 void RegisterPadKernel(KernelRegistry& registry);
 void RegisterResizeKernel(KernelRegistry& registry);  // Resize and Upsample
 void RegisterConstantOfShapeKernel(KernelRegistry& registry);
+void RegisterRangeKernel(KernelRegistry& registry);
+void RegisterScatterNDKernel(KernelRegistry& registry);
 
 }  // namespace braid::reference
 

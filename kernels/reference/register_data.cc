@@ -20,6 +20,8 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterPadKernel(registry);
   reference::RegisterResizeKernel(registry);
   reference::RegisterConstantOfShapeKernel(registry);
+  reference::RegisterRangeKernel(registry);
+  reference::RegisterScatterNDKernel(registry);
 }
 
 }  // namespace braid

@@ -1,6 +1,7 @@
 // Reference unary elementwise ops. One table row per op: its f32 function
 // and, for Abs/Neg/Relu/Sign, integer versions (i32/i64, two's complement wrap
 // for Neg/Abs of INT_MIN). HardSigmoid and LeakyRelu read alpha/beta at Prepare.
+// Not (bool) is its own small kernel.
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -138,9 +139,34 @@ class UnaryKernel final : public Kernel {
   void (*run_)(const UnaryKernel&, const RunArgs&) = nullptr;
 };
 
+// Not: bool in, bool out.
+class NotKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    if (args.inputs[0].dtype != DataType::kBool)
+      return params_internal::Invalid(
+          args, std::string("input must be bool, is ").append(args.inputs[0].ToString()));
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, args.inputs[0].dims, DataType::kBool));
+    elements_ = args.inputs[0].elements();
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& args) override {
+    const uint8_t* x = static_cast<const uint8_t*>(args.src[0]);
+    uint8_t* y = static_cast<uint8_t*>(args.dst[0]);
+    for (int64_t i = 0; i < elements_; ++i) y[i] = x[i] == 0 ? 1 : 0;
+    return Status::Ok();
+  }
+
+ private:
+  int64_t elements_ = 0;
+};
+
 }  // namespace
 
 void RegisterUnaryKernels(KernelRegistry& registry) {
+  registry.Register(KernelEntry{"Not", DeviceKind::kCpu, "reference", 0,
+                                [] { return std::make_unique<NotKernel>(); }});
   for (const UnaryOpRow& row : kUnaryOps) {
     const UnaryOpRow* r = &row;
     registry.Register(KernelEntry{row.op_type, DeviceKind::kCpu, "reference", 0,

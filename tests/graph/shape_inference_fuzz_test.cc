@@ -29,8 +29,8 @@ class CaseMaker {
 
   Graph Make(const std::string& op) {
     Graph g;
-    static const int64_t kOpsets[] = {7, 11, 13, 17};
-    g.set_opset(kOpsets[Pick(4)]);
+    static const int64_t kOpsets[] = {7, 11, 13, 17, 18, 21};
+    g.set_opset(kOpsets[Pick(std::size(kOpsets))]);
     Node node;
     node.name = "n";
     node.op_type = op;

@@ -342,6 +342,70 @@ TEST(ReferenceBinary, IntegerDivisionTruncatesAndWraps) {
                {min32});
 }
 
+TEST(ReferenceBinary, ModTakesTheDivisorsSignOrWithFmodTheDividends) {
+  // Python's %: 7 % -3 = -2, -7 % 3 = 2; C's fmod: 7 fmod -3 = 1, -7 fmod 3 = -1.
+  ExpectValues(Run1(MakeNode("Mod"), {I64({5}, {7, -7, 7, -7, 6}), I64({5}, {3, 3, -3, -3, 3})},
+                    Out(DataType::kI64, {5})),
+               {1, 2, -2, -1, 0});
+  ExpectValues(Run1(MakeNode("Mod", {{"fmod", int64_t{1}}}),
+                    {I32({4}, {7, -7, 7, -7}), I32({4}, {3, 3, -3, -3})}, Out(DataType::kI32, {4})),
+               {1, -1, 1, -1});
+  ExpectValues(Run1(MakeNode("Mod", {{"fmod", int64_t{1}}}),
+                    {F32({3}, {5.5, -5.5, 4.0}), F32({1}, {2.0})}, Out(DataType::kF32, {3})),
+               {1.5, -1.5, 0.0});
+  // x % 0 is 0 (ONNX leaves it undefined; no trap), INT64_MIN % -1 is 0.
+  const double min64 = static_cast<double>(std::numeric_limits<int64_t>::min());
+  ExpectValues(Run1(MakeNode("Mod"), {I64({2}, {5, min64}), I64({2}, {0, -1})}, Out(DataType::kI64, {2})),
+               {0, 0});
+  ExpectError(Run1(MakeNode("Mod"), {F32({2}, {1, 2}), F32({2}, {1, 2})}, Out(DataType::kF32, {2})),
+              StatusCode::kInvalidArgument, "fmod=0", "integers only");
+}
+
+TEST(ReferenceUnary, NotInvertsBooleans) {
+  ExpectValues(Run1(MakeNode("Not"), {Bool({2, 2}, {1, 0, 0, 1})}, Out(DataType::kBool, {2, 2})),
+               {0, 1, 1, 0});
+  ExpectError(Run1(MakeNode("Not"), {F32({2}, {1, 0})}, Out(DataType::kBool, {2})),
+              StatusCode::kInvalidArgument, "must be bool");
+}
+
+TEST(ReferenceData, RangeAccumulatesDeltaAndChecksTheLength) {
+  ExpectValues(Run1(MakeNode("Range"), {I64({}, {10}), I64({}, {1}), I64({}, {-3})},
+                    Out(DataType::kI64, {3})),
+               {10, 7, 4});
+  ExpectValues(Run1(MakeNode("Range"), {F32({}, {1.0}), F32({}, {2.0}), F32({}, {0.25})},
+                    Out(DataType::kF32, {4})),
+               {1.0, 1.25, 1.5, 1.75});
+  // Inputs that disagree with the planned length are an error, not a short write.
+  ExpectError(Run1(MakeNode("Range"), {I32({}, {0}), I32({}, {5}), I32({}, {1})},
+                   Out(DataType::kI32, {4})),
+              StatusCode::kInvalidArgument, "give 5 elements", "the plan has 4");
+  ExpectError(Run1(MakeNode("Range"), {I32({}, {0}), I32({}, {5}), I32({}, {0})},
+                   Out(DataType::kI32, {0})),
+              StatusCode::kInvalidArgument, "delta is 0");
+}
+
+TEST(ReferenceData, ScatterNDReplacesOrCombinesSlices) {
+  // data [2, 3]; indices [[1], [0]] replace whole rows; [[0, 2]] one element.
+  const In data = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectValues(Run1(MakeNode("ScatterND"), {data, I64({2, 1}, {1, 0}), F32({2, 3}, {7, 8, 9, 10, 11, 12})},
+                    Out(DataType::kF32, {2, 3})),
+               {10, 11, 12, 7, 8, 9});
+  ExpectValues(Run1(MakeNode("ScatterND"), {data, I64({1, 2}, {0, -1}), F32({1}, {9})},
+                    Out(DataType::kF32, {2, 3})),
+               {1, 2, 9, 4, 5, 6});
+  // Repeated indices accumulate with a reduction.
+  ExpectValues(Run1(MakeNode("ScatterND", {{"reduction", std::string("add")}}),
+                    {data, I64({2, 1}, {1, 1}), F32({2, 3}, {1, 1, 1, 2, 2, 2})},
+                    Out(DataType::kF32, {2, 3})),
+               {1, 2, 3, 7, 8, 9});
+  ExpectValues(Run1(MakeNode("ScatterND", {{"reduction", std::string("max")}}),
+                    {data, I64({1, 1}, {0}), F32({1, 3}, {0, 5, 3})}, Out(DataType::kF32, {2, 3})),
+               {1, 5, 3, 4, 5, 6});
+  ExpectError(Run1(MakeNode("ScatterND"), {data, I64({1, 1}, {2}), F32({1, 3}, {0, 0, 0})},
+                   Out(DataType::kF32, {2, 3})),
+              StatusCode::kInvalidArgument, "index 2 is out of range", "extent 2");
+}
+
 TEST(ReferenceBinary, Pow) {
   // ONNX test_pow_example / test_pow_types_*.
   ExpectValues(Run1(MakeNode("Pow"), {F32({3}, {1, 2, 3}), F32({3}, {4, 5, 6})}, Out(DataType::kF32, {3})),

@@ -154,6 +154,22 @@ TEST(RemoveIdentitiesTest, TrainingModeDropoutIsKept) {
   }
 }
 
+TEST(RemoveIdentitiesTest, TrainingModeDropoutOfRatioZeroIsRemoved) {
+  // F.dropout(x, p=0.0) exported with training=True (torchvision's swin):
+  // nothing is dropped and the scale is 1, so it is the identity.
+  for (double ratio_value : {0.0, 0.1}) {
+    Graph g;
+    ValueId x = g.AddInput("x", DataType::kF32, {2, 2});
+    ValueId ratio = test_eval::AddF32(g, "ratio", {}, {ratio_value});
+    ValueId d = AddOp(g, "drop", "Dropout", {x, ratio, AddBool(g, "training", true)}, {"d"});
+    g.outputs().push_back(AddOp(g, "relu", "Relu", {d}, {"y"}));
+    const Graph before = g;
+    ASSERT_TRUE(RemoveIdentities(g).ok());
+    EXPECT_EQ(CountOps(g, "Dropout"), ratio_value == 0.0 ? 0 : 1) << "ratio " << ratio_value;
+    if (ratio_value == 0.0) ExpectEquivalent(before, g, 4, kTolerance);
+  }
+}
+
 TEST(RemoveIdentitiesTest, BypassedValueKeepsKnownShape) {
   Graph g;
   ValueId x = g.AddInput("x", DataType::kF32, {Dim::Symbol("N"), 3});

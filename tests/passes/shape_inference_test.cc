@@ -596,6 +596,45 @@ TEST(ShapeInferenceSymbolic, ValuesExposedToCallers) {
   EXPECT_EQ(values.at(sliced), (DimValues{3}));
 }
 
+TEST(ShapeInferenceSymbolic, SwinWindowPaddingChain) {
+  // torchvision's swin pads H and W up to a multiple of the window (7):
+  // pads = Reshape(Transpose(Slice(Reshape(Concat(C: 0, 0, W: 0, (7 - W % 7) % 7,
+  // H: 0, (7 - H % 7) % 7, N: 0, 0), [-1, 2]), step -1), [1, 0]), [-1]), then
+  // Pad(x, pads). Values flow through Mod and through 2-D Reshape, Slice and
+  // Transpose; Range and Not fold from constants.
+  Builder b;
+  ValueId x = b.Input("x", {kN, 54, 52, 8});
+  ValueId shape = b.Op1("Shape", "shape", {x});
+  auto padding = [&](int64_t axis, const std::string& tag) {
+    ValueId extent = b.Op1("Gather", "g" + tag, {shape, b.Ints("i" + tag, {axis}, true)});
+    ValueId m = b.Op1("Mod", "mod" + tag, {extent, b.Ints("w" + tag, {7}, true)});
+    ValueId rest = b.Op1("Sub", "sub" + tag, {b.Ints("w2" + tag, {7}, true), m});
+    ValueId again = b.Op1("Mod", "mod2" + tag, {rest, b.Ints("w3" + tag, {7}, true)});
+    return b.Op1("Unsqueeze", "u" + tag, {again, b.Ints("a" + tag, {0})});
+  };
+  ValueId flat = b.Op1("Concat", "cat",
+                       {b.Ints("c0", {0, 0, 0}), padding(2, "w"), b.Ints("c1", {0}), padding(1, "h"),
+                        b.Ints("c2", {0, 0})},
+                       A({{"axis", int64_t{0}}}));
+  ValueId pairs = b.Op1("Reshape", "pairs", {flat, b.Ints("shape2", {-1, 2})});
+  ValueId flipped = b.Op1("Slice", "flip",
+                          {pairs, b.Ints("s", {-1}), b.Ints("e", {-100}), b.Ints("ax", {0}),
+                           b.Ints("st", {-1})});
+  ValueId columns = b.Op1("Transpose", "tr", {flipped}, A({{"perm", Ints{1, 0}}}));
+  ValueId pads = b.Op1("Reshape", "pads", {columns, b.Ints("shape1", {-1})});
+  ValueId padded = b.Op1("Pad", "pad", {x, pads});
+  ValueId range = b.Op1("Range", "range", {b.Ints("r0", {0}, true), b.Ints("r1", {7}, true),
+                                           b.Ints("r2", {3}, true)});
+  SymbolicValues values;
+  const Status inferred = InferShapes(b.graph(), &values);
+  ASSERT_TRUE(inferred.ok()) << inferred.ToString();
+  // [0,0, 0,(7-52%7)%7=4, 0,(7-54%7)%7=2, 0,0,0,0] -> rows flipped -> begins then ends.
+  EXPECT_EQ(values.at(pads), (DimValues{0, 0, 0, 0, 0, 2, 4, 0}));
+  EXPECT_EQ(b.shape(padded), (Shape{kN, 56, 56, 8}));
+  EXPECT_EQ(values.at(range), (DimValues{0, 3, 6}));
+  EXPECT_EQ(b.shape(range), (Shape{3}));
+}
+
 TEST(ShapeInferenceSymbolic, DimProductArithmetic) {
   EXPECT_EQ(MultiplyDims(kN, Dim(197)), Dim::Symbol("N*197"));
   EXPECT_EQ(MultiplyDims(Dim::Symbol("N*197"), Dim(1)), Dim::Symbol("N*197"));
@@ -620,7 +659,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
-      "Sign"};
+      "Sign", "Mod", "Not", "Range", "ScatterND"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;

@@ -1,0 +1,132 @@
+// Reference ScatterND(data, indices, updates): a copy of data where each index
+// tuple (the last axis of indices, k entries) names a slice of data's last
+// rank - k axes that takes the matching slice of updates, replaced or, with
+// `reduction` (opset 16: add, mul; 18: max, min), combined. Negative indices
+// count from the end; one out of range is an error naming the node. Any
+// element type for "none"; f32 / i32 / i64 for the reductions.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/params/broadcast.h"
+#include "kernels/params/parse_util.h"
+#include "kernels/reference/data_kernel_util.h"
+
+namespace braid::reference {
+namespace {
+
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+class ScatterNDKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+    const TensorDesc& data = args.inputs[0];
+    const TensorDesc& indices = args.inputs[1];
+    if (indices.dtype != DataType::kI64 || indices.rank() < 1)
+      return params_internal::Invalid(args, "indices " + indices.ToString() +
+                                                " must be int64 of rank >= 1");
+    k_ = indices.dims.back();
+    if (k_ < 1 || k_ > data.rank())
+      return params_internal::Invalid(args, "indices' last dimension must be in [1, rank]");
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, data.dims, data.dtype));
+    dims_ = data.dims;
+    strides_ = ContiguousStrides(data.dims);
+    slice_ = 1;
+    for (size_t d = static_cast<size_t>(k_); d < data.dims.size(); ++d) slice_ *= data.dims[d];
+    tuples_ = indices.elements() / k_;
+    if (args.inputs[2].elements() != tuples_ * slice_ || args.inputs[2].dtype != data.dtype)
+      return params_internal::Invalid(args, "updates " + args.inputs[2].ToString() +
+                                                " do not match data and indices");
+    data_elements_ = data.elements();
+    element_bytes_ = DataTypeSize(data.dtype);
+    where_ = args.Where();
+    const std::string reduction = args.node->attrs.GetString("reduction", "none");
+    if (reduction == "none") reduction_ = Reduction::kNone;
+    else if (reduction == "add") reduction_ = Reduction::kAdd;
+    else if (reduction == "mul") reduction_ = Reduction::kMul;
+    else if (reduction == "max") reduction_ = Reduction::kMax;
+    else if (reduction == "min") reduction_ = Reduction::kMin;
+    else return params_internal::Invalid(args, "unknown reduction '" + reduction + "'");
+    if (reduction_ == Reduction::kNone) {
+      run_ = &RunTyped<std::byte>;
+    } else {
+      switch (data.dtype) {
+        case DataType::kF32: run_ = &RunTyped<float>; break;
+        case DataType::kI32: run_ = &RunTyped<int32_t>; break;
+        case DataType::kI64: run_ = &RunTyped<int64_t>; break;
+        default: return UnsupportedDtype(args, data.dtype);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override { return run_(*this, args); }
+
+ private:
+  // Offset (in elements) of the slice index tuple t names.
+  StatusOr<int64_t> Offset(const int64_t* indices, int64_t t) const {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k_; ++d) {
+      const int64_t extent = dims_[static_cast<size_t>(d)];
+      int64_t i = indices[t * k_ + d];
+      if (i < 0) i += extent;
+      if (i < 0 || i >= extent)
+        return InvalidArgument(where_ + ": index " + std::to_string(indices[t * k_ + d]) +
+                               " is out of range for axis " + std::to_string(d) + " of extent " +
+                               std::to_string(extent));
+      offset += i * strides_[static_cast<size_t>(d)];
+    }
+    return offset;
+  }
+
+  // T = std::byte: plain replacement of whole slices (any element type).
+  template <typename T>
+  static Status RunTyped(const ScatterNDKernel& k, const RunArgs& args) {
+    std::memcpy(args.dst[0], args.src[0], static_cast<size_t>(k.data_elements_) * k.element_bytes_);
+    const int64_t* indices = static_cast<const int64_t*>(args.src[1]);
+    for (int64_t t = 0; t < k.tuples_; ++t) {
+      ASSIGN_OR_RETURN(const int64_t offset, k.Offset(indices, t));
+      if constexpr (std::is_same_v<T, std::byte>) {
+        const size_t bytes = static_cast<size_t>(k.slice_) * k.element_bytes_;
+        std::memcpy(static_cast<std::byte*>(args.dst[0]) + offset * static_cast<int64_t>(k.element_bytes_),
+                    static_cast<const std::byte*>(args.src[2]) + t * static_cast<int64_t>(bytes), bytes);
+      } else {
+        T* out = static_cast<T*>(args.dst[0]) + offset;
+        const T* update = static_cast<const T*>(args.src[2]) + t * k.slice_;
+        for (int64_t e = 0; e < k.slice_; ++e) out[e] = Combine(k.reduction_, out[e], update[e]);
+      }
+    }
+    return Status::Ok();
+  }
+
+  template <typename T>
+  static T Combine(Reduction r, T a, T b) {
+    switch (r) {
+      case Reduction::kAdd: return a + b;
+      case Reduction::kMul: return a * b;
+      case Reduction::kMax: return std::max(a, b);
+      case Reduction::kMin: return std::min(a, b);
+      case Reduction::kNone: break;
+    }
+    return b;
+  }
+
+  int64_t k_ = 0, slice_ = 1, tuples_ = 0, data_elements_ = 0;
+  size_t element_bytes_ = 0;
+  std::vector<int64_t> dims_, strides_;
+  Reduction reduction_ = Reduction::kNone;
+  std::string where_;
+  Status (*run_)(const ScatterNDKernel&, const RunArgs&) = nullptr;
+};
+
+}  // namespace
+
+void RegisterScatterNDKernel(KernelRegistry& registry) {
+  RegisterReference<ScatterNDKernel>(registry, "ScatterND");
+}
+
+}  // namespace braid::reference
