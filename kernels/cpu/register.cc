@@ -1,7 +1,7 @@
 // RegisterCpuKernels: the weight-sparse kernels (priority 30; they decline
 // below their crossover sparsity), braid's own CPU kernels that beat
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
-// BatchNormalization), oneDNN kernels
+// BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
@@ -72,6 +72,14 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
                       [] { return CreateSoftmaxCpu(); }};
   softmax.specialized = true;
   registry.Register(std::move(softmax));
+  // General broadcasts oneDNN runs on its reference path; the rest declines
+  // to oneDNN (routine).
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    KernelEntry binary{op, DeviceKind::kCpu, "cpu", kCpuAboveOnednnPriority,
+                       [] { return CreateBinaryCpu(); }};
+    binary.specialized = true;
+    registry.Register(std::move(binary));
+  }
   // Nearest and two-tap 2-D resizes; the reference takes the rest (routine).
   for (const char* op : {"Resize", "Upsample"}) {
     KernelEntry resize{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateResizeCpu(); }};

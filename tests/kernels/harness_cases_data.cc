@@ -97,6 +97,10 @@ std::vector<OpCase> MakeCases() {
            {S("activation", "LeakyRelu"), F("activation_alpha", 0.1f)}));
   add(Make("add_fused_hardswish_same", "Add", {X({3, 16}, -4.0, 4.0), X({3, 16}, -4.0, 4.0)},
            {S("activation", "HardSwish")}));
+  // Swin's attention-mask add: a middle axis stretched (braid's CPU kernel,
+  // not oneDNN's reference path), and the same with the mask first.
+  add(Make("add_window_mask", "Add", {X({1, 16, 3, 7, 49}), X({1, 16, 1, 7, 49})}));
+  add(Make("div_window_mask_first", "Div", {X({1, 16, 1, 7, 49}, 0.5, 2.0), X({1, 16, 3, 7, 49}, 0.5, 2.0)}));
   add(Make("add_i32", "Add", {Ix(DataType::kI32, {3, 4}), Ix(DataType::kI32, {4})}));
   add(Make("mul_i64", "Mul", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {2, 1})}));
   add(Make("div_i64_truncates", "Div", {Ix(DataType::kI64, {2, 5}), Ix(DataType::kI64, {5}, -7, 7)}));
