@@ -55,6 +55,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"GlobalMaxPool", ops::InferGlobalPool, 1},
       {"MaxPool", ops::InferPool, 8},
       // matrix products
+      {"Einsum", ops::InferEinsum, 12},
       {"Gemm", ops::InferGemm, 7},
       {"MatMul", ops::InferMatMul, 1},
       // shape manipulation

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "graph/ops/einsum_equation.h"
 #include "graph/ops/shape_functions.h"
 
 namespace braid::ops {
@@ -71,6 +72,27 @@ Status InferGemm(ShapeInferenceContext& ctx) {
                        " does not broadcast to " + ShapeToString(out));
   }
   ctx.SetOutput(0, ctx.input_dtype(0), out);
+  return Status::Ok();
+}
+
+Status InferEinsum(ShapeInferenceContext& ctx) {
+  if (ctx.num_inputs() < 1) return ctx.Error("expects at least one input");
+  std::vector<size_t> ranks;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is absent");
+    if (ctx.input_dtype(i) != ctx.input_dtype(0)) return ctx.Error("input dtypes differ");
+    ranks.push_back(ctx.input_rank(i));
+    shapes.push_back(ctx.input_shape(i));
+  }
+  if (!ctx.attrs().Has("equation")) return ctx.Error("missing equation attribute");
+  StatusOr<EinsumEquation> e = ParseEinsumEquation(ctx.attrs().GetString("equation", ""), ranks);
+  if (!e.ok()) return ctx.Error(e.status().message());
+  StatusOr<std::vector<Dim>> extents = EinsumLabelExtents(*e, shapes);
+  if (!extents.ok()) return ctx.Error(extents.status().message());
+  Shape out;
+  for (int l : e->output) out.push_back((*extents)[static_cast<size_t>(l)]);
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
   return Status::Ok();
 }
 

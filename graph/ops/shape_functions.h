@@ -37,6 +37,7 @@ Status InferGlobalPool(ShapeInferenceContext& ctx);
 // matmul.cc
 Status InferMatMul(ShapeInferenceContext& ctx);
 Status InferGemm(ShapeInferenceContext& ctx);
+Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_equation.h
 
 // shape_ops.cc
 Status InferReshape(ShapeInferenceContext& ctx);

@@ -46,6 +46,10 @@ Status FuseGelu(Graph& graph);
 // fuse_matmul_bias.cc).
 Status FuseMatMulBias(Graph& graph);
 
+// A two-operand f32 Einsum of batched-matmul form (attention's
+// "bhid,bhjd->bhij") becomes Transposes around a MatMul (graph/passes/
+// lower_einsum.cc); other equations stay for the reference kernel.
+Status LowerEinsum(Graph& graph);
 // A zero-valued constant Pad of the spatial axes read only by a Conv or an
 // AveragePool becomes that node's pads (graph/passes/fold_pad.cc).
 Status FoldPad(Graph& graph);
@@ -59,13 +63,13 @@ Status ReduceToGlobalPool(Graph& graph);
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  // BN folding, GELU, MatMul bias and activation fusion, Pad folding,
-  // spatial reductions as global pooling
+  // BN folding, GELU, Einsum lowering, MatMul bias and activation fusion,
+  // Pad folding, spatial reductions as global pooling
   bool fuse = true;
 };
 
 // RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm, FuseGelu,
-// FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations], EliminateDeadNodes,
+// LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations], EliminateDeadNodes,
 // InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 

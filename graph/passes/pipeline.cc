@@ -13,6 +13,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(FuseGelu(graph));
+    RETURN_IF_ERROR(LowerEinsum(graph));
     RETURN_IF_ERROR(FuseMatMulBias(graph));
     RETURN_IF_ERROR(FoldPad(graph));
     RETURN_IF_ERROR(ReduceToGlobalPool(graph));

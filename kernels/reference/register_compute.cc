@@ -11,6 +11,7 @@ void RegisterReferenceAveragePool(KernelRegistry& registry);   // average_pool.c
 void RegisterReferenceGlobalPools(KernelRegistry& registry);   // global_pool.cc
 void RegisterReferenceGemm(KernelRegistry& registry);          // gemm.cc
 void RegisterReferenceMatMul(KernelRegistry& registry);        // matmul.cc
+void RegisterReferenceEinsum(KernelRegistry& registry);        // einsum.cc
 void RegisterReferenceBatchNorm(KernelRegistry& registry);     // batch_norm.cc
 void RegisterReferenceLayerNorm(KernelRegistry& registry);     // layer_norm.cc
 void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc
@@ -24,6 +25,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceGlobalPools(registry);
   RegisterReferenceGemm(registry);
   RegisterReferenceMatMul(registry);
+  RegisterReferenceEinsum(registry);
   RegisterReferenceBatchNorm(registry);
   RegisterReferenceLayerNorm(registry);
   RegisterReferenceSoftmax(registry);

@@ -558,6 +558,61 @@ TEST(ReferenceMatMul, HandComputedAndVectors) {
                     StatusCode::kInvalidArgument, "n_MatMul", "batch");
 }
 
+TEST(ReferenceEinsum, EquationsMatchHandComputedValues) {
+  const Floats a = {1, 2, 3, 4, 5, 6};  // [2, 3]
+  const Floats b = {1, 0, 2, 1, 0, 3};  // [3, 2]
+  auto run = [](const std::string& eq, std::vector<In> inputs, Ints out) {
+    return Run1(MakeNode("Einsum", {{"equation", eq}}), inputs, Out(std::move(out)));
+  };
+  // Matrix product, with spaces and capitals as PyTorch writes them.
+  // [1 2 3; 4 5 6] x [1 0; 2 1; 0 3] = [5 11; 14 23].
+  ExpectNear(run("I K, K J -> I J", {F({2, 3}, a), F({3, 2}, b)}, {2, 2}), {5, 11, 14, 23}, 0);
+  // Transpose, implicit output (letters used once, alphabetically): "ji" -> "ij".
+  ExpectNear(run("ji", {F({2, 3}, a)}, {3, 2}), {1, 4, 2, 5, 3, 6}, 0);
+  // Sum of everything, a diagonal (repeated label), an outer product.
+  ExpectNear(run("ij->", {F({2, 3}, a)}, {}), {21}, 0);
+  ExpectNear(run("ii->i", {F({2, 2}, {1, 2, 3, 4})}, {2}), {1, 4}, 0);
+  ExpectNear(run("i,j->ij", {F({2}, {2, 3}), F({3}, {1, 2, 3})}, {2, 3}), {2, 4, 6, 3, 6, 9}, 0);
+  // An ellipsis axis of extent 1 broadcasts: [2,1,2] x [1,2,2]... batched.
+  ExpectNear(run("...ij,...jk->...ik",
+                 {F({2, 1, 2}, {1, 2, 3, 4}), F({1, 2, 2}, {1, 0, 0, 1})}, {2, 1, 2}),
+             {1, 2, 3, 4}, 0);
+}
+
+TEST(ReferenceEinsum, AttentionEquationMatchesNaiveLoops) {
+  // MaxViT's "BGHID,BGHJD->BGHIJ" on random inputs against four loops.
+  const int g = 2, h = 3, n = 4, d = 5;
+  const Floats q = Random(g * h * n * d, 31), k = Random(g * h * n * d, 32);
+  std::vector<double> want;
+  for (int gi = 0; gi < g; ++gi)
+    for (int hi = 0; hi < h; ++hi)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          double acc = 0;
+          for (int e = 0; e < d; ++e)
+            acc += static_cast<double>(q[static_cast<size_t>(((gi * h + hi) * n + i) * d + e)]) *
+                   k[static_cast<size_t>(((gi * h + hi) * n + j) * d + e)];
+          want.push_back(acc);
+        }
+  ExpectNear(Run1(MakeNode("Einsum", {{"equation", std::string("BGHID,BGHJD->BGHIJ")}}),
+                  {F({1, g, h, n, d}, q), F({1, g, h, n, d}, k)}, Out({1, g, h, n, n})),
+             want, 1e-6);
+}
+
+TEST(ReferenceEinsum, BadEquationsAreErrors) {
+  auto prepare = [](const std::string& eq, std::vector<In> inputs) {
+    return PrepareOnly(MakeNode("Einsum", {{"equation", eq}}), inputs, {Out({2})});
+  };
+  ExpectErrorNaming(prepare("ij,jk->ik", {F({2, 3}, Random(6, 1))}), StatusCode::kInvalidArgument,
+                    "n_Einsum", "2 operands");
+  ExpectErrorNaming(prepare("i1->i", {F({2, 3}, Random(6, 1))}), StatusCode::kInvalidArgument,
+                    "n_Einsum", "not a letter");
+  ExpectErrorNaming(prepare("ij->k", {F({2, 3}, Random(6, 1))}), StatusCode::kInvalidArgument,
+                    "n_Einsum", "in no operand");
+  ExpectErrorNaming(prepare("ijk->i", {F({2, 3}, Random(6, 1))}), StatusCode::kInvalidArgument,
+                    "n_Einsum", "rank 2 for 3 letters");
+}
+
 TEST(ReferenceMatMul, BroadcastBatchesMatchNaiveIndexing) {
   // A [2,1,4,5] x B [1,3,5,6] -> [2,3,4,6]: batch (i, j) reads A[i,0] and B[0,j].
   const Floats a = Random(2 * 4 * 5, 21), b = Random(3 * 5 * 6, 22);

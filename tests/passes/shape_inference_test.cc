@@ -659,7 +659,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
-      "Sign", "Mod", "Not", "Range", "ScatterND"};
+      "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
