@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """The zoo: many architectures exported, run by braid and checked against ONNX Runtime.
 
-Models: scripts/export_torchvision.py's ZOO (torchvision classification and segmentation,
-random weights, opset 17, symbolic batch) and, when `ultralytics` imports in the bench venv,
-YOLOv8n detect and segment (bench/ultralytics_vs_ort.py's export, 320x320). Missing ONNX
-files are exported into BUILD/zoo first.
+Models: scripts/export_torchvision.py's ZOO (torchvision classification and segmentation)
+and bench/zoo_models.py's timm architectures, Ultralytics YOLO (detect / segment / pose /
+classify, 320x320) and two small non-vision encoders (text, audio); random weights, opset 17.
+Missing ONNX files are exported into BUILD/zoo first; models whose exporter (timm,
+ultralytics from PyPI) is not installed in the bench venv are listed as SKIP.
 
 --opset N runs the same exports converted to opset N by ONNX's version converter (the
 exporter here writes 17; current PyTorch writes 18 and later).
@@ -44,21 +45,26 @@ import bench_common  # noqa: E402
 import compare_ort  # noqa: E402  (run_measured)
 import export_torchvision  # noqa: E402  (ZOO)
 
-YOLO_MODELS = ["yolov8n", "yolov8n-seg"]
+import zoo_models  # noqa: E402  (timm, Ultralytics and the non-vision encoders)
+
+ALL_MODELS = export_torchvision.ZOO + zoo_models.TIMM + zoo_models.YOLO + zoo_models.CUSTOM
 
 
-def yolo_file(zoo: str, name: str) -> str | None:
-    """BUILD/zoo/<name>_op17.onnx, exported with ultralytics when absent; None without it."""
+def model_file(zoo: str, name: str) -> str | None:
+    """BUILD/zoo/<name>_op17.onnx, exported when absent; None when its exporter's package
+    (timm, ultralytics) is not installed in the bench venv."""
+    if name in export_torchvision.ZOO:
+        return bench_common.zoo_file(zoo, name, 17)
     path = os.path.join(zoo, f"{name}_op17.onnx")
     if os.path.exists(path):
         return path
+    os.makedirs(zoo, exist_ok=True)
+    print(f"zoo: exporting {name} to {zoo}", file=sys.stderr, flush=True)
     try:
-        import ultralytics_vs_ort
-        os.makedirs(zoo, exist_ok=True)
-        print(f"zoo: exporting {name} to {zoo}", file=sys.stderr, flush=True)
-        ultralytics_vs_ort.export(name, path)
+        zoo_models.export(name, path + ".tmp")
     except ImportError:
         return None
+    os.replace(path + ".tmp", path)
     return path
 
 
@@ -73,12 +79,16 @@ def upgraded_file(path17: str, opset: int) -> str:
 
 
 def input_for(sess, name: str, batch: int):
-    """Seeded random input for the model's first input (symbolic dims -> batch)."""
+    """Seeded random input for the model's first input (symbolic dims -> batch): token ids
+    for integer inputs, [0, 1) images for YOLO, else [-1, 1)."""
     import numpy as np
     meta = sess.get_inputs()[0]
     shape = [d if isinstance(d, int) else batch for d in meta.shape]
+    rng = np.random.default_rng(0)
+    if meta.type == "tensor(int64)":
+        return meta.name, rng.integers(0, zoo_models.TEXT_VOCAB, shape, dtype=np.int64)
     low = 0.0 if name.startswith("yolo") else -1.0
-    return meta.name, np.random.default_rng(0).uniform(low, 1, shape).astype(np.float32)
+    return meta.name, rng.uniform(low, 1, shape).astype(np.float32)
 
 
 def short_reason(message: str) -> str:
@@ -237,7 +247,7 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--ort-child":
         ort_child(sys.argv[2:])
         return 0
-    all_models = export_torchvision.ZOO + YOLO_MODELS
+    all_models = ALL_MODELS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--braid", help="the braid binary (default BUILD/tools/braid)")
@@ -269,14 +279,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="braid_zoo_") as tmp:
         for i, name in enumerate(args.models, 1):
             try:
-                path = (yolo_file(zoo, name) if name in YOLO_MODELS
-                        else bench_common.zoo_file(zoo, name, 17))
+                path = model_file(zoo, name)
                 if path is not None and args.opset != 17:
                     path = upgraded_file(path, args.opset)
-            except subprocess.CalledProcessError as e:
-                path, reason = None, f"export failed ({e})"
+            except Exception as e:  # noqa: BLE001  (an exporter's failure is a row, not a stop)
+                path, reason = None, f"export failed: {type(e).__name__}: {str(e)[:200]}"
             else:
-                reason = "ultralytics not installed in the bench venv"
+                reason = "its exporter (timm / ultralytics) is not installed in the bench venv"
             if path is None:
                 rows.append({"model": name, "status": "SKIP", "ops": None, "reason": reason})
             else:

@@ -79,9 +79,16 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Slice", ops::InferSlice, 1},
       {"Split", ops::InferSplit, 2},
       // reductions
+      {"ReduceL1", ops::InferReduce, 1},
+      {"ReduceL2", ops::InferReduce, 1},
+      {"ReduceLogSum", ops::InferReduce, 1},
+      {"ReduceLogSumExp", ops::InferReduce, 1},
       {"ReduceMax", ops::InferReduce, 1},
       {"ReduceMean", ops::InferReduce, 1},
+      {"ReduceMin", ops::InferReduce, 1},
+      {"ReduceProd", ops::InferReduce, 1},
       {"ReduceSum", ops::InferReduce, 1},
+      {"ReduceSumSquare", ops::InferReduce, 1},
       // normalization
       {"BatchNormalization", ops::InferBatchNormalization, 7},
       {"LayerNormalization", ops::InferLayerNormalization, 17},

@@ -247,9 +247,9 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
-      "Abs", "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
-      "Equal", "Erf", "Exp", "Expand", "Flatten", "Gather", "Gelu", "Identity", "Log",
-      "Mod", "Mul", "Neg", "Not", "Pow", "Range", "Reciprocal", "Reshape", "ScatterND",
+      "Abs", "Add", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Div",
+      "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "Gelu", "Identity", "Log",
+      "Max", "Min", "Mod", "Mul", "Neg", "Not", "Pow", "Range", "Reciprocal", "Reshape", "ScatterND",
       "Shape", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
@@ -411,6 +411,37 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
       std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
                   src.data.data() + at * static_cast<int64_t>(elem), elem);
     }
+  } else if (op == "Clip") {
+    // Bounds: inputs 1 and 2 from opset 11 (absent = unbounded), else attributes.
+    if (in[0].dtype != DataType::kF32 && in[0].dtype != DataType::kI64 &&
+        in[0].dtype != DataType::kI32)
+      return NotCovered(node, "dtype");
+    const bool has_lo = in.size() > 1 && in[1].dtype != DataType::kUndefined;
+    const bool has_hi = in.size() > 2 && in[2].dtype != DataType::kUndefined;
+    const bool f32 = in[0].dtype == DataType::kF32;
+    const double lo = has_lo ? LoadDouble(in[1], 0)
+                             : node.attrs.GetFloat("min", -std::numeric_limits<float>::max());
+    const double hi = has_hi ? LoadDouble(in[2], 0)
+                             : node.attrs.GetFloat("max", std::numeric_limits<float>::max());
+    for (int64_t k = 0; k < n; ++k) {
+      if (f32) {
+        StoreFloat(out, k, static_cast<float>(std::min(std::max<double>(LoadFloat(in[0], k), lo), hi)));
+      } else {
+        int64_t v = LoadInt(in[0], k);
+        if (has_lo) v = std::max(v, LoadInt(in[1], 0));
+        if (has_hi) v = std::min(v, LoadInt(in[2], 0));
+        StoreInt(out, k, v);
+      }
+    }
+  } else if (op == "Max" || op == "Min") {
+    if (in.size() != 2 || in[0].dtype != in[1].dtype) return NotCovered(node, "two same-dtype inputs");
+    const bool max = op == "Max";
+    ASSIGN_OR_RETURN(
+        out, Binary(node, in[0], in[1], std::move(out),
+                    max ? FloatBinary([](float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); })
+                        : FloatBinary([](float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }),
+                    max ? IntBinary([](int64_t a, int64_t b, int64_t* r) { *r = std::max(a, b); return true; })
+                        : IntBinary([](int64_t a, int64_t b, int64_t* r) { *r = std::min(a, b); return true; })));
   } else if (op == "Not") {
     for (int64_t k = 0; k < n; ++k) StoreInt(out, k, LoadInt(in[0], k) == 0 ? 1 : 0);
   } else if (op == "Range") {
@@ -506,6 +537,8 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     else if (op == "Exp") f = [](float x) { return std::exp(x); };
     else if (op == "Log") f = [](float x) { return std::log(x); };
     else if (op == "Tanh") f = [](float x) { return std::tanh(x); };
+    else if (op == "Ceil") f = [](float x) { return std::ceil(x); };
+    else if (op == "Floor") f = [](float x) { return std::floor(x); };
     else if (op == "Erf") f = Erf;
     else if (op == "Gelu" && node.attrs.GetString("approximate", "none") == "none")
       f = [](float x) {

@@ -1,4 +1,4 @@
-// Shape function of ReduceMean, ReduceSum and ReduceMax: axes from the
+// Shape function of every Reduce* op: axes from the
 // attribute, or from the second input (ReduceSum at opset 13, the others at
 // 18); keepdims; noop_with_empty_axes.
 #include <optional>

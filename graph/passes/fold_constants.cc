@@ -49,9 +49,13 @@ std::optional<TensorData> ConstantFromValues(const Value& v,
 
 }  // namespace
 
-Status FoldConstants(Graph& graph, size_t max_output_bytes) {
+namespace {
+
+// One sweep in topological order (a folded node's readers may fold in the
+// same sweep); whether anything folded.
+StatusOr<bool> FoldSweep(Graph& graph, size_t max_output_bytes) {
   SymbolicValues values;
-  RETURN_IF_ERROR(InferShapes(graph, &values).WithPrefix("FoldConstants"));
+  RETURN_IF_ERROR(InferShapesPartially(graph, &values).WithPrefix("FoldConstants"));
   std::vector<bool> folded(static_cast<size_t>(graph.num_nodes()), false);
   bool any = false;
   for (NodeId id = 0; id < graph.num_nodes(); ++id) {
@@ -106,11 +110,27 @@ Status FoldConstants(Graph& graph, size_t max_output_bytes) {
     folded[static_cast<size_t>(id)] = true;
     any = true;
   }
-  if (!any) return Status::Ok();
+  if (!any) return false;
   graph.RemoveNodes(folded);
   // Producers whose readers were all folded are now dead.
   RETURN_IF_ERROR(EliminateDeadNodes(graph).WithPrefix("FoldConstants"));
-  return graph.Validate().WithPrefix("FoldConstants");
+  RETURN_IF_ERROR(graph.Validate().WithPrefix("FoldConstants"));
+  return true;
+}
+
+}  // namespace
+
+Status FoldConstants(Graph& graph, size_t max_output_bytes) {
+  // Shape inference skips what it cannot infer yet; a sweep that folded
+  // something may have made more inferable (a Pad whose amounts were just
+  // folded, and everything after it), so sweep until nothing changes. Each
+  // productive sweep removes nodes, so this ends.
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool folded, FoldSweep(graph, max_output_bytes));
+    if (!folded) break;
+  }
+  // Whatever still cannot be inferred is a real error: report it.
+  return InferShapes(graph).WithPrefix("FoldConstants");
 }
 
 Status FoldConstants(Graph& graph) {

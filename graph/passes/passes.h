@@ -68,7 +68,7 @@ struct PassOptions {
   bool fuse = true;
 };
 
-// RemoveIdentities, InferShapes, FoldConstants, [FoldBatchNorm, FuseGelu,
+// RemoveIdentities, FoldConstants (which infers shapes), [FoldBatchNorm, FuseGelu,
 // LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations], EliminateDeadNodes,
 // InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});

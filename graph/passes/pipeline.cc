@@ -1,5 +1,5 @@
 // RunDefaultPasses: the conversion pipeline every imported model goes
-// through. Shapes are inferred before folding (folding needs them) and again
+// through. Shapes are inferred within folding (folding needs them) and again
 // after every pass that creates or rewires values.
 #include "graph/passes/passes.h"
 
@@ -7,7 +7,9 @@ namespace braid {
 
 Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   RETURN_IF_ERROR(RemoveIdentities(graph));
-  RETURN_IF_ERROR(InferShapes(graph));
+  // FoldConstants infers shapes itself, first skipping what is not yet
+  // inferable (a Pad whose amounts a foldable chain computes), and fails as
+  // InferShapes would on what stays uninferable.
   RETURN_IF_ERROR(FoldConstants(graph));
   RETURN_IF_ERROR(InferShapes(graph));
   if (options.fuse) {

@@ -352,7 +352,11 @@ std::optional<DataType> DataTypeFromOnnx(int64_t onnx_type) {
 
 // ---- the pass ---------------------------------------------------------------
 
-Status InferShapes(Graph& graph, SymbolicValues* values) {
+namespace {
+
+// `partial`: a node that cannot be inferred is skipped (outputs left without
+// shapes) instead of failing the whole graph.
+Status InferShapesImpl(Graph& graph, SymbolicValues* values, bool partial) {
   SymbolicValues local;
   SymbolicValues& symbolic = values ? *values : local;
   symbolic.clear();
@@ -383,32 +387,52 @@ Status InferShapes(Graph& graph, SymbolicValues* values) {
       return Unimplemented(where + ": no shape inference for op type '" +
                            node.op_type + "'");
     RETURN_IF_ERROR(CheckAttributeKinds(node, where));
+    bool inputs_known = true;
     for (ValueId in : node.inputs) {
-      if (in == kNoValue) continue;
-      if (!graph.value(in).has_shape)
+      if (in == kNoValue || graph.value(in).has_shape) continue;
+      if (!partial)
         return FailedPrecondition(where + ": input '" + graph.value(in).name +
                                   "' has no shape (produced later or never)");
+      inputs_known = false;
     }
     for (ValueId out : node.outputs) {
       if (out == kNoValue) continue;
       graph.value(out).has_shape = false;
       symbolic.erase(out);
     }
+    if (!inputs_known) continue;
     ShapeInferenceContext ctx(graph, id, symbolic);
-    RETURN_IF_ERROR(schema->infer(ctx));
+    Status inferred = schema->infer(ctx);
     for (ValueId out : graph.node(id).outputs) {
-      if (out == kNoValue) continue;
+      if (!inferred.ok() || out == kNoValue) continue;
       if (!graph.value(out).has_shape)
-        return Internal(where + ": shape function left output '" +
-                        graph.value(out).name + "' without a shape");
+        inferred = Internal(where + ": shape function left output '" +
+                            graph.value(out).name + "' without a shape");
       // Hostile shape inputs (Reshape to [2^40,2^40], negative pads, ...)
       // stop here instead of overflowing in the nodes that read this value.
-      RETURN_IF_ERROR(CheckShapeBounds(graph.value(out).shape)
-                          .WithPrefix(where + ": output '" +
-                                      graph.value(out).name + "'"));
+      else
+        inferred = CheckShapeBounds(graph.value(out).shape)
+                       .WithPrefix(where + ": output '" + graph.value(out).name + "'");
+    }
+    if (inferred.ok()) continue;
+    if (!partial) return inferred;
+    for (ValueId out : graph.node(id).outputs) {
+      if (out == kNoValue) continue;
+      graph.value(out).has_shape = false;
+      symbolic.erase(out);
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status InferShapes(Graph& graph, SymbolicValues* values) {
+  return InferShapesImpl(graph, values, /*partial=*/false);
+}
+
+Status InferShapesPartially(Graph& graph, SymbolicValues* values) {
+  return InferShapesImpl(graph, values, /*partial=*/true);
 }
 
 Status InferShapes(Graph& graph) { return InferShapes(graph, nullptr); }

@@ -40,6 +40,13 @@ using SymbolicValues = std::unordered_map<ValueId, DimValues>;
 // As InferShapes (graph/passes/passes.h), also returning the symbolic values
 // it found (for constant folding of values that turn out static).
 Status InferShapes(Graph& graph, SymbolicValues* values);
+// As InferShapes, but a node whose shape cannot be inferred (its shape
+// function fails, or an input has no shape) is skipped, its outputs left
+// without shapes, instead of failing. Constant folding uses it to fold the
+// chains that compute another node's parameters (timm's TF-style SAME
+// padding: float arithmetic on Shape feeding a Pad) before that node can be
+// inferred. Errors only for graph-level problems (bad constant sizes).
+Status InferShapesPartially(Graph& graph, SymbolicValues* values);
 
 class ShapeInferenceContext {
  public:

@@ -37,6 +37,9 @@ StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args) {
   if (!p.contiguous)
     return Unsupported(args, "reduced axes that are not adjacent (the CUDA kernel reduces "
                              "one contiguous run of axes)");
+  if (p.kind != ReduceParams::Kind::kSum && p.kind != ReduceParams::Kind::kMean &&
+      p.kind != ReduceParams::Kind::kMax)
+    return Unsupported(args, "only ReduceSum, ReduceMean and ReduceMax run on CUDA");
   if (p.reduced_size == 0 && p.kind == ReduceParams::Kind::kMax)
     return Unsupported(args, "ReduceMax over an empty axis");
   dm::ReduceArgs out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "kernels/params/parse_util.h"
 
@@ -48,15 +49,19 @@ StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args) {
   const std::string& op = args.node->op_type;
   const Attributes& attrs = args.node->attrs;
   ReduceParams p;
-  if (op == "ReduceSum") {
-    p.kind = ReduceParams::Kind::kSum;
-  } else if (op == "ReduceMean") {
-    p.kind = ReduceParams::Kind::kMean;
-  } else if (op == "ReduceMax") {
-    p.kind = ReduceParams::Kind::kMax;
-  } else {
-    return Invalid(args, "not a supported reduction");
-  }
+  static const std::pair<const char*, ReduceParams::Kind> kKinds[] = {
+      {"ReduceSum", ReduceParams::Kind::kSum},        {"ReduceMean", ReduceParams::Kind::kMean},
+      {"ReduceMax", ReduceParams::Kind::kMax},        {"ReduceMin", ReduceParams::Kind::kMin},
+      {"ReduceProd", ReduceParams::Kind::kProd},      {"ReduceL1", ReduceParams::Kind::kL1},
+      {"ReduceL2", ReduceParams::Kind::kL2},          {"ReduceSumSquare", ReduceParams::Kind::kSumSquare},
+      {"ReduceLogSum", ReduceParams::Kind::kLogSum},  {"ReduceLogSumExp", ReduceParams::Kind::kLogSumExp}};
+  bool known = false;
+  for (const auto& [name, kind] : kKinds)
+    if (op == name) {
+      p.kind = kind;
+      known = true;
+    }
+  if (!known) return Invalid(args, "not a supported reduction");
   const TensorDesc& x = args.inputs[0];
   p.dtype = x.dtype;
   p.in_dims = x.dims;
@@ -115,8 +120,9 @@ StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args) {
       p.inner = params_internal::Product(x.dims, last + 1);
     }
   }
-  if (p.kind == ReduceParams::Kind::kMax && p.reduced_size == 0 && p.output_elements > 0)
-    return Invalid(args, std::string("ReduceMax over an empty extent of ").append(x.ToString()));
+  if ((p.kind == ReduceParams::Kind::kMax || p.kind == ReduceParams::Kind::kMin) &&
+      p.reduced_size == 0 && p.output_elements > 0)
+    return Invalid(args, op + " over an empty extent of " + x.ToString());
   RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, x.dtype));
   return p;
 }

@@ -21,7 +21,8 @@
 namespace braid {
 
 struct ReduceParams {
-  enum class Kind { kSum, kMean, kMax };
+  // The first three keep their numbers: the CUDA kernel reads them.
+  enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
   Kind kind = Kind::kSum;
   DataType dtype = DataType::kUndefined;
   std::vector<int64_t> in_dims;

@@ -1,7 +1,12 @@
-// Reference ReduceSum (f32, i32, i64), ReduceMean (f32) and ReduceMax (f32,
-// i32, i64) over any axis set: for every output element, walk the reduced
-// sub-index space. Float sums accumulate in double, integer sums in int64.
+// Reference reductions over any axis set: ReduceSum, ReduceMax, ReduceMin,
+// ReduceProd, ReduceL1 and ReduceSumSquare (f32, i32, i64); ReduceMean,
+// ReduceL2, ReduceLogSum and ReduceLogSumExp (f32; LogSumExp shifted by the
+// largest element). For every output element, walk the reduced sub-index
+// space. Float accumulation in double, integer in int64.
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -22,6 +27,7 @@ struct Walk {
 template <typename T>
 void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  using Kind = ReduceParams::Kind;
   std::array<int64_t, kMaxRank> kept{}, red{};
   const size_t nk = walk.kept_dims.size(), nr = walk.reduced_dims.size();
   for (int64_t o = 0; o < p.output_elements; ++o) {
@@ -31,28 +37,58 @@ void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
       flat /= walk.kept_dims[d];
       base += kept[d] * walk.kept_strides[d];
     }
-    Acc acc = 0;
-    T best{};
-    for (int64_t r = 0; r < p.reduced_size; ++r) {
+    // Element r of the reduced sub-index space of output o.
+    auto at = [&](int64_t r) {
       int64_t rflat = r, offset = base;
       for (size_t d = nr; d-- > 0;) {
         red[d] = rflat % walk.reduced_dims[d];
         rflat /= walk.reduced_dims[d];
         offset += red[d] * walk.reduced_strides[d];
       }
-      const T v = x[offset];
-      if (p.kind == ReduceParams::Kind::kMax) {
-        if (r == 0 || v > best) best = v;
-      } else {
-        acc += static_cast<Acc>(v);
+      return x[offset];
+    };
+    if (p.kind == Kind::kMax || p.kind == Kind::kMin) {
+      T best{};
+      for (int64_t r = 0; r < p.reduced_size; ++r) {
+        const T v = at(r);
+        if (r == 0 || (p.kind == Kind::kMax ? v > best : v < best)) best = v;
+      }
+      y[o] = best;
+      continue;
+    }
+    // LogSumExp shifts by the largest element so exp never overflows.
+    double shift = 0;
+    if (p.kind == Kind::kLogSumExp && p.reduced_size > 0) {
+      shift = -std::numeric_limits<double>::infinity();
+      for (int64_t r = 0; r < p.reduced_size; ++r) shift = std::max(shift, static_cast<double>(at(r)));
+      if (!std::isfinite(shift)) shift = 0;
+    }
+    Acc acc = p.kind == Kind::kProd ? 1 : 0;
+    for (int64_t r = 0; r < p.reduced_size; ++r) {
+      const Acc v = static_cast<Acc>(at(r));
+      switch (p.kind) {
+        case Kind::kProd: acc *= v; break;
+        case Kind::kL1: acc += v < 0 ? -v : v; break;
+        case Kind::kL2:
+        case Kind::kSumSquare: acc += v * v; break;
+        case Kind::kLogSumExp:
+          acc += static_cast<Acc>(std::exp(static_cast<double>(v) - shift));
+          break;
+        default: acc += v; break;  // Sum, Mean, LogSum
       }
     }
+    double result = static_cast<double>(acc);
     switch (p.kind) {
-      case ReduceParams::Kind::kMax: y[o] = best; break;
-      case ReduceParams::Kind::kSum: y[o] = static_cast<T>(acc); break;
-      case ReduceParams::Kind::kMean:
-        y[o] = static_cast<T>(static_cast<double>(acc) / static_cast<double>(p.reduced_size));
-        break;
+      case Kind::kMean: result /= static_cast<double>(p.reduced_size); break;
+      case Kind::kL2: result = std::sqrt(result); break;
+      case Kind::kLogSum: result = std::log(result); break;
+      case Kind::kLogSumExp: result = std::log(result) + shift; break;
+      default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      y[o] = static_cast<T>(result);
+    } else {
+      y[o] = static_cast<T>(acc);  // integer kinds only (see Prepare): exact
     }
   }
 }
@@ -62,8 +98,12 @@ class ReferenceReduce final : public Kernel {
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(p_, ParseReduce(args));
     walk_ = Walk{};
+    using Kind = ReduceParams::Kind;
     const bool is_int = p_.dtype == DataType::kI32 || p_.dtype == DataType::kI64;
-    if (p_.dtype != DataType::kF32 && !(is_int && p_.kind != ReduceParams::Kind::kMean))
+    const bool integer_kind = p_.kind == Kind::kSum || p_.kind == Kind::kMax ||
+                              p_.kind == Kind::kMin || p_.kind == Kind::kProd ||
+                              p_.kind == Kind::kL1 || p_.kind == Kind::kSumSquare;
+    if (p_.dtype != DataType::kF32 && !(is_int && integer_kind))
       return Unimplemented(args.Where() + ": reference " + args.node->op_type +
                            " does not support " + DataTypeName(p_.dtype));
     if (p_.in_dims.size() > kMaxRank)
@@ -110,7 +150,9 @@ class ReferenceReduce final : public Kernel {
 }  // namespace
 
 void RegisterReferenceReduce(KernelRegistry& registry) {
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"})
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                         "ReduceLogSumExp"})
     registry.Register({op, DeviceKind::kCpu, "reference", 0,
                        [] { return std::make_unique<ReferenceReduce>(); }});
 }

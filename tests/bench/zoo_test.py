@@ -62,9 +62,11 @@ class ZooTest(unittest.TestCase):
         self.assertTrue(all(line.count("|") == len(header) + 1 for line in table))
 
     def test_every_zoo_model_is_listed_once(self) -> None:
-        models = zoo.export_torchvision.ZOO + zoo.YOLO_MODELS
+        models = zoo.ALL_MODELS
         self.assertEqual(len(models), len(set(models)))
-        self.assertGreaterEqual(len(models), 40)
+        self.assertGreaterEqual(len(models), 100)
+        for family in (zoo.zoo_models.TIMM, zoo.zoo_models.YOLO, zoo.zoo_models.CUSTOM):
+            self.assertTrue(set(family) <= set(models))
 
 
 if __name__ == "__main__":

@@ -746,6 +746,35 @@ TEST(ReferenceReduce, HandComputed) {
              {-1, 7}, 0);
 }
 
+TEST(ReferenceReduce, NormsProductsAndLogs) {
+  const Floats x = {3, -4, 1, 2};  // [[3,-4],[1,2]], reduced over axis 1
+  auto run = [&](const char* op) {
+    return Run1(MakeNode(op, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}), {F({2, 2}, x)},
+                Out({2}), 13);
+  };
+  ExpectNear(run("ReduceL1"), {7, 3}, 0);
+  ExpectNear(run("ReduceL2"), {5, std::sqrt(5.0)}, 1e-6);
+  ExpectNear(run("ReduceSumSquare"), {25, 5}, 0);
+  ExpectNear(run("ReduceProd"), {-12, 2}, 0);
+  ExpectNear(run("ReduceMin"), {-4, 1}, 0);
+  // log(e^3 + e^-4) and log(e + e^2); large values must not overflow.
+  ExpectNear(run("ReduceLogSumExp"), {std::log(std::exp(3.0) + std::exp(-4.0)),
+                                      std::log(std::exp(1.0) + std::exp(2.0))}, 1e-6);
+  ExpectNear(Run1(MakeNode("ReduceLogSumExp", {{"keepdims", int64_t{0}}}), {F({2}, {1000, 1000})},
+                  Out({}), 13),
+             {1000 + std::log(2.0)}, 1e-6);
+  ExpectNear(Run1(MakeNode("ReduceLogSum", {{"keepdims", int64_t{0}}}), {F({3}, {1, 2, 5})},
+                  Out({}), 13),
+             {std::log(8.0)}, 1e-6);
+  // Integer product and L1; the logs and L2 are f32 only.
+  ExpectNear(Run1(MakeNode("ReduceProd", {{"keepdims", int64_t{0}}}),
+                  {I64({3}, {2, -3, 4}, false)}, Out({}, DataType::kI64), 13),
+             {-24}, 0);
+  ExpectErrorNaming(PrepareOnly(MakeNode("ReduceL2"), {I64({3}, {2, -3, 4}, false)},
+                                {Out({1}, DataType::kI64)}),
+                    StatusCode::kUnimplemented, "n_ReduceL2", "i64");
+}
+
 TEST(ReferenceReduce, NonContiguousAxesMatchNaiveLoop) {
   // [2,3,4] over axes {0,2} -> [1,3,1]: out[j] = sum_{i,k} x[i][j][k].
   const Floats x = Random(24, 51);

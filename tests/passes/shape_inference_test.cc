@@ -659,7 +659,9 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
       "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
-      "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum"};
+      "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum",
+      "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+      "ReduceLogSumExp"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
