@@ -18,6 +18,8 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Add", ops::InferAdd, 7},
       {"Cast", ops::InferCast, 6},
       {"Ceil", ops::InferUnary, 6},
+      {"Cos", ops::InferUnary, 7},
+      {"CumSum", ops::InferCumSum, 11},
       {"Clip", ops::InferClip, 6},
       {"Div", ops::InferDiv, 7},
       {"Dropout", ops::InferDropout, 7},
@@ -43,6 +45,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Round", ops::InferUnary, 11},
       {"Sigmoid", ops::InferUnary, 6},
       {"Sign", ops::InferUnary, 9},
+      {"Sin", ops::InferUnary, 7},
       {"Sqrt", ops::InferUnary, 6},
       {"Sub", ops::InferSub, 7},
       {"Tanh", ops::InferUnary, 6},
@@ -67,6 +70,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Reshape", ops::InferReshape, 5},
       {"Shape", ops::InferShape, 1},
       {"Squeeze", ops::InferSqueeze, 1},
+      {"Tile", ops::InferTile, 6},
       {"Transpose", ops::InferTranspose, 1},
       {"Unsqueeze", ops::InferUnsqueeze, 1},
       {"Upsample", ops::InferResize, 7},
@@ -91,6 +95,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"ReduceSumSquare", ops::InferReduce, 1},
       // normalization
       {"BatchNormalization", ops::InferBatchNormalization, 7},
+      {"InstanceNormalization", ops::InferInstanceNormalization, 6},
       {"LayerNormalization", ops::InferLayerNormalization, 17},
       {"Softmax", ops::InferSoftmax, 1},
   };

@@ -247,10 +247,12 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
-      "Abs", "Add", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Div",
-      "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "Gelu", "Identity", "Log",
-      "Max", "Min", "Mod", "Mul", "Neg", "Not", "Pow", "Range", "Reciprocal", "Reshape", "ScatterND",
-      "Shape", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze", "Where"};
+      "Abs", "Add", "BatchNormalization", "Cast", "Ceil", "Clip", "Concat", "Constant",
+      "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
+      "Gelu", "Identity", "Log", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Pow", "Range",
+      "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Reshape", "ScatterND",
+      "Shape", "Sin", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Tile", "Transpose", "Unsqueeze",
+      "Where"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -258,7 +260,9 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
                                                        const Node& node) {
   const std::string& op = node.op_type;
   if (!CanEvaluateConstant(op)) return NotCovered(node, "no evaluator");
-  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue)
+  // BatchNormalization may carry its running-statistics outputs (training form).
+  const bool extra_outputs_ok = op == "BatchNormalization" && node.outputs.size() <= 3;
+  if ((node.outputs.size() != 1 && !extra_outputs_ok) || node.outputs[0] == kNoValue)
     return NotCovered(node, "expects exactly one output");
   const Value& out_value = graph.value(node.outputs[0]);
   if (!out_value.has_shape) return NotCovered(node, "output has no shape");
@@ -411,6 +415,126 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
       std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
                   src.data.data() + at * static_cast<int64_t>(elem), elem);
     }
+  } else if (op == "BatchNormalization") {
+    // Training form (NF-Nets' weight standardisation): the statistics are
+    // the input's own, per channel over every other axis, population variance.
+    if (in[0].dtype != DataType::kF32 || in[0].dims.size() < 2) return NotCovered(node, "f32, rank >= 2");
+    const bool training = node.attrs.GetInt("training_mode", 0) != 0;
+    const int64_t channels = in[0].dims[1];
+    const int64_t inner = channels == 0 ? 0 : n / (in[0].dims[0] * channels);
+    const double epsilon = node.attrs.GetFloat("epsilon", 1e-5f);
+    const double momentum = node.attrs.GetFloat("momentum", 0.9f);
+    // Outputs 1 and 2 (training form): running = input * momentum + current * (1 - momentum).
+    std::vector<TensorData> results(node.outputs.size());
+    std::vector<Tensor> running(2);
+    for (size_t k = 1; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] == kNoValue) continue;
+      if (!training) return NotCovered(node, "running statistics outside training mode");
+      running[k - 1].dtype = DataType::kF32;
+      running[k - 1].dims = {channels};
+      running[k - 1].data = TensorData::Allocate(static_cast<size_t>(channels) * sizeof(float));
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      auto index = [&](int64_t b, int64_t i) { return (b * channels + c) * inner + i; };
+      double mean = LoadFloat(in[3], c), var = LoadFloat(in[4], c);
+      if (training) {
+        const double count = static_cast<double>(in[0].dims[0] * inner);
+        double sum = 0, squares = 0;
+        for (int64_t b = 0; b < in[0].dims[0]; ++b)
+          for (int64_t i = 0; i < inner; ++i) sum += LoadFloat(in[0], index(b, i));
+        mean = sum / count;
+        for (int64_t b = 0; b < in[0].dims[0]; ++b)
+          for (int64_t i = 0; i < inner; ++i) {
+            const double d = LoadFloat(in[0], index(b, i)) - mean;
+            squares += d * d;
+          }
+        var = squares / count;
+        for (int k = 0; k < 2; ++k)
+          if (running[static_cast<size_t>(k)].dtype == DataType::kF32)
+            StoreFloat(running[static_cast<size_t>(k)], c,
+                       static_cast<float>(LoadFloat(in[3 + static_cast<size_t>(k)], c) * momentum +
+                                          (k == 0 ? mean : var) * (1 - momentum)));
+      }
+      const double a = LoadFloat(in[1], c) / std::sqrt(var + epsilon);
+      for (int64_t b = 0; b < in[0].dims[0]; ++b)
+        for (int64_t i = 0; i < inner; ++i)
+          StoreFloat(out, index(b, i),
+                     static_cast<float>((LoadFloat(in[0], index(b, i)) - mean) * a + LoadFloat(in[2], c)));
+    }
+    results[0] = out.data;
+    for (size_t k = 1; k < node.outputs.size(); ++k)
+      if (node.outputs[k] != kNoValue) results[k] = running[k - 1].data;
+    return results;
+  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
+    // Axes from the attribute or input 1; none means all unless noop_with_empty_axes.
+    if (in[0].dtype != DataType::kF32) return NotCovered(node, "f32 only");
+    std::vector<int64_t> axes = node.attrs.GetInts("axes");
+    if (in.size() > 1 && in[1].dtype != DataType::kUndefined)
+      for (int64_t k = 0; k < in[1].count(); ++k) axes.push_back(LoadInt(in[1], k));
+    const auto rank = static_cast<int64_t>(in[0].dims.size());
+    std::vector<bool> reduced(in[0].dims.size(), axes.empty());
+    if (axes.empty() && node.attrs.GetInt("noop_with_empty_axes", 0) != 0)
+      reduced.assign(reduced.size(), false);
+    for (int64_t a : axes) {
+      const int64_t axis = a < 0 ? a + rank : a;
+      if (axis < 0 || axis >= rank) return NotCovered(node, "axis out of range");
+      reduced[static_cast<size_t>(axis)] = true;
+    }
+    // Output element of each input element: its kept coordinates, row-major.
+    const std::vector<int64_t> in_strides = Strides(in[0].dims);
+    std::vector<double> acc(static_cast<size_t>(n), op == "ReduceMax"   ? -INFINITY
+                                                    : op == "ReduceMin" ? INFINITY
+                                                                        : 0.0);
+    const int64_t count = in[0].count();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t o = 0;
+      for (size_t d = 0; d < in[0].dims.size(); ++d)
+        if (!reduced[d]) o = o * in[0].dims[d] + (i / in_strides[d]) % in[0].dims[d];
+      const double v = LoadFloat(in[0], i);
+      double& a = acc[static_cast<size_t>(o)];
+      a = op == "ReduceMax" ? std::max(a, v) : op == "ReduceMin" ? std::min(a, v) : a + v;
+    }
+    const double per_output = n > 0 ? static_cast<double>(count) / static_cast<double>(n) : 1.0;
+    for (int64_t k = 0; k < n; ++k)
+      StoreFloat(out, k, static_cast<float>(op == "ReduceMean" ? acc[static_cast<size_t>(k)] / per_output
+                                                               : acc[static_cast<size_t>(k)]));
+  } else if (op == "Tile") {
+    // out[i] = in[i mod in_dims] per axis.
+    const std::vector<int64_t> in_strides = Strides(in[0].dims), out_strides = Strides(out.dims);
+    const size_t elem = DataTypeSize(out.dtype);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t from = 0;
+      for (size_t d = 0; d < out.dims.size(); ++d)
+        from += ((k / out_strides[d]) % out.dims[d]) % in[0].dims[d] * in_strides[d];
+      std::memcpy(out.data.mutable_data() + k * static_cast<int64_t>(elem),
+                  in[0].data.data() + from * static_cast<int64_t>(elem), elem);
+    }
+  } else if (op == "CumSum") {
+    if (in[0].dtype != DataType::kF32 && in[0].dtype != DataType::kI64 && in[0].dtype != DataType::kI32)
+      return NotCovered(node, "dtype");
+    const auto rank = static_cast<int64_t>(in[0].dims.size());
+    int64_t axis = LoadInt(in[1], 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return NotCovered(node, "axis out of range");
+    const bool exclusive = node.attrs.GetInt("exclusive", 0) != 0;
+    const bool reverse = node.attrs.GetInt("reverse", 0) != 0;
+    const int64_t extent = in[0].dims[static_cast<size_t>(axis)];
+    const int64_t inner = Strides(in[0].dims)[static_cast<size_t>(axis)];
+    const int64_t outer = extent == 0 ? 0 : n / (extent * inner);
+    const bool f32 = in[0].dtype == DataType::kF32;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double acc = 0;
+        int64_t int_acc = 0;
+        for (int64_t t = 0; t < extent; ++t) {
+          const int64_t step = reverse ? extent - 1 - t : t;
+          const int64_t at = (o * extent + step) * inner + i;
+          if (exclusive) f32 ? StoreFloat(out, at, static_cast<float>(acc)) : StoreInt(out, at, int_acc);
+          if (f32) acc += LoadFloat(in[0], at);
+          else int_acc = WrapAdd(int_acc, LoadInt(in[0], at));
+          if (!exclusive) f32 ? StoreFloat(out, at, static_cast<float>(acc)) : StoreInt(out, at, int_acc);
+        }
+      }
   } else if (op == "Clip") {
     // Bounds: inputs 1 and 2 from opset 11 (absent = unbounded), else attributes.
     if (in[0].dtype != DataType::kF32 && in[0].dtype != DataType::kI64 &&
@@ -538,6 +662,8 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     else if (op == "Log") f = [](float x) { return std::log(x); };
     else if (op == "Tanh") f = [](float x) { return std::tanh(x); };
     else if (op == "Ceil") f = [](float x) { return std::ceil(x); };
+    else if (op == "Sin") f = [](float x) { return std::sin(x); };
+    else if (op == "Cos") f = [](float x) { return std::cos(x); };
     else if (op == "Floor") f = [](float x) { return std::floor(x); };
     else if (op == "Erf") f = Erf;
     else if (op == "Gelu" && node.attrs.GetString("approximate", "none") == "none")

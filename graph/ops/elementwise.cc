@@ -247,6 +247,15 @@ Status InferNot(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+Status InferCumSum(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  if (ElementCount(ctx.input_shape(1)) != 1) return ctx.Error("axis must be a scalar");
+  if (ctx.input_dtype(1) != DataType::kI64 && ctx.input_dtype(1) != DataType::kI32)
+    return ctx.Error("axis must be int32 or int64");
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
 Status InferMinMax(ShapeInferenceContext& ctx) {
   if (ctx.num_inputs() < 1) return ctx.Error("expects at least one input");
   Shape shape;

@@ -13,10 +13,13 @@ Status InferBatchNormalization(ShapeInferenceContext& ctx) {
   // braid is an inference runtime: batch statistics and running-statistic
   // updates (training_mode=1 from opset 14; the extra outputs before) are
   // rejected here, at load, rather than by every kernel.
-  if (ctx.attrs().GetInt("training_mode", 0) != 0)
+  // A training-mode BN of a constant (NF-Nets standardise their conv weights
+  // with F.batch_norm(w, training=True)) folds into a constant at load.
+  if (ctx.attrs().GetInt("training_mode", 0) != 0 && !ctx.input(0).constant)
     return ctx.Unsupported("training_mode=1 is not supported (inference runtime)");
+  const bool folds = ctx.attrs().GetInt("training_mode", 0) != 0 && ctx.input(0).constant;
   for (size_t i = 1; i < ctx.num_outputs(); ++i)
-    if (ctx.has_output(i))
+    if (ctx.has_output(i) && !(folds && i < 3))
       return ctx.Unsupported(
           "the training outputs (running/saved mean and variance) are not supported "
           "(inference runtime)");
@@ -29,6 +32,22 @@ Status InferBatchNormalization(ShapeInferenceContext& ctx) {
     if (p.size() != 1 || (c.is_static() && p[0].is_static() && !(p[0] == c)))
       return ctx.Error(std::string(kNames[i]) + " shape " + ShapeToString(p) +
                        " does not match channels " + c.ToString());
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), x);
+  for (size_t i = 1; i < ctx.num_outputs() && folds; ++i)
+    if (ctx.has_output(i)) ctx.SetOutput(i, ctx.input_dtype(0), Shape{c});
+  return Status::Ok();
+}
+
+Status InferInstanceNormalization(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const Shape& x = ctx.input_shape(0);
+  if (x.size() < 3) return ctx.Error("input must have rank >= 3 (N, C, D1, ...)");
+  for (size_t i = 1; i < 3; ++i) {
+    const Shape& p = ctx.input_shape(i);
+    if (p.size() != 1 || (x[1].is_static() && p[0].is_static() && !(p[0] == x[1])))
+      return ctx.Error(std::string(i == 1 ? "scale" : "B") + " shape " + ShapeToString(p) +
+                       " does not match channels " + x[1].ToString());
   }
   ctx.SetOutput(0, ctx.input_dtype(0), x);
   return Status::Ok();

@@ -26,6 +26,7 @@ Status InferMinMax(ShapeInferenceContext& ctx);
 Status InferEqual(ShapeInferenceContext& ctx);
 Status InferMod(ShapeInferenceContext& ctx);
 Status InferNot(ShapeInferenceContext& ctx);
+Status InferCumSum(ShapeInferenceContext& ctx);
 Status InferWhere(ShapeInferenceContext& ctx);
 
 // conv_pool.cc
@@ -48,6 +49,7 @@ Status InferSqueeze(ShapeInferenceContext& ctx);
 Status InferUnsqueeze(ShapeInferenceContext& ctx);
 Status InferConcat(ShapeInferenceContext& ctx);
 Status InferExpand(ShapeInferenceContext& ctx);
+Status InferTile(ShapeInferenceContext& ctx);  // repeats known at load time
 Status InferConstantOfShape(ShapeInferenceContext& ctx);
 Status InferConstant(ShapeInferenceContext& ctx);
 
@@ -75,6 +77,7 @@ Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
 // normalization.cc
 Status InferBatchNormalization(ShapeInferenceContext& ctx);
 Status InferLayerNormalization(ShapeInferenceContext& ctx);
+Status InferInstanceNormalization(ShapeInferenceContext& ctx);
 Status InferSoftmax(ShapeInferenceContext& ctx);
 
 }  // namespace braid::ops

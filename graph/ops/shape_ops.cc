@@ -328,6 +328,37 @@ std::optional<Dim> IntegerFill(const TensorAttr* value) {
 
 }  // namespace
 
+Status InferTile(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& in = ctx.input_shape(0);
+  std::optional<DimValues> repeats = ctx.InputValues(1);
+  if (!repeats)
+    return ctx.Unsupported("repeats '" + ctx.input(1).name +
+                           "' must be known at load time (it fixes the output shape)");
+  if (repeats->size() != in.size())
+    return ctx.Error("repeats " + DimsToString(*repeats) + " must have one entry per input axis");
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const Dim& r = (*repeats)[d];
+    if (r.is_static() && r.extent() < 0)
+      return ctx.Error("repeats " + DimsToString(*repeats) + " must not be negative");
+    if (!r.is_static()) {
+      // A symbol (the batch from Shape): tiling an axis of 1 gives the symbol.
+      out.push_back(MultiplyDims(in[d], r));
+    } else if (r.extent() == 1) {
+      out.push_back(in[d]);
+    } else if (in[d].is_static()) {
+      std::optional<int64_t> e = CheckedMultiply(in[d].extent(), r.extent());
+      if (!e) return ctx.Error("repeats " + DimsToString(*repeats) + " overflow");
+      out.emplace_back(*e);
+    } else {
+      out.push_back(MultiplyDims(in[d], r));
+    }
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
 Status InferConstantOfShape(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   std::optional<DimValues> shape = ctx.InputValues(0);

@@ -29,6 +29,7 @@ std::unique_ptr<Kernel> CreateResizeCpu();  // nearest and 2-tap 2-D; else decli
 std::unique_ptr<Kernel> CreateConcatCpu();
 std::unique_ptr<Kernel> CreateSoftmaxCpu();
 std::unique_ptr<Kernel> CreateBatchNormCpu();  // f32, plain and nhwc
+std::unique_ptr<Kernel> CreateInstanceNormCpu();  // f32, plain
 std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts; else declines
 
 }  // namespace braid

@@ -2,7 +2,8 @@
 // below their crossover sparsity), braid's own CPU kernels that beat
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
-// (priority 20), braid's other own CPU kernels (priority 10), then the
+// (priority 20), braid's other own CPU kernels (priority 10: Transpose,
+// InstanceNormalization, Resize), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -58,6 +59,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   onednn("Concat", CreateConcatOnednn);
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
+  Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,

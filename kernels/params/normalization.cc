@@ -47,6 +47,29 @@ StatusOr<BatchNormParams> ParseBatchNorm(const PrepareArgs& args) {
   return p;
 }
 
+StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+  const TensorDesc& x = args.inputs[0];
+  if (x.rank() < 3)
+    return Invalid(args, std::string("input ").append(x.ToString()).append(" must have rank >= 3 (N, C, D1, ...)"));
+  InstanceNormParams p;
+  p.dtype = x.dtype;
+  p.epsilon = args.node->attrs.GetFloat("epsilon", 1e-5f);
+  if (!(p.epsilon >= 0.0f)) return Invalid(args, "epsilon is negative");
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = params_internal::Product(x.dims, 2);
+  static const char* const kNames[] = {"input", "scale", "B"};
+  for (size_t i = 1; i < 3; ++i) {
+    const TensorDesc& t = args.inputs[i];
+    if (t.dims != std::vector<int64_t>{p.channels} || t.dtype != x.dtype)
+      return Invalid(args, std::string(kNames[i]).append(" ").append(t.ToString()).append(" is not ")
+                               .append(TensorDesc{x.dtype, {p.channels}}.ToString()));
+  }
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, x.dims, x.dtype));
+  return p;
+}
+
 int64_t LayerNormParams::BroadcastIndex(int64_t i,
                                         const std::vector<int64_t>& strides) const {
   int64_t index = 0;

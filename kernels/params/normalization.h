@@ -60,6 +60,18 @@ struct LayerNormParams {
 // stash_type other than 1 (float) is Unimplemented.
 StatusOr<LayerNormParams> ParseLayerNorm(const PrepareArgs& args);
 
+// InstanceNormalization: X [N, C, spatial...] normalised per (n, c) plane
+// over its `spatial` elements, y = scale[c] * (x - mean) / sqrt(var + epsilon)
+// + B[c] (population variance). Scale and B must be [C].
+struct InstanceNormParams {
+  DataType dtype = DataType::kUndefined;
+  float epsilon = 1e-5f;
+  int64_t batch = 0;
+  int64_t channels = 0;
+  int64_t spatial = 1;  // product of dims[2:]
+};
+StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args);
+
 }  // namespace braid
 
 #endif  // BRAID_KERNELS_PARAMS_NORMALIZATION_H_

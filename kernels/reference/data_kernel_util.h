@@ -131,6 +131,8 @@ void RegisterResizeKernel(KernelRegistry& registry);  // Resize and Upsample
 void RegisterConstantOfShapeKernel(KernelRegistry& registry);
 void RegisterRangeKernel(KernelRegistry& registry);
 void RegisterScatterNDKernel(KernelRegistry& registry);
+void RegisterTileKernel(KernelRegistry& registry);
+void RegisterCumSumKernel(KernelRegistry& registry);
 
 }  // namespace braid::reference
 

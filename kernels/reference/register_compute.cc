@@ -14,6 +14,7 @@ void RegisterReferenceMatMul(KernelRegistry& registry);        // matmul.cc
 void RegisterReferenceEinsum(KernelRegistry& registry);        // einsum.cc
 void RegisterReferenceBatchNorm(KernelRegistry& registry);     // batch_norm.cc
 void RegisterReferenceLayerNorm(KernelRegistry& registry);     // layer_norm.cc
+void RegisterReferenceInstanceNorm(KernelRegistry& registry);  // instance_norm.cc
 void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc
 void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 
@@ -28,6 +29,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceEinsum(registry);
   RegisterReferenceBatchNorm(registry);
   RegisterReferenceLayerNorm(registry);
+  RegisterReferenceInstanceNorm(registry);
   RegisterReferenceSoftmax(registry);
   RegisterReferenceReduce(registry);
 }

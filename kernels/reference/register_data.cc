@@ -22,6 +22,8 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterConstantOfShapeKernel(registry);
   reference::RegisterRangeKernel(registry);
   reference::RegisterScatterNDKernel(registry);
+  reference::RegisterTileKernel(registry);
+  reference::RegisterCumSumKernel(registry);
 }
 
 }  // namespace braid

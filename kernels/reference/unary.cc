@@ -70,6 +70,8 @@ const UnaryOpRow kUnaryOps[] = {
      }},
     {"LeakyRelu",
      [](float x, const AlphaBeta& p) { return x >= 0.0f ? x : p.alpha * x; }},
+    {"Sin", [](float x, const AlphaBeta&) { return std::sin(x); }},
+    {"Cos", [](float x, const AlphaBeta&) { return std::cos(x); }},
     {"Ceil", [](float x, const AlphaBeta&) { return std::ceil(x); }},
     {"Floor", [](float x, const AlphaBeta&) { return std::floor(x); }},
     // Halves to even (ONNX, numpy.round): nearbyint in the default rounding mode.

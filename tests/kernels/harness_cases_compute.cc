@@ -277,6 +277,12 @@ std::vector<OpCase> MakeCases() {
            {X({2, 5, 3, 4}), X({5}), X({5}), X({5}), Positive({5})}, {F("epsilon", 1e-2f)}));
   add(Norm("batchnorm_large", "BatchNormalization", 15,
            {X({2, 24, 40, 40}), Const({24}), Const({24}), Const({24}), Positive({24})}, {}));
+  // InstanceNormalization: per-(n, c) planes, and GroupNorm(1, C) as PyTorch
+  // exports it (one plane of C*H*W per sample).
+  add(Norm("instancenorm_planes", "InstanceNormalization", 6,
+           {X({2, 4, 5, 6}), Const({4}), Const({4})}, {F("epsilon", 1e-3f)}));
+  add(Norm("instancenorm_groupnorm_export", "InstanceNormalization", 6,
+           {X({2, 1, 3000}), Const({1}), Const({1})}, {}));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,

@@ -775,6 +775,20 @@ TEST(ReferenceReduce, NormsProductsAndLogs) {
                     StatusCode::kUnimplemented, "n_ReduceL2", "i64");
 }
 
+TEST(ReferenceNorm, InstanceNormHandComputed) {
+  // One plane [1, 2, 3, 6]: mean 3, population variance 3.5; scale 2, B 1.
+  const double inv = 1.0 / std::sqrt(3.5 + 1e-5);
+  std::vector<double> want;
+  for (double v : {1.0, 2.0, 3.0, 6.0}) want.push_back(2 * (v - 3) * inv + 1);
+  ExpectNear(Run1(MakeNode("InstanceNormalization"), {F({1, 1, 4}, {1, 2, 3, 6}), F({1}, {2}), F({1}, {1})},
+                  Out({1, 1, 4}), 6),
+             want, 1e-6);
+  ExpectErrorNaming(PrepareOnly(MakeNode("InstanceNormalization"), {F({1, 2, 4}, Random(8, 3)), F({3}, {1, 1, 1}),
+                                                                  F({2}, {0, 0})},
+                                {Out({1, 2, 4})}),
+                    StatusCode::kInvalidArgument, "n_InstanceNormalization", "scale");
+}
+
 TEST(ReferenceReduce, NonContiguousAxesMatchNaiveLoop) {
   // [2,3,4] over axes {0,2} -> [1,3,1]: out[j] = sum_{i,k} x[i][j][k].
   const Floats x = Random(24, 51);

@@ -406,6 +406,38 @@ TEST(ReferenceData, ScatterNDReplacesOrCombinesSlices) {
               StatusCode::kInvalidArgument, "index 2 is out of range", "extent 2");
 }
 
+TEST(ReferenceData, TileRepeatsEveryAxis) {
+  // [[1,2],[3,4]] tiled [2, 3] -> 4 x 6.
+  ExpectValues(Run1(MakeNode("Tile"), {F32({2, 2}, {1, 2, 3, 4}), ConstI64({2, 3})},
+                    Out(DataType::kF32, {4, 6})),
+               {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4});
+  // Repeats known only at run time: the output desc decides (the batch of a Shape).
+  ExpectValues(Run1(MakeNode("Tile"), {I64({1, 2}, {5, 6}), I64({2}, {3, 1})},
+                    Out(DataType::kI64, {3, 2})),
+               {5, 6, 5, 6, 5, 6});
+  ExpectError(Run1(MakeNode("Tile"), {F32({2}, {1, 2}), ConstI64({2, 2})}, Out(DataType::kF32, {4})),
+              StatusCode::kInvalidArgument, "one entry per input axis");
+}
+
+TEST(ReferenceData, CumSumExclusiveAndReverse) {
+  const In x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+  ExpectValues(Run1(MakeNode("CumSum"), {x, I64({}, {1})}, Out(DataType::kF32, {2, 3})),
+               {1, 3, 6, 4, 9, 15});
+  ExpectValues(Run1(MakeNode("CumSum"), {x, I64({}, {0})}, Out(DataType::kF32, {2, 3})),
+               {1, 2, 3, 5, 7, 9});
+  ExpectValues(Run1(MakeNode("CumSum", {{"exclusive", int64_t{1}}}), {x, I64({}, {-1})},
+                    Out(DataType::kF32, {2, 3})),
+               {0, 1, 3, 0, 4, 9});
+  ExpectValues(Run1(MakeNode("CumSum", {{"reverse", int64_t{1}}}), {x, I64({}, {1})},
+                    Out(DataType::kF32, {2, 3})),
+               {6, 5, 3, 15, 11, 6});
+  ExpectValues(Run1(MakeNode("CumSum", {{"reverse", int64_t{1}}, {"exclusive", int64_t{1}}}),
+                    {I32({3}, {1, 2, 3}), I32({}, {0})}, Out(DataType::kI32, {3})),
+               {5, 3, 0});
+  ExpectError(Run1(MakeNode("CumSum"), {x, I64({}, {2})}, Out(DataType::kF32, {2, 3})),
+              StatusCode::kInvalidArgument, "axis 2 is out of range");
+}
+
 TEST(ReferenceBinary, Pow) {
   // ONNX test_pow_example / test_pow_types_*.
   ExpectValues(Run1(MakeNode("Pow"), {F32({3}, {1, 2, 3}), F32({3}, {4, 5, 6})}, Out(DataType::kF32, {3})),

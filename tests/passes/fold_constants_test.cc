@@ -134,6 +134,63 @@ TEST(FoldConstants, FloatArithmeticIsBitwiseExact) {
   EXPECT_EQ(g.value(g.FindValue("tr_out")).shape, (Shape{3, 2}));
 }
 
+TEST(FoldConstants, FloatShapeArithmeticFeedingAPadFoldsBeforeThePadIsInferred) {
+  // timm's TF-style SAME padding: pad = max((ceil(H / s) - 1) * s + k - H, 0) in
+  // float on Shape(x)[2], cast back to int64, as Pad's amounts. Shape
+  // inference cannot infer the Pad until the chain is folded.
+  GraphBuilder b(kOutputSuffix);
+  ValueId x = b.Input("x", {kN, 3, 7, 7});
+  ValueId h = b.Op("Gather", "h", {b.Op("Shape", "shape", {x}), b.Ints("two", {2}, true)});
+  ValueId hf = b.Op("Cast", "hf", {h}, A({{"to", int64_t{1}}}));
+  ValueId steps = b.Op("Ceil", "ceil", {b.Op("Div", "div", {hf, b.Floats("s", {}, 2.0f)})});
+  ValueId need = b.Op("Sub", "need",
+                      {b.Op("Add", "span", {b.Op("Mul", "mul", {b.Op("Sub", "less", {steps, b.Floats("one", {}, 1.0f)}),
+                                                               b.Floats("s2", {}, 2.0f)}),
+                                            b.Floats("k", {}, 3.0f)}),
+                       hf});
+  ValueId pad = b.Op("Cast", "pad", {b.Op("Max", "max", {need, b.Floats("zero", {}, 0.0f)})},
+                     A({{"to", int64_t{7}}}));
+  ValueId amount = b.Op("Unsqueeze", "u", {pad, b.Ints("axes", {0})});
+  ValueId pads = b.Op("Concat", "pads",
+                      {b.Ints("lead", {0, 0, 0, 0, 0, 0}), amount, amount}, A({{"axis", int64_t{0}}}));
+  ValueId y = b.Op("Pad", "pad_op", {x, pads});
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  // (ceil(7 / 2) - 1) * 2 + 3 - 7 = 2 at the end of H and W.
+  EXPECT_EQ(OpTypes(b.graph()), (std::vector<std::string>{"Pad"}));
+  // (Value ids change when nodes are removed: look the output up by name.)
+  EXPECT_EQ(b.graph().value(b.graph().FindValue("pad_op_out")).shape, (Shape{kN, 3, 9, 9}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "pads_out"),
+            (std::vector<int64_t>{0, 0, 0, 0, 0, 0, 2, 2}));
+}
+
+TEST(FoldConstants, TrainingModeBatchNormOfAWeightFolds) {
+  // NF-Nets standardise conv weights with F.batch_norm(w, training=True):
+  // per channel over the other axes, population variance.
+  GraphBuilder b(kOutputSuffix);
+  const std::vector<float> w = {1, 2, 3, 4, -1, 0, 1, 6};  // [1, 2, 4]: channels 0 and 1
+  Node bn;
+  bn.name = "bn";
+  bn.op_type = "BatchNormalization";
+  bn.attrs = A({{"training_mode", int64_t{1}}, {"epsilon", 0.0f}});
+  bn.inputs = {b.Floats("w", {1, 2, 4}, w), b.Floats("scale", {2}, 1.0f), b.Floats("bias", {2}, 0.0f),
+               b.Floats("mean", {2}, 0.0f), b.Floats("var", {2}, 1.0f)};
+  bn.outputs = {b.graph().AddValue("bn_out"), b.graph().AddValue("running_mean"),
+                b.graph().AddValue("running_var")};
+  const ValueId y = bn.outputs[0];
+  b.graph().AddNode(std::move(bn));
+  b.graph().outputs().push_back(y);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  // Channel 0: mean 2.5, var 1.25; channel 1: mean 1.5, var (6.25 + 2.25 + 0.25 + 20.25) / 4 = 7.25.
+  std::vector<float> want;
+  for (int i = 0; i < 4; ++i) want.push_back(static_cast<float>((w[i] - 2.5) / std::sqrt(1.25)));
+  for (int i = 4; i < 8; ++i) want.push_back(static_cast<float>((w[i] - 1.5) / std::sqrt(7.25)));
+  const std::vector<float> got = ConstantOf<float>(b.graph(), "bn_out");
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+}
+
 TEST(FoldConstants, IndexingAndIntegerOps) {
   GraphBuilder b(kOutputSuffix);
   std::vector<float> data(24);

@@ -661,7 +661,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
       "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum",
       "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-      "ReduceLogSumExp"};
+      "ReduceLogSumExp", "InstanceNormalization", "Sin", "Cos", "Tile", "CumSum"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
