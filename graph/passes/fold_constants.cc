@@ -130,7 +130,7 @@ Status FoldConstants(Graph& graph, size_t max_output_bytes) {
     if (!folded) break;
   }
   // Whatever still cannot be inferred is a real error: report it.
-  return InferShapes(graph).WithPrefix("FoldConstants");
+  return InferShapes(graph);
 }
 
 Status FoldConstants(Graph& graph) {

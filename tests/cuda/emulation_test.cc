@@ -43,9 +43,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, DataCasesEmulated, ::testing::ValuesIn(CudaDataO
 TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
   std::set<std::string> declined;
   for (const OpCase& c : ComputeOpCases()) {
-    // cuDNN's (not emulated); ConvTranspose has no CUDA kernel yet and
-    // falls back to the CPU, reported (issue 27).
-    if (c.op_type == "Conv" || c.op_type == "ConvTranspose") continue;
+    // cuDNN's (not emulated); ConvTranspose and InstanceNormalization have
+    // no CUDA kernel yet and fall back to the CPU, reported (issue 27).
+    if (c.op_type == "Conv" || c.op_type == "ConvTranspose" ||
+        c.op_type == "InstanceNormalization")
+      continue;
     auto inst = OpCaseInstance::Build(c);
     ASSERT_TRUE(inst.ok());
     auto got = EmulateCuda(**inst);
