@@ -3,7 +3,7 @@
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
-// InstanceNormalization, Resize), then the
+// InstanceNormalization, reductions, Resize), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -81,6 +81,13 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
                        [] { return CreateBinaryCpu(); }};
     binary.specialized = true;
     registry.Register(std::move(binary));
+  }
+  // Reductions over one run of axes; the reference takes the rest (routine).
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
+                         "ReduceL2", "ReduceSumSquare"}) {
+    KernelEntry reduce{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateReduceCpu(); }};
+    reduce.specialized = true;
+    registry.Register(std::move(reduce));
   }
   // Nearest and two-tap 2-D resizes; the reference takes the rest (routine).
   for (const char* op : {"Resize", "Upsample"}) {

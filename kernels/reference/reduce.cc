@@ -51,6 +51,12 @@ void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
       T best{};
       for (int64_t r = 0; r < p.reduced_size; ++r) {
         const T v = at(r);
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(v)) {  // NaN propagates, as in numpy
+            best = v;
+            break;
+          }
+        }
         if (r == 0 || (p.kind == Kind::kMax ? v > best : v < best)) best = v;
       }
       y[o] = best;

@@ -322,6 +322,17 @@ std::vector<OpCase> MakeCases() {
   add(Reduce("reducesum_i64", "ReduceSum", 13,
              {IntX(DataType::kI64, {3, 4, 5}), AxesInput({1})}, {}));
   add(Reduce("reducemax_last", "ReduceMax", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
+  // ConvNeXt-V2's GRN (L2 over H, W), SKNet's split-attention sum (axis 1 of
+  // [N, radix, C, H, W]), a middle run with a large inner block, and the rest.
+  add(Reduce("reducel2_spatial", "ReduceL2", 13, {X({2, 3, 5, 6})}, {L("axes", {1, 2})}));
+  add(Reduce("reducesum_radix", "ReduceSum", 13, {X({1, 2, 8, 6, 6}), AxesInput({1})},
+             {I("keepdims", 0)}));
+  add(Reduce("reducemin_middle", "ReduceMin", 13, {X({2, 3, 4, 50})}, {L("axes", {1, 2})}));
+  add(Reduce("reducel1_last", "ReduceL1", 13, {X({4, 9})}, {L("axes", {1})}));
+  add(Reduce("reducesumsquare_first", "ReduceSumSquare", 13, {X({5, 3, 2})}, {L("axes", {0})}));
+  add(Reduce("reduceprod_last", "ReduceProd", 13, {X({3, 4})}, {L("axes", {1})}));
+  add(Reduce("reducelogsumexp_last", "ReduceLogSumExp", 13, {X({3, 7})}, {L("axes", {1})}));
+  add(Reduce("reducelogsum_last", "ReduceLogSum", 13, {Positive({3, 7})}, {L("axes", {1})}));
   add(Reduce("reducemax_all_keepdims0", "ReduceMax", 13, {X({3, 4})}, {I("keepdims", 0)}));
   add(Reduce("reducemax_i32", "ReduceMax", 13, {IntX(DataType::kI32, {4, 6})},
              {L("axes", {0})}));
