@@ -37,7 +37,7 @@ bool TakesPartInChannelsLast(const Node& node) {
   static constexpr std::string_view kOps[] = {
       "Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Add", "Sub",
       "Mul", "Div", "Min", "Max", "Relu", "Sigmoid", "Tanh", "Clip", "HardSwish", "HardSigmoid",
-      "LeakyRelu", "Concat", "BatchNormalization"};
+      "LeakyRelu", "Concat", "BatchNormalization", "Pad"};
   for (std::string_view op : kOps)
     if (node.op_type == op) return true;
   return false;

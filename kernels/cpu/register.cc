@@ -3,7 +3,7 @@
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
-// InstanceNormalization, reductions, Resize), then the
+// InstanceNormalization, reductions, Pad, Resize), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -89,6 +89,12 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     reduce.specialized = true;
     registry.Register(std::move(reduce));
   }
+  // Constant-mode Pad with pads known at load, either layout; the reference
+  // takes crops, reflect / edge and run-time pads (routine).
+  KernelEntry pad{"Pad", DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreatePadCpu(); },
+                  /*channels_last=*/true};
+  pad.specialized = true;
+  registry.Register(std::move(pad));
   // Nearest and two-tap 2-D resizes; the reference takes the rest (routine).
   for (const char* op : {"Resize", "Upsample"}) {
     KernelEntry resize{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateResizeCpu(); }};

@@ -160,6 +160,11 @@ std::vector<OpCase> MakeCases() {
   add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
   add(Make("expand", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
   add(Make("pad_constant", "Pad", {X({2, 3, 4}), Ints64({0, 1, 2, 0, 1, 0}), ConstScalar(0.5, 0.6)}));
+  // 4-D (braid's CPU kernel, plain and channels-last): HGNetV2's stem pads H and
+  // W; padding the channels too.
+  add(Make("pad_constant_spatial", "Pad", {X({2, 3, 5, 6}), Ints64({0, 0, 0, 0, 0, 0, 1, 1})}));
+  add(Make("pad_constant_channels", "Pad", {X({1, 4, 3, 5}), Ints64({0, 1, 2, 0, 0, 2, 0, 3}),
+                                             ConstScalar(-0.6, -0.5)}));
   add(Make("pad_reflect", "Pad", {X({1, 2, 4, 4}), Ints64({0, 0, 2, 1, 0, 0, 1, 3})},
            {S("mode", "reflect")}));
   add(Make("pad_edge", "Pad", {X({1, 2, 3, 3}), Ints64({0, 0, 1, 1, 0, 0, 2, 2})}, {S("mode", "edge")}));
