@@ -6,12 +6,15 @@
 // attention-mask Add ([1,64,3,49,49] + [1,64,1,49,49]) took 10 ms there for
 // 1.8 MB; the rest it declines (a routine decline: oneDNN keeps same-shape,
 // scalar and per-channel operands, and with them channels-last chains).
-// Plain layouts only. A fused activation applies per element.
+// Plain or channels-last (every operand in the output's layout, or without
+// spatial extent). A fused activation applies per element.
 #include <omp.h>
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/broadcast.h"
@@ -46,8 +49,27 @@ class BinaryCpu final : public Kernel {
     ASSIGN_OR_RETURN(activation_, ParseFusedActivation(args));
     if (dtype != DataType::kF32 || args.outputs[0].dtype != DataType::kF32)
       return Unimplemented(args.Where() + ": f32 only");
-    for (const TensorDesc& d : args.inputs)
-      if (d.layout != TensorLayout::kPlain) return Unimplemented(args.Where() + ": plain layouts only");
+    // Channels-last: the plan runs over memory order [N, H, W, C]; an operand
+    // in the plain layout qualifies only when it has no spatial extent
+    // ([N, C, 1, 1], the same bytes either way), as in EfficientNet's
+    // squeeze-excite product at batch > 1.
+    const TensorDesc& out = args.outputs[0];
+    const bool nhwc = out.layout == TensorLayout::kChannelsLast;
+    if (nhwc) {
+      std::vector<std::vector<int64_t>> physical;
+      for (const TensorDesc& d : args.inputs) {
+        const bool spatial = d.rank() == 4 && d.dims[2] * d.dims[3] > 1;
+        if (d.rank() != 4 || (spatial && d.layout != TensorLayout::kChannelsLast))
+          return Unimplemented(args.Where() + ": channels-last output with an operand " +
+                               d.ToString() + " in another layout");
+        physical.push_back({d.dims[0], d.dims[2], d.dims[3], d.dims[1]});
+      }
+      ASSIGN_OR_RETURN(plan_, BroadcastPlan::Make(std::span<const std::vector<int64_t>>(physical)));
+    } else {
+      for (const TensorDesc& d : args.inputs)
+        if (d.layout != TensorLayout::kPlain)
+          return Unimplemented(args.Where() + ": an operand in another layout than the output");
+    }
     bool general = false;
     for (int i = 0; i < 2; ++i) general |= plan_.input(i).pattern == BroadcastPattern::kGeneral;
     if (!general)

@@ -78,7 +78,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // to oneDNN (routine).
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
     KernelEntry binary{op, DeviceKind::kCpu, "cpu", kCpuAboveOnednnPriority,
-                       [] { return CreateBinaryCpu(); }};
+                       [] { return CreateBinaryCpu(); }, /*channels_last=*/true};
     binary.specialized = true;
     registry.Register(std::move(binary));
   }

@@ -99,6 +99,9 @@ std::vector<OpCase> MakeCases() {
            {S("activation", "HardSwish")}));
   // Swin's attention-mask add: a middle axis stretched (braid's CPU kernel,
   // not oneDNN's reference path), and the same with the mask first.
+  // Squeeze-excite at batch 2: [N, C, 1, 1] against [N, C, H, W] (plain and
+  // channels-last).
+  add(Make("mul_excite_batch", "Mul", {X({2, 6, 4, 5}), X({2, 6, 1, 1})}));
   add(Make("add_window_mask", "Add", {X({1, 16, 3, 7, 49}), X({1, 16, 1, 7, 49})}));
   add(Make("div_window_mask_first", "Div", {X({1, 16, 1, 7, 49}, 0.5, 2.0), X({1, 16, 3, 7, 49}, 0.5, 2.0)}));
   add(Make("add_i32", "Add", {Ix(DataType::kI32, {3, 4}), Ix(DataType::kI32, {4})}));
