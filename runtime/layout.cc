@@ -31,6 +31,11 @@ class Groups {
   std::vector<size_t> parent_;
 };
 
+// A 4-D f32 tensor with more than one pixel: what goes nhwc in a chain.
+bool IsRelayable(const TensorDesc& d) {
+  return d.dtype == DataType::kF32 && d.rank() == 4 && d.dims[2] * d.dims[3] > 1;
+}
+
 }  // namespace
 
 bool TakesPartInChannelsLast(const Node& node) {
@@ -106,13 +111,31 @@ StatusOr<ChannelsLastProbe> ProbeChannelsLast(
   if (!TakesPartInChannelsLast(node)) return probe;
   std::optional<PrepareArgs> args;
   for (const KernelEntry* entry : registry.Candidates(node.op_type, device)) {
-    if (entry->channels_last) {
+    if (entry->channels_last && !entry->specialized) {
       probe.handles = true;
       return probe;
     }
     if (!args) {
       ASSIGN_OR_RETURN(PrepareArgs a, plain_args());
       args = std::move(a);
+    }
+    if (entry->channels_last) {
+      // A specialized kernel takes only some nodes: it handles channels-last
+      // here only if it accepts the node as it would run so (every spatial
+      // activation nhwc). Otherwise it may still take the node plain, below.
+      PrepareArgs nhwc = *args;
+      for (size_t i = 0; i < nhwc.inputs.size(); ++i)
+        if (IsRelayable(nhwc.inputs[i]) &&
+            (i >= nhwc.constants.size() || nhwc.constants[i] == nullptr))
+          nhwc.inputs[i].layout = TensorLayout::kChannelsLast;
+      for (TensorDesc& d : nhwc.outputs)
+        if (IsRelayable(d)) d.layout = TensorLayout::kChannelsLast;
+      Status s = entry->create()->Prepare(nhwc);
+      if (s.ok()) {
+        probe.handles = true;
+        return probe;
+      }
+      if (s.code() != StatusCode::kUnimplemented) return s;
     }
     std::unique_ptr<Kernel> kernel = entry->create();
     Status s = kernel->Prepare(*args);

@@ -42,10 +42,13 @@ std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
 bool ViewSharesBytes(const TensorDesc& in, const TensorDesc& out);
 
 // Whether `node` on a `device` kernel will take nhwc: candidates ranked above
-// the first nhwc-capable one (e.g. sparse kernels) are prepared with the
-// plain args from `plain_args`; if one accepts, the node stays plain and the
-// probe hands back that prepared kernel. Declines along the way are kept so
-// the placement can give their real reasons.
+// the first general nhwc-capable one (e.g. sparse kernels) are prepared with
+// the plain args from `plain_args`; if one accepts, the node stays plain and
+// the probe hands back that prepared kernel. A specialized nhwc-capable
+// candidate (braid's Pad and broadcast binary kernels) counts only if
+// it accepts the node with its spatial activations nhwc, so that a node it
+// declines (a reflect Pad) never lands nhwc on kernels that cannot take it.
+// Declines along the way are kept so the placement can give their real reasons.
 struct ChannelsLastProbe {
   bool handles = false;
   PreparedKernel accepted_plain;              // set when a plain-only kernel accepted

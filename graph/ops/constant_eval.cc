@@ -421,7 +421,8 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     if (in[0].dtype != DataType::kF32 || in[0].dims.size() < 2) return NotCovered(node, "f32, rank >= 2");
     const bool training = node.attrs.GetInt("training_mode", 0) != 0;
     const int64_t channels = in[0].dims[1];
-    const int64_t inner = channels == 0 ? 0 : n / (in[0].dims[0] * channels);
+    int64_t inner = 1;  // product of dims[2:] (no division: N or C may be 0)
+    for (size_t d = 2; d < in[0].dims.size(); ++d) inner *= in[0].dims[d];
     const double epsilon = node.attrs.GetFloat("epsilon", 1e-5f);
     const double momentum = node.attrs.GetFloat("momentum", 0.9f);
     // Outputs 1 and 2 (training form): running = input * momentum + current * (1 - momentum).
@@ -492,8 +493,11 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
         if (!reduced[d]) o = o * in[0].dims[d] + (i / in_strides[d]) % in[0].dims[d];
       const double v = LoadFloat(in[0], i);
       double& a = acc[static_cast<size_t>(o)];
-      a = op == "ReduceMax" ? std::max(a, v) : op == "ReduceMin" ? std::min(a, v) : a + v;
+      if (std::isnan(v) || std::isnan(a)) a = std::isnan(a) ? a : v;  // NaN propagates
+      else a = op == "ReduceMax" ? std::max(a, v) : op == "ReduceMin" ? std::min(a, v) : a + v;
     }
+    if ((op == "ReduceMax" || op == "ReduceMin") && count == 0 && n > 0)
+      return NotCovered(node, "an empty reduction has no maximum or minimum");
     const double per_output = n > 0 ? static_cast<double>(count) / static_cast<double>(n) : 1.0;
     for (int64_t k = 0; k < n; ++k)
       StoreFloat(out, k, static_cast<float>(op == "ReduceMean" ? acc[static_cast<size_t>(k)] / per_output
@@ -520,7 +524,8 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     const bool reverse = node.attrs.GetInt("reverse", 0) != 0;
     const int64_t extent = in[0].dims[static_cast<size_t>(axis)];
     const int64_t inner = Strides(in[0].dims)[static_cast<size_t>(axis)];
-    const int64_t outer = extent == 0 ? 0 : n / (extent * inner);
+    int64_t outer = 1;  // product of dims[:axis] (no division: any extent may be 0)
+    for (int64_t d = 0; d < axis; ++d) outer *= in[0].dims[static_cast<size_t>(d)];
     const bool f32 = in[0].dtype == DataType::kF32;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {

@@ -300,12 +300,15 @@ Status InferRange(ShapeInferenceContext& ctx) {
         "start, limit and delta must be known at load time (the output length depends on them)");
   if (bounds[2] == 0) return ctx.Error("delta is 0");
   const double length = std::ceil((bounds[1] - bounds[0]) / bounds[2]);
+  if (std::isnan(length)) return ctx.Error("start, limit and delta give no length (NaN)");
   if (!(length < 1e9)) return ctx.Error("the output would have " + std::to_string(length) + " elements");
-  const int64_t n = std::max<int64_t>(static_cast<int64_t>(length), 0);
+  const int64_t n = length <= 0 ? 0 : static_cast<int64_t>(length);
   ctx.SetOutput(0, dtype, Shape{Dim(n)});
-  if (dtype != DataType::kF32) {
+  if (dtype != DataType::kF32 && n <= static_cast<int64_t>(kMaxSymbolicElements)) {
     DimValues values;
-    for (int64_t k = 0; k < n; ++k) values.push_back(Dim(ints[0] + k * ints[2]));
+    uint64_t value = static_cast<uint64_t>(ints[0]);  // wraps instead of overflowing
+    for (int64_t k = 0; k < n; ++k, value += static_cast<uint64_t>(ints[2]))
+      values.push_back(Dim(static_cast<int64_t>(value)));
     ctx.SetOutputValues(0, std::move(values));
   }
   return Status::Ok();

@@ -33,6 +33,7 @@ class InstanceNormCpu final : public Kernel {
     float* y = static_cast<float*>(args.dst[0]);
     const int64_t planes = p_.batch * p_.channels;
     const int64_t n = p_.spatial;
+    if (planes == 0 || n == 0) return Status::Ok();
     if (planes >= num_threads_ || n < kMinElementsPerThread) {
       const int threads = static_cast<int>(std::clamp<int64_t>(
           planes * n / kMinElementsPerThread, 1, std::min<int64_t>(num_threads_, planes)));
@@ -62,10 +63,11 @@ class InstanceNormCpu final : public Kernel {
       for (int64_t i = 0; i < n; ++i) squares += (in[i] - mean) * (in[i] - mean);
       const float a = static_cast<float>(scale[plane % p_.channels] /
                                          std::sqrt(squares / static_cast<double>(n) + p_.epsilon));
-      const float b = static_cast<float>(bias[plane % p_.channels] - mean * a);
+      const float b = bias[plane % p_.channels];
+      const float m = static_cast<float>(mean);
       float* out = y + plane * n;
 #pragma omp parallel for num_threads(threads) schedule(static)
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
+      for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) * a + b;
     }
     return Status::Ok();
   }
@@ -73,10 +75,12 @@ class InstanceNormCpu final : public Kernel {
  private:
   void Normalize(const float* in, float* out, int64_t n, double mean, double squares,
                  float scale, float bias) const {
+    // (x - mean) * a + bias, not x * a + (bias - mean * a): the latter cancels
+    // when |mean| is much larger than the deviation.
     const double var = n > 0 ? squares / static_cast<double>(n) : 0.0;
     const float a = static_cast<float>(scale / std::sqrt(var + p_.epsilon));
-    const float b = static_cast<float>(bias - mean * a);
-    for (int64_t i = 0; i < n; ++i) out[i] = in[i] * a + b;
+    const float m = static_cast<float>(mean);
+    for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) * a + bias;
   }
 
   // Below this many elements per thread the fork costs more than it saves.

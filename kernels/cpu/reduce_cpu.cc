@@ -47,6 +47,7 @@ class ReduceCpu final : public Kernel {
     float* y = static_cast<float*>(args.dst[0]);
     const int64_t outer = p_.outer, r_size = p_.reduced_size, inner = p_.inner;
     const int64_t total = outer * r_size * inner;
+    if (outer == 0 || inner == 0) return Status::Ok();  // no outputs
     const int threads = static_cast<int>(std::clamp<int64_t>(
         total / kMinElementsPerThread, 1, std::min<int64_t>(num_threads_, inner == 1 ? outer : outer * inner)));
     if (inner == 1) {

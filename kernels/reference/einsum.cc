@@ -31,13 +31,33 @@ class ReferenceEinsum final : public Kernel {
     StatusOr<EinsumEquation> e =
         ParseEinsumEquation(args.node->attrs.GetString("equation", ""), ranks);
     if (!e.ok()) return params_internal::Invalid(args, e.status().message());
-    // Label extents: the largest extent seen (1 broadcasts; shape inference
-    // checked the rest).
-    extents_.assign(static_cast<size_t>(e->num_labels), 1);
+    // Only the labels the equation uses, renumbered 0.. so the walk below
+    // steps over nothing else.
+    std::vector<int> compact(static_cast<size_t>(e->num_labels), -1);
+    int used = 0;
+    for (const std::vector<int>& term : e->inputs)
+      for (int l : term)
+        if (compact[static_cast<size_t>(l)] < 0) compact[static_cast<size_t>(l)] = used++;
+    for (std::vector<int>& term : e->inputs)
+      for (int& l : term) l = compact[static_cast<size_t>(l)];
+    for (int& l : e->output) l = compact[static_cast<size_t>(l)];
+    // Label extents: a letter's extents must agree; an ellipsis axis of
+    // extent 1 broadcasts.
+    extents_.assign(static_cast<size_t>(used), 1);
+    std::vector<bool> seen(static_cast<size_t>(used), false);
     for (size_t k = 0; k < e->inputs.size(); ++k)
       for (size_t a = 0; a < e->inputs[k].size(); ++a) {
-        int64_t& x = extents_[static_cast<size_t>(e->inputs[k][a])];
-        x = std::max(x, args.inputs[k].dims[a]);
+        const auto l = static_cast<size_t>(e->inputs[k][a]);
+        const int64_t d = args.inputs[k].dims[a];
+        if (!seen[l] || extents_[l] == 1) {
+          extents_[l] = seen[l] ? std::max(extents_[l], d) : d;
+          seen[l] = true;
+        } else if (d != extents_[l] && d != 1) {
+          return params_internal::Invalid(args, "operand " + std::to_string(k) + " axis " +
+                                                    std::to_string(a) + " has extent " +
+                                                    std::to_string(d) + ", the label " +
+                                                    std::to_string(extents_[l]));
+        }
       }
     std::vector<int64_t> out_dims;
     for (int l : e->output) out_dims.push_back(extents_[static_cast<size_t>(l)]);

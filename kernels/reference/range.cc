@@ -52,10 +52,13 @@ class RangeKernel final : public Kernel {
     if (delta == 0) return InvalidArgument(k.where_ + ": delta is 0");
     const double length = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) /
                                     static_cast<double>(delta));
-    if (std::max(length, 0.0) != static_cast<double>(k.length_))
+    if (!(std::max(length, 0.0) == static_cast<double>(k.length_))) {  // NaN too
+      const bool finite = std::isfinite(length) && std::fabs(length) < 9e18;
       return InvalidArgument(k.where_ + ": start, limit and delta give " +
-                             std::to_string(std::max<int64_t>(static_cast<int64_t>(length), 0)) +
+                             (finite ? std::to_string(std::max<int64_t>(static_cast<int64_t>(length), 0))
+                                     : std::string("no finite number of")) +
                              " elements, the plan has " + std::to_string(k.length_));
+    }
     T* y = static_cast<T*>(args.dst[0]);
     T value = start;
     for (int64_t i = 0; i < k.length_; ++i) {

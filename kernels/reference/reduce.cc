@@ -26,7 +26,6 @@ struct Walk {
 
 template <typename T>
 void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   using Kind = ReduceParams::Kind;
   std::array<int64_t, kMaxRank> kept{}, red{};
   const size_t nk = walk.kept_dims.size(), nr = walk.reduced_dims.size();
@@ -69,21 +68,25 @@ void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
       for (int64_t r = 0; r < p.reduced_size; ++r) shift = std::max(shift, static_cast<double>(at(r)));
       if (!std::isfinite(shift)) shift = 0;
     }
-    Acc acc = p.kind == Kind::kProd ? 1 : 0;
+    // Integers accumulate unsigned: products and sums wrap instead of
+    // overflowing (two's complement, as the folding evaluator does).
+    using Wide = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+    Wide acc = p.kind == Kind::kProd ? 1 : 0;
     for (int64_t r = 0; r < p.reduced_size; ++r) {
-      const Acc v = static_cast<Acc>(at(r));
+      const T raw = at(r);
+      const Wide v = static_cast<Wide>(raw);
       switch (p.kind) {
         case Kind::kProd: acc *= v; break;
-        case Kind::kL1: acc += v < 0 ? -v : v; break;
+        case Kind::kL1: acc += raw < 0 ? Wide{0} - v : v; break;
         case Kind::kL2:
         case Kind::kSumSquare: acc += v * v; break;
         case Kind::kLogSumExp:
-          acc += static_cast<Acc>(std::exp(static_cast<double>(v) - shift));
+          acc += static_cast<Wide>(std::exp(static_cast<double>(raw) - shift));
           break;
         default: acc += v; break;  // Sum, Mean, LogSum
       }
     }
-    double result = static_cast<double>(acc);
+    double result = static_cast<double>(acc);  // floating point only, below
     switch (p.kind) {
       case Kind::kMean: result /= static_cast<double>(p.reduced_size); break;
       case Kind::kL2: result = std::sqrt(result); break;
@@ -94,7 +97,7 @@ void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
     if constexpr (std::is_floating_point_v<T>) {
       y[o] = static_cast<T>(result);
     } else {
-      y[o] = static_cast<T>(acc);  // integer kinds only (see Prepare): exact
+      y[o] = static_cast<T>(static_cast<std::make_signed_t<Wide>>(acc));  // integer kinds only
     }
   }
 }

@@ -5,6 +5,7 @@
 // count from the end; one out of range is an error naming the node. Any
 // element type for "none"; f32 / i32 / i64 for the reductions.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -19,6 +20,16 @@ namespace braid::reference {
 namespace {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+// The type integer arithmetic wraps in (unsigned); floats compute as themselves.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
 
 class ScatterNDKernel final : public Kernel {
  public:
@@ -103,11 +114,17 @@ class ScatterNDKernel final : public Kernel {
     return Status::Ok();
   }
 
+  // Integers wrap (unsigned arithmetic); NaN propagates through max / min.
   template <typename T>
   static T Combine(Reduction r, T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if ((r == Reduction::kMax || r == Reduction::kMin) && (std::isnan(a) || std::isnan(b)))
+        return std::isnan(a) ? a : b;
+    }
+    using U = typename Wrapping<T>::type;
     switch (r) {
-      case Reduction::kAdd: return a + b;
-      case Reduction::kMul: return a * b;
+      case Reduction::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Reduction::kMul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
       case Reduction::kMax: return std::max(a, b);
       case Reduction::kMin: return std::min(a, b);
       case Reduction::kNone: break;

@@ -191,6 +191,34 @@ TEST(FoldConstants, TrainingModeBatchNormOfAWeightFolds) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
 }
 
+TEST(FoldConstants, EmptyTensorsAndHugeRangesAreNoCrash) {
+  // A BatchNormalization of an empty constant batch and a CumSum over an
+  // empty trailing axis fold to empty constants (no division by zero); a
+  // Range of 5e8 elements gets its shape without materialising its values.
+  GraphBuilder b(kOutputSuffix);
+  Node bn;
+  bn.name = "bn";
+  bn.op_type = "BatchNormalization";
+  bn.inputs = {b.graph().AddConstant("x", DataType::kF32, {Dim(0), Dim(2), Dim(3)}, TensorData::Allocate(0)),
+               b.Floats("scale", {2}, 1.0f), b.Floats("bias", {2}, 0.0f), b.Floats("mean", {2}, 0.0f),
+               b.Floats("var", {2}, 1.0f)};
+  bn.outputs = {b.graph().AddValue("bn_out")};
+  b.graph().AddNode(std::move(bn));
+  b.graph().outputs().push_back(b.graph().FindValue("bn_out"));
+  ValueId empty = b.graph().AddConstant("e", DataType::kF32, {Dim(2), Dim(3), Dim(0)}, TensorData::Allocate(0));
+  b.graph().outputs().push_back(b.Op("CumSum", "cumsum", {empty, b.Ints("axis", {1}, true)}));
+  b.graph().outputs().push_back(
+      b.Op("Range", "range", {b.Ints("r0", {0}, true), b.Ints("r1", {500000000}, true),
+                              b.Ints("r2", {1}, true)}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.graph().value(b.graph().FindValue("range_out")).shape, (Shape{500000000}));
+  // Range's 2 GB output stays a node (above the folding cap); the empty ones fold.
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(OpTypes(b.graph()), (std::vector<std::string>{"Range"}));
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "bn_out").size(), 0u);
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "cumsum_out").size(), 0u);
+}
+
 TEST(FoldConstants, IndexingAndIntegerOps) {
   GraphBuilder b(kOutputSuffix);
   std::vector<float> data(24);

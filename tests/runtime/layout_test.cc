@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
 #include "runtime/executor.h"
@@ -109,6 +110,72 @@ TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
     // Same kernels, other memory order: only summation order differs.
     EXPECT_LE(max_diff, 1e-4 * max_ref) << model;
     EXPECT_GT(max_ref, 0) << model;
+  }
+}
+
+// Conv -> Pad(mode) -> Conv, as CycleGAN-style generators pad between convs.
+// braid's Pad kernel takes channels-last only in constant mode: a reflect or
+// edge Pad must keep its own chain plain (the reference Pad cannot take
+// nhwc) rather than force the executor's whole-graph plain retry; the
+// constant one may go nhwc. Outputs agree either way.
+TEST(LayoutTest, PadsBetweenConvsLoadInEveryModeAndMatch) {
+  KernelRegistry registry;
+  RegisterCpuKernels(registry);
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto constant = [&](Graph& g, const std::string& name, std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = dist(rng);
+    return g.AddConstant(name, DataType::kF32, StaticShape(dims),
+                         TensorData::Copy(v.data(), v.size() * sizeof(float)));
+  };
+  for (const char* mode : {"reflect", "edge", "constant"}) {
+    Graph g;
+    g.set_opset(17);
+    const ValueId x = g.AddInput("x", DataType::kF32, {Dim(1), Dim(3), Dim(8), Dim(8)});
+    auto node = [&](const std::string& op, const std::string& name, std::vector<ValueId> in,
+                    Attributes attrs = {}) {
+      Node n;
+      n.name = name;
+      n.op_type = op;
+      n.inputs = std::move(in);
+      n.attrs = std::move(attrs);
+      n.outputs = {g.AddValue(name + "_out")};
+      const ValueId out = n.outputs[0];
+      g.AddNode(std::move(n));
+      return out;
+    };
+    Attributes conv_attrs;
+    conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    const ValueId c1 = node("Conv", "conv1", {x, constant(g, "w1", {4, 3, 3, 3})}, conv_attrs);
+    const std::vector<int64_t> pad_amounts = {0, 0, 1, 2, 0, 0, 1, 2};
+    Attributes pad_attrs;
+    pad_attrs.Set("mode", std::string(mode));
+    const ValueId padded =
+        node("Pad", "pad", {c1, g.AddConstant("pads", DataType::kI64, {Dim(8)},
+                                              TensorData::Copy(pad_amounts.data(), 64))},
+             pad_attrs);
+    const ValueId y = node("Conv", "conv2", {padded, constant(g, "w2", {2, 4, 3, 3})});
+    g.outputs().push_back(y);
+    ASSERT_TRUE(InferShapes(g).ok()) << mode;
+    std::vector<float> input(3 * 8 * 8);
+    for (float& v : input) v = dist(rng);
+    std::vector<std::vector<float>> outputs;
+    for (bool nhwc : {true, false}) {
+      ExecutorOptions options;
+      options.channels_last = nhwc;
+      StatusOr<std::unique_ptr<Executor>> e = Executor::Create(g, registry, *cpu, options);
+      ASSERT_TRUE(e.ok()) << mode << (nhwc ? " nhwc: " : " plain: ") << e.status().ToString();
+      // No retry of the whole graph in the plain layout was needed.
+      EXPECT_EQ((*e)->layout_note(), "") << mode;
+      outputs.push_back(RunExecutor(**e, input));
+    }
+    ASSERT_EQ(outputs[0].size(), outputs[1].size()) << mode;
+    for (size_t i = 0; i < outputs[0].size(); ++i)
+      ASSERT_NEAR(outputs[0][i], outputs[1][i], 1e-4 * (1 + std::fabs(outputs[1][i]))) << mode;
   }
 }
 
