@@ -39,6 +39,12 @@ SliceRange ComputeSliceRange(int64_t dim, int64_t start, int64_t end,
   return r;
 }
 
+std::vector<int64_t> RowMajorStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d].extent();
+  return strides;
+}
+
 Status InferGather(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const Shape& data = ctx.input_shape(0);
@@ -143,8 +149,7 @@ Status InferSlice(ShapeInferenceContext& ctx) {
   std::optional<DimValues> values = ctx.InputValues(0);
   if (!values || !IsStatic(in) || ElementCount(in) != static_cast<int64_t>(values->size()))
     return Status::Ok();
-  std::vector<int64_t> in_strides(in.size(), 1);
-  for (size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d].extent();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in);
   for (size_t d = 0; d < in.size(); ++d)
     if (!seen[d]) ranges[d] = SliceRange{0, in[d].extent()};
   DimValues picked;

@@ -57,6 +57,9 @@ Status InferConstant(ShapeInferenceContext& ctx);
 // ONNX Slice on one axis of extent `dim` (clamped start/end, any non-zero
 // step): the first selected index and how many are selected. Shared by shape
 // inference and the constant evaluator so the two always agree.
+// Row-major element strides of a static shape (last axis 1).
+std::vector<int64_t> RowMajorStrides(const Shape& shape);
+
 struct SliceRange {
   int64_t start = 0;
   int64_t count = 0;

@@ -137,8 +137,7 @@ Status InferTranspose(ShapeInferenceContext& ctx) {
   std::optional<DimValues> values = ctx.InputValues(0);
   if (!values || !IsStatic(in) || ElementCount(in) != static_cast<int64_t>(values->size()))
     return Status::Ok();
-  std::vector<int64_t> in_strides(in.size(), 1);
-  for (size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d].extent();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in);
   DimValues moved;
   std::vector<int64_t> index(out.size(), 0);
   for (size_t k = 0; k < values->size(); ++k) {

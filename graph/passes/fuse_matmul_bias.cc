@@ -18,6 +18,7 @@
 // The Gemm keeps the MatMul's name and takes over the Add's output value, so
 // both names survive; the Reshapes are named "<MatMul name>/rows" and
 // "<MatMul name>/unrows".
+#include <algorithm>
 #include <unordered_set>
 #include <string>
 #include <vector>
@@ -44,15 +45,13 @@ std::optional<std::vector<double>> LastAxisBias(const Graph& graph, ValueId adde
 
 // A new f32 value named after `base`: of `dims` when all are known (>= 0),
 // else without a shape (InferShapes, run after the passes, gives it one).
+// A new f32 value of static `dims`, or without a shape when one is -1 (a
+// symbolic leading dim; inference fills it in).
 ValueId AddF32Value(Graph& graph, pass_util::NameAllocator& names, const std::string& base,
                     const std::vector<int64_t>& dims) {
-  Value v;
-  v.name = names.Make(base);
-  v.dtype = DataType::kF32;
-  v.has_shape = true;
-  for (int64_t d : dims) v.has_shape = v.has_shape && d >= 0;
-  if (v.has_shape) v.shape = StaticShape(dims);
-  return graph.AddValue(std::move(v));
+  const bool known = std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; });
+  return pass_util::AddF32Value(graph, names, base,
+                                known ? std::optional<Shape>(StaticShape(dims)) : std::nullopt);
 }
 
 }  // namespace
@@ -63,8 +62,7 @@ Status FuseMatMulBias(Graph& graph) {
   // readers table computed up front stays accurate.
   const GraphUses uses(graph);
   pass_util::NameAllocator names(graph);
-  std::unordered_set<std::string> node_names;
-  for (const Node& n : graph.nodes()) node_names.insert(n.name);
+  std::unordered_set<std::string> node_names = pass_util::NodeNames(graph);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   const NodeId original_nodes = graph.num_nodes();
   for (NodeId id = 0; id < original_nodes; ++id) {

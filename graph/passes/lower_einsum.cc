@@ -97,8 +97,7 @@ Shape Permuted(const Shape& s, const std::vector<int64_t>& perm) {
 Status LowerEinsum(Graph& graph) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("LowerEinsum"));
   pass_util::NameAllocator names(graph);
-  std::unordered_set<std::string> node_names;
-  for (const Node& n : graph.nodes()) node_names.insert(n.name);
+  std::unordered_set<std::string> node_names = pass_util::NodeNames(graph);
   const NodeId original_nodes = graph.num_nodes();
   for (NodeId id = 0; id < original_nodes; ++id) {
     const Node& node = graph.node(id);
@@ -117,14 +116,9 @@ Status LowerEinsum(Graph& graph) {
     // Transpose(in, perm) into `out`, a new value when kNoValue.
     auto transpose = [&](ValueId in, const std::vector<int64_t>& perm, const std::string& tag,
                          ValueId out) {
-      if (out == kNoValue) {
-        Value v;
-        v.name = names.Make(name + "_" + tag);
-        v.dtype = DataType::kF32;
-        v.has_shape = true;
-        v.shape = Permuted(graph.value(in).shape, perm);
-        out = graph.AddValue(std::move(v));
-      }
+      if (out == kNoValue)
+        out = pass_util::AddF32Value(graph, names, name + "_" + tag,
+                                     Permuted(graph.value(in).shape, perm));
       Node t;
       t.name = pass_util::UniqueNodeName(name + "/" + tag, node_names);
       t.op_type = "Transpose";
@@ -141,17 +135,14 @@ Status LowerEinsum(Graph& graph) {
     ValueId product = y;
     if (!plan->perm_out.empty()) {
       // y = Transpose(product, perm_out): product's axis perm_out[d] is y's axis d.
-      Value v;
-      v.name = names.Make(name + "_product");
-      v.dtype = DataType::kF32;
+      std::optional<Shape> product_shape;
       const Value& y_value = graph.value(y);
       if (y_value.has_shape) {
-        v.has_shape = true;
-        v.shape.resize(y_value.shape.size());
+        product_shape = Shape(y_value.shape.size());
         for (size_t d = 0; d < plan->perm_out.size(); ++d)
-          v.shape[static_cast<size_t>(plan->perm_out[d])] = y_value.shape[d];
+          (*product_shape)[static_cast<size_t>(plan->perm_out[d])] = y_value.shape[d];
       }
-      product = graph.AddValue(std::move(v));
+      product = pass_util::AddF32Value(graph, names, name + "_product", product_shape);
       transpose(product, plan->perm_out, "out", y);
     }
     Node& mm = graph.node(id);  // after AddNode: references may have moved

@@ -57,6 +57,22 @@ std::optional<std::vector<int64_t>> ReadConstantI64(const Graph& graph, ValueId 
   return out;
 }
 
+std::unordered_set<std::string> NodeNames(const Graph& graph) {
+  std::unordered_set<std::string> names;
+  for (const Node& n : graph.nodes()) names.insert(n.name);
+  return names;
+}
+
+ValueId AddF32Value(Graph& graph, NameAllocator& names, const std::string& base,
+                    std::optional<Shape> shape) {
+  Value v;
+  v.name = names.Make(base);
+  v.dtype = DataType::kF32;
+  v.has_shape = shape.has_value();
+  if (shape) v.shape = std::move(*shape);
+  return graph.AddValue(std::move(v));
+}
+
 NameAllocator::NameAllocator(const Graph& graph) {
   for (const Value& v : graph.values()) used_.insert(v.name);
 }

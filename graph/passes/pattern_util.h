@@ -77,6 +77,13 @@ ValueId AddI64Constant(Graph& graph, NameAllocator& names, const std::string& ba
 // `base`, or "base_1", "base_2", ... : the first not in `used`, which it
 // joins (node names; NameAllocator is for values).
 std::string UniqueNodeName(const std::string& base, std::unordered_set<std::string>& used);
+// Every node name in the graph: the `used` set a rewriting pass starts from.
+std::unordered_set<std::string> NodeNames(const Graph& graph);
+
+// Adds a new f32 value named from `base` with `shape`, or without a shape
+// (inferred later) when nullopt.
+ValueId AddF32Value(Graph& graph, NameAllocator& names, const std::string& base,
+                    std::optional<Shape> shape);
 
 // Copies dtype and shape from `from` to `to` when `to` has no shape yet, so
 // a value that takes over a producer keeps the facts known about it.

@@ -44,8 +44,7 @@ std::vector<int64_t> ReducedAxes(const Graph& graph, const Node& node) {
 Status ReduceToGlobalPool(Graph& graph) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("ReduceToGlobalPool"));
   pass_util::NameAllocator names(graph);
-  std::unordered_set<std::string> node_names;
-  for (const Node& n : graph.nodes()) node_names.insert(n.name);
+  std::unordered_set<std::string> node_names = pass_util::NodeNames(graph);
   const NodeId original_nodes = graph.num_nodes();
   for (NodeId id = 0; id < original_nodes; ++id) {
     const Node& node = graph.node(id);
@@ -60,12 +59,8 @@ Status ReduceToGlobalPool(Graph& graph) {
     const std::string name = node.name, pin = node.device_pin;
     ValueId pooled = y;
     if (!keepdims) {
-      Value v;
-      v.name = names.Make(graph.value(y).name + "_pooled");
-      v.dtype = DataType::kF32;
-      v.has_shape = true;
-      v.shape = {x.shape[0], x.shape[1], Dim(1), Dim(1)};
-      pooled = graph.AddValue(std::move(v));
+      pooled = pass_util::AddF32Value(graph, names, graph.value(y).name + "_pooled",
+                                      Shape{x.shape[0], x.shape[1], Dim(1), Dim(1)});
       Node flatten;
       flatten.name = pass_util::UniqueNodeName(name + "/flatten", node_names);
       flatten.op_type = "Flatten";
