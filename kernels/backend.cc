@@ -20,6 +20,13 @@ int64_t TensorDesc::elements() const {
   return n;
 }
 
+std::vector<int> TensorDesc::MemoryOrder() const {
+  if (layout == TensorLayout::kChannelsLast && rank() == 4) return {0, 2, 3, 1};
+  std::vector<int> order(static_cast<size_t>(rank()));
+  for (int i = 0; i < rank(); ++i) order[static_cast<size_t>(i)] = i;
+  return order;
+}
+
 std::string TensorDesc::ToString() const {
   std::string s = DataTypeName(dtype);
   s += "[";

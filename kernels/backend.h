@@ -54,6 +54,8 @@ struct TensorDesc {
   int64_t elements() const;
   size_t bytes() const { return static_cast<size_t>(elements()) * DataTypeSize(dtype); }
   std::string ToString() const;  // "f32[1,3,224,224]", "f32[1,8,4,4]nhwc"
+  // The axes in memory order, outermost first: {0, 2, 3, 1} channels-last.
+  std::vector<int> MemoryOrder() const;
   bool operator==(const TensorDesc&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/normalization.h"
 
@@ -67,8 +68,7 @@ class BatchNormCpu final : public Kernel {
     const float* x = static_cast<const float*>(args.src[0]);
     float* y = static_cast<float*>(args.dst[0]);
     const int64_t elements = batch_ * channels_ * spatial_;
-    const int threads = static_cast<int>(
-        std::clamp<int64_t>(elements / kMinElementsPerThread, 1, num_threads_));
+    const int threads = ThreadsFor(elements, num_threads_);
     if (channels_last_) {
       // Rows of `channels_` values, one per pixel.
       const int64_t pixels = batch_ * spatial_;
@@ -113,8 +113,6 @@ class BatchNormCpu final : public Kernel {
     }
   }
 
-  // Below this many elements per thread the fork costs more than it saves.
-  static constexpr int64_t kMinElementsPerThread = 16 * 1024;
   bool channels_last_ = false;
   bool constant_ = false;
   int64_t batch_ = 0, channels_ = 0, spatial_ = 1;

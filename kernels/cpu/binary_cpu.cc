@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/broadcast.h"
 #include "kernels/params/activation.h"
@@ -62,7 +63,8 @@ class BinaryCpu final : public Kernel {
         if (d.rank() != 4 || (spatial && d.layout != TensorLayout::kChannelsLast))
           return Unimplemented(args.Where() + ": channels-last output with an operand " +
                                d.ToString() + " in another layout");
-        physical.push_back({d.dims[0], d.dims[2], d.dims[3], d.dims[1]});
+        physical.emplace_back();
+        for (int a : out.MemoryOrder()) physical.back().push_back(d.dims[static_cast<size_t>(a)]);
       }
       ASSIGN_OR_RETURN(plan_, BroadcastPlan::Make(std::span<const std::vector<int64_t>>(physical)));
     } else {
@@ -94,9 +96,8 @@ class BinaryCpu final : public Kernel {
   static void RunOp(const BinaryCpu& k, const float* a, const float* b, float* y) {
     const int64_t a_step = k.plan_.collapsed_stride(0, k.rank_ - 1);
     const int64_t b_step = k.plan_.collapsed_stride(1, k.rank_ - 1);
-    const int threads = static_cast<int>(std::clamp<int64_t>(
-        k.plan_.output_elements() / kMinElementsPerThread, 1,
-        std::min<int64_t>(k.num_threads_, std::max<int64_t>(k.rows_, 1))));
+    const int threads =
+        ThreadsFor(k.plan_.output_elements(), std::min<int64_t>(k.num_threads_, k.rows_));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t r = 0; r < k.rows_; ++r) {
       // Input offsets of row r: unravel it over the collapsed outer axes.
@@ -127,8 +128,6 @@ class BinaryCpu final : public Kernel {
     }
   }
 
-  // Below this many elements per thread the fork costs more than it saves.
-  static constexpr int64_t kMinElementsPerThread = 16 * 1024;
   BroadcastPlan plan_;
   Activation activation_;
   int rank_ = 1;

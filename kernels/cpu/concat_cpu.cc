@@ -17,19 +17,11 @@
 namespace braid {
 namespace {
 
-// The axes of a tensor in memory order (outermost first).
-std::vector<int> MemoryOrder(const TensorDesc& d) {
-  if (d.layout == TensorLayout::kChannelsLast && d.rank() == 4) return {0, 2, 3, 1};
-  std::vector<int> order(static_cast<size_t>(d.rank()));
-  for (int i = 0; i < d.rank(); ++i) order[static_cast<size_t>(i)] = i;
-  return order;
-}
-
 // Whether `d` is laid out in memory as it would be in `order` (axes of
 // extent 1 can sit anywhere: an nhwc [N, C, 1, 1] is its plain self).
 bool InMemoryOrder(const TensorDesc& d, const std::vector<int>& order) {
   std::vector<int> mine, wanted;
-  for (int a : MemoryOrder(d))
+  for (int a : d.MemoryOrder())
     if (d.dims[static_cast<size_t>(a)] != 1) mine.push_back(a);
   for (int a : order)
     if (d.dims[static_cast<size_t>(a)] != 1) wanted.push_back(a);
@@ -41,7 +33,7 @@ class ConcatCpu final : public Kernel {
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(const ConcatParams p, ParseConcat(args));
     const TensorDesc& out = args.outputs[0];
-    const std::vector<int> order = MemoryOrder(out);
+    const std::vector<int> order = out.MemoryOrder();
     // The output's memory order from the concat axis inwards spans one block.
     outer_ = 1;
     int64_t inner = 1;  // elements per unit of the axis

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/normalization.h"
 
@@ -35,8 +36,7 @@ class InstanceNormCpu final : public Kernel {
     const int64_t n = p_.spatial;
     if (planes == 0 || n == 0) return Status::Ok();
     if (planes >= num_threads_ || n < kMinElementsPerThread) {
-      const int threads = static_cast<int>(std::clamp<int64_t>(
-          planes * n / kMinElementsPerThread, 1, std::min<int64_t>(num_threads_, planes)));
+      const int threads = ThreadsFor(planes * n, std::min<int64_t>(num_threads_, planes));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (int64_t plane = 0; plane < planes; ++plane) {
         const float* in = x + plane * n;
@@ -51,7 +51,7 @@ class InstanceNormCpu final : public Kernel {
       return Status::Ok();
     }
     // Few large planes: each one's passes split across the threads.
-    const int threads = static_cast<int>(std::min<int64_t>(num_threads_, n / kMinElementsPerThread));
+    const int threads = ThreadsFor(n, num_threads_);  // n >= kMinElementsPerThread here
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float* in = x + plane * n;
       double sum = 0;
@@ -83,8 +83,6 @@ class InstanceNormCpu final : public Kernel {
     for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) * a + bias;
   }
 
-  // Below this many elements per thread the fork costs more than it saves.
-  static constexpr int64_t kMinElementsPerThread = 16 * 1024;
   InstanceNormParams p_;
   int num_threads_ = 1;
 };

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/data_ops.h"
 
@@ -29,14 +30,11 @@ class PadCpu final : public Kernel {
     for (size_t d = 0; d < p.begin.size(); ++d)
       if (p.begin[d] < 0 || p.end[d] < 0) return Unimplemented(args.Where() + ": crops");
     if (in.layout != out.layout) return Unimplemented(args.Where() + ": layouts differ");
-    // Axes in memory order.
-    std::vector<size_t> order(in.dims.size());
-    for (size_t d = 0; d < order.size(); ++d) order[d] = d;
-    if (in.layout == TensorLayout::kChannelsLast && in.rank() == 4) order = {0, 2, 3, 1};
-    in_dims_.clear();
+    in_dims_.clear();  // in memory order from here on
     out_dims_.clear();
     begin_.clear();
-    for (size_t d : order) {
+    for (int a : in.MemoryOrder()) {
+      const auto d = static_cast<size_t>(a);
       in_dims_.push_back(in.dims[d]);
       out_dims_.push_back(out.dims[d]);
       begin_.push_back(p.begin[d]);
@@ -50,8 +48,7 @@ class PadCpu final : public Kernel {
   Status Run(const RunArgs& args) override {
     const float* x = static_cast<const float*>(args.src[0]);
     float* y = static_cast<float*>(args.dst[0]);
-    const int threads = static_cast<int>(
-        std::clamp<int64_t>(out_elements_ / kMinElementsPerThread, 1, num_threads_));
+    const int threads = ThreadsFor(out_elements_, num_threads_);
     if (value_ == 0.0f) {
       std::memset(y, 0, static_cast<size_t>(out_elements_) * sizeof(float));
     } else {
@@ -83,8 +80,6 @@ class PadCpu final : public Kernel {
   }
 
  private:
-  // Below this many elements per thread the fork costs more than it saves.
-  static constexpr int64_t kMinElementsPerThread = 16 * 1024;
   std::vector<int64_t> in_dims_, out_dims_, begin_;  // memory order
   float value_ = 0.0f;
   int64_t out_elements_ = 0;

@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/reduce.h"
 
@@ -48,8 +49,8 @@ class ReduceCpu final : public Kernel {
     const int64_t outer = p_.outer, r_size = p_.reduced_size, inner = p_.inner;
     const int64_t total = outer * r_size * inner;
     if (outer == 0 || inner == 0) return Status::Ok();  // no outputs
-    const int threads = static_cast<int>(std::clamp<int64_t>(
-        total / kMinElementsPerThread, 1, std::min<int64_t>(num_threads_, inner == 1 ? outer : outer * inner)));
+    const int threads =
+        ThreadsFor(total, std::min<int64_t>(num_threads_, inner == 1 ? outer : outer * inner));
     if (inner == 1) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (int64_t o = 0; o < outer; ++o) y[o] = Finish(ReduceRow(x + o * r_size, r_size));
@@ -128,8 +129,6 @@ class ReduceCpu final : public Kernel {
     }
   }
 
-  // Below this many elements per thread the fork costs more than it saves.
-  static constexpr int64_t kMinElementsPerThread = 16 * 1024;
   ReduceParams p_;
   int num_threads_ = 1;
   size_t workspace_ = 0;
