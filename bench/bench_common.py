@@ -38,6 +38,35 @@ def zoo_file(zoo_dir, model, opset):
     return path
 
 
+def ort_session(path, threads):
+    """ONNX Runtime's CPU EP as the benches compare with: `threads` intra-op threads,
+    one inter-op thread, sequential execution."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def timed_ms(run, iterations, warmup):
+    """Calls run() `warmup` times untimed, then returns `iterations` wall times in ms."""
+    import time
+    for _ in range(warmup):
+        run()
+    ms = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        run()
+        ms.append((time.perf_counter() - start) * 1e3)
+    return ms
+
+
+def geomean(values):
+    import math
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def default_braid(build_dir):
     return os.path.join(build_dir, "tools", "braid")
 

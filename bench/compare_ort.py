@@ -16,7 +16,6 @@ All numbers are CPU measurements on this machine.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -70,26 +69,14 @@ def run_measured(cmd):
 
 def ort_child(args):
     """--ort-child MODEL THREADS BATCH ITERATIONS WARMUP: one ORT process."""
-    import time
     import numpy as np
-    import onnxruntime as ort
     path, threads, batch, iterations, warmup = (args[0], int(args[1]), int(args[2]),
                                                 int(args[3]), int(args[4]))
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    sess = bench_common.ort_session(path, threads)
     inp = sess.get_inputs()[0]
     x = np.random.default_rng(1).uniform(-1, 1, size=(batch, 3, 224, 224)).astype(np.float32)
     feed = {inp.name: x}
-    for _ in range(warmup):
-        sess.run(None, feed)
-    ms = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        sess.run(None, feed)
-        ms.append((time.perf_counter() - start) * 1e3)
+    ms = bench_common.timed_ms(lambda: sess.run(None, feed), iterations, warmup)
     print(json.dumps({"latency_ms": {"median": statistics.median(ms), "min": min(ms)}}))
 
 
@@ -173,7 +160,7 @@ def main():
                       if "ratio" in r and r["threads"] == threads and r["batch"] == batch
                       and r["model"] not in TRANSFORMERS]
             if ratios:
-                gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+                gm = bench_common.geomean(ratios)
                 print(f"  threads {threads} batch {batch}: {gm:.3f} over {len(ratios)} models")
             else:
                 print(f"  threads {threads} batch {batch}: no CNN measured")

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -68,12 +66,7 @@ def child(argv: list[str]) -> None:
     threads, batch, iterations, warmup = map(int, argv[3:7])
     input_name, x = zoo.input_for(_Meta(path), name, batch)
     if runtime == "ort":
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        sess = bench_common.ort_session(path, threads)
         run = lambda: sess.run(None, {input_name: x})  # noqa: E731
     elif runtime == "openvino":
         import openvino as ov
@@ -90,14 +83,7 @@ def child(argv: list[str]) -> None:
         import onnxruntime  # noqa: F401
         print(json.dumps({"median": 0.0}))
         return
-    for _ in range(warmup):
-        run()
-    ms = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        run()
-        ms.append((time.perf_counter() - start) * 1e3)
-    print(json.dumps({"median": statistics.median(ms)}))
+    print(json.dumps({"median": statistics.median(bench_common.timed_ms(run, iterations, warmup))}))
 
 
 def have_openvino() -> bool:
@@ -141,10 +127,6 @@ def busy_loop() -> None:
         pass
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
 def summarize(rows: list[dict], peers: list[str]) -> list[str]:
     lines = []
     for load in sorted({r["load"] for r in rows}):
@@ -160,7 +142,7 @@ def summarize(rows: list[dict], peers: list[str]) -> list[str]:
                                for r in group)
                 lines.append(
                     f"{'loaded' if load else 'idle'}, {threads} thread(s), batch {batch}: "
-                    f"braid / faster peer geomean {geomean([r['ratio'] for r in group]):.3f} over "
+                    f"braid / faster peer geomean {bench_common.geomean([r['ratio'] for r in group]):.3f} over "
                     f"{len(group)} models, worst {worst['ratio']:.2f} ({worst['model']}), "
                     f"{len(above)} above 1.15x{': ' + ', '.join(above) if above else ''}; "
                     f"braid's peak RSS at or below both peers' on {rss_wins} of {len(group)}")

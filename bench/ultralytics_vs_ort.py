@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common  # noqa: E402
@@ -31,17 +30,11 @@ SIZE = 320
 
 def export(name: str, path: str) -> list[str]:
     import torch
-    from ultralytics import YOLO
+    import zoo_models
 
     torch.manual_seed(0)
-    model = YOLO(f"{name}.yaml").model.eval()
-    for m in model.modules():  # the exporter's settings: one tensor per head
-        if hasattr(m, "export"):
-            m.export = True
-        if hasattr(m, "format"):
-            m.format = "onnx"
+    model, x = zoo_models.yolo_model(name)  # SIZE == zoo_models.YOLO_SIZE
     outputs = ["output"] if name == "yolov8n" else ["output", "protos"]
-    x = torch.randn(1, 3, SIZE, SIZE)
     with torch.no_grad():
         model(x)
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"],
@@ -90,14 +83,8 @@ def main() -> int:
                                     "--iterations", "30", "--warmup", "5"],
                                    check=True, capture_output=True, text=True)
                 braid_ms.append(json.loads(r.stdout)["latency_ms"]["median"])
-                for _ in range(5):
-                    sess.run(None, {"input": x})
-                times = []
-                for _ in range(30):
-                    start = time.perf_counter()
-                    sess.run(None, {"input": x})
-                    times.append((time.perf_counter() - start) * 1e3)
-                ort_ms.append(statistics.median(times))
+                ort_ms.append(statistics.median(
+                    bench_common.timed_ms(lambda: sess.run(None, {"input": x}), 30, 5)))
             b, o = statistics.median(braid_ms), statistics.median(ort_ms)
             print(f"{name}: max error / max|ORT| {', '.join(errors)}; braid {b:.2f} ms, "
                   f"ONNX Runtime {o:.2f} ms, ratio {b / o:.2f} ({args.threads} threads, CPU)")

@@ -32,7 +32,6 @@ import argparse
 import collections
 import datetime
 import json
-import math
 import os
 import platform
 import re
@@ -168,27 +167,6 @@ def max_error(got: list, refs: list) -> float:
     return worst
 
 
-def ort_child(argv: list[str]) -> None:
-    """--ort-child MODEL NAME THREADS ITERATIONS WARMUP: one timed ORT process."""
-    import time
-    import onnxruntime as ort
-    path, name, threads, iterations, warmup = argv[0], argv[1], *map(int, argv[2:5])
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    input_name, x = input_for(sess, name, 1)
-    for _ in range(warmup):
-        sess.run(None, {input_name: x})
-    ms = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        sess.run(None, {input_name: x})
-        ms.append((time.perf_counter() - start) * 1e3)
-    print(json.dumps({"median": statistics.median(ms)}))
-
-
 def time_pair(braid: str, path: str, name: str, threads: int, rounds: int,
               iterations: int, warmup: int) -> tuple[float, float]:
     """Median latency (ms) of braid and ORT, alternating processes round by round."""
@@ -200,17 +178,14 @@ def time_pair(braid: str, path: str, name: str, threads: int, rounds: int,
         if code != 0:
             raise RuntimeError(f"braid exit {code}: {err.strip()[-200:]}")
         b_ms.append(json.loads(out)["latency_ms"]["median"])
+        # compare_peers.py's timed ONNX Runtime child, at batch 1.
         out, err, code, _ = compare_ort.run_measured(
-            [sys.executable, os.path.abspath(__file__), "--ort-child", path, name,
-             str(threads), str(iterations), str(warmup)])
+            [sys.executable, os.path.join(HERE, "compare_peers.py"), "--child", "ort", path, name,
+             str(threads), "1", str(iterations), str(warmup)])
         if code != 0:
             raise RuntimeError(f"ORT exit {code}: {err.strip()[-200:]}")
         o_ms.append(json.loads(out)["median"])
     return statistics.median(b_ms), statistics.median(o_ms)
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def format_rows(rows: list[dict], timing: bool) -> list[list[str]]:
@@ -237,7 +212,7 @@ def summary(rows: list[dict], timing: bool, tolerance: float) -> list[str]:
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if timing and ratios:
         worst = max((r for r in rows if "ratio" in r), key=lambda r: r["ratio"])
-        lines.append(f"Latency braid / ONNX Runtime: geometric mean {geomean(ratios):.3f} over "
+        lines.append(f"Latency braid / ONNX Runtime: geometric mean {bench_common.geomean(ratios):.3f} over "
                      f"{len(ratios)} models, worst {worst['ratio']:.2f} ({worst['model']}); "
                      "below 1 means braid is faster.")
     slow = sorted(r["model"] for r in rows if r.get("reference_ops"))
@@ -267,9 +242,6 @@ def write_markdown(path: str, rows: list[dict], timing: bool, args, header: list
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "--ort-child":
-        ort_child(sys.argv[2:])
-        return 0
     all_models = ALL_MODELS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default="build")

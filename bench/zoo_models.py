@@ -54,7 +54,7 @@ def export(name: str, path: str) -> None:
     if name in TIMM:
         model, x = _timm(name)
     elif name in YOLO:
-        model, x = _yolo(name)
+        model, x = yolo_model(name)
     elif name == "text_encoder":
         model, x = TextEncoder().eval(), torch.randint(0, TEXT_VOCAB, (1, 64))
     elif name == "audio_encoder":
@@ -79,7 +79,9 @@ def _timm(name: str):
     return model, torch.randn(1, *size)
 
 
-def _yolo(name: str):
+def yolo_model(name: str):
+    """An Ultralytics model from its yaml (random weights) set up as its ONNX exporter sets
+    it (one tensor per head), and a [1, 3, YOLO_SIZE, YOLO_SIZE] example input."""
     import torch
     from ultralytics import YOLO as Yolo
     model = Yolo(f"{name}.yaml").model.eval()
