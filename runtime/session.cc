@@ -7,6 +7,7 @@
 // and the model re-planned onto the remaining devices, with a notice.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -90,7 +91,10 @@ class SessionImpl final : public Session {
         explicit_plan_(std::move(internals.plan)),
         policies_(internals.policies ? internals.policies : PoliciesFor(options)),
         profile_(std::move(internals.profile)),
-        measure_(std::move(internals.measure)) {
+        measure_(std::move(internals.measure)),
+        adapt_threads_(options.adapt_threads && num_threads_ > 1),
+        thread_adaptation_options_(internals.thread_adaptation),
+        run_ms_(std::move(internals.run_ms)) {
     if (options.adapt && profile_)
       adapter_ = std::make_unique<PlanAdapter>(*profile_, internals.adaptation);
     min_gain_ = internals.adaptation.min_gain;
@@ -172,9 +176,8 @@ class SessionImpl final : public Session {
       if (!has_outputs_)
         return FailedPrecondition("GetOutput('" + std::string(name) +
                                   "'): no outputs; the last Run failed or Run was not called");
-      const TensorDesc& desc = engine_ ? engine_->output_desc(k) : executor_->output_desc(k);
-      return Tensor::Borrow(desc.dtype, desc.dims,
-                            engine_ ? engine_->output(k) : executor_->output(k));
+      const TensorDesc& desc = engine_ ? engine_->output_desc(k) : ran_->output_desc(k);
+      return Tensor::Borrow(desc.dtype, desc.dims, engine_ ? engine_->output(k) : ran_->output(k));
     }
     std::string names;
     for (const TensorInfo& o : outputs_) names += (names.empty() ? "" : ", ") + o.ToString();
@@ -308,9 +311,49 @@ class SessionImpl final : public Session {
     } else if (pending_plan_) {
       RETURN_IF_ERROR(SwitchToPendingPlan());
     }
-    if (!engine_) return executor_->Run(input_pointers_);
+    if (!engine_) return RunExecutor();
     RETURN_IF_ERROR(engine_->Run(input_pointers_));
     if (adapter_) Adapt();
+    return Status::Ok();
+  }
+
+  // The fast path: the executor with every thread, or its one-thread twin
+  // while thread adaptation says the cores are contended.
+  Status RunExecutor() {
+    if (!thread_adaptation_) {
+      ran_ = executor_.get();
+      return executor_->Run(input_pointers_);
+    }
+    const int threads = thread_adaptation_->ThreadsForNextRun();
+    Executor* executor = executor_.get();
+    if (threads == 1) {
+      if (!serial_executor_) RETURN_IF_ERROR(BuildSerialExecutor());
+      executor = serial_executor_.get();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(executor->Run(input_pointers_));
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    if (run_ms_) ms = run_ms_(threads, ms);
+    ran_ = executor;
+    const int64_t switches = thread_adaptation_->narrow_switches();
+    thread_adaptation_->Observe(threads, ms);
+    if (thread_adaptation_->narrow_switches() > switches)
+      AddNotice("a run on " + std::to_string(num_threads_) +
+                " threads took over twice its best (the cores are contended): runs use 1 thread "
+                "while that lasts, with a run on " + std::to_string(num_threads_) +
+                " threads now and then to see when it ends");
+    return Status::Ok();
+  }
+
+  Status BuildSerialExecutor() {
+    ExecutorOptions options;
+    options.num_threads = 1;
+    StatusOr<std::unique_ptr<Executor>> executor =
+        Executor::Create(Graph(*serial_source_), *registry_, *devices_.front().device, options);
+    if (!executor.ok())
+      return executor.status().WithPrefix("preparing the one-thread kernels for a contended CPU");
+    serial_executor_ = std::move(*executor);
     return Status::Ok();
   }
 
@@ -483,6 +526,10 @@ class SessionImpl final : public Session {
 
   Status Replan() {
     executor_.reset();  // frees the previous arena before allocating the next
+    serial_executor_.reset();
+    serial_source_.reset();
+    thread_adaptation_.reset();
+    ran_ = nullptr;
     engine_.reset();
     for (auto& dims : planned_dims_) dims.clear();
     std::string shapes;
@@ -527,10 +574,13 @@ class SessionImpl final : public Session {
       // The fast path: the sequential executor on the calling thread.
       ExecutorOptions options;
       options.num_threads = num_threads_;
+      // Constants are shared, so keeping the graph for a one-thread twin is cheap.
+      if (adapt_threads_) serial_source_ = specialized;
       StatusOr<std::unique_ptr<Executor>> executor =
           Executor::Create(std::move(specialized), *registry_, *devices_.front().device, options);
       if (!executor.ok()) return executor.status().WithPrefix(where);
       executor_ = std::move(*executor);
+      if (adapt_threads_) thread_adaptation_.emplace(num_threads_, thread_adaptation_options_);
       AddNotice(executor_->layout_note());
     } else {
       RETURN_IF_ERROR(BuildEngine(std::move(specialized), *plan, where));
@@ -549,6 +599,8 @@ class SessionImpl final : public Session {
   bool DropUnavailableDevices(const Status& cause) {
     engine_.reset();
     executor_.reset();
+    serial_executor_.reset();
+    ran_ = nullptr;
     bool dropped = false;
     for (size_t d = devices_.size(); d-- > 1;) {
       StatusOr<std::unique_ptr<Buffer>> probe = devices_[d].device->Allocate(1);
@@ -581,6 +633,13 @@ class SessionImpl final : public Session {
       measure_;
   std::unique_ptr<PlanAdapter> adapter_;
   double min_gain_ = 0.1;
+  // Thread adaptation on the fast path (runtime/thread_adaptation.h).
+  const bool adapt_threads_;
+  const ThreadAdaptationOptions thread_adaptation_options_;
+  std::function<double(int, double)> run_ms_;
+  std::optional<ThreadAdaptation> thread_adaptation_;
+  std::optional<Graph> serial_source_;         // the specialized graph, for the twin
+  std::unique_ptr<Executor> serial_executor_;  // one thread, built on first need
   std::optional<Graph> planned_graph_;          // specialized + annotated (adaptation)
   std::optional<braid::Plan> current_plan_;     // the plan the engine runs (adaptation)
   std::optional<braid::Plan> pending_plan_;     // adaptation's choice, built at the next Run
@@ -599,6 +658,7 @@ class SessionImpl final : public Session {
   std::vector<InputSlot> slots_;
 
   std::unique_ptr<Executor> executor_;
+  Executor* ran_ = nullptr;  // the executor of the last fast-path Run
   std::unique_ptr<Engine> engine_;
   std::vector<std::vector<int64_t>> planned_dims_;
   std::vector<const void*> input_pointers_;

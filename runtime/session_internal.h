@@ -21,6 +21,7 @@
 #include "graph/ir.h"
 #include "kernels/backend.h"
 #include "runtime/adaptation.h"
+#include "runtime/thread_adaptation.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/plan.h"
 
@@ -58,6 +59,10 @@ struct SessionInternals {
   std::function<void(std::span<const std::string> devices,
                      std::span<const double> base_predicted_us, std::span<double> measured_us)>
       measure;
+  // Tests: replaces a fast-path Run's measured latency (ms) before thread
+  // adaptation sees it, given the thread count it ran with.
+  std::function<double(int threads, double measured_ms)> run_ms;
+  ThreadAdaptationOptions thread_adaptation;
 };
 
 // The policies with default settings (scheduler/policies.h: RegisterPolicies):

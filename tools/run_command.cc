@@ -2,7 +2,7 @@
 //   [--iterations N] [--warmup W] [--seed S] [--batch B] [--json]
 //   [--devices cpu,vgpu|cpu,cuda] [--policy NAME] [--plan PLAN.json]
 //   [--trace FILE.json] [--vgpu-timing none|orin-like] [--profile P] [--adapt]
-//   [--policy-file POLICY.bin]
+//   [--policy-file POLICY.bin] [--fixed-threads]
 //   [--throughput [--latency-bound MS] [--max-batch N]]
 #include <algorithm>
 #include <cctype>
@@ -36,6 +36,7 @@ constexpr char kRunHelp[] =
     "                 [--batch B] [--devices cpu,vgpu|cpu,cuda] [--policy NAME]\n"
     "                 [--plan PLAN.json] [--policy-file POLICY.bin] [--trace FILE.json]\n"
     "                 [--vgpu-timing none|orin-like] [--profile P] [--adapt] [--pin-threads]\n"
+    "                 [--fixed-threads]\n"
     "                 [--throughput [--latency-bound MS] [--max-batch N]] [--json]\n"
     "\n"
     "Opens MODEL in a Session (CPU), runs it W times untimed and N times\n"
@@ -51,7 +52,11 @@ constexpr char kRunHelp[] =
     "  --seed S             seed of the random inputs (default 1)\n"
     "  --batch B            extent of symbolic dimensions of random inputs\n"
     "                       (default 1)\n"
-    "  --threads T          intra-op threads (default 0: all cores)\n"
+    "  --threads T          intra-op threads (default 0: all cores). On the CPU\n"
+    "                       alone, runs drop to 1 thread while the cores are\n"
+    "                       contended (a run on T threads over twice its best;\n"
+    "                       said in a notice) and probe T now and then\n"
+    "  --fixed-threads      always T threads, even under contention\n"
     "  --iterations N       timed runs (default 10)\n"
     "  --warmup W           untimed runs first (default 2; the first run plans\n"
     "                       and allocates)\n"
@@ -118,6 +123,7 @@ struct RunFlags {
   std::string policy_file;
   bool adapt = false;
   bool pin_threads = false;
+  bool fixed_threads = false;
   bool throughput = false;
   SparseEnvironment sparse;  // BRAID_SPARSE, BRAID_SPARSE_CROSSOVER
   double latency_bound_ms = 0;  // 0 = none
@@ -147,6 +153,7 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   f.json = scan.Flag("--json");
   f.adapt = scan.Flag("--adapt");
   f.pin_threads = scan.Flag("--pin-threads");
+  f.fixed_threads = scan.Flag("--fixed-threads");
   f.throughput = scan.Flag("--throughput");
   while (true) {
     ASSIGN_OR_RETURN(std::optional<std::string> in, scan.Value("--input"));
@@ -510,6 +517,7 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
     o.policy_settings["sparoa.fallback_profile"] = ResolveProfileName(vgpu ? "host-vgpu" : "host");
   }
   o.adapt = f.adapt;
+  o.adapt_threads = !f.fixed_threads;
   o.pin_threads = f.pin_threads;
   return o;
 }
