@@ -13,7 +13,9 @@ so that outputs are non-trivial and numerical comparisons (bench/check_equivalen
 something.
 
 Writes OUT/<model>_op<opset>.onnx and OUT/manifest.json: per file the input shape, the
-output shape PyTorch computed, and the sorted list of ONNX op types in the export.
+output shape PyTorch computed, and the sorted list of ONNX op types in the export; and per
+model the random input and PyTorch's output for it (OUT/<model>.input.npy, .output.npy), which
+tests/bench/zoo_reference_test.py compares braid's output with.
 """
 import argparse
 import json
@@ -94,6 +96,7 @@ def main():
                         help="export batch 1 as a fixed dimension (default: symbolic 'N')")
     args = parser.parse_args()
 
+    import numpy as np
     import torch
     import onnx_ops  # noqa: F401  (sibling helper, see below)
 
@@ -112,6 +115,9 @@ def main():
         x = torch.randn(1, 3, 224, 224)
         with torch.no_grad():
             y = model(x)
+        arrays = {kind: os.path.join(args.out, f"{name}.{kind}.npy") for kind in ("input", "output")}
+        np.save(arrays["input"], x.numpy())
+        np.save(arrays["output"], y.numpy())
         for opset in args.opsets:
             done += 1
             path = os.path.join(args.out, f"{name}_op{opset}.onnx")
@@ -126,6 +132,8 @@ def main():
                 "input_shape": list(x.shape),
                 "output_shape": list(y.shape),
                 "ops": onnx_ops.op_types(path),
+                "input_npy": os.path.basename(arrays["input"]),
+                "output_npy": os.path.basename(arrays["output"]),
             }
             print(f"[{done}/{total}] {os.path.basename(path)} "
                   f"({time.time() - start:.1f}s)", file=sys.stderr, flush=True)
