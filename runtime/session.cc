@@ -326,10 +326,18 @@ class SessionImpl final : public Session {
     }
     const int threads = thread_adaptation_->ThreadsForNextRun();
     Executor* executor = executor_.get();
-    if (threads == 1) {
-      if (!serial_executor_) RETURN_IF_ERROR(BuildSerialExecutor());
-      executor = serial_executor_.get();
+    if (threads == 1 && !serial_executor_) {
+      // Without the twin (e.g. its memory could not be had) the session
+      // keeps every thread, and says so.
+      const Status built = BuildSerialExecutor();
+      if (!built.ok()) {
+        AddNotice("thread adaptation off: " + built.message());
+        thread_adaptation_.reset();
+        ran_ = executor_.get();
+        return executor_->Run(input_pointers_);
+      }
     }
+    if (threads == 1) executor = serial_executor_.get();
     const auto start = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(executor->Run(input_pointers_));
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -339,10 +347,10 @@ class SessionImpl final : public Session {
     const int64_t switches = thread_adaptation_->narrow_switches();
     thread_adaptation_->Observe(threads, ms);
     if (thread_adaptation_->narrow_switches() > switches)
-      AddNotice("a run on " + std::to_string(num_threads_) +
-                " threads took over twice its best (the cores are contended): runs use 1 thread "
-                "while that lasts, with a run on " + std::to_string(num_threads_) +
-                " threads now and then to see when it ends");
+      AddNotice("runs on " + std::to_string(num_threads_) +
+                " threads were slower than on 1 (the cores are contended): runs use 1 thread "
+                "while that lasts, probing " + std::to_string(num_threads_) +
+                " threads now and then");
     return Status::Ok();
   }
 
@@ -352,7 +360,7 @@ class SessionImpl final : public Session {
     StatusOr<std::unique_ptr<Executor>> executor =
         Executor::Create(Graph(*serial_source_), *registry_, *devices_.front().device, options);
     if (!executor.ok())
-      return executor.status().WithPrefix("preparing the one-thread kernels for a contended CPU");
+      return executor.status().WithPrefix("preparing the one-thread kernels");
     serial_executor_ = std::move(*executor);
     return Status::Ok();
   }

@@ -4,52 +4,85 @@
 
 namespace braid {
 
+void ThreadAdaptation::Recent::Add(double ms) {
+  ms_[static_cast<size_t>(next_)] = ms;
+  next_ = (next_ + 1) % static_cast<int>(ms_.size());
+  count_ = std::min(count_ + 1, static_cast<int>(ms_.size()));
+}
+
+double ThreadAdaptation::Recent::Typical() const {
+  // The newest count_ entries end just before next_; insertion-sorted (five
+  // at most).
+  std::array<double, 5> sorted{};
+  const size_t size = ms_.size();
+  const size_t n = static_cast<size_t>(count_);
+  for (size_t i = 0; i < n; ++i) {
+    double v = ms_[(static_cast<size_t>(next_) + size - 1 - i) % size];
+    size_t j = i;
+    for (; j > 0 && sorted[j - 1] > v; --j) sorted[j] = sorted[j - 1];
+    sorted[j] = v;
+  }
+  return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
 ThreadAdaptation::ThreadAdaptation(int wide_threads, ThreadAdaptationOptions options)
     : wide_threads_(std::max(wide_threads, 1)),
       options_(options),
       probe_interval_runs_(std::max(options.first_probe_runs, 1)) {}
 
 int ThreadAdaptation::ThreadsForNextRun() const {
-  if (!narrow_ || wide_threads_ == 1) return wide_threads_;
-  const bool probe_due = narrow_runs_since_probe_ >= probe_interval_runs_ &&
-                         narrow_ms_since_probe_ >= options_.probe_cost_ratio * last_failed_probe_ms_;
-  return probe_due ? wide_threads_ : 1;
+  if (wide_threads_ == 1) return 1;
+  return narrow_ != probing_ ? 1 : wide_threads_;
+}
+
+void ThreadAdaptation::Switch() {
+  narrow_ = !narrow_;
+  ++(narrow_ ? narrow_switches_ : wide_returns_);
+  probe_interval_runs_ = std::max(options_.first_probe_runs, 1);
+  runs_since_probe_ = 0;
+  ms_since_probe_ = 0;
 }
 
 void ThreadAdaptation::Observe(int threads, double ms) {
   if (wide_threads_ == 1) return;
-  if (!narrow_) {
-    if (threads != wide_threads_) return;
-    if (ms > options_.slow_factor * best_wide_ms_) {
-      narrow_ = true;
-      ++narrow_switches_;
-      best_narrow_ms_ = kNone;
-      probe_interval_runs_ = std::max(options_.first_probe_runs, 1);
-      narrow_runs_since_probe_ = 0;
-      narrow_ms_since_probe_ = 0;
-      last_failed_probe_ms_ = ms;  // this Run was a probe of the full count too
+  const bool ran_narrow = threads == 1;
+  if (!ran_narrow && threads != wide_threads_) return;
+  if (probing_ && ran_narrow != narrow_) {
+    Arm(ran_narrow).Add(ms);
+    probe_cost_ms_ += ms;
+    if (--probe_runs_left_ > 0) return;
+    probing_ = false;
+    last_probe_cost_ms_ = probe_cost_ms_;
+    if (Arm(!narrow_).Typical() * options_.probe_margin < Arm(narrow_).Typical()) {
+      // The next probe runs the arm being left: what it costs.
+      last_probe_cost_ms_ = Arm(narrow_).Typical() * std::max(options_.probe_runs, 1);
+      Switch();
       return;
     }
-    best_wide_ms_ = std::min(best_wide_ms_, ms);
+    runs_since_probe_ = 0;
+    ms_since_probe_ = 0;
+    probe_interval_runs_ =
+        std::min(probe_interval_runs_ * 2, std::max(options_.max_probe_runs, 1));
     return;
   }
-  if (threads == 1) {
-    best_narrow_ms_ = std::min(best_narrow_ms_, ms);
-    ++narrow_runs_since_probe_;
-    narrow_ms_since_probe_ += ms;
+  if (ran_narrow != narrow_) return;  // not what this state runs
+  Recent& arm = Arm(narrow_);
+  if (!narrow_ && arm.count() >= 3 && ms > options_.slow_factor * arm.Typical() &&
+      (narrow_recent_.count() == 0 || narrow_recent_.Typical() < ms)) {
+    Switch();
+    last_probe_cost_ms_ = ms;
     return;
   }
-  // A probe of the full count.
-  narrow_runs_since_probe_ = 0;
-  narrow_ms_since_probe_ = 0;
-  if (ms * options_.probe_margin < best_narrow_ms_) {
-    narrow_ = false;
-    ++wide_returns_;
-    best_wide_ms_ = ms;  // the machine as it is now, not before the load
-    return;
+  arm.Add(ms);
+  ++runs_since_probe_;
+  ms_since_probe_ += ms;
+  if (runs_since_probe_ >= probe_interval_runs_ &&
+      ms_since_probe_ >= options_.probe_cost_ratio * last_probe_cost_ms_) {
+    probing_ = true;
+    probe_runs_left_ = std::max(options_.probe_runs, 1);
+    probe_cost_ms_ = 0;
+    Arm(!narrow_).Clear();
   }
-  last_failed_probe_ms_ = ms;
-  probe_interval_runs_ = std::min(probe_interval_runs_ * 2, std::max(options_.max_probe_runs, 1));
 }
 
 }  // namespace braid

@@ -1,44 +1,46 @@
-// Chooses, Run by Run, between a session's full intra-op thread count and a
-// single thread, from the latencies it observes.
+// Chooses, Run by Run, between a session's full intra-op thread count
+// ("wide") and a single thread ("narrow"), from the latencies it observes.
 //
 //   braid::ThreadAdaptation adapt(/*wide_threads=*/4);
 //   for (...) {
-//     const int threads = adapt.ThreadsForNextRun();   // 4, or 1 under contention
+//     const int threads = adapt.ThreadsForNextRun();   // 4, or 1 when that is faster
 //     const double ms = RunWith(threads);
 //     adapt.Observe(threads, ms);
 //   }
 //
 // Why: braid's CPU kernels and oneDNN 2.6 run on OpenMP teams that split the
-// work statically and meet at barriers. When another process keeps the cores
+// work statically and meet at barriers. When other processes keep the cores
 // busy, one descheduled team member stalls the whole team at every barrier
 // (measured on 2 cores with 2 busy processes: mobilenet_v3_small 0.5 ms idle,
-// 5-600 ms loaded at 2 threads, 1.5 ms at 1 thread). The wait policy cannot
-// be changed from a library (libgomp reads it from the environment at load),
-// so the session runs one thread while a wide Run is clearly slower than its
-// best, and probes the full count now and then to come back when the load
-// is gone.
+// 5-600 ms loaded at 2 threads, 1.5 ms at 1 thread). libgomp's wait policy
+// cannot be changed from a library (it reads the environment at load), so
+// the session measures both and runs the faster.
 //
-// The rules (all times are the caller's measured Run latencies):
-// - wide: a Run slower than `slow_factor` x the best wide Run since the
-//   session went wide switches to one thread.
-// - narrow: after `first_probe_runs` narrow Runs, one Run probes the full
-//   count; it wins back the wide mode when it beats the best narrow Run by
-//   `probe_margin`. A failed probe doubles the runs to the next probe (up to
-//   `max_probe_runs`) and, since a probe under load can be very slow, the
-//   next probe also waits until the narrow Runs since this one add up to
-//   `probe_cost_ratio` x its time (probes cost at most ~1/ratio of the time;
-//   the slow Run that switched counts as the first failed probe).
+// The rules (times are the caller's measured Run latencies; an arm's
+// "typical" time is the median of its last five Runs):
+// - The session starts wide. After `first_probe_runs` wide Runs it probes the
+//   other arm for `probe_runs` Runs (its old times dropped first) and switches
+//   when the probe's typical time beats the current arm's by `probe_margin`.
+// - A probe that does not win doubles the Runs to the next probe (up to
+//   `max_probe_runs`); a switch starts over at `first_probe_runs`. The next
+//   probe also waits until the Runs since the last one add up to
+//   `probe_cost_ratio` x its cost, so probes cost about 1/ratio of the time
+//   at most, even when a wide probe under load is very slow.
+// - A wide Run slower than `slow_factor` x the wide typical time (the load
+//   just arrived) switches to narrow at once, unless one thread was measured
+//   slower still; that Run counts as a probe's cost.
 #ifndef BRAID_RUNTIME_THREAD_ADAPTATION_H_
 #define BRAID_RUNTIME_THREAD_ADAPTATION_H_
 
+#include <array>
 #include <cstdint>
-#include <limits>
 
 namespace braid {
 
 struct ThreadAdaptationOptions {
   double slow_factor = 2.0;
-  int first_probe_runs = 4;
+  int first_probe_runs = 3;
+  int probe_runs = 3;
   int max_probe_runs = 1024;
   double probe_margin = 1.1;
   double probe_cost_ratio = 10.0;
@@ -52,22 +54,40 @@ class ThreadAdaptation {
   // A finished Run's latency with the thread count it ran with.
   void Observe(int threads, double ms);
 
-  bool narrow() const { return narrow_; }
-  int64_t narrow_switches() const { return narrow_switches_; }  // wide -> one thread
-  int64_t wide_returns() const { return wide_returns_; }        // probes that won
+  bool narrow() const { return narrow_; }  // the arm the session runs between probes
+  int64_t narrow_switches() const { return narrow_switches_; }  // wide -> narrow
+  int64_t wide_returns() const { return wide_returns_; }        // narrow -> wide
 
  private:
-  static constexpr double kNone = std::numeric_limits<double>::infinity();
+  // The last few Run times of one arm.
+  class Recent {
+   public:
+    void Clear() { count_ = 0; }
+    void Add(double ms);
+    int count() const { return count_; }
+    double Typical() const;  // median; only with count() > 0
+
+   private:
+    std::array<double, 5> ms_{};
+    int count_ = 0;
+    int next_ = 0;
+  };
+
+  Recent& Arm(bool narrow) { return narrow ? narrow_recent_ : wide_recent_; }
+  void Switch();
 
   const int wide_threads_;
   const ThreadAdaptationOptions options_;
   bool narrow_ = false;
-  double best_wide_ms_ = kNone;    // since the session last went wide
-  double best_narrow_ms_ = kNone;  // since the session last went narrow
-  int probe_interval_runs_;        // narrow Runs between probes
-  int narrow_runs_since_probe_ = 0;
-  double narrow_ms_since_probe_ = 0;
-  double last_failed_probe_ms_ = 0;
+  bool probing_ = false;  // running the other arm
+  int probe_runs_left_ = 0;
+  double probe_cost_ms_ = 0;
+  int probe_interval_runs_;
+  int runs_since_probe_ = 0;
+  double ms_since_probe_ = 0;
+  double last_probe_cost_ms_ = 0;
+  Recent wide_recent_;
+  Recent narrow_recent_;
   int64_t narrow_switches_ = 0;
   int64_t wide_returns_ = 0;
 };

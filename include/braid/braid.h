@@ -111,13 +111,14 @@ struct SessionOptions {
   // profile corrected by the observed factor, with hysteresis, and says so
   // in notices(). Off by default.
   bool adapt = false;
-  // With num_threads > 1 on the CPU-only fast path: when a Run on all
-  // threads is clearly slower than the best one (another process keeps the
-  // cores busy and OpenMP's barriers wait for descheduled threads), later
-  // Runs use one thread, and a Run on all threads now and then probes for
-  // the load's end (runtime/thread_adaptation.h). notices() says when it
-  // happened. The one-thread kernels are prepared on first need (memory for
-  // a second set of prepared weights). false: always num_threads.
+  // With num_threads > 1 on the CPU-only fast path: Runs are timed and the
+  // session runs on all threads or on one, whichever is faster now, probing
+  // the other now and then (when other processes keep the cores busy,
+  // OpenMP's barriers wait for descheduled threads and one thread wins;
+  // runtime/thread_adaptation.h, docs/runtime.md). notices() says when it
+  // went to one thread. The one-thread kernels (and their arena) are
+  // prepared at the first probe, after 3 Runs, and kept: memory for a second
+  // set of prepared weights. false: always num_threads, one set.
   bool adapt_threads = true;
 };
 

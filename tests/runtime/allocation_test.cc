@@ -211,6 +211,9 @@ TEST_P(BuiltinAllocation, SecondRunAllocatesNothingOutsideOneDnnExecute) {
   AttributingRegistry attributing;
   SessionOptions options;
   options.num_threads = 2;
+  // One executor's steady state: thread adaptation would switch some Runs to
+  // its one-thread twin, whose oneDNN primitives allocate other counts.
+  options.adapt_threads = false;
   auto session = CreateSession(std::move(*graph), options, attributing.registry,
                                CreateCpuDevice());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
@@ -240,6 +243,29 @@ TEST_P(BuiltinAllocation, SecondRunAllocatesNothingOutsideOneDnnExecute) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BuiltinAllocation, ::testing::Values("tiny_cnn", "resnet18"));
+
+// With thread adaptation (the default) the one-thread twin is prepared at
+// the first probe (4th Run) and kept: from then on no Run allocates in braid,
+// whichever thread count it uses.
+TEST(ThreadAdaptationAllocation, RunsAfterTheFirstProbeAllocateNothingInBraid) {
+  StatusOr<Graph> graph = LoadGraphForExecution("builtin:tiny_cnn");
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  AttributingRegistry attributing;
+  SessionOptions options;
+  options.num_threads = 2;
+  auto session = CreateSession(std::move(*graph), options, attributing.registry,
+                               CreateCpuDevice());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  for (int i = 0; i < 4; ++i) CountSteadyStateAllocations(**session, 1);  // 8 Runs
+  for (int run = 0; run < 10; ++run) {
+    attributing.Reset();
+    const long total = CountSteadyStateAllocations(**session, 1);
+    long in_kernels = 0;
+    for (const auto& count : attributing.counts) in_kernels += count->load();
+    EXPECT_EQ(total - in_kernels, 0) << "run " << run << ": the session allocated; "
+                                     << attributing.Report();
+  }
+}
 
 }  // namespace
 }  // namespace braid
