@@ -16,13 +16,15 @@ JOBS=${BRAID_JOBS:-$(nproc)}
 scripts/setup.sh
 
 start=$(date +%s)
+# The CUDA backend linked in (not the default plugin): the suite under the sanitizers has
+# always run this way; the plugin is what the bundle ships, built and checked below.
 # -g1 (line tables: sanitizer reports keep function names and lines): full
 # -g made a 5.8 GB build dir, and one CI run's link died with "No space left
 # on device".
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-      -DBRAID_SANITIZE=ON -DBRAID_CUDA=AUTO
+      -DBRAID_SANITIZE=ON -DBRAID_CUDA=AUTO -DBRAID_CUDA_PLUGIN=OFF
 cmake --build "$BUILD" -j "$JOBS"
 echo "test.sh: build took $(( $(date +%s) - start )) s"
 
