@@ -7,9 +7,10 @@
 //    bias input, which is created when absent. A plain [M] is NOT a channel
 //    bias for Conv: numpy broadcasting aligns it with the last (width) axis.
 //  * the activation is recorded as attributes: "activation" = "Relu" |
-//    "Clip" | "HardSwish" | "Sigmoid" | "SiLU" | "HardSigmoid" | "LeakyRelu",
-//    plus "activation_min"/"activation_max" (Clip) and
-//    "activation_alpha"/"activation_beta" (HardSigmoid, LeakyRelu).
+//    "Clip" | "HardSwish" | "Sigmoid" | "SiLU" | "HardSigmoid" | "LeakyRelu" |
+//    "Gelu", plus "activation_min"/"activation_max" (Clip),
+//    "activation_alpha"/"activation_beta" (HardSigmoid, LeakyRelu) and
+//    "activation_approximate" (Gelu's "tanh" form; FuseGelu's output is "none").
 //    Two-node forms: Mul(x, Sigmoid(x)) -> SiLU and
 //    Mul(x, HardSigmoid(x, alpha=1/6, beta=0.5)) -> HardSwish (the opset-13
 //    export of hardswish), either operand order.
@@ -17,6 +18,10 @@
 // Every intermediate value must be read only inside the pattern and must not
 // be a graph output. The fused node keeps the Conv/Gemm name and takes over
 // the last pattern node's output value, so that value's name survives.
+//
+// An activation behind a Reshape of the node's output (a transformer's
+// Linear after FuseMatMulBias: Gemm -> Reshape -> Gelu) is taken too; the
+// Reshape then produces the activation's output value.
 //
 // Then a remaining f32 two-input Add (the residual sum of resnet blocks)
 // followed by one of the single-node activations above takes the activation
@@ -114,6 +119,11 @@ std::optional<Activation> SingleNodeActivation(const Graph& graph,
   } else if (op == "LeakyRelu") {
     act.kind = op;
     act.attrs.Set("activation_alpha", reader.attrs.GetFloat("alpha", 0.01f));
+  } else if (op == "Gelu") {
+    const std::string approximate = reader.attrs.GetString("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") return std::nullopt;  // the kernel says
+    act.kind = op;
+    if (approximate == "tanh") act.attrs.Set("activation_approximate", approximate);
   } else {
     return std::nullopt;
   }
@@ -161,17 +171,18 @@ std::optional<Activation> GatedActivation(const Graph& graph, ValueId x,
   return std::nullopt;
 }
 
-// `node_id` takes over `act`: the activation attributes, and the
-// activation's output in place of `produced` (so downstream names stay
-// valid); the activation's nodes are marked for removal.
-void AbsorbActivation(Graph& graph, NodeId node_id, ValueId produced, const Activation& act,
-                      std::vector<bool>& remove) {
+// `node_id` takes over `act`'s attributes, and `last_id` (node_id itself, or
+// a Reshape after it) the activation's output in place of `produced`, its
+// output (so downstream names stay valid); the activation's nodes are marked
+// for removal.
+void AbsorbActivation(Graph& graph, NodeId node_id, NodeId last_id, ValueId produced,
+                      const Activation& act, std::vector<bool>& remove) {
   Node& fused = graph.node(node_id);
   fused.attrs.Set("activation", act.kind);
   for (const auto& [name, value] : act.attrs.map()) fused.attrs.Set(name, value);
   pass_util::AdoptShapeIfMissing(graph, act.output, produced);
-  fused.outputs[0] = act.output;
-  graph.value(act.output).producer = node_id;
+  graph.node(last_id).outputs[0] = act.output;
+  graph.value(act.output).producer = last_id;
   for (NodeId n : act.nodes) remove[n] = true;
 }
 
@@ -211,16 +222,32 @@ void FuseAt(Graph& graph, NodeId anchor_id, const GraphUses& uses,
   }
 
   std::optional<Activation> act;
+  NodeId last = anchor_id;  // the node that will produce the activation's output
   const NodeId reader = uses.OnlyReader(current);
-  if (reader != kNoNode) {
-    if (!remove[reader]) act = SingleNodeActivation(graph, reader);
-  } else if (!uses.IsGraphOutput(current)) {
+  if (reader != kNoNode && !remove[reader]) {
+    act = SingleNodeActivation(graph, reader);
+    // Gemm -> Reshape (FuseMatMulBias's "unrows" of a transformer's Linear)
+    // -> activation: the activation is elementwise, so the Gemm applies it
+    // and the Reshape produces the activation's output.
+    const Node& r = graph.node(reader);
+    if (!act && r.op_type == "Reshape" && r.outputs.size() == 1 && r.outputs[0] != kNoValue &&
+        !r.inputs.empty() && r.inputs[0] == current) {
+      const NodeId act_reader = uses.OnlyReader(r.outputs[0]);
+      if (act_reader != kNoNode && !remove[act_reader]) {
+        act = SingleNodeActivation(graph, act_reader);
+        if (act) {
+          last = reader;
+          current = r.outputs[0];
+        }
+      }
+    }
+  } else if (reader == kNoNode && !uses.IsGraphOutput(current)) {
     act = GatedActivation(graph, current, uses);
   }
   if (!act) return;
   for (NodeId n : act->nodes)
     if (remove[n]) return;
-  AbsorbActivation(graph, anchor_id, current, *act, remove);
+  AbsorbActivation(graph, anchor_id, last, current, *act, remove);
 }
 
 // Add(a, b) -> single-node activation. Only f32 (the activation attributes
@@ -243,7 +270,7 @@ void FuseAddAt(Graph& graph, NodeId add_id, const GraphUses& uses,
   if (reader == kNoNode || remove[reader]) return;
   std::optional<Activation> act = SingleNodeActivation(graph, reader);
   if (!act) return;
-  AbsorbActivation(graph, add_id, sum, *act, remove);
+  AbsorbActivation(graph, add_id, add_id, sum, *act, remove);
 }
 
 }  // namespace

@@ -119,6 +119,12 @@ void AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
     case Activation::Kind::kLeakyRelu:
       ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
       return;
+    case Activation::Kind::kGelu:
+      ops.append_eltwise(1.0f,
+                         activation.alpha == 0.0f ? algo::eltwise_gelu_erf
+                                                  : algo::eltwise_gelu_tanh,
+                         0.0f, 0.0f);
+      return;
   }
 }
 

@@ -16,6 +16,7 @@ const char* Activation::Name() const {
     case Kind::kSiLU: return "SiLU";
     case Kind::kHardSigmoid: return "HardSigmoid";
     case Kind::kLeakyRelu: return "LeakyRelu";
+    case Kind::kGelu: return "Gelu";
   }
   return "unknown";
 }
@@ -52,6 +53,13 @@ StatusOr<Activation> ParseFusedActivation(const PrepareArgs& args) {
   } else if (name == "LeakyRelu") {
     act.kind = Activation::Kind::kLeakyRelu;
     act.alpha = attrs.GetFloat("activation_alpha", 0.01f);
+  } else if (name == "Gelu") {
+    act.kind = Activation::Kind::kGelu;
+    const std::string approximate = attrs.GetString("activation_approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      return Invalid(args, "fused Gelu activation_approximate='" + approximate +
+                               "' (expected none or tanh)");
+    act.alpha = approximate == "tanh" ? 1.0f : 0.0f;
   } else {
     return Invalid(args, std::string("unknown fused activation '")
                              .append(name)

@@ -1,6 +1,7 @@
 // The fused activation that FuseActivations records on Conv / Gemm / MatMul / Add
 // nodes (docs/ir.md: "activation", "activation_min"/"activation_max",
-// "activation_alpha"/"activation_beta"), parsed once at Prepare.
+// "activation_alpha"/"activation_beta", "activation_approximate"), parsed once
+// at Prepare.
 //
 //   ASSIGN_OR_RETURN(Activation act, ParseFusedActivation(args));
 //   ...
@@ -30,9 +31,10 @@ struct Activation {
     kSiLU,
     kHardSigmoid,
     kLeakyRelu,
+    kGelu,  // alpha 0: 0.5 v (1 + erf(v / sqrt 2)); alpha 1: the tanh form
   };
   Kind kind = Kind::kNone;
-  float alpha = 0.0f;  // HardSigmoid slope, LeakyRelu negative slope
+  float alpha = 0.0f;  // HardSigmoid slope, LeakyRelu negative slope, Gelu 1 = tanh
   float beta = 0.0f;   // HardSigmoid offset
   float min = -std::numeric_limits<float>::infinity();  // Clip bounds
   float max = std::numeric_limits<float>::infinity();
@@ -53,6 +55,9 @@ struct Activation {
       case Kind::kHardSigmoid:
         return std::max(0.0f, std::min(1.0f, alpha * x + beta));
       case Kind::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
+      case Kind::kGelu:
+        if (alpha == 0.0f) return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+        return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     }
     return x;
   }

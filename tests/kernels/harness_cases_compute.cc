@@ -172,6 +172,8 @@ std::vector<OpCase> MakeCases() {
       {"hardsigmoid", {S("activation", "HardSigmoid"), F("activation_alpha", 0.3f),
                        F("activation_beta", 0.4f)}},
       {"leakyrelu", {S("activation", "LeakyRelu"), F("activation_alpha", 0.1f)}},
+      {"gelu", {S("activation", "Gelu")}},
+      {"gelu_tanh", {S("activation", "Gelu"), S("activation_approximate", "tanh")}},
   };
   for (const auto& [suffix, act] : activations) {
     std::vector<Attr> attrs = act;
@@ -245,6 +247,8 @@ std::vector<OpCase> MakeCases() {
            {S("activation", "HardSwish")}));
   add(Gemm("gemm_fused_clip", {2, 16}, {16, 10}, {Const({10})},
            {S("activation", "Clip"), F("activation_min", -0.5f), F("activation_max", 0.5f)}));
+  add(Gemm("gemm_fc_gelu", {3, 64}, {48, 64}, {Const({48})},
+           {I("transB", 1), S("activation", "Gelu")}));
   {
     OpCase c = Gemm("gemm_runtime_b", {5, 7}, {7, 6}, {Const({6})}, {});
     c.inputs[1].constant = false;

@@ -74,6 +74,62 @@ TEST(FuseActivationsTest, ConvRelu) {
   EXPECT_FALSE(fused.attrs.Has("activation_min"));
 }
 
+TEST(FuseActivationsTest, ConvGelu) {
+  ConvStart s = StartConv(true);
+  s.g.outputs().push_back(AddOp(s.g, "gelu", "Gelu", {s.out}, {"y"}));
+  const Node& fused = ExpectFusedTo(s.g, "Gelu");
+  EXPECT_FALSE(fused.attrs.Has("activation_approximate"));  // erf form
+}
+
+TEST(FuseActivationsTest, GemmBiasGeluTanh) {
+  std::mt19937 rng(9);
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {3, 5});
+  ValueId b = AddRandomF32(g, "b", {5, 4}, rng);
+  ValueId c = AddRandomF32(g, "c", {4}, rng);
+  ValueId mm = AddOp(g, "fc", "Gemm", {a, b, c}, {"mm"});
+  Attributes tanh;
+  tanh.Set("approximate", std::string("tanh"));
+  g.outputs().push_back(AddOp(g, "gelu", "Gelu", {mm}, {"y"}, tanh));
+  const Node& fused = ExpectFusedTo(g, "Gelu", "Gemm", "fc");
+  EXPECT_EQ(fused.attrs.GetString("activation_approximate", ""), "tanh");
+}
+
+// A transformer's Linear after FuseMatMulBias: Gemm -> Reshape -> Gelu. The
+// Gemm takes the Gelu; the Reshape produces "y".
+TEST(FuseActivationsTest, GemmReshapeGelu) {
+  std::mt19937 rng(10);
+  Graph g;
+  ValueId a = g.AddInput("a", DataType::kF32, {6, 5});
+  ValueId b = AddRandomF32(g, "b", {5, 4}, rng);
+  ValueId c = AddRandomF32(g, "c", {4}, rng);
+  ValueId mm = AddOp(g, "fc", "Gemm", {a, b, c}, {"mm"});
+  const std::vector<int64_t> dims = {2, 3, 4};
+  ValueId shape = g.AddConstant("shape", DataType::kI64, StaticShape(std::vector<int64_t>{3}),
+                                TensorData::Copy(dims.data(), dims.size() * sizeof(int64_t)));
+  ValueId rows = AddOp(g, "unrows", "Reshape", {mm, shape}, {"unrows_out"});
+  g.outputs().push_back(AddOp(g, "gelu", "Gelu", {rows}, {"y"}));
+  const Graph before = g;
+  ASSERT_TRUE(FuseActivations(g).ok());
+  ASSERT_EQ(g.num_nodes(), 2);
+  EXPECT_EQ(g.node(0).op_type, "Gemm");
+  EXPECT_EQ(g.node(0).attrs.GetString("activation", ""), "Gelu");
+  EXPECT_EQ(g.node(1).op_type, "Reshape");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_EQ(g.value(g.outputs()[0]).producer, 1);
+  ExpectEquivalent(before, g, 11, kTolerance);
+}
+
+TEST(FuseActivationsTest, GeluWithAnUnknownApproximationStays) {
+  ConvStart s = StartConv(true);
+  Attributes odd;
+  odd.Set("approximate", std::string("sigmoid"));
+  s.g.outputs().push_back(AddOp(s.g, "gelu", "Gelu", {s.out}, {"y"}, odd));
+  ASSERT_TRUE(FuseActivations(s.g).ok());
+  EXPECT_EQ(s.g.num_nodes(), 2);
+  EXPECT_FALSE(s.g.node(0).attrs.Has("activation"));
+}
+
 TEST(FuseActivationsTest, ConvBiasAddReluCreatesBias) {
   ConvStart s = StartConv(/*bias=*/false);
   ValueId c = AddRandomF32(s.g, "c", {1, 4, 1, 1}, s.rng);

@@ -269,6 +269,8 @@ inline Status ApplyActivation(const std::string& kind, double lo, double hi,
     else if (kind == "LeakyRelu") v = v < 0 ? alpha * v : v;
     else if (kind == "Erf") v = std::erf(v);
     else if (kind == "Gelu") v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    else if (kind == "GeluTanh")
+      v = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
     else return Unimplemented("reference: activation " + kind);
   }
   return Status::Ok();
@@ -277,7 +279,10 @@ inline Status ApplyActivation(const std::string& kind, double lo, double hi,
 inline Status ApplyFusedActivation(const Node& n, RefTensor& t) {
   if (!n.attrs.Has("activation")) return Status::Ok();
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  return ApplyActivation(n.attrs.GetString("activation", ""),
+  std::string kind = n.attrs.GetString("activation", "");
+  if (kind == "Gelu" && n.attrs.GetString("activation_approximate", "none") == "tanh")
+    kind = "GeluTanh";
+  return ApplyActivation(kind,
                          n.attrs.GetFloat("activation_min", -kInf),
                          n.attrs.GetFloat("activation_max", kInf),
                          n.attrs.GetFloat("activation_alpha", 0.f),
@@ -447,7 +452,8 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       if (input(1)) lo = input(1)->data[0];
       if (input(2)) hi = input(2)->data[0];
       const double default_alpha = op == "LeakyRelu" ? 0.01 : 0.2;
-      Status s = ApplyActivation(op, lo, hi,
+      const bool gelu_tanh = op == "Gelu" && n.attrs.GetString("approximate", "none") == "tanh";
+      Status s = ApplyActivation(gelu_tanh ? "GeluTanh" : op, lo, hi,
                                  n.attrs.GetFloat("alpha", default_alpha),
                                  n.attrs.GetFloat("beta", 0.5f), t);
       if (!s.ok()) return s;

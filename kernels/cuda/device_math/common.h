@@ -49,7 +49,7 @@ struct StridedIndex {
 // uses braid::Activation::Kind's numbering.
 struct ActivationArgs {
   int kind = 0;  // 0 none, 1 relu, 2 clip, 3 hardswish, 4 sigmoid, 5 silu,
-                 // 6 hardsigmoid, 7 leakyrelu
+                 // 6 hardsigmoid, 7 leakyrelu, 8 gelu (alpha 1: tanh form)
   float alpha = 0, beta = 0, min = -INFINITY, max = INFINITY;
 };
 
@@ -62,6 +62,9 @@ BRAID_HD float ApplyActivation(const ActivationArgs& a, float x) {
     case 5: return x / (1.0f + expf(-x));
     case 6: return fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
     case 7: return x >= 0.0f ? x : a.alpha * x;
+    case 8:
+      if (a.alpha == 0.0f) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     default: return x;
   }
 }
