@@ -20,49 +20,9 @@
 namespace braid {
 namespace {
 
+using pass_util::BatchNormParams;
 using pass_util::InputOrNone;
-
-struct BatchNormParams {
-  std::vector<double> multiplier;  // s[c]
-  std::vector<double> scale, bias, mean;
-};
-
-// The per-channel parameters of an inference-form BN over `channels`
-// channels, or nullopt when the node cannot be folded.
-std::optional<BatchNormParams> ReadBatchNorm(
-    const Graph& graph, const Node& bn, int64_t channels,
-    const pass_util::GraphUses& uses) {
-  if (bn.inputs.size() != 5) return std::nullopt;
-  if (bn.attrs.GetInt("training_mode", 0) != 0) return std::nullopt;
-  // spatial=0 (opset < 9) means per-element parameters, not per-channel.
-  if (bn.attrs.GetInt("spatial", 1) == 0) return std::nullopt;
-  // Training-mode running statistics outputs must be unused.
-  for (size_t i = 1; i < bn.outputs.size(); ++i) {
-    const ValueId out = bn.outputs[i];
-    if (out != kNoValue && (!uses.Readers(out).empty() || uses.IsGraphOutput(out)))
-      return std::nullopt;
-  }
-  std::vector<double> params[4];
-  for (int i = 0; i < 4; ++i) {
-    std::optional<std::vector<double>> p =
-        pass_util::ReadConstantF32(graph, bn.inputs[1 + i]);
-    if (!p || static_cast<int64_t>(p->size()) != channels) return std::nullopt;
-    params[i] = std::move(*p);
-  }
-  const double epsilon = bn.attrs.GetFloat("epsilon", 1e-5f);
-  BatchNormParams out;
-  out.scale = std::move(params[0]);
-  out.bias = std::move(params[1]);
-  out.mean = std::move(params[2]);
-  const std::vector<double>& var = params[3];
-  out.multiplier.resize(var.size());
-  for (size_t c = 0; c < var.size(); ++c) {
-    const double denom = var[c] + epsilon;
-    if (!(denom > 0)) return std::nullopt;  // would divide by zero or NaN
-    out.multiplier[c] = out.scale[c] / std::sqrt(denom);
-  }
-  return out;
-}
+using pass_util::ReadBatchNorm;
 
 // Tries to fold BN node `bn_id`; returns true when the graph was rewritten.
 bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
@@ -89,8 +49,7 @@ bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
       pass_util::ReadLinearBias(graph, producer);
   if (!w_dims || !weights || !bias) return false;
   const int64_t channels = bias->channels;
-  std::optional<BatchNormParams> params =
-      ReadBatchNorm(graph, bn, channels, uses);
+  std::optional<BatchNormParams> params = ReadBatchNorm(graph, bn, channels, uses);
   if (!params) return false;
 
   // Weight element i belongs to output channel i / per_channel, except for

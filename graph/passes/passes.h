@@ -29,6 +29,12 @@ Status RemoveIdentities(Graph& graph);
 // Conv or Gemm when that is its only consumer.
 Status FoldBatchNorm(Graph& graph);
 
+// Parallel Conv / BatchNormalization branches over one input summed by an
+// Add (RepVGG, MobileOne, FastViT) become one Conv: the smaller kernels
+// centred in the largest, a BN as a centre tap (graph/passes/
+// merge_parallel_convs.cc).
+Status MergeParallelConvs(Graph& graph);
+
 // Fuses Conv/Gemm (+ bias Add) + activation into one node. The activation is
 // recorded as attributes (see docs/ir.md): "activation" = "Relu" | "Clip" |
 // "HardSwish" | "Sigmoid" | "SiLU", with "activation_min"/"activation_max" for
@@ -63,14 +69,14 @@ Status ReduceToGlobalPool(Graph& graph);
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  // BN folding, GELU, Einsum lowering, MatMul bias and activation fusion,
-  // Pad folding, spatial reductions as global pooling
+  // BN folding, parallel Conv merging, GELU, Einsum lowering, MatMul bias and
+  // activation fusion, Pad folding, spatial reductions as global pooling
   bool fuse = true;
 };
 
-// RemoveIdentities, FoldConstants (which infers shapes), [FoldBatchNorm, FuseGelu,
-// LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations], EliminateDeadNodes,
-// InferShapes.
+// RemoveIdentities, FoldConstants (which infers shapes), [FoldBatchNorm, MergeParallelConvs,
+// FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
+// EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 
 }  // namespace braid

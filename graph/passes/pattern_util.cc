@@ -1,5 +1,6 @@
 #include "graph/passes/pattern_util.h"
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -171,6 +172,40 @@ std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node) {
   bias.values = std::move(*values);
   for (double& v : bias.values) v *= beta;
   return bias;
+}
+
+std::optional<BatchNormParams> ReadBatchNorm(const Graph& graph, const Node& bn,
+                                             int64_t channels, const GraphUses& uses) {
+  if (bn.inputs.size() != 5) return std::nullopt;
+  if (bn.attrs.GetInt("training_mode", 0) != 0) return std::nullopt;
+  // spatial=0 (opset < 9) means per-element parameters, not per-channel.
+  if (bn.attrs.GetInt("spatial", 1) == 0) return std::nullopt;
+  // Training-mode running statistics outputs must be unused.
+  for (size_t i = 1; i < bn.outputs.size(); ++i) {
+    const ValueId out = bn.outputs[i];
+    if (out != kNoValue && (!uses.Readers(out).empty() || uses.IsGraphOutput(out)))
+      return std::nullopt;
+  }
+  std::vector<double> params[4];
+  for (int i = 0; i < 4; ++i) {
+    std::optional<std::vector<double>> p =
+        ReadConstantF32(graph, bn.inputs[1 + i]);
+    if (!p || static_cast<int64_t>(p->size()) != channels) return std::nullopt;
+    params[i] = std::move(*p);
+  }
+  const double epsilon = bn.attrs.GetFloat("epsilon", 1e-5f);
+  BatchNormParams out;
+  out.scale = std::move(params[0]);
+  out.bias = std::move(params[1]);
+  out.mean = std::move(params[2]);
+  const std::vector<double>& var = params[3];
+  out.multiplier.resize(var.size());
+  for (size_t c = 0; c < var.size(); ++c) {
+    const double denom = var[c] + epsilon;
+    if (!(denom > 0)) return std::nullopt;  // would divide by zero or NaN
+    out.multiplier[c] = out.scale[c] / std::sqrt(denom);
+  }
+  return out;
 }
 
 void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,

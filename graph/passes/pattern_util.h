@@ -111,6 +111,19 @@ std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node);
 void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,
                      NameAllocator& names);
 
+// An inference-form BatchNormalization as y = x * multiplier[c] + (bias[c] -
+// mean[c] * multiplier[c]), multiplier = scale / sqrt(var + epsilon).
+struct BatchNormParams {
+  std::vector<double> multiplier;
+  std::vector<double> scale, bias, mean;
+};
+// The per-channel parameters of `bn` over `channels` channels, or nullopt
+// when it cannot be folded away: training mode or used statistics outputs,
+// spatial=0, parameters that are not f32 constants of `channels` elements,
+// var + epsilon not positive.
+std::optional<BatchNormParams> ReadBatchNorm(const Graph& graph, const Node& bn,
+                                             int64_t channels, const GraphUses& uses);
+
 // Validates and re-sorts a rewritten graph, prefixing errors with the pass.
 Status FinishPass(Graph& graph, const char* pass_name);
 

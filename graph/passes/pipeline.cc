@@ -14,6 +14,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   RETURN_IF_ERROR(InferShapes(graph));
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
+    RETURN_IF_ERROR(MergeParallelConvs(graph));
     RETURN_IF_ERROR(FuseGelu(graph));
     RETURN_IF_ERROR(LowerEinsum(graph));
     RETURN_IF_ERROR(FuseMatMulBias(graph));

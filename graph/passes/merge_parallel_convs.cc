@@ -1,0 +1,242 @@
+// MergeParallelConvs: the re-parameterizable blocks of RepVGG, MobileOne and
+// FastViT, exported as parallel branches over one input summed by Adds,
+// become one Conv (structural re-parameterization, done at load):
+//
+//   Add(ConvA(x), ConvB(x))       -> Conv(x, WA + centred WB, bA + bB)
+//   Add(ConvA(x), BN(x))          -> Conv(x, WA + diag(s) at the centre,
+//                                        bA + B - mean * s)
+//   Add(branch, 0)                -> branch (a branch the block left out)
+//
+// where s = scale / sqrt(var + epsilon). Conditions: both branches read the
+// same x and are read only by the Add; the Convs have constant f32 weights
+// and biases, no fused activation, the same group, strides and output
+// channels, dilations 1 and no auto_pad, and the smaller kernel sits
+// centred in the larger one (each pad differs by half the kernel
+// difference), so both compute the same output positions. A BN branch needs
+// the Conv to map channel c to channel c (as many input as output channels,
+// stride 1, an odd kernel padded to keep the size). The Conv with the larger
+// kernel keeps its name and takes over the Add's output value; chains of Adds
+// merge one after another (a + b + c). Runs after FoldBatchNorm (each branch's
+// own BN already folded) and before FuseActivations (the block's activation
+// then fuses into the merged Conv).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "graph/passes/pattern_util.h"
+
+namespace braid {
+namespace {
+
+using pass_util::GraphUses;
+using pass_util::InputOrNone;
+
+// A Conv whose weights and bias are constants this pass can rewrite.
+struct ConvBranch {
+  NodeId id = kNoNode;
+  std::vector<int64_t> w_dims;  // [M, C/group, k...]
+  std::vector<double> weights;
+  pass_util::LinearBias bias;
+  std::vector<int64_t> strides, pads;
+  int64_t group = 1;
+};
+
+std::optional<ConvBranch> ReadConv(const Graph& graph, NodeId id) {
+  const Node& conv = graph.node(id);
+  if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) return {};
+  if (conv.attrs.Has("activation")) return {};
+  const std::string auto_pad = conv.attrs.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "") return {};
+  ConvBranch b;
+  b.id = id;
+  std::optional<std::vector<int64_t>> dims = pass_util::ConstantF32Dims(graph, conv.inputs[1]);
+  std::optional<std::vector<double>> weights = pass_util::ReadConstantF32(graph, conv.inputs[1]);
+  std::optional<pass_util::LinearBias> bias = pass_util::ReadLinearBias(graph, conv);
+  if (!dims || !weights || !bias || dims->size() < 3) return {};
+  const size_t spatial = dims->size() - 2;
+  b.w_dims = std::move(*dims);
+  b.weights = std::move(*weights);
+  b.bias = std::move(*bias);
+  b.group = conv.attrs.GetInt("group", 1);
+  b.strides = conv.attrs.GetInts("strides", std::vector<int64_t>(spatial, 1));
+  b.pads = conv.attrs.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  for (int64_t d : conv.attrs.GetInts("dilations", std::vector<int64_t>(spatial, 1)))
+    if (d != 1) return {};
+  if (b.strides.size() != spatial || b.pads.size() != 2 * spatial) return {};
+  return b;
+}
+
+bool IsZeroScalar(const Graph& graph, ValueId v) {
+  std::optional<std::vector<double>> values = pass_util::ReadConstantF32(graph, v);
+  if (!values || values->size() != 1) return false;
+  std::optional<std::vector<int64_t>> dims = pass_util::ConstantF32Dims(graph, v);
+  return dims && dims->size() <= 1 && (*values)[0] == 0.0;
+}
+
+// Offset of `small`'s kernel inside `big`'s per spatial axis, when `small`
+// is centred in `big` with matching pads; nullopt otherwise.
+std::optional<std::vector<int64_t>> CentredOffset(const ConvBranch& big, const ConvBranch& small) {
+  const size_t spatial = big.w_dims.size() - 2;
+  std::vector<int64_t> offset(spatial);
+  for (size_t a = 0; a < spatial; ++a) {
+    const int64_t diff = big.w_dims[2 + a] - small.w_dims[2 + a];
+    if (diff < 0 || diff % 2 != 0) return std::nullopt;
+    offset[a] = diff / 2;
+    if (big.pads[a] - small.pads[a] != offset[a] ||
+        big.pads[spatial + a] - small.pads[spatial + a] != offset[a])
+      return std::nullopt;
+  }
+  return offset;
+}
+
+// Adds `small`'s weights into `big`'s at `offset` (same [M, C/group] dims).
+void AddCentred(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t>& offset) {
+  const size_t spatial = offset.size();
+  const int64_t outer = big.w_dims[0] * big.w_dims[1];
+  int64_t small_inner = 1, big_inner = 1;
+  for (size_t a = 0; a < spatial; ++a) {
+    small_inner *= small.w_dims[2 + a];
+    big_inner *= big.w_dims[2 + a];
+  }
+  std::vector<int64_t> index(spatial);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < small_inner; ++i) {
+      int64_t rest = i, big_pos = 0;
+      for (size_t a = spatial; a-- > 0;) {
+        index[a] = rest % small.w_dims[2 + a];
+        rest /= small.w_dims[2 + a];
+      }
+      for (size_t a = 0; a < spatial; ++a)
+        big_pos = big_pos * big.w_dims[2 + a] + index[a] + offset[a];
+      big.weights[static_cast<size_t>(o * big_inner + big_pos)] +=
+          small.weights[static_cast<size_t>(o * small_inner + i)];
+    }
+  }
+  for (size_t c = 0; c < big.bias.values.size(); ++c) big.bias.values[c] += small.bias.values[c];
+}
+
+// Adds BN(x) into `conv` as a centre tap from channel c to channel c.
+bool AddBatchNorm(ConvBranch& conv, const pass_util::BatchNormParams& bn) {
+  const size_t spatial = conv.w_dims.size() - 2;
+  const int64_t out_channels = conv.w_dims[0];
+  const int64_t per_group = conv.w_dims[1];  // input channels per group
+  if (out_channels != per_group * conv.group) return false;  // as many in as out
+  int64_t inner = 1, centre = 0;
+  for (size_t a = 0; a < spatial; ++a) {
+    const int64_t k = conv.w_dims[2 + a];
+    if (k % 2 == 0 || conv.strides[a] != 1 || conv.pads[a] != k / 2 ||
+        conv.pads[spatial + a] != k / 2)
+      return false;
+    inner *= k;
+    centre = centre * k + k / 2;
+  }
+  for (int64_t c = 0; c < out_channels; ++c) {
+    const size_t i = static_cast<size_t>((c * per_group + c % per_group) * inner + centre);
+    conv.weights[i] += bn.multiplier[static_cast<size_t>(c)];
+    conv.bias.values[static_cast<size_t>(c)] +=
+        bn.bias[static_cast<size_t>(c)] - bn.mean[static_cast<size_t>(c)] * bn.multiplier[static_cast<size_t>(c)];
+  }
+  return true;
+}
+
+// The producer of `v` when `v` is read by `add_id` alone and it is not gone.
+NodeId PrivateProducer(const Graph& graph, const GraphUses& uses, ValueId v, NodeId add_id,
+                       const std::vector<bool>& remove) {
+  if (v == kNoValue || uses.OnlyReader(v) != add_id) return kNoNode;
+  const NodeId p = graph.value(v).producer;
+  return p == kNoNode || remove[p] ? kNoNode : p;
+}
+
+// Merges the branches of Add `add_id`; true when the graph was rewritten.
+bool TryMerge(Graph& graph, NodeId add_id, const GraphUses& uses,
+              pass_util::NameAllocator& names, std::vector<bool>& remove) {
+  const Node& add = graph.node(add_id);
+  if (add.inputs.size() != 2 || add.outputs.size() != 1 || add.outputs[0] == kNoValue) return false;
+  if (add.attrs.Has("activation")) return false;
+  const ValueId sum = add.outputs[0];
+  // Add(branch, 0): the branch takes over the sum.
+  for (int k = 0; k < 2; ++k) {
+    if (!IsZeroScalar(graph, add.inputs[static_cast<size_t>(1 - k)])) continue;
+    const ValueId kept = add.inputs[static_cast<size_t>(k)];
+    const NodeId p = PrivateProducer(graph, uses, kept, add_id, remove);
+    if (p == kNoNode || graph.node(p).outputs.empty() || graph.node(p).outputs[0] != kept)
+      return false;
+    const std::string& op = graph.node(p).op_type;
+    if (op != "Conv" && op != "BatchNormalization") return false;
+    if (!graph.value(kept).has_shape || !graph.value(sum).has_shape ||
+        graph.value(kept).shape != graph.value(sum).shape || graph.value(kept).dtype != DataType::kF32)
+      return false;
+    graph.node(p).outputs[0] = sum;
+    graph.value(sum).producer = p;
+    remove[add_id] = true;
+    return true;
+  }
+  const NodeId a = PrivateProducer(graph, uses, add.inputs[0], add_id, remove);
+  const NodeId b = PrivateProducer(graph, uses, add.inputs[1], add_id, remove);
+  if (a == kNoNode || b == kNoNode || a == b) return false;
+  const Node& na = graph.node(a);
+  const Node& nb = graph.node(b);
+  if (na.inputs.empty() || nb.inputs.empty() || na.inputs[0] != nb.inputs[0]) return false;
+  if (na.outputs[0] != add.inputs[0] || nb.outputs[0] != add.inputs[1]) return false;
+  std::optional<ConvBranch> ca = ReadConv(graph, a);
+  std::optional<ConvBranch> cb = ReadConv(graph, b);
+  std::optional<ConvBranch> merged;
+  NodeId other = kNoNode;
+  if (ca && cb) {
+    if (ca->group != cb->group || ca->strides != cb->strides || ca->w_dims[0] != cb->w_dims[0] ||
+        ca->w_dims[1] != cb->w_dims[1] || ca->w_dims.size() != cb->w_dims.size())
+      return false;
+    bool a_big = true;
+    std::optional<std::vector<int64_t>> offset = CentredOffset(*ca, *cb);
+    if (!offset) {
+      offset = CentredOffset(*cb, *ca);
+      a_big = false;
+    }
+    if (!offset) return false;
+    merged = a_big ? std::move(ca) : std::move(cb);
+    AddCentred(*merged, a_big ? *cb : *ca, *offset);
+    other = a_big ? b : a;
+  } else if (ca || cb) {
+    merged = ca ? std::move(ca) : std::move(cb);
+    other = ca ? b : a;
+    const Node& bn = graph.node(other);
+    if (bn.op_type != "BatchNormalization") return false;
+    std::optional<pass_util::BatchNormParams> params =
+        pass_util::ReadBatchNorm(graph, bn, merged->w_dims[0], uses);
+    if (!params || !AddBatchNorm(*merged, *params)) return false;
+  } else {
+    return false;
+  }
+  const Node& anchor = graph.node(merged->id);
+  const ValueId w = pass_util::AddF32Constant(graph, names, anchor.name + "_W_merged",
+                                              merged->w_dims, merged->weights);
+  pass_util::WriteLinearBias(graph, merged->id, merged->bias, names);
+  Node& conv = graph.node(merged->id);
+  const ValueId produced = conv.outputs[0];
+  conv.inputs[1] = w;
+  conv.outputs[0] = sum;
+  graph.value(sum).producer = merged->id;
+  pass_util::AdoptShapeIfMissing(graph, sum, produced);
+  remove[other] = true;
+  remove[add_id] = true;
+  return true;
+}
+
+}  // namespace
+
+Status MergeParallelConvs(Graph& graph) {
+  RETURN_IF_ERROR(graph.Validate().WithPrefix("MergeParallelConvs"));
+  // Nodes are in topological order, so an inner Add of a chain merges before
+  // the outer one reads its (now merged) Conv. A merge rewires only values
+  // private to its Add, so one readers table serves the sweep.
+  const GraphUses uses(graph);
+  pass_util::NameAllocator names(graph);
+  std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  for (NodeId id = 0; id < graph.num_nodes(); ++id)
+    if (!remove[id] && graph.node(id).op_type == "Add") TryMerge(graph, id, uses, names, remove);
+  graph.RemoveNodes(remove);
+  return pass_util::FinishPass(graph, "MergeParallelConvs");
+}
+
+}  // namespace braid
