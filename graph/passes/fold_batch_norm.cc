@@ -10,7 +10,6 @@
 // output, and the producer carries no fused activation yet. W' and bias' are
 // new constant values; the old weight stays for any other node sharing it.
 // The folded node takes over the BN's output value, so its name survives.
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@ namespace braid {
 namespace {
 
 using pass_util::BatchNormParams;
-using pass_util::InputOrNone;
 using pass_util::ReadBatchNorm;
 
 // Tries to fold BN node `bn_id`; returns true when the graph was rewritten.
@@ -35,51 +33,19 @@ bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
   const NodeId producer_id = graph.value(x).producer;
   if (producer_id == kNoNode || remove[producer_id]) return false;
   const Node& producer = graph.node(producer_id);
-  const bool is_conv = producer.op_type == "Conv";
-  if (!is_conv && producer.op_type != "Gemm") return false;
+  if (producer.op_type != "Conv" && producer.op_type != "Gemm") return false;
   if (producer.outputs.size() != 1 || producer.outputs[0] != x) return false;
-  if (producer.attrs.Has("activation")) return false;  // BN would follow it
 
-  const ValueId w = InputOrNone(producer, 1);
-  std::optional<std::vector<int64_t>> w_dims =
-      pass_util::ConstantF32Dims(graph, w);
-  std::optional<std::vector<double>> weights =
-      pass_util::ReadConstantF32(graph, w);
-  std::optional<pass_util::LinearBias> bias =
-      pass_util::ReadLinearBias(graph, producer);
-  if (!w_dims || !weights || !bias) return false;
-  const int64_t channels = bias->channels;
-  std::optional<BatchNormParams> params = ReadBatchNorm(graph, bn, channels, uses);
+  const std::optional<int64_t> channels = pass_util::OutputChannels(graph, producer);
+  if (!channels) return false;
+  std::optional<BatchNormParams> params = ReadBatchNorm(graph, bn, *channels, uses);
   if (!params) return false;
-
-  // Weight element i belongs to output channel i / per_channel, except for
-  // Gemm with transB=0 ([K,M]) where it is i % M.
-  const bool channel_last =
-      !is_conv && producer.attrs.GetInt("transB", 0) == 0;
-  const size_t per_channel = weights->size() / static_cast<size_t>(channels);
-  for (size_t i = 0; i < weights->size(); ++i) {
-    const size_t c = channel_last ? i % static_cast<size_t>(channels)
-                                  : i / per_channel;
-    (*weights)[i] *= params->multiplier[c];
-  }
-  for (size_t i = 0; i < bias->values.size(); ++i) {
-    const size_t c = i % static_cast<size_t>(channels);
-    bias->values[i] = (bias->values[i] - params->mean[c]) *
-                          params->multiplier[c] +
-                      params->bias[c];
-  }
-
-  const ValueId y = bn.outputs[0];
-  const std::string base = producer.name.empty() ? graph.value(w).name
-                                                  : producer.name;
-  const ValueId new_w =
-      pass_util::AddF32Constant(graph, names, base + "_W_bn", *w_dims, *weights);
-  pass_util::WriteLinearBias(graph, producer_id, *bias, names);
-  Node& folded = graph.node(producer_id);
-  folded.inputs[1] = new_w;
-  folded.outputs[0] = y;
-  graph.value(y).producer = producer_id;
-  pass_util::AdoptShapeIfMissing(graph, y, x);
+  std::vector<double> shift(params->multiplier.size());
+  for (size_t c = 0; c < shift.size(); ++c)
+    shift[c] = params->bias[c] - params->mean[c] * params->multiplier[c];
+  if (!pass_util::FoldChannelAffine(graph, producer_id, params->multiplier, shift, bn.outputs[0],
+                                    "_W_bn", names))
+    return false;
   remove[bn_id] = true;
   return true;
 }

@@ -41,35 +41,6 @@ namespace {
 using pass_util::GraphUses;
 using pass_util::InputOrNone;
 
-// The Add's constant operand as per-channel values, or nullopt when it is
-// not a pure output-channel broadcast of the node's output.
-std::optional<std::vector<double>> ChannelAddend(const Graph& graph,
-                                                 const Node& producer,
-                                                 ValueId addend,
-                                                 int64_t channels) {
-  std::optional<std::vector<int64_t>> dims =
-      pass_util::ConstantF32Dims(graph, addend);
-  std::optional<std::vector<double>> values =
-      pass_util::ReadConstantF32(graph, addend);
-  if (!dims || !values) return std::nullopt;
-  const size_t m = static_cast<size_t>(channels);
-  // Output rank: Gemm is [N,M]; Conv has the weight's rank, channel axis 1.
-  // An addend of higher rank (even [1,1,1,1,1]) would change the output
-  // shape, so it is no bias.
-  const size_t rank =
-      producer.op_type == "Gemm" ? 2 : graph.value(producer.inputs[1]).shape.size();
-  if (dims->size() > rank) return std::nullopt;
-  if (values->size() == 1) return std::vector<double>(m, (*values)[0]);
-  if (values->size() != m) return std::nullopt;
-  // Right-align the addend against the output; only axis 1 may be > 1.
-  const size_t offset = rank - dims->size();
-  for (size_t i = 0; i < dims->size(); ++i) {
-    const size_t axis = offset + i;
-    if ((*dims)[i] != 1 && axis != 1) return std::nullopt;
-  }
-  return values;
-}
-
 struct Activation {
   std::string kind;
   Attributes attrs;       // the activation_* attributes
@@ -206,7 +177,7 @@ void FuseAt(Graph& graph, NodeId anchor_id, const GraphUses& uses,
           add.inputs[0] == current ? add.inputs[1] : add.inputs[0];
       std::optional<std::vector<double>> per_channel =
           addend == current ? std::nullopt
-                            : ChannelAddend(graph, anchor, addend, bias->channels);
+                            : pass_util::ChannelConstant(graph, anchor, addend, bias->channels);
       if (per_channel) {
         for (size_t i = 0; i < bias->values.size(); ++i)
           bias->values[i] += (*per_channel)[i % per_channel->size()];

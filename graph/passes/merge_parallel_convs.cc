@@ -5,7 +5,12 @@
 //   Add(ConvA(x), ConvB(x))       -> Conv(x, WA + centred WB, bA + bB)
 //   Add(ConvA(x), BN(x))          -> Conv(x, WA + diag(s) at the centre,
 //                                        bA + B - mean * s)
+//   Add(Conv(x), x)               -> Conv(x, W + identity at the centre, b)
 //   Add(branch, 0)                -> branch (a branch the block left out)
+//
+// and the same with Sub (the second operand negated: FastViT's RepMixer,
+// x + gamma * (mixer(x) - norm(x)), merges with FoldChannelScale between two
+// runs of this pass).
 //
 // where s = scale / sqrt(var + epsilon). Conditions: both branches read the
 // same x and are read only by the Add; the Convs have constant f32 weights
@@ -14,7 +19,7 @@
 // centred in the larger one (each pad differs by half the kernel
 // difference), so both compute the same output positions. A BN branch needs
 // the Conv to map channel c to channel c (as many input as output channels,
-// stride 1, an odd kernel padded to keep the size). The Conv with the larger
+// stride 1, an odd kernel padded to keep the size), and so does x itself. The Conv with the larger
 // kernel keeps its name and takes over the Add's output value; chains of Adds
 // merge one after another (a + b + c). Runs after FoldBatchNorm (each branch's
 // own BN already folded) and before FuseActivations (the block's activation
@@ -90,8 +95,15 @@ std::optional<std::vector<int64_t>> CentredOffset(const ConvBranch& big, const C
   return offset;
 }
 
-// Adds `small`'s weights into `big`'s at `offset` (same [M, C/group] dims).
-void AddCentred(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t>& offset) {
+void Negate(ConvBranch& conv) {
+  for (double& w : conv.weights) w = -w;
+  for (double& b : conv.bias.values) b = -b;
+}
+
+// Adds `sign` x `small`'s weights into `big`'s at `offset` (same [M, C/group]
+// dims), and its bias.
+void AddCentred(ConvBranch& big, const ConvBranch& small, const std::vector<int64_t>& offset,
+                double sign) {
   const size_t spatial = offset.size();
   const int64_t outer = big.w_dims[0] * big.w_dims[1];
   int64_t small_inner = 1, big_inner = 1;
@@ -110,14 +122,16 @@ void AddCentred(ConvBranch& big, const ConvBranch& small, const std::vector<int6
       for (size_t a = 0; a < spatial; ++a)
         big_pos = big_pos * big.w_dims[2 + a] + index[a] + offset[a];
       big.weights[static_cast<size_t>(o * big_inner + big_pos)] +=
-          small.weights[static_cast<size_t>(o * small_inner + i)];
+          sign * small.weights[static_cast<size_t>(o * small_inner + i)];
     }
   }
-  for (size_t c = 0; c < big.bias.values.size(); ++c) big.bias.values[c] += small.bias.values[c];
+  for (size_t c = 0; c < big.bias.values.size(); ++c)
+    big.bias.values[c] += sign * small.bias.values[c];
 }
 
-// Adds BN(x) into `conv` as a centre tap from channel c to channel c.
-bool AddBatchNorm(ConvBranch& conv, const pass_util::BatchNormParams& bn) {
+// Adds `sign` x BN(x) into `conv` as a centre tap from channel c to channel
+// c (the identity x is a BN with multiplier 1 and no shift).
+bool AddBatchNorm(ConvBranch& conv, const pass_util::BatchNormParams& bn, double sign) {
   const size_t spatial = conv.w_dims.size() - 2;
   const int64_t out_channels = conv.w_dims[0];
   const int64_t per_group = conv.w_dims[1];  // input channels per group
@@ -133,9 +147,9 @@ bool AddBatchNorm(ConvBranch& conv, const pass_util::BatchNormParams& bn) {
   }
   for (int64_t c = 0; c < out_channels; ++c) {
     const size_t i = static_cast<size_t>((c * per_group + c % per_group) * inner + centre);
-    conv.weights[i] += bn.multiplier[static_cast<size_t>(c)];
-    conv.bias.values[static_cast<size_t>(c)] +=
-        bn.bias[static_cast<size_t>(c)] - bn.mean[static_cast<size_t>(c)] * bn.multiplier[static_cast<size_t>(c)];
+    const size_t k = static_cast<size_t>(c);
+    conv.weights[i] += sign * bn.multiplier[k];
+    conv.bias.values[k] += sign * (bn.bias[k] - bn.mean[k] * bn.multiplier[k]);
   }
   return true;
 }
@@ -155,8 +169,8 @@ bool TryMerge(Graph& graph, NodeId add_id, const GraphUses& uses,
   if (add.inputs.size() != 2 || add.outputs.size() != 1 || add.outputs[0] == kNoValue) return false;
   if (add.attrs.Has("activation")) return false;
   const ValueId sum = add.outputs[0];
-  // Add(branch, 0): the branch takes over the sum.
-  for (int k = 0; k < 2; ++k) {
+  // Add(branch, 0) or Sub(branch, 0): the branch takes over the sum.
+  for (int k = 0; k < (add.op_type == "Sub" ? 1 : 2); ++k) {
     if (!IsZeroScalar(graph, add.inputs[static_cast<size_t>(1 - k)])) continue;
     const ValueId kept = add.inputs[static_cast<size_t>(k)];
     const NodeId p = PrivateProducer(graph, uses, kept, add_id, remove);
@@ -172,53 +186,73 @@ bool TryMerge(Graph& graph, NodeId add_id, const GraphUses& uses,
     remove[add_id] = true;
     return true;
   }
-  const NodeId a = PrivateProducer(graph, uses, add.inputs[0], add_id, remove);
-  const NodeId b = PrivateProducer(graph, uses, add.inputs[1], add_id, remove);
-  if (a == kNoNode || b == kNoNode || a == b) return false;
-  const Node& na = graph.node(a);
-  const Node& nb = graph.node(b);
-  if (na.inputs.empty() || nb.inputs.empty() || na.inputs[0] != nb.inputs[0]) return false;
-  if (na.outputs[0] != add.inputs[0] || nb.outputs[0] != add.inputs[1]) return false;
-  std::optional<ConvBranch> ca = ReadConv(graph, a);
-  std::optional<ConvBranch> cb = ReadConv(graph, b);
-  std::optional<ConvBranch> merged;
-  NodeId other = kNoNode;
-  if (ca && cb) {
-    if (ca->group != cb->group || ca->strides != cb->strides || ca->w_dims[0] != cb->w_dims[0] ||
-        ca->w_dims[1] != cb->w_dims[1] || ca->w_dims.size() != cb->w_dims.size())
+  // Sub(a, b) = a + (-1) b.
+  const double sign[2] = {1.0, add.op_type == "Sub" ? -1.0 : 1.0};
+  NodeId branch[2];
+  for (size_t k = 0; k < 2; ++k)
+    branch[k] = PrivateProducer(graph, uses, add.inputs[k], add_id, remove);
+  // Which operand is a Conv to merge into (the larger kernel for two Convs).
+  std::optional<ConvBranch> conv[2];
+  for (size_t k = 0; k < 2; ++k)
+    if (branch[k] != kNoNode && graph.node(branch[k]).outputs[0] == add.inputs[k])
+      conv[k] = ReadConv(graph, branch[k]);
+  size_t anchor = 2;
+  std::optional<std::vector<int64_t>> offset;
+  if (conv[0] && conv[1]) {
+    const ConvBranch& a = *conv[0];
+    const ConvBranch& b = *conv[1];
+    if (branch[0] == branch[1] || graph.node(a.id).inputs[0] != graph.node(b.id).inputs[0] ||
+        a.group != b.group || a.strides != b.strides || a.w_dims.size() != b.w_dims.size() ||
+        a.w_dims[0] != b.w_dims[0] || a.w_dims[1] != b.w_dims[1])
       return false;
-    bool a_big = true;
-    std::optional<std::vector<int64_t>> offset = CentredOffset(*ca, *cb);
+    offset = CentredOffset(a, b);
+    anchor = 0;
     if (!offset) {
-      offset = CentredOffset(*cb, *ca);
-      a_big = false;
+      offset = CentredOffset(b, a);
+      anchor = 1;
     }
     if (!offset) return false;
-    merged = a_big ? std::move(ca) : std::move(cb);
-    AddCentred(*merged, a_big ? *cb : *ca, *offset);
-    other = a_big ? b : a;
-  } else if (ca || cb) {
-    merged = ca ? std::move(ca) : std::move(cb);
-    other = ca ? b : a;
-    const Node& bn = graph.node(other);
-    if (bn.op_type != "BatchNormalization") return false;
-    std::optional<pass_util::BatchNormParams> params =
-        pass_util::ReadBatchNorm(graph, bn, merged->w_dims[0], uses);
-    if (!params || !AddBatchNorm(*merged, *params)) return false;
+  } else if (conv[0] || conv[1]) {
+    anchor = conv[0] ? 0 : 1;
   } else {
     return false;
   }
-  const Node& anchor = graph.node(merged->id);
-  const ValueId w = pass_util::AddF32Constant(graph, names, anchor.name + "_W_merged",
-                                              merged->w_dims, merged->weights);
-  pass_util::WriteLinearBias(graph, merged->id, merged->bias, names);
-  Node& conv = graph.node(merged->id);
-  const ValueId produced = conv.outputs[0];
-  conv.inputs[1] = w;
-  conv.outputs[0] = sum;
-  graph.value(sum).producer = merged->id;
+  const size_t k_other = 1 - anchor;
+  ConvBranch merged = std::move(*conv[anchor]);
+  const ValueId x = graph.node(merged.id).inputs[0];
+  if (sign[anchor] < 0) Negate(merged);
+  NodeId other = kNoNode;  // removed with the Add
+  if (offset) {
+    AddCentred(merged, *conv[k_other], *offset, sign[k_other]);
+    other = branch[k_other];
+  } else if (add.inputs[k_other] == x) {
+    // The block's identity branch: x itself.
+    pass_util::BatchNormParams identity;
+    identity.multiplier.assign(static_cast<size_t>(merged.w_dims[0]), 1.0);
+    identity.bias.assign(identity.multiplier.size(), 0.0);
+    identity.mean = identity.bias;
+    if (!AddBatchNorm(merged, identity, sign[k_other])) return false;
+  } else {
+    other = branch[k_other];
+    if (other == kNoNode) return false;
+    const Node& bn = graph.node(other);
+    if (bn.op_type != "BatchNormalization" || bn.inputs.empty() || bn.inputs[0] != x ||
+        bn.outputs[0] != add.inputs[k_other])
+      return false;
+    std::optional<pass_util::BatchNormParams> params =
+        pass_util::ReadBatchNorm(graph, bn, merged.w_dims[0], uses);
+    if (!params || !AddBatchNorm(merged, *params, sign[k_other])) return false;
+  }
+  const ValueId w = pass_util::AddF32Constant(graph, names, graph.node(merged.id).name + "_W_merged",
+                                              merged.w_dims, merged.weights);
+  pass_util::WriteLinearBias(graph, merged.id, merged.bias, names);
+  Node& node = graph.node(merged.id);
+  const ValueId produced = node.outputs[0];
+  node.inputs[1] = w;
+  node.outputs[0] = sum;
+  graph.value(sum).producer = merged.id;
   pass_util::AdoptShapeIfMissing(graph, sum, produced);
-  remove[other] = true;
+  if (other != kNoNode) remove[other] = true;
   remove[add_id] = true;
   return true;
 }
@@ -234,7 +268,8 @@ Status MergeParallelConvs(Graph& graph) {
   pass_util::NameAllocator names(graph);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   for (NodeId id = 0; id < graph.num_nodes(); ++id)
-    if (!remove[id] && graph.node(id).op_type == "Add") TryMerge(graph, id, uses, names, remove);
+    if (!remove[id] && (graph.node(id).op_type == "Add" || graph.node(id).op_type == "Sub"))
+      TryMerge(graph, id, uses, names, remove);
   graph.RemoveNodes(remove);
   return pass_util::FinishPass(graph, "MergeParallelConvs");
 }

@@ -29,6 +29,11 @@ Status RemoveIdentities(Graph& graph);
 // Conv or Gemm when that is its only consumer.
 Status FoldBatchNorm(Graph& graph);
 
+// Conv / Gemm -> Mul (or Div) by a constant that scales each output channel
+// (a layer scale) becomes one Conv / Gemm with scaled weights and bias
+// (graph/passes/fold_channel_scale.cc).
+Status FoldChannelScale(Graph& graph);
+
 // Parallel Conv / BatchNormalization branches over one input summed by an
 // Add (RepVGG, MobileOne, FastViT) become one Conv: the smaller kernels
 // centred in the largest, a BN as a centre tap (graph/passes/
@@ -69,13 +74,13 @@ Status ReduceToGlobalPool(Graph& graph);
 Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
-  // BN folding, parallel Conv merging, GELU, Einsum lowering, MatMul bias and
+  // BN folding, parallel Conv merging, channel scale folding, GELU, Einsum lowering, MatMul bias and
   // activation fusion, Pad folding, spatial reductions as global pooling
   bool fuse = true;
 };
 
 // RemoveIdentities, FoldConstants (which infers shapes), [FoldBatchNorm, MergeParallelConvs,
-// FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
+// FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
 // EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 

@@ -174,6 +174,61 @@ std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node) {
   return bias;
 }
 
+std::optional<std::vector<double>> ChannelConstant(const Graph& graph, const Node& producer,
+                                                   ValueId operand, int64_t channels) {
+  std::optional<std::vector<int64_t>> dims = ConstantF32Dims(graph, operand);
+  std::optional<std::vector<double>> values = ReadConstantF32(graph, operand);
+  if (!dims || !values) return std::nullopt;
+  const size_t m = static_cast<size_t>(channels);
+  // An operand of higher rank than the output (even [1,1,1,1,1]) would
+  // change the output shape.
+  const size_t rank =
+      producer.op_type == "Gemm" ? 2 : graph.value(producer.inputs[1]).shape.size();
+  if (dims->size() > rank) return std::nullopt;
+  if (values->size() == 1) return std::vector<double>(m, (*values)[0]);
+  if (values->size() != m) return std::nullopt;
+  const size_t offset = rank - dims->size();
+  for (size_t i = 0; i < dims->size(); ++i)
+    if ((*dims)[i] != 1 && offset + i != 1) return std::nullopt;
+  return values;
+}
+
+bool FoldChannelAffine(Graph& graph, NodeId producer_id, std::span<const double> multiplier,
+                       std::span<const double> shift, ValueId y, const std::string& weight_suffix,
+                       NameAllocator& names) {
+  const Node& producer = graph.node(producer_id);
+  const bool is_conv = producer.op_type == "Conv";
+  if (!is_conv && producer.op_type != "Gemm") return false;
+  if (producer.attrs.Has("activation")) return false;  // the affine would follow it
+  const ValueId w = InputOrNone(producer, 1);
+  std::optional<std::vector<int64_t>> w_dims = ConstantF32Dims(graph, w);
+  std::optional<std::vector<double>> weights = ReadConstantF32(graph, w);
+  std::optional<LinearBias> bias = ReadLinearBias(graph, producer);
+  if (!w_dims || !weights || !bias) return false;
+  const size_t channels = static_cast<size_t>(bias->channels);
+  if (multiplier.size() != channels || shift.size() != channels) return false;
+  // Weight element i belongs to output channel i / per_channel, except for
+  // Gemm with transB=0 ([K,M]) where it is i % M.
+  const bool channel_last = !is_conv && producer.attrs.GetInt("transB", 0) == 0;
+  const size_t per_channel = weights->size() / channels;
+  for (size_t i = 0; i < weights->size(); ++i)
+    (*weights)[i] *= multiplier[channel_last ? i % channels : i / per_channel];
+  for (size_t i = 0; i < bias->values.size(); ++i) {
+    const size_t c = i % channels;
+    bias->values[i] = bias->values[i] * multiplier[c] + shift[c];
+  }
+  const std::string base = producer.name.empty() ? graph.value(w).name : producer.name;
+  const ValueId x = producer.outputs[0];
+  const ValueId new_w = AddF32Constant(graph, names, base + weight_suffix, *w_dims, *weights);
+  WriteLinearBias(graph, producer_id, *bias, names);
+  Node& folded = graph.node(producer_id);
+  folded.inputs[1] = new_w;
+  folded.outputs[0] = y;
+  graph.value(y).producer = producer_id;
+  AdoptShapeIfMissing(graph, y, x);
+  return true;
+}
+
 std::optional<BatchNormParams> ReadBatchNorm(const Graph& graph, const Node& bn,
                                              int64_t channels, const GraphUses& uses) {
   if (bn.inputs.size() != 5) return std::nullopt;

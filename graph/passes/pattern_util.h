@@ -124,6 +124,24 @@ struct BatchNormParams {
 std::optional<BatchNormParams> ReadBatchNorm(const Graph& graph, const Node& bn,
                                              int64_t channels, const GraphUses& uses);
 
+// A constant f32 operand of an elementwise op after Conv / Gemm `producer`
+// as one value per output channel (of `channels`), or nullopt when it is not
+// a pure output-channel broadcast of the producer's output: a single element,
+// or dims right-aligned against the output rank (Gemm 2, Conv the weight's)
+// that are 1 except on the channel axis 1. A plain [M] after a Conv aligns
+// with the width axis, so it is none.
+std::optional<std::vector<double>> ChannelConstant(const Graph& graph, const Node& producer,
+                                                   ValueId operand, int64_t channels);
+
+// Folds y[c] = x[c] * multiplier[c] + shift[c] into Conv / Gemm `producer_id`
+// (weights scaled per output channel, bias * multiplier + shift, as new
+// constants; the weight named <node><weight_suffix>) and makes it produce `y`
+// in place of its output. False, with the graph unchanged, when its weight
+// or bias is not a constant it can rewrite or it carries a fused activation.
+bool FoldChannelAffine(Graph& graph, NodeId producer_id, std::span<const double> multiplier,
+                       std::span<const double> shift, ValueId y, const std::string& weight_suffix,
+                       NameAllocator& names);
+
 // Validates and re-sorts a rewritten graph, prefixing errors with the pass.
 Status FinishPass(Graph& graph, const char* pass_name);
 

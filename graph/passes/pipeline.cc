@@ -15,6 +15,9 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(MergeParallelConvs(graph));
+    RETURN_IF_ERROR(FoldChannelScale(graph));
+    // Again: a layer-scaled branch merges with its block's identity (RepMixer).
+    RETURN_IF_ERROR(MergeParallelConvs(graph));
     RETURN_IF_ERROR(FuseGelu(graph));
     RETURN_IF_ERROR(LowerEinsum(graph));
     RETURN_IF_ERROR(FuseMatMulBias(graph));

@@ -106,6 +106,44 @@ TEST(MergeParallelConvsTest, ZeroBranchDropsAndBatchNormJoinsAGroupedConv) {
   ExpectOneConv(g, "kxk");
 }
 
+// FastViT's RepMixer: y = x + gamma * (mixer(x) - norm(x)) with mixer a
+// depthwise block and norm a BN: the pipeline makes it one depthwise Conv.
+TEST(MergeParallelConvsTest, PipelineMakesTheRepMixerOneConv) {
+  std::mt19937 rng(7);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 4, 6, 6});
+  ValueId kxk = AddOp(g, "kxk", "Conv",
+                      {x, AddRandomF32(g, "wk", {4, 1, 3, 3}, rng), AddRandomF32(g, "bk", {4}, rng)},
+                      {"kxk_out"}, ConvAttrs(4, {1, 1, 1, 1}));
+  ValueId mixer_bn = AddBatchNorm(g, "mixer_identity", x, 4, rng);
+  ValueId mixer = AddOp(g, "mixer_add", "Add", {mixer_bn, kxk}, {"mixer"});
+  ValueId norm = AddBatchNorm(g, "norm", x, 4, rng);
+  ValueId diff = AddOp(g, "sub", "Sub", {mixer, norm}, {"diff"});
+  ValueId scaled = AddOp(g, "mul", "Mul", {diff, AddRandomF32(g, "gamma", {4, 1, 1}, rng)},
+                         {"scaled"});
+  g.outputs().push_back(AddOp(g, "residual", "Add", {x, scaled}, {"y"}));
+  ASSERT_TRUE(InferShapes(g).ok());
+  const Graph before = g;
+  ASSERT_TRUE(RunDefaultPasses(g).ok());
+  ASSERT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.node(0).op_type, "Conv");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  ExpectEquivalent(before, g, 8, kTolerance);
+}
+
+// Sub with the Conv second: the merged Conv is negated.
+TEST(MergeParallelConvsTest, SubtractedConvMergesNegated) {
+  std::mt19937 rng(8);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 3, 5, 5});
+  ValueId bn = AddBatchNorm(g, "bn", x, 3, rng);
+  ValueId conv = AddOp(g, "conv", "Conv",
+                       {x, AddRandomF32(g, "w", {3, 3, 3, 3}, rng), AddRandomF32(g, "b", {3}, rng)},
+                       {"conv_out"}, ConvAttrs(1, {1, 1, 1, 1}));
+  g.outputs().push_back(AddOp(g, "sub", "Sub", {bn, conv}, {"y"}));
+  ExpectOneConv(g, "conv");
+}
+
 TEST(MergeParallelConvsTest, LeavesBlocksItCannotMerge) {
   std::mt19937 rng(4);
   struct Variant {

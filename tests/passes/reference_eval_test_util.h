@@ -1,7 +1,7 @@
 // Test-only helpers for the rewriting passes: a tiny, deliberately naive fp64
 // interpreter for the ops those passes touch (Conv2D NCHW with groups, pads,
 // strides and dilations; Gemm; MatMul with a 2-D B; Reshape by a constant
-// shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Mul; ReduceMean and
+// shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Sub/Mul; ReduceMean and
 // ReduceMax; global pools; Relu, Clip, Sigmoid,
 // HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
 // including the fused "activation" attributes of docs/ir.md, plus small
@@ -420,6 +420,10 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       RefTensor reciprocal = *in[1];
       for (double& v : reciprocal.data) v = 1.0 / v;
       out = Broadcast2(*in[0], reciprocal, /*mul=*/true);
+    } else if (op == "Sub") {
+      RefTensor negated = *in[1];
+      for (double& v : negated.data) v = -v;
+      out = Broadcast2(*in[0], negated, /*mul=*/false);
     } else if (op == "AveragePool") {
       out = AveragePool2D(n, *in[0]);
     } else if (op == "Pad") {
