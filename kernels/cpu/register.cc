@@ -95,6 +95,14 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
                   /*channels_last=*/true};
   pad.specialized = true;
   registry.Register(std::move(pad));
+  // Slice with parameters known at load and Split, any element type, either
+  // layout; the reference takes run-time slices (routine).
+  for (const char* op : {"Slice", "Split"}) {
+    KernelEntry slice{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateSliceCpu(); },
+                      /*channels_last=*/true};
+    slice.specialized = true;
+    registry.Register(std::move(slice));
+  }
   // Nearest and two-tap 2-D resizes; the reference takes the rest (routine).
   for (const char* op : {"Resize", "Upsample"}) {
     KernelEntry resize{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateResizeCpu(); }};

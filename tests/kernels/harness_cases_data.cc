@@ -158,6 +158,14 @@ std::vector<OpCase> MakeCases() {
   add(Make("concat_i64", "Concat", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {1, 3})},
            {I("axis", 0)}));
   add(Make("split_uneven", "Split", {X({4, 10}), Ints64({3, 7})}, {I("axis", 1)}, 2));
+  // Feature-map windows (nhwc in the channels-last test): GhostNet's channel
+  // slice, a strided spatial slice with a negative step, a channel Split and
+  // 64-bit elements.
+  add(Make("slice_4d_channels", "Slice", {X({2, 6, 3, 5}), Ints64({1}), Ints64({4}), Ints64({1})}));
+  add(Make("slice_4d_strided", "Slice",
+           {X({1, 4, 7, 6}), Ints64({6, 1}), Ints64({0, 6}), Ints64({2, 3}), Ints64({-2, 2})}));
+  add(Make("split_4d_channels", "Split", {X({1, 8, 3, 3}), Ints64({3, 5})}, {I("axis", 1)}, 2));
+  add(Make("slice_i64", "Slice", {Ix(DataType::kI64, {4, 5}), Ints64({1}), Ints64({3}), Ints64({0})}));
   add(Make("split_equal", "Split", {X({6, 2})}, {}, 3));
   add(Make("transpose_default", "Transpose", {X({2, 3, 4})}));
   add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
