@@ -247,12 +247,13 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
-      "Abs", "Add", "BatchNormalization", "Cast", "Ceil", "Clip", "Concat", "Constant",
-      "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
-      "Gelu", "Identity", "Log", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Pow", "Range",
-      "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Reshape", "ScatterND",
-      "Shape", "Sin", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Tile", "Transpose", "Unsqueeze",
-      "Where"};
+      "Abs", "Add", "And", "BatchNormalization", "Cast", "Ceil", "Clip", "Concat", "Constant",
+      "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand", "Flatten",
+      "Floor", "Gather", "GatherElements", "Gelu", "Greater", "GreaterOrEqual", "Identity",
+      "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Or", "Pow",
+      "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Reshape",
+      "ScatterND", "Shape", "Sin", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Tile",
+      "Transpose", "Unsqueeze", "Where", "Xor"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -366,6 +367,28 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
         dst += chunk;
       }
     }
+  } else if (op == "GatherElements") {
+    // out[e] = data[e's coordinates with the one along axis taken from indices[e]].
+    const auto rank = static_cast<int64_t>(in[0].dims.size());
+    int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return NotCovered(node, "axis out of range");
+    const std::vector<int64_t> strides = Strides(in[0].dims);
+    const int64_t extent = in[0].dims[static_cast<size_t>(axis)];
+    const size_t elem = DataTypeSize(out.dtype);
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t i = LoadInt(in[1], e);
+      if (i < 0) i += extent;
+      if (i < 0 || i >= extent) return NotCovered(node, "index out of range");
+      int64_t from = 0;
+      for (int64_t d = rank, rest = e; d-- > 0;) {
+        const int64_t coordinate = rest % out.dims[static_cast<size_t>(d)];
+        rest /= out.dims[static_cast<size_t>(d)];
+        from += (d == axis ? i : coordinate) * strides[static_cast<size_t>(d)];
+      }
+      std::memcpy(out.data.mutable_data() + e * static_cast<int64_t>(elem),
+                  in[0].data.data() + from * static_cast<int64_t>(elem), elem);
+    }
   } else if (op == "Concat") {
     const auto rank = static_cast<int64_t>(out.dims.size());
     int64_t axis = node.attrs.GetInt("axis", 0);
@@ -394,14 +417,27 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
         out.dtype == DataType::kF32 ? StoreFloat(out, k, LoadFloat(in[0], k))
                                     : StoreInt(out, k, LoadInt(in[0], k));
     }
-  } else if (op == "Equal") {
+  } else if (op == "Equal" || op == "Greater" || op == "Less" || op == "GreaterOrEqual" ||
+             op == "LessOrEqual" || op == "And" || op == "Or" || op == "Xor") {
+    // Compared as float or as int64 (i64 beyond 2^53 must not round); the
+    // logical ops see bools as 0 / 1.
+    auto holds = [&op](auto a, auto b) {
+      if (op == "Equal") return a == b;
+      if (op == "Greater") return a > b;
+      if (op == "Less") return a < b;
+      if (op == "GreaterOrEqual") return a >= b;
+      if (op == "LessOrEqual") return a <= b;
+      if (op == "And") return a != 0 && b != 0;
+      if (op == "Or") return a != 0 || b != 0;
+      return (a != 0) != (b != 0);  // Xor
+    };
     std::vector<int64_t> ia = BroadcastIndex(in[0], out.dims);
     std::vector<int64_t> ib = BroadcastIndex(in[1], out.dims);
     for (int64_t k = 0; k < n; ++k) {
-      const bool eq = in[0].dtype == DataType::kF32
-                          ? LoadFloat(in[0], ia[k]) == LoadFloat(in[1], ib[k])
-                          : LoadInt(in[0], ia[k]) == LoadInt(in[1], ib[k]);
-      StoreInt(out, k, eq ? 1 : 0);
+      const bool result = in[0].dtype == DataType::kF32
+                              ? holds(LoadFloat(in[0], ia[k]), LoadFloat(in[1], ib[k]))
+                              : holds(LoadInt(in[0], ia[k]), LoadInt(in[1], ib[k]));
+      StoreInt(out, k, result ? 1 : 0);
     }
   } else if (op == "Where") {
     std::vector<int64_t> ic = BroadcastIndex(in[0], out.dims);

@@ -1,6 +1,7 @@
 // Shape functions of elementwise ops: unary activations, broadcasting binary
-// arithmetic, comparisons, Where, Cast. Add/Sub/Mul/Div/Equal/Where/Cast also
-// carry symbolic values (see graph/passes/shape_inference.h).
+// arithmetic, comparisons, logical ops, Where, Cast. Add/Sub/Mul/Div/Mod,
+// the comparisons, And/Or/Xor/Not, Where and Cast also carry symbolic values
+// (see graph/passes/shape_inference.h).
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -92,6 +93,14 @@ std::optional<Dim> EqualDims(const Dim& a, const Dim& b) {
   if (a.is_static() && a.extent() < 0) return Dim(0);
   if (b.is_static() && b.extent() < 0) return Dim(0);
   return std::nullopt;
+}
+
+// Comparisons and logical connectives of two numbers, as 1 / 0.
+DimOp StaticPredicate(bool (*predicate)(int64_t, int64_t)) {
+  return [predicate](const Dim& a, const Dim& b) -> std::optional<Dim> {
+    if (!a.is_static() || !b.is_static()) return std::nullopt;
+    return Dim(predicate(a.extent(), b.extent()) ? 1 : 0);
+  };
 }
 
 // `out_dtype` nullopt: the dtype of input 0.
@@ -213,6 +222,71 @@ Status InferEqual(ShapeInferenceContext& ctx) {
   return InferBroadcastBinary(ctx, true, DataType::kBool, EqualDims);
 }
 
+Status InferGreater(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, DataType::kBool,
+                              StaticPredicate([](int64_t a, int64_t b) { return a > b; }));
+}
+Status InferLess(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, DataType::kBool,
+                              StaticPredicate([](int64_t a, int64_t b) { return a < b; }));
+}
+Status InferGreaterOrEqual(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, DataType::kBool,
+                              StaticPredicate([](int64_t a, int64_t b) { return a >= b; }));
+}
+Status InferLessOrEqual(ShapeInferenceContext& ctx) {
+  return InferBroadcastBinary(ctx, true, DataType::kBool,
+                              StaticPredicate([](int64_t a, int64_t b) { return a <= b; }));
+}
+
+// And, Or, Xor: bool inputs, bool out.
+Status InferLogical(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  for (size_t i = 0; i < 2; ++i)
+    if (ctx.input_dtype(i) != DataType::kBool)
+      return ctx.Error("input " + std::to_string(i) + " must be bool, is " +
+                       DataTypeName(ctx.input_dtype(i)));
+  const std::string& op = ctx.node().op_type;
+  bool (*connective)(int64_t, int64_t) = [](int64_t a, int64_t b) { return (a != 0) != (b != 0); };
+  if (op == "And") connective = [](int64_t a, int64_t b) { return a != 0 && b != 0; };
+  if (op == "Or") connective = [](int64_t a, int64_t b) { return a != 0 || b != 0; };
+  return InferBroadcastBinary(ctx, true, DataType::kBool, StaticPredicate(connective));
+}
+
+// BitShift: unsigned integers (u8 is braid's one), `direction` LEFT or RIGHT.
+Status InferBitShift(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const std::string direction = ctx.attrs().GetString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.Error("direction '" + direction + "' must be \"LEFT\" or \"RIGHT\"");
+  if (ctx.input_dtype(0) != DataType::kU8)
+    return ctx.Error(std::string("BitShift is defined for unsigned integers, input is ") +
+                     DataTypeName(ctx.input_dtype(0)));
+  return InferBroadcastBinary(ctx, true, std::nullopt, nullptr);
+}
+
+// PRelu: slope broadcasts to X (unidirectionally); X's shape.
+Status InferPRelu(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(InferBroadcastBinary(ctx, true, std::nullopt, nullptr));
+  const Shape& x = ctx.input_shape(0);
+  std::string why;
+  std::optional<Shape> both = BroadcastShapes(x, ctx.input_shape(1), &why);
+  if (!both || *both != x)
+    return ctx.Error("slope " + ShapeToString(ctx.input_shape(1)) + " does not broadcast to X " +
+                     ShapeToString(x));
+  return Status::Ok();
+}
+
+// IsNaN, IsInf: f32 in (braid's one floating-point compute type), bool out.
+Status InferFloatClass(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  if (ctx.input_dtype(0) != DataType::kF32)
+    return ctx.Unsupported(std::string("input dtype ") + DataTypeName(ctx.input_dtype(0)) +
+                           " (f32 only)");
+  ctx.SetOutput(0, DataType::kBool, ctx.input_shape(0));
+  return Status::Ok();
+}
+
 // Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the
 // dividend's (C fmod; required for floating point). Values of integer
 // shape arithmetic are tracked (swin's `(window - W % window) % window`).
@@ -256,7 +330,7 @@ Status InferCumSum(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
-Status InferMinMax(ShapeInferenceContext& ctx) {
+Status InferVariadicBroadcast(ShapeInferenceContext& ctx) {
   if (ctx.num_inputs() < 1) return ctx.Error("expects at least one input");
   Shape shape;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {

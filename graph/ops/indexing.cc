@@ -1,4 +1,5 @@
-// Shape functions of ops that select or pad: Gather, Slice, Split, Pad.
+// Shape functions of ops that select, scatter or pad: Gather, GatherElements,
+// GatherND, Slice, Split, Pad, Range, Scatter(Elements|ND).
 // Gather and Slice carry symbolic values (Gather(Shape(x), 0) is x's batch).
 #include <algorithm>
 #include <cmath>
@@ -319,6 +320,141 @@ Status InferRange(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+namespace {
+
+// ScatterND's and ScatterElements' `reduction` (none, add, mul, max, min).
+Status CheckScatterReduction(const ShapeInferenceContext& ctx) {
+  const std::string reduction = ctx.attrs().GetString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return ctx.Error("unknown reduction '" + reduction + "'");
+  return Status::Ok();
+}
+
+// GatherElements' and ScatterElements' data and indices: i32/i64 indices of
+// data's rank, extents within data's off `axis` (where static). The axis.
+StatusOr<size_t> CheckElementIndices(const ShapeInferenceContext& ctx) {
+  const Shape& data = ctx.input_shape(0);
+  const Shape& indices = ctx.input_shape(1);
+  if (ctx.input_dtype(1) != DataType::kI64 && ctx.input_dtype(1) != DataType::kI32)
+    return ctx.Error(std::string("indices must be i32 or i64, are ") +
+                     DataTypeName(ctx.input_dtype(1)));
+  const auto rank = static_cast<int64_t>(data.size());
+  if (rank == 0 || indices.size() != data.size())
+    return ctx.Error("data " + ShapeToString(data) + " and indices " + ShapeToString(indices) +
+                     " must have the same rank >= 1");
+  const int64_t raw_axis = ctx.attrs().GetInt("axis", 0);
+  std::optional<int64_t> axis = NormalizeAxis(raw_axis, rank);
+  if (!axis)
+    return ctx.Error("axis " + std::to_string(raw_axis) + " is out of range for rank " +
+                     std::to_string(rank));
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && data[d].is_static() && indices[d].is_static() &&
+        indices[d].extent() > data[d].extent())
+      return ctx.Error("indices " + ShapeToString(indices) + " exceed data " +
+                       ShapeToString(data) + " on axis " + std::to_string(d));
+  return static_cast<size_t>(*axis);
+}
+
+}  // namespace
+
+// GatherElements(data, indices, axis): data's dtype, indices' shape.
+Status InferGatherElements(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(CheckElementIndices(ctx).status());
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(1));
+  return Status::Ok();
+}
+
+// ScatterElements / Scatter(data, indices, updates shaped as indices):
+// data's shape and dtype.
+Status InferScatterElements(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  RETURN_IF_ERROR(CheckScatterReduction(ctx));
+  RETURN_IF_ERROR(CheckElementIndices(ctx).status());
+  if (ctx.input_dtype(2) != ctx.input_dtype(0)) return ctx.Error("updates and data dtypes differ");
+  const Shape& indices = ctx.input_shape(1);
+  const Shape& updates = ctx.input_shape(2);
+  bool same = updates.size() == indices.size();
+  for (size_t d = 0; same && d < updates.size(); ++d)
+    same = !updates[d].is_static() || !indices[d].is_static() || updates[d] == indices[d];
+  if (!same)
+    return ctx.Error("updates " + ShapeToString(updates) + " must have the shape of indices " +
+                     ShapeToString(indices));
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+// GatherND(data [r], indices [q] with last axis k, batch_dims b):
+// data[:b] + indices[b:q-1] + data[b+k:].
+Status InferGatherND(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& data = ctx.input_shape(0);
+  const Shape& indices = ctx.input_shape(1);
+  if (ctx.input_dtype(1) != DataType::kI64)
+    return ctx.Error(std::string("indices must be int64, are ") + DataTypeName(ctx.input_dtype(1)));
+  const auto r = static_cast<int64_t>(data.size());
+  const auto q = static_cast<int64_t>(indices.size());
+  const int64_t b = ctx.attrs().GetInt("batch_dims", 0);
+  if (b < 0 || b >= std::min(r, q))
+    return ctx.Error("batch_dims " + std::to_string(b) + " must be in [0, min(rank(data) " +
+                     std::to_string(r) + ", rank(indices) " + std::to_string(q) + "))");
+  for (size_t d = 0; d < static_cast<size_t>(b); ++d)
+    if (data[d].is_static() && indices[d].is_static() && data[d] != indices[d])
+      return ctx.Error("batch axis " + std::to_string(d) + " differs: data " + ShapeToString(data) +
+                       ", indices " + ShapeToString(indices));
+  if (!indices.back().is_static()) return ctx.Error("indices need a static last dimension");
+  const int64_t k = indices.back().extent();
+  if (k < 1 || k > r - b)
+    return ctx.Error("indices' last dimension " + std::to_string(k) + " must be in [1, " +
+                     std::to_string(r - b) + "] (rank(data) - batch_dims)");
+  Shape out(data.begin(), data.begin() + b);
+  out.insert(out.end(), indices.begin() + b, indices.end() - 1);
+  out.insert(out.end(), data.begin() + b + k, data.end());
+  ctx.SetOutput(0, ctx.input_dtype(0), out);
+  return Status::Ok();
+}
+
+// OneHot(indices, depth, values [off, on], axis): indices' shape with an axis
+// of extent depth inserted at `axis`, values' dtype. depth fixes the output
+// shape, so it must be known at load time: a constant (f32 depths are
+// truncated, as ONNX Runtime does) or an integer value inference tracked.
+Status InferOneHot(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  if (ElementCount(ctx.input_shape(1)) != 1) return ctx.Error("depth must hold one element");
+  if (ElementCount(ctx.input_shape(2)) != 2)
+    return ctx.Error("values must hold two elements, [off, on]");
+  std::optional<int64_t> depth;
+  const Value& depth_value = ctx.input(1);
+  if (ctx.input_dtype(1) == DataType::kF32) {
+    if (depth_value.constant && depth_value.constant->size() == sizeof(float)) {
+      float f;
+      std::memcpy(&f, depth_value.constant->data(), sizeof f);
+      if (!(std::fabs(f) <= 1e9f))
+        return ctx.Error("depth " + std::to_string(f) + " must be in [1, 1e9]");
+      depth = static_cast<int64_t>(f);
+    }
+  } else if (std::optional<DimValues> v = ctx.InputValues(1);
+             v && v->size() == 1 && (*v)[0].is_static()) {
+    depth = (*v)[0].extent();
+  }
+  if (!depth)
+    return ctx.Unsupported("depth must be known at load time (the output shape depends on it)");
+  if (*depth < 1 || *depth > 1000000000)
+    return ctx.Error("depth " + std::to_string(*depth) + " must be in [1, 1e9]");
+  const Shape& indices = ctx.input_shape(0);
+  const auto rank = static_cast<int64_t>(indices.size()) + 1;
+  const int64_t raw_axis = ctx.attrs().GetInt("axis", -1);
+  std::optional<int64_t> axis = NormalizeAxis(raw_axis, rank);
+  if (!axis)
+    return ctx.Error("axis " + std::to_string(raw_axis) + " is out of range for output rank " +
+                     std::to_string(rank));
+  Shape out = indices;
+  out.insert(out.begin() + *axis, Dim(*depth));
+  ctx.SetOutput(0, ctx.input_dtype(2), out);
+  return Status::Ok();
+}
+
 // ScatterND(data, indices [..., k], updates [...indices[:-1], data[k:]]):
 // data's shape and dtype.
 Status InferScatterND(ShapeInferenceContext& ctx) {
@@ -326,10 +462,7 @@ Status InferScatterND(ShapeInferenceContext& ctx) {
   const Shape& data = ctx.input_shape(0);
   const Shape& indices = ctx.input_shape(1);
   const Shape& updates = ctx.input_shape(2);
-  const std::string reduction = ctx.attrs().GetString("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
-      reduction != "min")
-    return ctx.Error("unknown reduction '" + reduction + "'");
+  RETURN_IF_ERROR(CheckScatterReduction(ctx));
   if (ctx.input_dtype(1) != DataType::kI64)
     return ctx.Error(std::string("indices must be int64, are ") + DataTypeName(ctx.input_dtype(1)));
   if (ctx.input_dtype(2) != ctx.input_dtype(0)) return ctx.Error("updates and data dtypes differ");

@@ -1,6 +1,6 @@
-// Shape functions of BatchNormalization, LayerNormalization (opset 17) and
-// Softmax (whose axis default and meaning change at opset 13; the shape does
-// not).
+// Shape functions of BatchNormalization, InstanceNormalization,
+// LayerNormalization (opset 17), LRN, MeanVarianceNormalization and Softmax
+// (whose axis default and meaning change at opset 13; the shape does not).
 #include <optional>
 #include <string>
 
@@ -94,6 +94,31 @@ Status InferSoftmax(ShapeInferenceContext& ctx) {
     return ctx.Error("axis " + std::to_string(axis) +
                      " is out of range for rank " + std::to_string(rank) +
                      " at opset " + std::to_string(ctx.opset()));
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+// LRN: [N, C, ...] f32, `size` (required) channels summed; X's shape.
+Status InferLRN(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  if (ctx.input_shape(0).size() < 3)
+    return ctx.Error("input " + ShapeToString(ctx.input_shape(0)) +
+                     " must have rank >= 3 (N, C, D1, ...)");
+  const int64_t size = ctx.attrs().GetInt("size", 0);
+  if (size < 1) return ctx.Error("size " + std::to_string(size) + " must be positive");
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+// MeanVarianceNormalization: `axes` (default [0, 2, 3]) within the rank; X's
+// shape.
+Status InferMeanVarianceNormalization(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const auto rank = static_cast<int64_t>(ctx.input_shape(0).size());
+  for (int64_t axis : ctx.attrs().GetInts("axes", {0, 2, 3}))
+    if (!NormalizeAxis(axis, rank))
+      return ctx.Error("axes entry " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
   ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
   return Status::Ok();
 }

@@ -1,4 +1,5 @@
-// Shape functions of Resize (opsets 10-19) and Upsample (7-9): the output
+// Shape functions of Resize (opsets 10-19), Upsample (7-9) and GridSample
+// (16; 4-D). Resize and Upsample: the output
 // extents from constant scales (floor(input * scale)) or sizes (computable
 // at load time, e.g. PyTorch's Shape -> Gather -> Concat chains); geometry
 // shared with the kernels (graph/ops/resize_geometry.h). A symbolic axis
@@ -89,6 +90,32 @@ Status InferResize(ShapeInferenceContext& ctx) {
     }
   }
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+// GridSample(X [N, C, H, W], grid [N, H_out, W_out, 2]): [N, C, H_out,
+// W_out]. Opset 16's mode names (bilinear, nearest, bicubic) and opset 20's
+// (linear, cubic) are both read; only 4-D inputs are supported.
+Status InferGridSample(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& x = ctx.input_shape(0);
+  const Shape& grid = ctx.input_shape(1);
+  if (x.size() != 4)
+    return ctx.Unsupported("X " + ShapeToString(x) + " (only 4-D [N, C, H, W] inputs)");
+  if (grid.size() != 4 || !(grid[3] == Dim(2)))
+    return ctx.Error("grid " + ShapeToString(grid) + " must be [N, H_out, W_out, 2]");
+  if (x[0].is_static() && grid[0].is_static() && x[0] != grid[0])
+    return ctx.Error("X " + ShapeToString(x) + " and grid " + ShapeToString(grid) +
+                     " differ in the batch");
+  if (ctx.input_dtype(1) != ctx.input_dtype(0)) return ctx.Error("X and grid dtypes differ");
+  const std::string mode = ctx.attrs().GetString("mode", "bilinear");
+  if (mode != "bilinear" && mode != "linear" && mode != "nearest" && mode != "bicubic" &&
+      mode != "cubic")
+    return ctx.Error("mode '" + mode + "' must be bilinear, nearest or bicubic");
+  const std::string padding = ctx.attrs().GetString("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return ctx.Error("padding_mode '" + padding + "' must be zeros, border or reflection");
+  ctx.SetOutput(0, ctx.input_dtype(0), Shape{x[0], x[1], grid[1], grid[2]});
   return Status::Ok();
 }
 

@@ -22,7 +22,16 @@ Status InferSub(ShapeInferenceContext& ctx);
 Status InferMul(ShapeInferenceContext& ctx);
 Status InferDiv(ShapeInferenceContext& ctx);
 Status InferPow(ShapeInferenceContext& ctx);
-Status InferMinMax(ShapeInferenceContext& ctx);
+// Max, Min, Sum, Mean: any number of same-dtype inputs broadcast together.
+Status InferVariadicBroadcast(ShapeInferenceContext& ctx);
+Status InferGreater(ShapeInferenceContext& ctx);
+Status InferLess(ShapeInferenceContext& ctx);
+Status InferGreaterOrEqual(ShapeInferenceContext& ctx);
+Status InferLessOrEqual(ShapeInferenceContext& ctx);
+Status InferLogical(ShapeInferenceContext& ctx);  // And, Or, Xor
+Status InferBitShift(ShapeInferenceContext& ctx);
+Status InferPRelu(ShapeInferenceContext& ctx);
+Status InferFloatClass(ShapeInferenceContext& ctx);  // IsNaN, IsInf
 Status InferEqual(ShapeInferenceContext& ctx);
 Status InferMod(ShapeInferenceContext& ctx);
 Status InferNot(ShapeInferenceContext& ctx);
@@ -52,6 +61,8 @@ Status InferExpand(ShapeInferenceContext& ctx);
 Status InferTile(ShapeInferenceContext& ctx);  // repeats known at load time
 Status InferConstantOfShape(ShapeInferenceContext& ctx);
 Status InferConstant(ShapeInferenceContext& ctx);
+Status InferDepthToSpace(ShapeInferenceContext& ctx);
+Status InferSpaceToDepth(ShapeInferenceContext& ctx);
 
 // indexing.cc
 // ONNX Slice on one axis of extent `dim` (clamped start/end, any non-zero
@@ -72,7 +83,12 @@ Status InferSplit(ShapeInferenceContext& ctx);
 Status InferPad(ShapeInferenceContext& ctx);
 Status InferRange(ShapeInferenceContext& ctx);      // start, limit, delta known at load time
 Status InferScatterND(ShapeInferenceContext& ctx);
+Status InferGatherElements(ShapeInferenceContext& ctx);
+Status InferScatterElements(ShapeInferenceContext& ctx);  // and the deprecated Scatter
+Status InferGatherND(ShapeInferenceContext& ctx);
+Status InferOneHot(ShapeInferenceContext& ctx);  // depth known at load time
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
+Status InferGridSample(ShapeInferenceContext& ctx);  // 4-D (graph/ops/resize.cc)
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
@@ -81,6 +97,8 @@ Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
 Status InferBatchNormalization(ShapeInferenceContext& ctx);
 Status InferLayerNormalization(ShapeInferenceContext& ctx);
 Status InferInstanceNormalization(ShapeInferenceContext& ctx);
+Status InferLRN(ShapeInferenceContext& ctx);
+Status InferMeanVarianceNormalization(ShapeInferenceContext& ctx);
 Status InferSoftmax(ShapeInferenceContext& ctx);
 
 }  // namespace braid::ops

@@ -410,4 +410,45 @@ Status InferConstant(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+namespace {
+
+// DepthToSpace (to_space) and SpaceToDepth on [N, C, H, W] with `blocksize`
+// b: [N, C / b^2, H * b, W * b] and [N, C * b^2, H / b, W / b].
+Status InferDepthSpace(ShapeInferenceContext& ctx, bool to_space) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const Shape& in = ctx.input_shape(0);
+  if (in.size() != 4) return ctx.Error("input " + ShapeToString(in) + " must have rank 4");
+  const int64_t b = ctx.attrs().GetInt("blocksize", 0);
+  if (b < 1 || b > 65536) return ctx.Error("blocksize " + std::to_string(b) + " must be positive");
+  const Dim block(b), area(b * b);
+  if (to_space) {
+    const std::string mode = ctx.attrs().GetString("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      return ctx.Error("mode '" + mode + "' must be DCR or CRD");
+    if (!in[1].is_static()) return ctx.Unsupported("channels must be static");
+    if (in[1].extent() % (b * b) != 0)
+      return ctx.Error("channels " + in[1].ToString() + " are not a multiple of blocksize^2 " +
+                       std::to_string(b * b));
+    ctx.SetOutput(0, ctx.input_dtype(0),
+                  Shape{in[0], Dim(in[1].extent() / (b * b)), MultiplyDims(in[2], block),
+                        MultiplyDims(in[3], block)});
+    return Status::Ok();
+  }
+  for (size_t d = 2; d < 4; ++d) {
+    if (!in[d].is_static()) return ctx.Unsupported("height and width must be static");
+    if (in[d].extent() % b != 0)
+      return ctx.Error("extent " + in[d].ToString() + " of axis " + std::to_string(d) +
+                       " is not a multiple of blocksize " + std::to_string(b));
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0),
+                Shape{in[0], MultiplyDims(in[1], area), Dim(in[2].extent() / b),
+                      Dim(in[3].extent() / b)});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferDepthToSpace(ShapeInferenceContext& ctx) { return InferDepthSpace(ctx, true); }
+Status InferSpaceToDepth(ShapeInferenceContext& ctx) { return InferDepthSpace(ctx, false); }
+
 }  // namespace braid::ops

@@ -1,8 +1,11 @@
-// Reference broadcasting binary ops: Add Sub Mul Div Mod Min Max (variadic) Equal
-// on f32/i32/i64/i8/u8 (Min/Max also f16, Equal also bool), and Pow with any
-// mix of f32/i32/i64 base and exponent. Each op is one functor; BinaryKernel<Op> does the
-// broadcasting walk (kernels/params/broadcast.h) and folds the inputs left to
-// right, so Min/Max of n inputs is min(min(a, b), c)...
+// Reference broadcasting binary ops: Add Sub Mul Div Mod PRelu, the variadic
+// Min Max Sum (and Mean: Sum divided by the input count) on f32/i32/i64/i8/u8
+// (Min/Max also f16); the comparisons Equal (also bool) Greater Less
+// GreaterOrEqual LessOrEqual; the logical And Or Xor (bool); BitShift (u8,
+// braid's one unsigned type); and Pow with any mix of f32/i32/i64 base and
+// exponent. Each op is one functor; BinaryKernel<Op> does the broadcasting walk
+// (kernels/params/broadcast.h) and folds the inputs left to right, so Min/Max
+// of n inputs is min(min(a, b), c)...
 //
 // Integer semantics: +, -, * wrap (two's complement, no UB); Div truncates
 // toward zero like C and ONNX Runtime, x / 0 is 0 and INT_MIN / -1 wraps.
@@ -11,13 +14,15 @@
 //
 // A fused activation (docs/ir.md; FuseActivations puts one on a residual
 // Add) is applied to each f32 result: y = act(a + b). Other dtypes and
-// Equal refuse it at Prepare.
+// comparisons refuse it at Prepare.
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/params/activation.h"
 #include "kernels/params/elementwise.h"
@@ -40,13 +45,40 @@ T Wrap(Unsigned<T> v) {
   return static_cast<T>(v);
 }
 
-// Add, Sub and Mul differ only in the operator; integers go through the
-// unsigned type so overflow wraps instead of being undefined.
-template <typename Operator>
-struct WrappingArithmeticOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = false;
+// The input dtypes an op takes (all inputs share one).
+enum class Operands {
+  kNumeric,        // f32, i32, i64, i8, u8 (and f16 where the op has kHalf)
+  kNumericOrBool,  // Equal
+  kBool,           // And, Or, Xor
+  kUnsigned,       // BitShift: u8
+};
+
+bool Accepts(Operands operands, DataType type) {
+  switch (operands) {
+    case Operands::kNumeric: return type != DataType::kBool;
+    case Operands::kNumericOrBool: return true;
+    case Operands::kBool: return type == DataType::kBool;
+    case Operands::kUnsigned: return type == DataType::kU8;
+  }
+  return false;
+}
+
+// What BinaryKernel<Op> needs to know of an op besides Op::Apply: its input
+// dtypes, whether it takes any number of inputs (folded left to right) and
+// f16 (Min / Max), and whether it outputs bool.
+template <Operands kTakes = Operands::kNumeric, bool kManyInputs = false, bool kBoolOut = false,
+          bool kTakesHalf = false>
+struct OpTraits {
+  static constexpr Operands kOperands = kTakes;
+  static constexpr bool kVariadic = kManyInputs;
+  static constexpr bool kCompare = kBoolOut;
+  static constexpr bool kHalf = kTakesHalf;
+};
+
+// Add, Sub, Mul and Sum differ only in the operator and arity; integers go
+// through the unsigned type so overflow wraps instead of being undefined.
+template <typename Operator, bool kManyInputs = false>
+struct WrappingArithmeticOp : OpTraits<Operands::kNumeric, kManyInputs> {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>)
@@ -59,11 +91,21 @@ struct WrappingArithmeticOp {
 using AddOp = WrappingArithmeticOp<std::plus<>>;
 using SubOp = WrappingArithmeticOp<std::minus<>>;
 using MulOp = WrappingArithmeticOp<std::multiplies<>>;
+using SumOp = WrappingArithmeticOp<std::plus<>, true>;
 
-struct DivOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = false;
+// PRelu(x, slope): slope * x where x < 0 (slope broadcasts to x).
+struct PReluOp : OpTraits<> {
+  template <typename T>
+  static T Apply(T x, T slope) {
+    if constexpr (std::is_unsigned_v<T>) {
+      return x;  // never negative
+    } else {
+      return x < 0 ? MulOp::Apply(slope, x) : x;
+    }
+  }
+};
+
+struct DivOp : OpTraits<> {
   template <typename T>
   static T Apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
@@ -80,10 +122,7 @@ struct DivOp {
 
 // Min and Max differ only in which operand wins; NaN propagates.
 template <bool kTakeMax>
-struct ExtremumOp {
-  static constexpr bool kHalf = true;
-  static constexpr bool kVariadic = true;
-  static constexpr bool kCompare = false;
+struct ExtremumOp : OpTraits<Operands::kNumeric, true, false, true> {
   template <typename T>
   static bool SecondWins(T a, T b) {
     return kTakeMax ? a < b : b < a;
@@ -105,13 +144,38 @@ struct ExtremumOp {
 using MinOp = ExtremumOp<false>;
 using MaxOp = ExtremumOp<true>;
 
-struct EqualOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = true;
+// Equal, Greater, Less, GreaterOrEqual, LessOrEqual: bool out (NaN compares
+// false, as in C++ and numpy).
+template <typename Comparison, Operands kTakes = Operands::kNumeric>
+struct CompareOp : OpTraits<kTakes, false, true> {
   template <typename T>
   static uint8_t Apply(T a, T b) {
-    return a == b ? 1 : 0;
+    return Comparison()(a, b) ? 1 : 0;
+  }
+};
+using EqualOp = CompareOp<std::equal_to<>, Operands::kNumericOrBool>;
+
+// And, Or, Xor (Xor of bools is inequality).
+template <typename Connective>
+struct LogicalOp : OpTraits<Operands::kBool, false, true> {
+  template <typename T>
+  static uint8_t Apply(T a, T b) {
+    return Connective()(a != 0, b != 0) ? 1 : 0;
+  }
+};
+
+// BitShift of unsigned integers; a shift by the bit width or more gives 0
+// (numpy's result; C++ leaves it undefined).
+template <bool kLeft>
+struct BitShiftOp : OpTraits<Operands::kUnsigned> {
+  template <typename T>
+  static T Apply(T a, T b) {
+    if constexpr (std::is_unsigned_v<T>) {
+      if (b >= std::numeric_limits<T>::digits) return 0;
+      return static_cast<T>(kLeft ? a << b : a >> b);
+    } else {
+      return a;  // never runs: Prepare accepts unsigned operands only
+    }
   }
 };
 
@@ -119,10 +183,7 @@ struct EqualOp {
 // fmod=0 the divisor's (Python's %; integers only, as ONNX defines it). An
 // integer x % 0 is 0, as Div's x / 0 (ONNX leaves it undefined).
 template <bool kDivisorSign>
-struct ModOp {
-  static constexpr bool kHalf = false;
-  static constexpr bool kVariadic = false;
-  static constexpr bool kCompare = false;
+struct ModOp : OpTraits<> {
   template <typename T>
   static T Apply(T a, T b) {
     T r;
@@ -150,6 +211,7 @@ class BinaryKernel final : public Kernel {
         args, Op::kVariadic ? 1 : 2,
         Op::kVariadic ? static_cast<size_t>(kMaxBroadcastInputs) : 2));
     ASSIGN_OR_RETURN(const DataType type, CommonInputType(args));
+    if (!Accepts(Op::kOperands, type)) return UnsupportedDtype(args, type);
     ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
     const DataType out_type = Op::kCompare ? DataType::kBool : type;
     RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), out_type));
@@ -171,10 +233,7 @@ class BinaryKernel final : public Kernel {
         } else {
           return UnsupportedDtype(args, type);
         }
-      case DataType::kBool:
-        if (!Op::kCompare) return UnsupportedDtype(args, type);
-        run_ = &RunTyped<uint8_t>;
-        break;
+      case DataType::kBool: run_ = &RunTyped<uint8_t>; break;
       default: return UnsupportedDtype(args, type);
     }
     return Status::Ok();
@@ -290,24 +349,72 @@ class PowKernel final : public Kernel {
   RunFn run_ = nullptr;
 };
 
-// Picks the Mod flavour from the fmod attribute at Prepare.
-class ModKernel final : public Kernel {
+// Runs the BinaryKernel instance that an attribute (Mod's fmod, BitShift's
+// direction) selects at Prepare.
+class AttributeSelectedKernel : public Kernel {
+ public:
+  Status Run(const RunArgs& args) final { return inner_->Run(args); }
+
+ protected:
+  Status PrepareSelected(std::unique_ptr<Kernel> selected, const PrepareArgs& args) {
+    inner_ = std::move(selected);
+    return inner_->Prepare(args);
+  }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+};
+
+class ModKernel final : public AttributeSelectedKernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
     const bool fmod = args.node->attrs.GetInt("fmod", 0) != 0;
     if (!fmod && !args.inputs.empty() && args.inputs[0].dtype == DataType::kF32)
       return params_internal::Invalid(args, "fmod=0 is defined for integers only; "
                                             "floating-point Mod needs fmod=1");
-    if (fmod)
-      inner_ = std::make_unique<BinaryKernel<ModOp<false>>>();
-    else
-      inner_ = std::make_unique<BinaryKernel<ModOp<true>>>();
-    return inner_->Prepare(args);
+    if (fmod) return PrepareSelected(std::make_unique<BinaryKernel<ModOp<false>>>(), args);
+    return PrepareSelected(std::make_unique<BinaryKernel<ModOp<true>>>(), args);
   }
-  Status Run(const RunArgs& args) override { return inner_->Run(args); }
+};
+
+class BitShiftKernel final : public AttributeSelectedKernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    const std::string direction = args.node->attrs.GetString("direction", "");
+    if (direction == "LEFT")
+      return PrepareSelected(std::make_unique<BinaryKernel<BitShiftOp<true>>>(), args);
+    if (direction == "RIGHT")
+      return PrepareSelected(std::make_unique<BinaryKernel<BitShiftOp<false>>>(), args);
+    return params_internal::Invalid(args, "direction '" + direction +
+                                              "' must be \"LEFT\" or \"RIGHT\"");
+  }
+};
+
+// Mean: the variadic Sum, each element then divided by the input count
+// (float only, as ONNX defines it).
+class MeanKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    for (const TensorDesc& in : args.inputs)
+      if (in.dtype != DataType::kF32) return UnsupportedDtype(args, in.dtype);
+    if (args.node->attrs.Has("activation"))
+      return params_internal::Unsupported(args, "fused activation on Mean");
+    RETURN_IF_ERROR(sum_.Prepare(args));
+    inputs_ = static_cast<float>(args.inputs.size());
+    elements_ = args.outputs[0].elements();
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& args) override {
+    RETURN_IF_ERROR(sum_.Run(args));
+    float* y = static_cast<float*>(args.dst[0]);
+    for (int64_t i = 0; i < elements_; ++i) y[i] /= inputs_;
+    return Status::Ok();
+  }
 
  private:
-  std::unique_ptr<Kernel> inner_;
+  BinaryKernel<SumOp> sum_;
+  float inputs_ = 1;
+  int64_t elements_ = 0;
 };
 
 }  // namespace
@@ -319,7 +426,18 @@ void RegisterBinaryKernels(KernelRegistry& registry) {
   RegisterReference<BinaryKernel<DivOp>>(registry, "Div");
   RegisterReference<BinaryKernel<MinOp>>(registry, "Min");
   RegisterReference<BinaryKernel<MaxOp>>(registry, "Max");
+  RegisterReference<BinaryKernel<SumOp>>(registry, "Sum");
+  RegisterReference<MeanKernel>(registry, "Mean");
+  RegisterReference<BinaryKernel<PReluOp>>(registry, "PRelu");
   RegisterReference<BinaryKernel<EqualOp>>(registry, "Equal");
+  RegisterReference<BinaryKernel<CompareOp<std::greater<>>>>(registry, "Greater");
+  RegisterReference<BinaryKernel<CompareOp<std::less<>>>>(registry, "Less");
+  RegisterReference<BinaryKernel<CompareOp<std::greater_equal<>>>>(registry, "GreaterOrEqual");
+  RegisterReference<BinaryKernel<CompareOp<std::less_equal<>>>>(registry, "LessOrEqual");
+  RegisterReference<BinaryKernel<LogicalOp<std::logical_and<>>>>(registry, "And");
+  RegisterReference<BinaryKernel<LogicalOp<std::logical_or<>>>>(registry, "Or");
+  RegisterReference<BinaryKernel<LogicalOp<std::not_equal_to<>>>>(registry, "Xor");
+  RegisterReference<BitShiftKernel>(registry, "BitShift");
   RegisterReference<PowKernel>(registry, "Pow");
   RegisterReference<ModKernel>(registry, "Mod");
 }

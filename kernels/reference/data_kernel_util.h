@@ -133,6 +133,11 @@ void RegisterRangeKernel(KernelRegistry& registry);
 void RegisterScatterNDKernel(KernelRegistry& registry);
 void RegisterTileKernel(KernelRegistry& registry);
 void RegisterCumSumKernel(KernelRegistry& registry);
+// GatherElements, ScatterElements, Scatter.
+void RegisterGatherScatterElementsKernels(KernelRegistry& registry);
+void RegisterGatherNDKernel(KernelRegistry& registry);
+void RegisterOneHotKernel(KernelRegistry& registry);
+void RegisterDepthToSpaceKernels(KernelRegistry& registry);  // and SpaceToDepth
 
 }  // namespace braid::reference
 

@@ -17,6 +17,9 @@ void RegisterReferenceLayerNorm(KernelRegistry& registry);     // layer_norm.cc
 void RegisterReferenceInstanceNorm(KernelRegistry& registry);  // instance_norm.cc
 void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc
 void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
+void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
+void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
+void RegisterReferenceGridSample(KernelRegistry& registry);    // grid_sample.cc
 
 void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceConv(registry);
@@ -32,6 +35,9 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceInstanceNorm(registry);
   RegisterReferenceSoftmax(registry);
   RegisterReferenceReduce(registry);
+  RegisterReferenceLRN(registry);
+  RegisterReferenceMeanVarianceNorm(registry);
+  RegisterReferenceGridSample(registry);
 }
 
 }  // namespace braid

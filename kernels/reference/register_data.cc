@@ -24,6 +24,10 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterScatterNDKernel(registry);
   reference::RegisterTileKernel(registry);
   reference::RegisterCumSumKernel(registry);
+  reference::RegisterGatherScatterElementsKernels(registry);
+  reference::RegisterGatherNDKernel(registry);
+  reference::RegisterOneHotKernel(registry);
+  reference::RegisterDepthToSpaceKernels(registry);
 }
 
 }  // namespace braid

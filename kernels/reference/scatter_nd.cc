@@ -15,21 +15,10 @@
 #include "kernels/params/broadcast.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
+#include "kernels/reference/scatter_reduction.h"
 
 namespace braid::reference {
 namespace {
-
-enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
-
-// The type integer arithmetic wraps in (unsigned); floats compute as themselves.
-template <typename T, bool = std::is_integral_v<T>>
-struct Wrapping {
-  using type = T;
-};
-template <typename T>
-struct Wrapping<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
 
 class ScatterNDKernel final : public Kernel {
  public:
@@ -55,14 +44,8 @@ class ScatterNDKernel final : public Kernel {
     data_elements_ = data.elements();
     element_bytes_ = DataTypeSize(data.dtype);
     where_ = args.Where();
-    const std::string reduction = args.node->attrs.GetString("reduction", "none");
-    if (reduction == "none") reduction_ = Reduction::kNone;
-    else if (reduction == "add") reduction_ = Reduction::kAdd;
-    else if (reduction == "mul") reduction_ = Reduction::kMul;
-    else if (reduction == "max") reduction_ = Reduction::kMax;
-    else if (reduction == "min") reduction_ = Reduction::kMin;
-    else return params_internal::Invalid(args, "unknown reduction '" + reduction + "'");
-    if (reduction_ == Reduction::kNone) {
+    ASSIGN_OR_RETURN(reduction_, ParseScatterReduction(args));
+    if (reduction_ == ScatterReduction::kNone) {
       run_ = &RunTyped<std::byte>;
     } else {
       switch (data.dtype) {
@@ -108,34 +91,16 @@ class ScatterNDKernel final : public Kernel {
       } else {
         T* out = static_cast<T*>(args.dst[0]) + offset;
         const T* update = static_cast<const T*>(args.src[2]) + t * k.slice_;
-        for (int64_t e = 0; e < k.slice_; ++e) out[e] = Combine(k.reduction_, out[e], update[e]);
+        for (int64_t e = 0; e < k.slice_; ++e) out[e] = CombineScatter(k.reduction_, out[e], update[e]);
       }
     }
     return Status::Ok();
   }
 
-  // Integers wrap (unsigned arithmetic); NaN propagates through max / min.
-  template <typename T>
-  static T Combine(Reduction r, T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if ((r == Reduction::kMax || r == Reduction::kMin) && (std::isnan(a) || std::isnan(b)))
-        return std::isnan(a) ? a : b;
-    }
-    using U = typename Wrapping<T>::type;
-    switch (r) {
-      case Reduction::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-      case Reduction::kMul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-      case Reduction::kMax: return std::max(a, b);
-      case Reduction::kMin: return std::min(a, b);
-      case Reduction::kNone: break;
-    }
-    return b;
-  }
-
   int64_t k_ = 0, slice_ = 1, tuples_ = 0, data_elements_ = 0;
   size_t element_bytes_ = 0;
   std::vector<int64_t> dims_, strides_;
-  Reduction reduction_ = Reduction::kNone;
+  ScatterReduction reduction_ = ScatterReduction::kNone;
   std::string where_;
   Status (*run_)(const ScatterNDKernel&, const RunArgs&) = nullptr;
 };

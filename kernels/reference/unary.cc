@@ -1,7 +1,9 @@
 // Reference unary elementwise ops. One table row per op: its f32 function
 // and, for Abs/Neg/Relu/Sign, integer versions (i32/i64, two's complement wrap
-// for Neg/Abs of INT_MIN). HardSigmoid and LeakyRelu read alpha/beta at Prepare.
-// Not (bool) is its own small kernel.
+// for Neg/Abs of INT_MIN). HardSigmoid and LeakyRelu read alpha/beta at
+// Prepare with their shared parsers; the other parameterised activations name
+// their attributes and ONNX defaults in the row. Not (bool) and IsNaN / IsInf
+// (f32 in, bool out) are their own small kernels.
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -36,7 +38,17 @@ struct UnaryOpRow {
   FloatFn f32;
   int32_t (*i32)(int32_t) = nullptr;  // null: f32 only
   int64_t (*i64)(int64_t) = nullptr;
+  // Attributes read into AlphaBeta at Prepare (null: none), with defaults.
+  const char* alpha_attr = nullptr;
+  float alpha_default = 0;
+  const char* beta_attr = nullptr;
+  float beta_default = 0;
 };
+
+// log(1 + e^x) without overflow for large x.
+float Softplus(float x) {
+  return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x)));
+}
 
 const UnaryOpRow kUnaryOps[] = {
     {"Relu", [](float x, const AlphaBeta&) { return x > 0.0f ? x : 0.0f; },
@@ -81,6 +93,55 @@ const UnaryOpRow kUnaryOps[] = {
        return std::isnan(x) ? x : static_cast<float>((x > 0.0f) - (x < 0.0f));
      },
      &IntSign<int32_t>, &IntSign<int64_t>},
+    {"Tan", [](float x, const AlphaBeta&) { return std::tan(x); }},
+    {"Asin", [](float x, const AlphaBeta&) { return std::asin(x); }},
+    {"Acos", [](float x, const AlphaBeta&) { return std::acos(x); }},
+    {"Atan", [](float x, const AlphaBeta&) { return std::atan(x); }},
+    {"Sinh", [](float x, const AlphaBeta&) { return std::sinh(x); }},
+    {"Cosh", [](float x, const AlphaBeta&) { return std::cosh(x); }},
+    {"Asinh", [](float x, const AlphaBeta&) { return std::asinh(x); }},
+    {"Acosh", [](float x, const AlphaBeta&) { return std::acosh(x); }},
+    {"Atanh", [](float x, const AlphaBeta&) { return std::atanh(x); }},
+    {"Softplus", [](float x, const AlphaBeta&) { return Softplus(x); }},
+    {"Softsign", [](float x, const AlphaBeta&) { return x / (1.0f + std::fabs(x)); }},
+    {"Mish", [](float x, const AlphaBeta&) { return x * std::tanh(Softplus(x)); }},
+    {.op_type = "Elu",
+     .f32 = [](float x, const AlphaBeta& p) { return x < 0.0f ? p.alpha * std::expm1(x) : x; },
+     .alpha_attr = "alpha",
+     .alpha_default = 1.0f},
+    // Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    {.op_type = "Celu",
+     .f32 =
+         [](float x, const AlphaBeta& p) {
+           return std::fmax(0.0f, x) + std::fmin(0.0f, p.alpha * std::expm1(x / p.alpha));
+         },
+     .alpha_attr = "alpha",
+     .alpha_default = 1.0f},
+    // Selu: gamma * (x > 0 ? x : alpha * (e^x - 1)); gamma is read into beta.
+    {.op_type = "Selu",
+     .f32 =
+         [](float x, const AlphaBeta& p) {
+           return p.beta * (x > 0.0f ? x : p.alpha * std::expm1(x));
+         },
+     .alpha_attr = "alpha",
+     .alpha_default = 1.67326319217681884765625f,
+     .beta_attr = "gamma",
+     .beta_default = 1.05070102214813232421875f},
+    {.op_type = "ThresholdedRelu",
+     .f32 = [](float x, const AlphaBeta& p) { return x > p.alpha ? x : 0.0f; },
+     .alpha_attr = "alpha",
+     .alpha_default = 1.0f},
+    // Shrink: x + bias below -lambd, x - bias above lambd, else 0; lambd is
+    // read into alpha, bias into beta.
+    {.op_type = "Shrink",
+     .f32 =
+         [](float x, const AlphaBeta& p) {
+           return x < -p.alpha ? x + p.beta : x > p.alpha ? x - p.beta : 0.0f;
+         },
+     .alpha_attr = "lambd",
+     .alpha_default = 0.5f,
+     .beta_attr = "bias",
+     .beta_default = 0.0f},
 };
 
 class UnaryKernel final : public Kernel {
@@ -94,6 +155,12 @@ class UnaryKernel final : public Kernel {
     const std::string_view op = row_.op_type;
     if (op == "HardSigmoid") params_ = ParseHardSigmoid(args);
     if (op == "LeakyRelu") params_.alpha = ParseLeakyReluAlpha(args);
+    if (row_.alpha_attr != nullptr)
+      params_.alpha = args.node->attrs.GetFloat(row_.alpha_attr, row_.alpha_default);
+    if (row_.beta_attr != nullptr)
+      params_.beta = args.node->attrs.GetFloat(row_.beta_attr, row_.beta_default);
+    if (op == "Celu" && params_.alpha == 0.0f)
+      return params_internal::Invalid(args, "alpha 0 (Celu divides by alpha)");
     if (op == "Gelu") {
       ASSIGN_OR_RETURN(const bool tanh, ParseGeluTanh(args));
       params_.alpha = tanh ? 1.0f : 0.0f;
@@ -164,11 +231,47 @@ class NotKernel final : public Kernel {
   int64_t elements_ = 0;
 };
 
+// IsNaN, and IsInf with detect_positive / detect_negative (default 1 each):
+// f32 in, bool out.
+class FloatClassKernel final : public Kernel {
+ public:
+  explicit FloatClassKernel(bool nan) : nan_(nan) {}
+
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    if (args.inputs[0].dtype != DataType::kF32) return UnsupportedDtype(args, args.inputs[0].dtype);
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, args.inputs[0].dims, DataType::kBool));
+    positive_ = args.node->attrs.GetInt("detect_positive", 1) != 0;
+    negative_ = args.node->attrs.GetInt("detect_negative", 1) != 0;
+    elements_ = args.inputs[0].elements();
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& args) override {
+    const float* x = static_cast<const float*>(args.src[0]);
+    uint8_t* y = static_cast<uint8_t*>(args.dst[0]);
+    for (int64_t i = 0; i < elements_; ++i) {
+      const bool hit = nan_ ? std::isnan(x[i])
+                            : std::isinf(x[i]) && (x[i] > 0 ? positive_ : negative_);
+      y[i] = hit ? 1 : 0;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  bool nan_;
+  bool positive_ = true, negative_ = true;
+  int64_t elements_ = 0;
+};
+
 }  // namespace
 
 void RegisterUnaryKernels(KernelRegistry& registry) {
   registry.Register(KernelEntry{"Not", DeviceKind::kCpu, "reference", 0,
                                 [] { return std::make_unique<NotKernel>(); }});
+  registry.Register(KernelEntry{"IsNaN", DeviceKind::kCpu, "reference", 0,
+                                [] { return std::make_unique<FloatClassKernel>(true); }});
+  registry.Register(KernelEntry{"IsInf", DeviceKind::kCpu, "reference", 0,
+                                [] { return std::make_unique<FloatClassKernel>(false); }});
   for (const UnaryOpRow& row : kUnaryOps) {
     const UnaryOpRow* r = &row;
     registry.Register(KernelEntry{row.op_type, DeviceKind::kCpu, "reference", 0,

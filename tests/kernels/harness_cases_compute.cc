@@ -287,6 +287,22 @@ std::vector<OpCase> MakeCases() {
            {X({2, 4, 5, 6}), Const({4}), Const({4})}, {F("epsilon", 1e-3f)}));
   add(Norm("instancenorm_groupnorm_export", "InstanceNormalization", 6,
            {X({2, 1, 3000}), Const({1}), Const({1})}, {}));
+  // LRN across 5 channels with a window of 3 (clipped at both ends); MVN over
+  // the default [0, 2, 3] and over the spatial axes only.
+  add(Norm("lrn_size3", "LRN", 13, {X({2, 5, 3, 4})},
+           {I("size", 3), F("alpha", 0.5f), F("beta", 0.6f), F("bias", 2.0f)}));
+  add(Norm("mvn_default_axes", "MeanVarianceNormalization", 13, {X({2, 3, 4, 5})}, {}));
+  add(Norm("mvn_spatial_axes", "MeanVarianceNormalization", 13, {X({2, 3, 4, 5})},
+           {L("axes", {2, 3})}));
+  // GridSample: grid values past [-1, 1] reach the padding.
+  OpInput grid = X({2, 3, 5, 2});
+  grid.low = -1.3;
+  grid.high = 1.3;
+  add(Norm("gridsample_bilinear_zeros", "GridSample", 16, {X({2, 3, 4, 6}), grid}, {}));
+  add(Norm("gridsample_bicubic_border_aligned", "GridSample", 16, {X({2, 3, 4, 6}), grid},
+           {S("mode", "bicubic"), S("padding_mode", "border"), I("align_corners", 1)}));
+  add(Norm("gridsample_nearest_reflection", "GridSample", 16, {X({2, 3, 4, 6}), grid},
+           {S("mode", "nearest"), S("padding_mode", "reflection")}));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,

@@ -112,6 +112,23 @@ std::vector<OpCase> MakeCases() {
   add(Make("pow_f32", "Pow", {X({2, 3, 4}, 0.5, 2.0), X({4}, -2.0, 2.0)}));
   add(Make("pow_int_exponent", "Pow", {X({6}, -2.0, 2.0), Ix(DataType::kI64, {}, 1, 3)}));
   add(Make("equal_i64", "Equal", {Ix(DataType::kI64, {4, 5}, -2, 2), Ix(DataType::kI64, {5}, -2, 2)}));
+  for (const char* op : {"Greater", "Less", "GreaterOrEqual", "LessOrEqual"}) {
+    add(Make(std::string("compare_") + op, op, {X({2, 3, 4}), X({3, 1})}));
+    add(Make(std::string("compare_i32_") + op, op,
+             {Ix(DataType::kI32, {4, 5}, -2, 2), Ix(DataType::kI32, {5}, -2, 2)}));
+  }
+  for (const char* op : {"And", "Or", "Xor"})
+    add(Make(std::string("logical_") + op, op,
+             {OpInput{DataType::kBool, {2, 3, 4}}, OpInput{DataType::kBool, {3, 1}}}));
+  // Shifts of up to 9 bits: 8 and 9 shift every bit out.
+  add(Make("bitshift_left_u8", "BitShift", {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kU8, {4}, 1, 9)},
+           {S("direction", "LEFT")}));
+  add(Make("bitshift_right_u8", "BitShift", {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kU8, {3, 1}, 1, 9)},
+           {S("direction", "RIGHT")}));
+  add(Make("prelu_channel_slope", "PRelu", {X({2, 3, 4, 5}), X({3, 1, 1})}));
+  add(Make("sum_variadic", "Sum", {X({2, 3}), X({3}), X({2, 1})}));
+  add(Make("sum_i64", "Sum", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {3})}));
+  add(Make("mean_variadic", "Mean", {X({2, 3}), X({3}), X({2, 1}), X({1})}));
 
   // Unary activations (inputs inside each op's domain).
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish"})
@@ -125,6 +142,20 @@ std::vector<OpCase> MakeCases() {
   for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -6.0, 6.0)}));
   add(Make("sign_i32", "Sign", {Ix(DataType::kI32, {12})}));
+  add(Make("unary_Tan", "Tan", {X({3, 11}, -1.2, 1.2)}));
+  for (const char* op : {"Asin", "Acos", "Atanh"})
+    add(Make(std::string("unary_") + op, op, {X({3, 11}, -0.99, 0.99)}));
+  for (const char* op : {"Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Softsign", "Elu", "Selu"})
+    add(Make(std::string("unary_") + op, op, {X({3, 11}, -3.0, 3.0)}));
+  add(Make("unary_Mish", "Mish", {X({3, 11}, -3.0, 3.0)}, {}, 1, 18));
+  add(Make("unary_Acosh", "Acosh", {X({3, 11}, 1.01, 5.0)}));
+  add(Make("elu_alpha", "Elu", {X({4, 9}, -3.0, 3.0)}, {F("alpha", 0.5f)}));
+  add(Make("celu_alpha", "Celu", {X({4, 9}, -3.0, 3.0)}, {F("alpha", 2.0f)}));
+  add(Make("selu_attrs", "Selu", {X({4, 9}, -3.0, 3.0)}, {F("alpha", 2.0f), F("gamma", 3.0f)}));
+  add(Make("thresholded_relu", "ThresholdedRelu", {X({4, 9}, -3.0, 3.0)}, {F("alpha", 0.5f)}));
+  add(Make("shrink_soft", "Shrink", {X({4, 9}, -3.0, 3.0)}, {F("lambd", 1.0f), F("bias", 0.5f)}));
+  add(Make("is_nan", "IsNaN", {X({3, 5})}));
+  add(Make("is_inf_positive_only", "IsInf", {X({3, 5})}, {I("detect_negative", 0)}));
   add(Make("clip_inputs", "Clip", {X({3, 10}), ConstScalar(-0.5, -0.4), ConstScalar(0.4, 0.5)}));
   add(Make("clip_max_only", "Clip", {X({3, 10}), Omitted(), ConstScalar(0.2, 0.3)}));
   add(Make("clip_relu6_attrs", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)}, 1, 6));
@@ -142,6 +173,29 @@ std::vector<OpCase> MakeCases() {
   add(Make("unsqueeze", "Unsqueeze", {X({2, 4}), Ints64({0, -1})}));
   add(Make("shape_slice", "Shape", {X({2, 3, 4})}, {I("start", 1)}));
   add(Make("gather_axis0", "Gather", {X({5, 4}), Ints64({4, -1, 0}, false)}));
+  add(Make("gather_elements_axis1", "GatherElements", {X({3, 5}), Ix(DataType::kI64, {3, 4}, -5, 4)},
+           {I("axis", 1)}));
+  add(Make("gather_elements_axis0_i32", "GatherElements",
+           {X({4, 2, 3}), Ix(DataType::kI32, {2, 2, 3}, -4, 3)}));
+  add(Make("scatter_elements_axis0", "ScatterElements",
+           {X({4, 3}), Ix(DataType::kI64, {2, 3}, -4, 3), X({2, 3})}));
+  add(Make("scatter_elements_add", "ScatterElements",
+           {X({3, 5}), Ix(DataType::kI64, {3, 4}, -5, 4), X({3, 4})},
+           {I("axis", 1), S("reduction", "add")}));
+  add(Make("scatter_elements_max_i64", "ScatterElements",
+           {Ix(DataType::kI64, {3, 5}), Ix(DataType::kI64, {3, 2}, -5, 4), Ix(DataType::kI64, {3, 2})},
+           {I("axis", -1), S("reduction", "max")}, 1, 18));
+  add(Make("scatter_deprecated", "Scatter", {X({3, 4}), Ix(DataType::kI64, {3, 2}, -4, 3), X({3, 2})},
+           {I("axis", 1)}, 1, 10));
+  add(Make("gather_nd_pairs", "GatherND", {X({4, 3, 5}), Ix(DataType::kI64, {2, 2}, -3, 2)}));
+  add(Make("gather_nd_batch", "GatherND", {X({2, 4, 3}), Ix(DataType::kI64, {2, 3, 1}, -4, 3)},
+           {I("batch_dims", 1)}));
+  add(Make("one_hot_axis1", "OneHot", {Ix(DataType::kI64, {2, 3}, -6, 6), Ints64({5}), X({2})},
+           {I("axis", 1)}));
+  add(Make("depth_to_space_dcr", "DepthToSpace", {X({2, 8, 3, 2})}, {I("blocksize", 2)}));
+  add(Make("depth_to_space_crd", "DepthToSpace", {X({1, 18, 2, 2})},
+           {I("blocksize", 3), S("mode", "CRD")}));
+  add(Make("space_to_depth", "SpaceToDepth", {X({1, 3, 4, 6})}, {I("blocksize", 2)}));
   add(Make("gather_axis1_i32", "Gather", {X({2, 5, 3}), Ix(DataType::kI32, {2, 2}, -5, 4)}, {I("axis", 1)}));
   add(Make("slice_steps", "Slice", {X({6, 8}), Ints64({1, -1}), Ints64({5, 0}), Ints64({0, 1}), Ints64({2, -3})}));
   add(Make("slice_attrs", "Slice", {X({6, 8})}, {L("starts", {2}), L("ends", {100}), L("axes", {1})}, 1, 9));
@@ -229,7 +283,12 @@ TEST(DataOpHarnessCases, NamesUniqueAndEveryOpCovered) {
        {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
         "Abs", "Neg", "Sqrt", "Reciprocal", "Erf", "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Where",
         "Cast", "Identity", "Shape", "Gather", "Slice", "Concat", "Split", "Transpose", "Reshape",
-        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape", "Resize", "Upsample"})
+        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape", "Resize", "Upsample",
+        "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
+        "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "PRelu", "Sum", "Mean",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
+        "Softsign", "Mish", "Elu", "Celu", "Selu", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf",
+        "OneHot", "DepthToSpace", "SpaceToDepth"})
     EXPECT_TRUE(ops.count(op)) << op;
 }
 

@@ -789,6 +789,65 @@ TEST(ReferenceNorm, InstanceNormHandComputed) {
                     StatusCode::kInvalidArgument, "n_InstanceNormalization", "scale");
 }
 
+TEST(ReferenceNorm, LRNSumsSquaresOverAClippedChannelWindow) {
+  // x = [1, 2, 3] over channels; alpha / size = 1, beta 1, bias 1.
+  // size 3 (1 below, 1 above): sums 1+4, 1+4+9, 4+9 -> 1/6, 2/15, 3/14.
+  ExpectNear(Run1(MakeNode("LRN", {{"size", int64_t{3}}, {"alpha", 3.0f}, {"beta", 1.0f}}),
+                  {F({1, 3, 1, 1}, {1, 2, 3})}, Out({1, 3, 1, 1}), 13),
+             {1.0 / 6, 2.0 / 15, 3.0 / 14}, 1e-6);
+  // size 2 (0 below, 1 above): 1+4, 4+9, 9 -> 1/6, 2/14, 3/10; beta 0.5 takes square roots.
+  ExpectNear(Run1(MakeNode("LRN", {{"size", int64_t{2}}, {"alpha", 2.0f}, {"beta", 0.5f}}),
+                  {F({1, 3, 1, 1}, {1, 2, 3})}, Out({1, 3, 1, 1}), 13),
+             {1 / std::sqrt(6.0), 2 / std::sqrt(14.0), 3 / std::sqrt(10.0)}, 1e-6);
+  ExpectErrorNaming(PrepareOnly(MakeNode("LRN"), {F({1, 3, 1, 1}, {1, 2, 3})}, {Out({1, 3, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_LRN", "size 0 must be positive");
+}
+
+TEST(ReferenceNorm, MeanVarianceNormalizationPerKeptCoordinate) {
+  // Default axes [0, 2, 3]: one group per channel. Channel 0 = [1, 3] (mean 2,
+  // std 1), channel 1 = [2, 6] (mean 4, std 2): both become [-1, 1].
+  ExpectNear(Run1(MakeNode("MeanVarianceNormalization"), {F({1, 2, 1, 2}, {1, 3, 2, 6})},
+                  Out({1, 2, 1, 2}), 13),
+             {-1, 1, -1, 1}, 1e-6);
+  // Axes [1]: [1, 2, 3, 6] across four channels, mean 3, population variance 3.5.
+  const double sigma = std::sqrt(3.5);
+  ExpectNear(Run1(MakeNode("MeanVarianceNormalization", {{"axes", Ints{1}}}),
+                  {F({1, 4, 1, 1}, {1, 2, 3, 6})}, Out({1, 4, 1, 1}), 13),
+             {-2 / sigma, -1 / sigma, 0, 3 / sigma}, 1e-6);
+  ExpectErrorNaming(PrepareOnly(MakeNode("MeanVarianceNormalization", {{"axes", Ints{4}}}),
+                                {F({1, 4, 1, 1}, {1, 2, 3, 6})}, {Out({1, 4, 1, 1})}),
+                    StatusCode::kInvalidArgument, "n_MeanVarianceNormalization", "axes entry 4");
+}
+
+TEST(ReferenceGridSample, ModesPaddingsAndAlignCorners) {
+  // X = [[1, 2], [3, 4]]; grid points (x, y).
+  const In x = F({1, 1, 2, 2}, {1, 2, 3, 4});
+  auto sample = [&x](std::vector<std::pair<std::string, AttributeValue>> attrs, Floats grid) {
+    const int64_t points = static_cast<int64_t>(grid.size()) / 2;
+    return Run1(MakeNode("GridSample", std::move(attrs)), {x, F({1, 1, points, 2}, std::move(grid))},
+                Out({1, 1, 1, points}), 16);
+  };
+  // Bilinear, align_corners 0: (0, 0) is pixel (0.5, 0.5), the mean; (-1, -1)
+  // is (-0.5, -0.5), a quarter of pixel 1 and zeros; (1, 1) a quarter of 4.
+  ExpectNear(sample({}, {0, 0, -1, -1, 1, 1}), {2.5, 0.25, 1.0}, 1e-6);
+  // Border padding repeats the edge: (-1, -1) is pixel 1 itself.
+  ExpectNear(sample({{"padding_mode", std::string("border")}}, {-1, -1}), {1.0}, 1e-6);
+  // align_corners 1: (1, -1) is pixel (x 1, y 0) exactly.
+  ExpectNear(sample({{"align_corners", int64_t{1}}}, {0, 0, 1, -1}), {2.5, 2.0}, 1e-6);
+  // Nearest: (0.2, -0.6) -> (0.7, -0.1) rounds to (1, 0); (-0.5, 0.5) -> (0, 1).
+  ExpectNear(sample({{"mode", std::string("nearest")}}, {0.2f, -0.6f, -0.5f, 0.5f}), {2.0, 3.0}, 1e-6);
+  // Reflection: x 1.5 -> 2.0 reflects about 1.5 to 1.0; y 0.5 -> (2 + 4) / 2.
+  ExpectNear(sample({{"padding_mode", std::string("reflection")}}, {1.5f, 0}), {3.0}, 1e-6);
+  // Bicubic at (0.5, 0.5): Keys' weights (-0.09375, 0.59375, 0.59375, -0.09375);
+  // with zeros only the inner 2x2 taps count: 0.59375^2 * (1 + 2 + 3 + 4).
+  ExpectNear(sample({{"mode", std::string("bicubic")}}, {0, 0}), {0.59375 * 0.59375 * 10}, 1e-6);
+  ExpectNear(sample({{"mode", std::string("bicubic")}, {"padding_mode", std::string("border")}}, {0, 0}),
+             {2.5}, 1e-6);
+  ExpectErrorNaming(PrepareOnly(MakeNode("GridSample", {{"mode", std::string("area")}}),
+                                {x, F({1, 1, 1, 2}, {0, 0})}, {Out({1, 1, 1, 1})}, 16),
+                    StatusCode::kInvalidArgument, "n_GridSample", "mode 'area'");
+}
+
 TEST(ReferenceReduce, NonContiguousAxesMatchNaiveLoop) {
   // [2,3,4] over axes {0,2} -> [1,3,1]: out[j] = sum_{i,k} x[i][j][k].
   const Floats x = Random(24, 51);

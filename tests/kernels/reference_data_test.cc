@@ -438,6 +438,210 @@ TEST(ReferenceData, CumSumExclusiveAndReverse) {
               StatusCode::kInvalidArgument, "axis 2 is out of range");
 }
 
+TEST(ReferenceData, GatherElementsPicksAlongTheAxis) {
+  // ONNX's examples: axis 1 takes within rows, axis 0 within columns.
+  ExpectValues(Run1(MakeNode("GatherElements", {{"axis", int64_t{1}}}),
+                    {F32({2, 2}, {1, 2, 3, 4}), I64({2, 2}, {0, 0, 1, 0})}, Out(DataType::kF32, {2, 2})),
+               {1, 1, 4, 3});
+  const In nine = I32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  ExpectValues(Run1(MakeNode("GatherElements"), {nine, I64({2, 3}, {1, 2, 0, 2, 0, 0})},
+                    Out(DataType::kI32, {2, 3})),
+               {4, 8, 3, 7, 2, 3});
+  ExpectValues(Run1(MakeNode("GatherElements"), {nine, I32({2, 3}, {-1, -2, 0, -2, 0, 0})},
+                    Out(DataType::kI32, {2, 3})),
+               {7, 5, 3, 4, 2, 3});
+  ExpectError(Run1(MakeNode("GatherElements"), {nine, I64({1, 1}, {3})}, Out(DataType::kI32, {1, 1})),
+              StatusCode::kInvalidArgument, "index 3 is out of range for axis 0", "extent 3");
+  ExpectError(Run1(MakeNode("GatherElements"), {nine, I64({3}, {0, 1, 2})}, Out(DataType::kI32, {3})),
+              StatusCode::kInvalidArgument, "must have the same rank");
+}
+
+TEST(ReferenceData, ScatterElementsReplacesOrReducesInIndexOrder) {
+  const In row = F32({1, 5}, {1, 2, 3, 4, 5});
+  ExpectValues(Run1(MakeNode("ScatterElements", {{"axis", int64_t{1}}}),
+                    {row, I64({1, 2}, {1, 3}), F32({1, 2}, {1.5, 2.5})}, Out(DataType::kF32, {1, 5})),
+               {1, 1.5, 3, 2.5, 5});
+  // Duplicates: add gives 2 + 1.5 + 2.5, mul 2 * 1.5 * 2.5, min the least.
+  const In twice = I64({1, 2}, {1, -4});
+  const In updates = F32({1, 2}, {1.5, 2.5});
+  ExpectValues(Run1(MakeNode("ScatterElements", {{"axis", int64_t{1}}, {"reduction", std::string("add")}}),
+                    {row, twice, updates}, Out(DataType::kF32, {1, 5})),
+               {1, 6, 3, 4, 5});
+  ExpectValues(Run1(MakeNode("ScatterElements", {{"axis", int64_t{1}}, {"reduction", std::string("mul")}}),
+                    {row, twice, updates}, Out(DataType::kF32, {1, 5})),
+               {1, 7.5, 3, 4, 5});
+  ExpectValues(Run1(MakeNode("ScatterElements", {{"axis", int64_t{1}}, {"reduction", std::string("min")}}),
+                    {row, twice, updates}, Out(DataType::kF32, {1, 5})),
+               {1, 1.5, 3, 4, 5});
+  // Scatter (opsets 9-10) along axis 0, ONNX's example.
+  ExpectValues(Run1(MakeNode("Scatter"),
+                    {F32({3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0}), I64({2, 3}, {1, 0, 2, 0, 2, 1}),
+                     F32({2, 3}, {1.0, 1.1, 1.2, 2.0, 2.1, 2.2})},
+                    Out(DataType::kF32, {3, 3}), 10),
+               {2.0, 1.1, 0, 1.0, 0, 2.2, 0, 2.1, 1.2});
+  ExpectError(Run1(MakeNode("ScatterElements"), {row, I64({1, 2}, {0, 1}), F32({1, 3}, {1, 2, 3})},
+                   Out(DataType::kF32, {1, 5})),
+              StatusCode::kInvalidArgument, "updates", "indices' shape");
+  ExpectError(Run1(MakeNode("ScatterElements", {{"axis", int64_t{1}}}),
+                   {row, I64({1, 1}, {5}), F32({1, 1}, {9})}, Out(DataType::kF32, {1, 5})),
+              StatusCode::kInvalidArgument, "index 5 is out of range for axis 1", "extent 5");
+}
+
+TEST(ReferenceData, GatherNDCopiesSlicesPerBatch) {
+  const In square = I32({2, 2}, {0, 1, 2, 3});
+  ExpectValues(Run1(MakeNode("GatherND"), {square, I64({2, 2}, {0, 0, 1, 1})}, Out(DataType::kI32, {2})),
+               {0, 3});
+  ExpectValues(Run1(MakeNode("GatherND"), {square, I64({2, 1}, {1, -2})}, Out(DataType::kI32, {2, 2})),
+               {2, 3, 0, 1});
+  // batch_dims 1: batch 0 takes row 1 of its [2, 2], batch 1 row 0.
+  ExpectValues(Run1(MakeNode("GatherND", {{"batch_dims", int64_t{1}}}),
+                    {F32({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}), I64({2, 1}, {1, 0})},
+                    Out(DataType::kF32, {2, 2})),
+               {2, 3, 4, 5});
+  ExpectError(Run1(MakeNode("GatherND"), {square, I64({1, 2}, {0, 2})}, Out(DataType::kI32, {1})),
+              StatusCode::kInvalidArgument, "index 2 is out of range", "extent 2");
+}
+
+TEST(ReferenceBinary, ComparisonsAndLogicalOps) {
+  const In a = F32({4}, {1, 2, 3, kNaN});
+  const In two = F32({1}, {2});
+  const TensorDesc out = Out(DataType::kBool, {4});
+  ExpectValues(Run1(MakeNode("Greater"), {a, two}, out), {0, 0, 1, 0});
+  ExpectValues(Run1(MakeNode("Less"), {a, two}, out), {1, 0, 0, 0});
+  ExpectValues(Run1(MakeNode("GreaterOrEqual"), {a, two}, out), {0, 1, 1, 0});
+  ExpectValues(Run1(MakeNode("LessOrEqual"), {a, two}, out), {1, 1, 0, 0});
+  ExpectValues(Run1(MakeNode("Greater"), {I64({2, 2}, {-5, 7, 0, 9}), I64({2}, {0, 8})},
+                    Out(DataType::kBool, {2, 2})),
+               {0, 0, 0, 1});
+  const In p = Bool({2, 2}, {1, 1, 0, 0});
+  const In q = Bool({2}, {1, 0});
+  const TensorDesc out22 = Out(DataType::kBool, {2, 2});
+  ExpectValues(Run1(MakeNode("And"), {p, q}, out22), {1, 0, 0, 0});
+  ExpectValues(Run1(MakeNode("Or"), {p, q}, out22), {1, 1, 1, 0});
+  ExpectValues(Run1(MakeNode("Xor"), {p, q}, out22), {0, 1, 1, 0});
+  ExpectError(Run1(MakeNode("And"), {a, a}, out), StatusCode::kUnimplemented, "input dtype f32");
+  ExpectError(Run1(MakeNode("Greater"), {p, p}, out22), StatusCode::kUnimplemented, "input dtype bool");
+}
+
+TEST(ReferenceBinary, BitShiftOfUnsignedBytes) {
+  const In x = T(DataType::kU8, {4}, {16, 4, 200, 255});
+  const In shift = T(DataType::kU8, {4}, {1, 2, 1, 8});
+  const TensorDesc out = Out(DataType::kU8, {4});
+  // 200 << 1 = 400 wraps to 144; a shift by 8 moves every bit out.
+  ExpectValues(Run1(MakeNode("BitShift", {{"direction", std::string("LEFT")}}), {x, shift}, out),
+               {32, 16, 144, 0});
+  ExpectValues(Run1(MakeNode("BitShift", {{"direction", std::string("RIGHT")}}), {x, shift}, out),
+               {8, 1, 100, 0});
+  ExpectError(Run1(MakeNode("BitShift", {{"direction", std::string("UP")}}), {x, shift}, out),
+              StatusCode::kInvalidArgument, "direction 'UP'");
+  ExpectError(Run1(MakeNode("BitShift", {{"direction", std::string("LEFT")}}),
+                   {I32({1}, {1}), I32({1}, {1})}, Out(DataType::kI32, {1})),
+              StatusCode::kUnimplemented, "input dtype i32");
+}
+
+TEST(ReferenceBinary, PReluSumAndMean) {
+  ExpectValues(Run1(MakeNode("PRelu"), {F32({2, 2}, {-2, -1, 0, 3}), F32({2}, {0.5, 2})},
+                    Out(DataType::kF32, {2, 2})),
+               {-1, -2, 0, 3});
+  const std::vector<In> three = {F32({2}, {1, 2}), F32({1}, {10}), F32({2, 1}, {100, 200})};
+  ExpectValues(Run1(MakeNode("Sum"), three, Out(DataType::kF32, {2, 2})), {111, 112, 211, 212});
+  ExpectValues(Run1(MakeNode("Mean"), three, Out(DataType::kF32, {2, 2})),
+               {37, 112.0 / 3, 211.0 / 3, 212.0 / 3}, 1e-5);
+  ExpectValues(Run1(MakeNode("Sum"), {I64({2}, {1, 2})}, Out(DataType::kI64, {2})), {1, 2});
+  ExpectError(Run1(MakeNode("Mean"), {I64({2}, {1, 2}), I64({2}, {3, 4})}, Out(DataType::kI64, {2})),
+              StatusCode::kUnimplemented, "input dtype i64");
+}
+
+TEST(ReferenceUnary, TrigonometricAndHyperbolic) {
+  auto one = [](const char* op, double x) {
+    return Run1(MakeNode(op), {F32({1}, {x})}, Out(DataType::kF32, {1}));
+  };
+  ExpectValues(one("Tan", 0.5), {0.5463024898}, 1e-6);
+  ExpectValues(one("Asin", 0.5), {0.5235987756}, 1e-6);
+  ExpectValues(one("Acos", 0.5), {1.0471975512}, 1e-6);
+  ExpectValues(one("Atan", 1.0), {0.7853981634}, 1e-6);
+  ExpectValues(one("Sinh", 1.0), {1.1752011936}, 1e-6);
+  ExpectValues(one("Cosh", 1.0), {1.5430806348}, 1e-6);
+  ExpectValues(one("Asinh", 1.0), {0.8813735870}, 1e-6);
+  ExpectValues(one("Acosh", 2.0), {1.3169578969}, 1e-6);
+  ExpectValues(one("Atanh", 0.5), {0.5493061443}, 1e-6);
+  ExpectValues(one("Asin", 2.0), {kNaN});
+}
+
+TEST(ReferenceUnary, ActivationsWithAttributes) {
+  auto run = [](Node node, Values x) {
+    const int64_t n = static_cast<int64_t>(x.size());
+    return Run1(std::move(node), {F32({n}, std::move(x))}, Out(DataType::kF32, {n}));
+  };
+  // log(1 + e^x); large x must not overflow to inf.
+  ExpectValues(run(MakeNode("Softplus"), {-1, 0, 1, 100}), {0.3132616875, 0.6931471806, 1.3132616875, 100},
+               1e-6);
+  ExpectValues(run(MakeNode("Softsign"), {-3, 1}), {-0.75, 0.5});
+  ExpectValues(run(MakeNode("Mish"), {-1, 1}), {-0.3034014613, 0.8650983882}, 1e-6);
+  // Elu alpha 2: 2 * (e^-1 - 1); Celu alpha 2: 2 * (e^-0.5 - 1).
+  ExpectValues(run(MakeNode("Elu", {{"alpha", 2.0f}}), {-1, 2}), {-1.2642411177, 2}, 1e-6);
+  ExpectValues(run(MakeNode("Elu"), {-1}), {-0.6321205588}, 1e-6);
+  ExpectValues(run(MakeNode("Celu", {{"alpha", 2.0f}}), {-1, 2}), {-0.7869386806, 2}, 1e-6);
+  // Selu defaults: 1.0507009873554805 * 1.6732632423543772 * (e^-1 - 1), 1.0507... * 2.
+  ExpectValues(run(MakeNode("Selu"), {-1, 2}), {-1.1113307378, 2.1014019747}, 1e-6);
+  ExpectValues(run(MakeNode("Selu", {{"alpha", 2.0f}, {"gamma", 3.0f}}), {-1, 2}), {-3.7927233530, 6}, 1e-6);
+  ExpectValues(run(MakeNode("ThresholdedRelu"), {0.5, 1, 1.5}), {0, 0, 1.5});
+  ExpectValues(run(MakeNode("ThresholdedRelu", {{"alpha", 0.25f}}), {0.5, -1}), {0.5, 0});
+  ExpectValues(run(MakeNode("Shrink", {{"lambd", 1.0f}, {"bias", 0.5f}}), {-2, -0.5, 0.5, 2}),
+               {-1.5, 0, 0, 1.5});
+  ExpectValues(run(MakeNode("Shrink"), {-0.75, 0.5, 0.75}), {-0.75, 0, 0.75});
+  ExpectError(run(MakeNode("Celu", {{"alpha", 0.0f}}), {1}), StatusCode::kInvalidArgument, "alpha 0");
+}
+
+TEST(ReferenceUnary, IsNaNAndIsInf) {
+  const In x = F32({4}, {kInf, -kInf, 1, kNaN});
+  const TensorDesc out = Out(DataType::kBool, {4});
+  ExpectValues(Run1(MakeNode("IsNaN"), {x}, out), {0, 0, 0, 1});
+  ExpectValues(Run1(MakeNode("IsInf"), {x}, out), {1, 1, 0, 0});
+  ExpectValues(Run1(MakeNode("IsInf", {{"detect_negative", int64_t{0}}}), {x}, out), {1, 0, 0, 0});
+  ExpectValues(Run1(MakeNode("IsInf", {{"detect_positive", int64_t{0}}}), {x}, out), {0, 1, 0, 0});
+}
+
+TEST(ReferenceData, OneHotInsertsTheDepthAxis) {
+  // depth 3 (from the output shape), values [off 0, on 5]; -1 is index 2, 7 matches nothing.
+  const In indices = I64({3}, {0, -1, 7});
+  const In depth = I64({}, {3});
+  const In values = F32({2}, {0, 5});
+  ExpectValues(Run1(MakeNode("OneHot"), {indices, depth, values}, Out(DataType::kF32, {3, 3})),
+               {5, 0, 0, 0, 0, 5, 0, 0, 0});
+  ExpectValues(Run1(MakeNode("OneHot", {{"axis", int64_t{0}}}), {indices, depth, values},
+                    Out(DataType::kF32, {3, 3})),
+               {5, 0, 0, 0, 0, 0, 0, 5, 0});
+  // Float indices and i32 values.
+  ExpectValues(Run1(MakeNode("OneHot"), {F32({2}, {1.0, 0.0}), F32({}, {2}), I32({2}, {-1, 1})},
+                    Out(DataType::kI32, {2, 2})),
+               {-1, 1, 1, -1});
+  ExpectError(Run1(MakeNode("OneHot"), {indices, depth, F32({3}, {0, 1, 2})}, Out(DataType::kF32, {3, 3})),
+              StatusCode::kInvalidArgument, "two elements");
+}
+
+TEST(ReferenceData, DepthToSpaceModesAndSpaceToDepth) {
+  // [1, 8, 1, 1] holding its channel index, blocksize 2: C' = 2.
+  const In channels = F32({1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  // DCR: y[c, i, j] = x[(i*2 + j)*2 + c]; CRD: y[c, i, j] = x[c*4 + i*2 + j].
+  ExpectValues(Run1(MakeNode("DepthToSpace", {{"blocksize", int64_t{2}}}), {channels},
+                    Out(DataType::kF32, {1, 2, 2, 2})),
+               {0, 2, 4, 6, 1, 3, 5, 7});
+  ExpectValues(Run1(MakeNode("DepthToSpace", {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}),
+                    {channels}, Out(DataType::kF32, {1, 2, 2, 2})),
+               {0, 1, 2, 3, 4, 5, 6, 7});
+  // SpaceToDepth undoes DCR; with width 4 the blocks interleave columns.
+  ExpectValues(Run1(MakeNode("SpaceToDepth", {{"blocksize", int64_t{2}}}),
+                    {F32({1, 2, 2, 2}, {0, 2, 4, 6, 1, 3, 5, 7})}, Out(DataType::kF32, {1, 8, 1, 1})),
+               {0, 1, 2, 3, 4, 5, 6, 7});
+  ExpectValues(Run1(MakeNode("DepthToSpace", {{"blocksize", int64_t{2}}}),
+                    {I64({1, 4, 1, 2}, {0, 1, 10, 11, 20, 21, 30, 31})}, Out(DataType::kI64, {1, 1, 2, 4})),
+               {0, 10, 1, 11, 20, 30, 21, 31});
+  ExpectError(Run1(MakeNode("SpaceToDepth", {{"blocksize", int64_t{2}}}), {F32({1, 1, 3, 2}, {0, 0, 0, 0, 0, 0})},
+                   Out(DataType::kF32, {1, 4, 1, 1})),
+              StatusCode::kInvalidArgument, "not multiples of blocksize 2");
+}
+
 TEST(ReferenceBinary, Pow) {
   // ONNX test_pow_example / test_pow_types_*.
   ExpectValues(Run1(MakeNode("Pow"), {F32({3}, {1, 2, 3}), F32({3}, {4, 5, 6})}, Out(DataType::kF32, {3})),

@@ -259,6 +259,30 @@ TEST(FoldConstants, IndexingAndIntegerOps) {
             (std::vector<int64_t>{7, -7, 9, 7, -7, 9}));
 }
 
+TEST(FoldConstants, GatherElementsComparisonsAndLogicalOps) {
+  GraphBuilder b(kOutputSuffix);
+  // [[1, 2, 3], [4, 5, 6]] gathered along axis 1 by [[2, 0], [-1, 1]].
+  ValueId data = b.Floats("data", {2, 3}, {1, 2, 3, 4, 5, 6});
+  const std::vector<int64_t> picks = {2, 0, -1, 1};
+  ValueId indices = b.graph().AddConstant("picks", DataType::kI64, {2, 2},
+                                          TensorData::Copy(picks.data(), picks.size() * 8));
+  ValueId ge = b.Op("GatherElements", "ge", {data, indices}, A({{"axis", int64_t{1}}}));
+  ValueId ints = b.Ints("ints", {-3, 0, 5});
+  ValueId greater = b.Op("Greater", "gt", {ints, b.Ints("zero", {0}, true)});
+  ValueId less_eq = b.Op("LessOrEqual", "le", {ints, b.Ints("l", {-3, -1, 5})});
+  ValueId both = b.Op("And", "and", {greater, less_eq});
+  ValueId either = b.Op("Or", "or", {greater, less_eq});
+  ValueId differ = b.Op("Xor", "xor", {greater, less_eq});
+  for (ValueId o : {ge, both, either, differ}) b.graph().outputs().push_back(o);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(b.graph().num_nodes(), 0);
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "ge_out"), (std::vector<float>{3, 1, 6, 5}));
+  // Greater: [0, 0, 1]; LessOrEqual: [1, 0, 1].
+  EXPECT_EQ(ConstantOf<uint8_t>(b.graph(), "and_out"), (std::vector<uint8_t>{0, 0, 1}));
+  EXPECT_EQ(ConstantOf<uint8_t>(b.graph(), "or_out"), (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(ConstantOf<uint8_t>(b.graph(), "xor_out"), (std::vector<uint8_t>{1, 0, 0}));
+}
+
 TEST(FoldConstants, ConstantNodesAndConstantOfShape) {
   GraphBuilder b(kOutputSuffix);
   TensorAttr two;

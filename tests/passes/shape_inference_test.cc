@@ -376,6 +376,119 @@ TEST(ShapeInferenceIndexing, GatherAnyAxis) {
   EXPECT_FALSE(InferShapes(bad.graph()).ok());
 }
 
+TEST(ShapeInferenceIndexing, ElementAndNDGathersAndScatters) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 4, 5});
+  ValueId idx = b.Input("idx", {kN, 4, 2}, DataType::kI64);
+  ValueId ge = b.Op1("GatherElements", "ge", {x, idx}, A({{"axis", int64_t{-1}}}));
+  ValueId se = b.Op1("ScatterElements", "se", {x, idx, b.Input("u", {kN, 4, 2})},
+                     A({{"axis", int64_t{2}}, {"reduction", std::string("add")}}));
+  ValueId pairs = b.Input("pairs", {kN, 3, 1}, DataType::kI64);
+  ValueId nd = b.Op1("GatherND", "nd", {x, pairs}, A({{"batch_dims", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(ge), (Shape{kN, 4, 2}));
+  EXPECT_EQ(b.shape(se), (Shape{kN, 4, 5}));
+  EXPECT_EQ(b.shape(nd), (Shape{kN, 3, 5}));
+
+  auto error = [](const std::string& op, std::vector<Shape> shapes, Attributes attrs) {
+    Builder bad;
+    std::vector<ValueId> in;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      in.push_back(bad.Input("in" + std::to_string(i), shapes[i],
+                             i == 1 ? DataType::kI64 : DataType::kF32));
+    bad.Op1(op, "bad", in, std::move(attrs));
+    return InferShapes(bad.graph()).ToString();
+  };
+  EXPECT_NE(error("GatherElements", {{3, 4}, {3, 4}}, A({{"axis", int64_t{2}}}))
+                .find("axis 2 is out of range for rank 2"),
+            std::string::npos);
+  EXPECT_NE(error("GatherElements", {{3, 4}, {2, 5}}, {}).find("exceed data [3,4] on axis 1"),
+            std::string::npos);
+  EXPECT_NE(error("ScatterElements", {{3, 4}, {2, 4}, {2, 3}}, {})
+                .find("updates [2,3] must have the shape of indices [2,4]"),
+            std::string::npos);
+  EXPECT_NE(error("ScatterElements", {{3}, {2}, {2}}, A({{"reduction", std::string("avg")}}))
+                .find("unknown reduction 'avg'"),
+            std::string::npos);
+  EXPECT_NE(error("GatherND", {{3, 4}, {3, 3}}, {}).find("indices' last dimension 3 must be in [1, 2]"),
+            std::string::npos);
+  EXPECT_NE(error("GatherND", {{3, 4}, {3, 1}}, A({{"batch_dims", int64_t{2}}})).find("batch_dims 2"),
+            std::string::npos);
+}
+
+TEST(ShapeInferenceIndexing, OneHotDepthFromAConstant) {
+  Builder b;
+  ValueId indices = b.Input("i", {kN, 3}, DataType::kI64);
+  ValueId values = b.Floats("v", {2});
+  ValueId last = b.Op1("OneHot", "last", {indices, b.Ints("d", {7}, true), values});
+  ValueId middle =
+      b.Op1("OneHot", "middle", {indices, b.Ints("d2", {4}), values}, A({{"axis", int64_t{1}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(last), (Shape{kN, 3, 7}));
+  EXPECT_EQ(b.shape(middle), (Shape{kN, 4, 3}));
+  EXPECT_EQ(b.dtype(last), DataType::kF32);
+
+  Builder computed;
+  computed.Op1("OneHot", "oh", {computed.Input("i", {3}, DataType::kI64),
+                                computed.Input("depth", {}, DataType::kF32), computed.Floats("v", {2})});
+  const Status s = InferShapes(computed.graph());
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.ToString();
+  EXPECT_NE(s.ToString().find("depth must be known at load time"), std::string::npos) << s.ToString();
+}
+
+TEST(ShapeInferenceShapeOps, DepthToSpaceAndBack) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 8, 3, 5});
+  ValueId up = b.Op1("DepthToSpace", "up", {x}, A({{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}));
+  ValueId down = b.Op1("SpaceToDepth", "down", {b.Input("y", {kN, 3, 4, 6})}, A({{"blocksize", int64_t{2}}}));
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(up), (Shape{kN, 2, 6, 10}));
+  EXPECT_EQ(b.shape(down), (Shape{kN, 12, 2, 3}));
+
+  Builder bad;
+  bad.Op1("DepthToSpace", "d2s", {bad.Input("x", {1, 6, 2, 2})}, A({{"blocksize", int64_t{2}}}));
+  EXPECT_NE(InferShapes(bad.graph()).ToString().find("channels 6 are not a multiple of blocksize^2 4"),
+            std::string::npos);
+  Builder mode;
+  mode.Op1("DepthToSpace", "d2s", {mode.Input("x", {1, 8, 2, 2})},
+           A({{"blocksize", int64_t{2}}, {"mode", std::string("RCD")}}));
+  EXPECT_NE(InferShapes(mode.graph()).ToString().find("mode 'RCD' must be DCR or CRD"), std::string::npos);
+}
+
+TEST(ShapeInferenceElementwise, ComparisonsAndLogicalOpsGiveBoolAndFoldValues) {
+  Builder b;
+  ValueId x = b.Input("x", {kN, 1, 4});
+  ValueId gt = b.Op1("Greater", "gt", {x, b.Input("y", {3, 1})});
+  ValueId both = b.Op1("And", "and", {gt, b.Op1("LessOrEqual", "le", {x, b.Floats("c", {4})})});
+  // Values: Greater([3, 5], 4) = [0, 1]; Xor with [1, 1] = [1, 0].
+  ValueId g = b.Op1("Greater", "g", {b.Ints("a", {3, 5}), b.Ints("four", {4}, true)});
+  ValueId xr = b.Op1("Xor", "xor", {g, b.Op1("Equal", "eq", {b.Ints("p", {1, 2}), b.Ints("q", {1, 2})})});
+  ValueId prelu = b.Op1("PRelu", "prelu", {x, b.Floats("slope", {4})});
+  ValueId mean = b.Op1("Mean", "mean", {x, b.Input("m", {2, 1}), b.Floats("m2", {1})});
+  SymbolicValues values;
+  const Status s = InferShapes(b.graph(), &values);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(b.shape(both), (Shape{kN, 3, 4}));
+  EXPECT_EQ(b.dtype(both), DataType::kBool);
+  EXPECT_EQ(values.at(g), (DimValues{0, 1}));
+  EXPECT_EQ(values.at(xr), (DimValues{1, 0}));
+  EXPECT_EQ(b.shape(prelu), (Shape{kN, 1, 4}));
+  EXPECT_EQ(b.shape(mean), (Shape{kN, 2, 4}));
+
+  Builder not_bool;
+  not_bool.Op1("Or", "or", {not_bool.Input("a", {2}), not_bool.Input("b", {2})});
+  EXPECT_NE(InferShapes(not_bool.graph()).ToString().find("input 0 must be bool, is f32"),
+            std::string::npos);
+  Builder slope;
+  slope.Op1("PRelu", "p", {slope.Input("x", {2, 3}), slope.Input("s", {2, 1, 3})});
+  EXPECT_NE(InferShapes(slope.graph()).ToString().find("slope [2,1,3] does not broadcast to X [2,3]"),
+            std::string::npos);
+  Builder shift;
+  shift.Op1("BitShift", "s", {shift.Input("x", {2}, DataType::kU8), shift.Input("y", {2}, DataType::kU8)},
+            A({{"direction", std::string("UP")}}));
+  EXPECT_NE(InferShapes(shift.graph()).ToString().find("direction 'UP' must be"), std::string::npos);
+}
+
 TEST(ShapeInferenceIndexing, Split) {
   Builder b(13);
   ValueId x = b.Input("x", {kN, 10});
@@ -661,7 +774,12 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
       "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum",
       "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-      "ReduceLogSumExp", "InstanceNormalization", "Sin", "Cos", "Tile", "CumSum"};
+      "ReduceLogSumExp", "InstanceNormalization", "Sin", "Cos", "Tile", "CumSum",
+      "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
+      "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "Tan", "Asin", "Acos",
+      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsInf", "IsNaN", "PRelu", "Elu", "Celu",
+      "Selu", "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Mish", "Sum", "Mean", "OneHot",
+      "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;

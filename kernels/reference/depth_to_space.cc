@@ -1,0 +1,105 @@
+// Reference DepthToSpace and SpaceToDepth on [N, C, H, W] of any dtype
+// (elements move as bytes), with b = blocksize and block offsets (i, j):
+//   DepthToSpace DCR (default): y[n, c, h*b + i, w*b + j] = x[n, (i*b + j)*C' + c, h, w]
+//   DepthToSpace CRD:           y[n, c, h*b + i, w*b + j] = x[n, c*b*b + i*b + j, h, w]
+//   SpaceToDepth:               y[n, (i*b + j)*C + c, h, w] = x[n, c, h*b + i, w*b + j]
+// (C' = C / (b*b)), which is ONNX's reshape-transpose-reshape definition.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/params/parse_util.h"
+#include "kernels/reference/data_kernel_util.h"
+
+namespace braid::reference {
+namespace {
+
+enum class Rearrangement { kDepthToSpaceDCR, kDepthToSpaceCRD, kSpaceToDepth };
+
+class DepthSpaceKernel final : public Kernel {
+ public:
+  explicit DepthSpaceKernel(bool depth_to_space) : depth_to_space_(depth_to_space) {}
+
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    const TensorDesc& in = args.inputs[0];
+    if (in.rank() != 4)
+      return params_internal::Invalid(args, "input " + in.ToString() + " must have rank 4");
+    block_ = args.node->attrs.GetInt("blocksize", 0);
+    if (block_ < 1)
+      return params_internal::Invalid(args, "blocksize " + std::to_string(block_) +
+                                                " must be positive");
+    const std::vector<int64_t>& d = in.dims;
+    std::vector<int64_t> out_dims;
+    if (depth_to_space_) {
+      const std::string mode = args.node->attrs.GetString("mode", "DCR");
+      if (mode != "DCR" && mode != "CRD")
+        return params_internal::Invalid(args, "mode '" + mode + "' must be DCR or CRD");
+      rearrangement_ =
+          mode == "DCR" ? Rearrangement::kDepthToSpaceDCR : Rearrangement::kDepthToSpaceCRD;
+      if (d[1] % (block_ * block_) != 0)
+        return params_internal::Invalid(args, "channels " + std::to_string(d[1]) +
+                                                  " are not a multiple of blocksize^2");
+      out_dims = {d[0], d[1] / (block_ * block_), d[2] * block_, d[3] * block_};
+    } else {
+      rearrangement_ = Rearrangement::kSpaceToDepth;
+      if (d[2] % block_ != 0 || d[3] % block_ != 0)
+        return params_internal::Invalid(args, "height and width of " + in.ToString() +
+                                                  " are not multiples of blocksize " +
+                                                  std::to_string(block_));
+      out_dims = {d[0], d[1] * block_ * block_, d[2] / block_, d[3] / block_};
+    }
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, in.dtype));
+    // Walk the space side [N, C_space, H_space, W_space] with its blocks.
+    space_dims_ = depth_to_space_ ? out_dims : d;
+    run_ = SelectBySize<DepthSpaceKernel>(DataTypeSize(in.dtype));
+    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override { return run_(*this, args); }
+
+  template <typename E>
+  static Status RunTyped(const DepthSpaceKernel& k, const RunArgs& args) {
+    const E* x = static_cast<const E*>(args.src[0]);
+    E* y = static_cast<E*>(args.dst[0]);
+    const int64_t b = k.block_;
+    const int64_t n_extent = k.space_dims_[0], channels = k.space_dims_[1];
+    const int64_t height = k.space_dims_[2], width = k.space_dims_[3];
+    const int64_t depth_h = height / b, depth_w = width / b;
+    for (int64_t n = 0; n < n_extent; ++n)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t h = 0; h < height; ++h)
+          for (int64_t w = 0; w < width; ++w) {
+            const int64_t i = h % b, j = w % b;
+            const int64_t depth_c = k.rearrangement_ == Rearrangement::kDepthToSpaceCRD
+                                        ? (c * b + i) * b + j
+                                        : (i * b + j) * channels + c;
+            const int64_t space = ((n * channels + c) * height + h) * width + w;
+            const int64_t depth =
+                ((n * channels * b * b + depth_c) * depth_h + h / b) * depth_w + w / b;
+            if (k.depth_to_space_) y[space] = x[depth];
+            else y[depth] = x[space];
+          }
+    return Status::Ok();
+  }
+
+ private:
+  bool depth_to_space_;
+  Rearrangement rearrangement_ = Rearrangement::kDepthToSpaceDCR;
+  int64_t block_ = 1;
+  std::vector<int64_t> space_dims_;
+  TypedRun<DepthSpaceKernel> run_ = nullptr;
+};
+
+}  // namespace
+
+void RegisterDepthToSpaceKernels(KernelRegistry& registry) {
+  registry.Register(KernelEntry{"DepthToSpace", DeviceKind::kCpu, "reference", 0,
+                                [] { return std::make_unique<DepthSpaceKernel>(true); }});
+  registry.Register(KernelEntry{"SpaceToDepth", DeviceKind::kCpu, "reference", 0,
+                                [] { return std::make_unique<DepthSpaceKernel>(false); }});
+}
+
+}  // namespace braid::reference
