@@ -12,6 +12,7 @@
 namespace braid {
 namespace {
 
+using test_eval::AddBnParams;
 using test_eval::AddF32;
 using test_eval::AddOp;
 using test_eval::AddRandomF32;
@@ -21,18 +22,6 @@ using test_eval::RandomNonZero;
 
 // Folded constants are rounded to f32 once; fp64 evaluation otherwise.
 constexpr double kTolerance = 1e-5;
-
-// Adds BN parameters for `channels` channels with variances in [0.1, 2].
-std::vector<ValueId> AddBnParams(Graph& g, const std::string& prefix,
-                                 int64_t channels, std::mt19937& rng) {
-  std::vector<ValueId> params;
-  for (const char* p : {"scale", "B", "mean"})
-    params.push_back(AddRandomF32(g, prefix + p, {channels}, rng));
-  std::vector<double> var = RandomNonZero(static_cast<size_t>(channels), rng);
-  for (double& v : var) v = std::fabs(v) * 2;
-  params.push_back(AddF32(g, prefix + "var", {channels}, var));
-  return params;
-}
 
 Attributes Epsilon(float eps) {
   Attributes a;

@@ -14,12 +14,12 @@
 namespace braid {
 namespace {
 
+using test_eval::AddBnParams;
 using test_eval::AddF32;
 using test_eval::AddOp;
 using test_eval::AddRandomF32;
 using test_eval::CountOps;
 using test_eval::ExpectEquivalent;
-using test_eval::RandomNonZero;
 
 // Merged weights are sums rounded to f32 once.
 constexpr double kTolerance = 1e-5;
@@ -32,15 +32,11 @@ Attributes ConvAttrs(int64_t group, std::vector<int64_t> pads, std::vector<int64
   return a;
 }
 
-// BN(x) over `channels` with variances in (0, 2].
+// BN(x) over `channels` (test_eval::AddBnParams).
 ValueId AddBatchNorm(Graph& g, const std::string& name, ValueId x, int64_t channels,
                      std::mt19937& rng) {
   std::vector<ValueId> in = {x};
-  for (const char* p : {"_scale", "_B", "_mean"})
-    in.push_back(AddRandomF32(g, name + p, {channels}, rng));
-  std::vector<double> var = RandomNonZero(static_cast<size_t>(channels), rng);
-  for (double& v : var) v = std::fabs(v) * 2;
-  in.push_back(AddF32(g, name + "_var", {channels}, var));
+  for (ValueId p : AddBnParams(g, name + "_", channels, rng)) in.push_back(p);
   return AddOp(g, name, "BatchNormalization", in, {name + "_out"});
 }
 

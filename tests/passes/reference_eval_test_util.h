@@ -69,6 +69,18 @@ inline ValueId AddRandomF32(Graph& g, const std::string& name,
 
 // Adds a node whose outputs are new values named `outputs` (empty name:
 // kNoValue); returns the first output.
+// Adds BN parameters for `channels` channels with variances in [0.1, 2].
+inline std::vector<ValueId> AddBnParams(Graph& g, const std::string& prefix,
+                                 int64_t channels, std::mt19937& rng) {
+  std::vector<ValueId> params;
+  for (const char* p : {"scale", "B", "mean"})
+    params.push_back(AddRandomF32(g, prefix + p, {channels}, rng));
+  std::vector<double> var = RandomNonZero(static_cast<size_t>(channels), rng);
+  for (double& v : var) v = std::fabs(v) * 2;
+  params.push_back(AddF32(g, prefix + "var", {channels}, var));
+  return params;
+}
+
 inline ValueId AddOp(Graph& g, const std::string& name, const std::string& op,
                      std::vector<ValueId> inputs,
                      const std::vector<std::string>& outputs,
