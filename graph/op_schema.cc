@@ -17,6 +17,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Abs", ops::InferUnary, 6},
       {"Add", ops::InferAdd, 7},
       {"Cast", ops::InferCast, 6},
+      {"CastLike", ops::InferCastLike, 15},
       {"Ceil", ops::InferUnary, 6},
       {"Cos", ops::InferUnary, 7},
       {"CumSum", ops::InferCumSum, 11},
@@ -66,9 +67,11 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Constant", ops::InferConstant, 1},
       {"ConstantOfShape", ops::InferConstantOfShape, 9},
       {"Expand", ops::InferExpand, 8},
+      {"EyeLike", ops::InferEyeLike, 9},
       {"Flatten", ops::InferFlatten, 1},
       {"Reshape", ops::InferReshape, 5},
       {"Shape", ops::InferShape, 1},
+      {"Size", ops::InferSize, 1},
       {"Squeeze", ops::InferSqueeze, 1},
       {"Tile", ops::InferTile, 6},
       {"Transpose", ops::InferTranspose, 1},
@@ -82,7 +85,11 @@ const std::vector<OpSchema>& SchemaTable() {
       {"ScatterND", ops::InferScatterND, 11},
       {"Slice", ops::InferSlice, 1},
       {"Split", ops::InferSplit, 2},
+      {"TopK", ops::InferTopK, 10},
+      {"Trilu", ops::InferTrilu, 14},
       // reductions
+      {"ArgMax", ops::InferArgReduce, 1},
+      {"ArgMin", ops::InferArgReduce, 1},
       {"ReduceL1", ops::InferReduce, 1},
       {"ReduceL2", ops::InferReduce, 1},
       {"ReduceLogSum", ops::InferReduce, 1},
@@ -97,7 +104,12 @@ const std::vector<OpSchema>& SchemaTable() {
       {"BatchNormalization", ops::InferBatchNormalization, 7},
       {"InstanceNormalization", ops::InferInstanceNormalization, 6},
       {"LayerNormalization", ops::InferLayerNormalization, 17},
+      {"Hardmax", ops::InferSoftmax, 1},
+      {"LogSoftmax", ops::InferSoftmax, 1},
       {"Softmax", ops::InferSoftmax, 1},
+      // losses
+      {"NegativeLogLikelihoodLoss", ops::InferNegativeLogLikelihoodLoss, 13},
+      {"SoftmaxCrossEntropyLoss", ops::InferSoftmaxCrossEntropyLoss, 13},
   };
   return kTable;
 }

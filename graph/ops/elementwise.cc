@@ -193,6 +193,19 @@ Status InferCast(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// CastLike(input, target_type) (15+): Cast to target_type's dtype; only
+// target_type's dtype is read. Integer values pass through as in Cast.
+Status InferCastLike(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const DataType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
+  ctx.SetOutput(0, to, ctx.input_shape(0));
+  const bool int_to_int = (from == DataType::kI64 || from == DataType::kI32) &&
+                          (to == DataType::kI64 || to == DataType::kI32);
+  if (int_to_int)
+    if (std::optional<DimValues> v = ctx.InputValues(0)) ctx.SetOutputValues(0, std::move(*v));
+  return Status::Ok();
+}
+
 Status InferAdd(ShapeInferenceContext& ctx) {
   return InferBroadcastBinary(ctx, true, std::nullopt, AddDims);
 }

@@ -16,6 +16,7 @@ Status InferDropout(ShapeInferenceContext& ctx);
 bool DropoutRatioIsZero(const Graph& graph, const Node& node);
 Status InferClip(ShapeInferenceContext& ctx);
 Status InferCast(ShapeInferenceContext& ctx);
+Status InferCastLike(ShapeInferenceContext& ctx);  // Cast to input 1's dtype
 Status InferIdentity(ShapeInferenceContext& ctx);
 Status InferAdd(ShapeInferenceContext& ctx);
 Status InferSub(ShapeInferenceContext& ctx);
@@ -45,6 +46,8 @@ Status InferReshape(ShapeInferenceContext& ctx);
 Status InferFlatten(ShapeInferenceContext& ctx);
 Status InferTranspose(ShapeInferenceContext& ctx);
 Status InferShape(ShapeInferenceContext& ctx);
+Status InferSize(ShapeInferenceContext& ctx);
+Status InferEyeLike(ShapeInferenceContext& ctx);
 Status InferSqueeze(ShapeInferenceContext& ctx);
 Status InferUnsqueeze(ShapeInferenceContext& ctx);
 Status InferConcat(ShapeInferenceContext& ctx);
@@ -72,16 +75,23 @@ Status InferSplit(ShapeInferenceContext& ctx);
 Status InferPad(ShapeInferenceContext& ctx);
 Status InferRange(ShapeInferenceContext& ctx);      // start, limit, delta known at load time
 Status InferScatterND(ShapeInferenceContext& ctx);
+Status InferTrilu(ShapeInferenceContext& ctx);  // k may be a run-time scalar
+Status InferTopK(ShapeInferenceContext& ctx);   // K known at load time
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
+Status InferArgReduce(ShapeInferenceContext& ctx);  // ArgMax, ArgMin
 
 // normalization.cc
 Status InferBatchNormalization(ShapeInferenceContext& ctx);
 Status InferLayerNormalization(ShapeInferenceContext& ctx);
 Status InferInstanceNormalization(ShapeInferenceContext& ctx);
-Status InferSoftmax(ShapeInferenceContext& ctx);
+Status InferSoftmax(ShapeInferenceContext& ctx);  // also LogSoftmax, Hardmax
+
+// loss.cc
+Status InferNegativeLogLikelihoodLoss(ShapeInferenceContext& ctx);
+Status InferSoftmaxCrossEntropyLoss(ShapeInferenceContext& ctx);
 
 }  // namespace braid::ops
 

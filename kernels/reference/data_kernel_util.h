@@ -116,10 +116,10 @@ inline void UnravelIndex(int64_t flat, const std::vector<int64_t>& dims, int64_t
 void RegisterBinaryKernels(KernelRegistry& registry);
 void RegisterUnaryKernels(KernelRegistry& registry);
 void RegisterClipKernel(KernelRegistry& registry);
-void RegisterCastKernel(KernelRegistry& registry);
+void RegisterCastKernel(KernelRegistry& registry);  // Cast and CastLike
 void RegisterWhereKernel(KernelRegistry& registry);
 void RegisterCopyKernels(KernelRegistry& registry);  // Identity, Reshape, ...
-void RegisterShapeKernel(KernelRegistry& registry);
+void RegisterShapeKernel(KernelRegistry& registry);  // Shape and Size
 void RegisterGatherKernel(KernelRegistry& registry);
 void RegisterSliceKernel(KernelRegistry& registry);
 void RegisterConcatKernel(KernelRegistry& registry);
@@ -133,6 +133,10 @@ void RegisterRangeKernel(KernelRegistry& registry);
 void RegisterScatterNDKernel(KernelRegistry& registry);
 void RegisterTileKernel(KernelRegistry& registry);
 void RegisterCumSumKernel(KernelRegistry& registry);
+void RegisterArgReduceKernels(KernelRegistry& registry);  // ArgMax, ArgMin
+void RegisterTopKKernel(KernelRegistry& registry);
+void RegisterTriluKernel(KernelRegistry& registry);
+void RegisterEyeLikeKernel(KernelRegistry& registry);
 
 }  // namespace braid::reference
 

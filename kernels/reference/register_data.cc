@@ -24,6 +24,10 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterScatterNDKernel(registry);
   reference::RegisterTileKernel(registry);
   reference::RegisterCumSumKernel(registry);
+  reference::RegisterArgReduceKernels(registry);
+  reference::RegisterTopKKernel(registry);
+  reference::RegisterTriluKernel(registry);
+  reference::RegisterEyeLikeKernel(registry);
 }
 
 }  // namespace braid
