@@ -41,14 +41,8 @@ class ArgReduceKernel final : public Kernel {
     else
       out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(ax));
     RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, DataType::kI64));
-    switch (in.dtype) {
-      case DataType::kF32: run_ = &RunTyped<float>; break;
-      case DataType::kI64: run_ = &RunTyped<int64_t>; break;
-      case DataType::kI32: run_ = &RunTyped<int32_t>; break;
-      case DataType::kI8: run_ = &RunTyped<int8_t>; break;
-      case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
-      default: return UnsupportedDtype(args, in.dtype);
-    }
+    run_ = SelectByNumericType<ArgReduceKernel>(in.dtype);
+    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
     return Status::Ok();
   }
 

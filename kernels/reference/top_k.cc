@@ -46,14 +46,8 @@ class TopKKernel final : public Kernel {
     largest_ = args.node->attrs.GetInt("largest", 1) != 0;
     where_ = args.Where();
     order_.resize(static_cast<size_t>(extent_));
-    switch (in.dtype) {
-      case DataType::kF32: run_ = &RunTyped<float>; break;
-      case DataType::kI64: run_ = &RunTyped<int64_t>; break;
-      case DataType::kI32: run_ = &RunTyped<int32_t>; break;
-      case DataType::kI8: run_ = &RunTyped<int8_t>; break;
-      case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
-      default: return UnsupportedDtype(args, in.dtype);
-    }
+    run_ = SelectByNumericType<TopKKernel>(in.dtype);
+    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
     return Status::Ok();
   }
 
