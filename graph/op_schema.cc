@@ -38,7 +38,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Min", ops::InferMinMax, 8},
       {"Mod", ops::InferMod, 10},
       {"Mul", ops::InferMul, 7},
-      {"Neg", ops::InferUnary, 6},
+      {"Neg", ops::InferNeg, 6},
       {"Not", ops::InferNot, 1},
       {"Pow", ops::InferPow, 7},
       {"Reciprocal", ops::InferUnary, 6},

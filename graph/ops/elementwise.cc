@@ -124,6 +124,21 @@ Status InferUnary(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// Neg carries integer values (ONNX's LayerNormalization function body counts
+// the normalized axes as Neg(axis) for a negative axis, then ConstantOfShape).
+Status InferNeg(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(InferUnary(ctx));
+  std::optional<DimValues> v = ctx.InputValues(0);
+  if (!v) return Status::Ok();
+  DimValues negated;
+  for (const Dim& d : *v) {
+    if (!d.is_static() || d.extent() == std::numeric_limits<int64_t>::min()) return Status::Ok();
+    negated.push_back(Dim(-d.extent()));
+  }
+  ctx.SetOutputValues(0, std::move(negated));
+  return Status::Ok();
+}
+
 Status InferIdentity(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(InferUnary(ctx));
   if (std::optional<DimValues> v = ctx.InputValues(0))

@@ -9,6 +9,7 @@ namespace braid::ops {
 
 // elementwise.cc
 Status InferUnary(ShapeInferenceContext& ctx);  // same dtype and shape
+Status InferNeg(ShapeInferenceContext& ctx);    // InferUnary, carrying integer values
 Status InferDropout(ShapeInferenceContext& ctx);
 // A Dropout whose ratio input is a constant 0 is the identity even with
 // training_mode true (nothing dropped, scale 1): PyTorch exports

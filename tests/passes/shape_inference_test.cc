@@ -651,6 +651,8 @@ TEST(ShapeInferenceNewOps, ArgReduceTopKTriluEyeLikeSizeCastLikeAndLosses) {
                            A({{"reduction", std::string("none")}}));
   std::vector<ValueId> sce = b.Op("SoftmaxCrossEntropyLoss", "sce", {scores, labels, b.Floats("w", {5})}, {}, 2);
   ValueId log_sm = b.Op1("LogSoftmax", "logsm", {x}, A({{"axis", int64_t{1}}}));
+  // ONNX's LayerNormalization body for axis -2: ConstantOfShape(Neg([-2])) is [1, 1].
+  ValueId ones = b.Op1("ConstantOfShape", "ones", {b.Op1("Neg", "neg", {b.Ints("axis1d", {-2})})});
   SymbolicValues values;
   const Status inferred = InferShapes(b.graph(), &values);
   ASSERT_TRUE(inferred.ok()) << inferred.ToString();
@@ -669,6 +671,7 @@ TEST(ShapeInferenceNewOps, ArgReduceTopKTriluEyeLikeSizeCastLikeAndLosses) {
   EXPECT_EQ(b.shape(sce[0]), Shape{});  // reduction defaults to mean
   EXPECT_EQ(b.shape(sce[1]), (Shape{kN, 5, 2, 3}));
   EXPECT_EQ(b.shape(log_sm), (Shape{kN, 3, 4}));
+  EXPECT_EQ(b.shape(ones), (Shape{2}));
 
   // Bad attributes and inputs are errors that name the attribute or input and the value.
   auto error_of = [](const std::string& op, std::vector<Shape> shapes, Attributes attrs,
