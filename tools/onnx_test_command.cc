@@ -273,6 +273,7 @@ bool IsShapeInputSlot(const std::string& op, int slot) {
   if (op == "Pad") return slot == 1 || slot == 3;
   if (op == "Resize") return slot >= 1 && slot <= 3;  // roi, scales, sizes
   if (op == "Upsample") return slot == 1;             // scales
+  if (op == "TopK") return slot == 1;                 // K
   return false;
 }
 

@@ -247,13 +247,13 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
-      "Abs", "Add", "And", "BatchNormalization", "Cast", "Ceil", "Clip", "Concat", "Constant",
-      "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand", "Flatten",
-      "Floor", "Gather", "GatherElements", "Gelu", "Greater", "GreaterOrEqual", "Identity",
-      "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Or", "Pow",
-      "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Reshape",
-      "ScatterND", "Shape", "Sin", "Slice", "Sqrt", "Squeeze", "Sub", "Tanh", "Tile",
-      "Transpose", "Unsqueeze", "Where", "Xor"};
+      "Abs", "Add", "And", "ArgMax", "ArgMin", "BatchNormalization", "Cast", "CastLike", "Ceil",
+      "Clip", "Concat", "Constant", "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf",
+      "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Greater",
+      "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul",
+      "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin",
+      "ReduceSum", "Reshape", "ScatterND", "Shape", "Sin", "Size", "Slice", "Sqrt", "Squeeze",
+      "Sub", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where", "Xor"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -276,7 +276,7 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.inputs[i]);
-    if (op == "Shape") break;  // reads only the shape
+    if (op == "Shape" || op == "Size") break;  // reads only the shape
     if (!v.constant) return NotCovered(node, "input '" + v.name + "' is not constant");
     if (v.dtype == DataType::kF16) return NotCovered(node, "f16 input");
     auto dims = StaticExtents(v.shape);
@@ -329,6 +329,43 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     start = std::clamp<int64_t>(start, 0, rank);
     for (int64_t k = 0; k < n; ++k)
       StoreInt(out, k, (*dims)[static_cast<size_t>(start + k)]);
+  } else if (op == "Size") {
+    const Value& x = graph.value(node.inputs[0]);
+    auto dims = StaticExtents(x.shape);
+    if (!dims.ok()) return NotCovered(node, "input shape is symbolic");
+    StoreInt(out, 0, Tensor{x.dtype, *dims, {}}.count());
+  } else if (op == "ArgMax" || op == "ArgMin") {
+    // Of equal values the first index wins, or the last with select_last_index;
+    // the first NaN wins (as the reference kernel, kernels/reference/arg_reduce.cc).
+    const auto rank = static_cast<int64_t>(in[0].dims.size());
+    int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return NotCovered(node, "axis out of range");
+    const int64_t extent = in[0].dims[static_cast<size_t>(axis)];
+    const int64_t inner = Strides(in[0].dims)[static_cast<size_t>(axis)];
+    if (extent == 0) return NotCovered(node, "empty axis");
+    const bool take_last = node.attrs.GetInt("select_last_index", 0) != 0;
+    const bool max = op == "ArgMax";
+    const bool floating = in[0].dtype == DataType::kF32;
+    auto replaces = [&](int64_t at, int64_t best_at) {  // x[at] takes over from x[best_at]
+      if (floating) {
+        const double v = LoadDouble(in[0], at), best = LoadDouble(in[0], best_at);
+        if (std::isnan(best)) return take_last && std::isnan(v);
+        if (std::isnan(v)) return true;
+        if (v == best) return take_last;
+        return max ? v > best : v < best;
+      }
+      const int64_t v = LoadInt(in[0], at), best = LoadInt(in[0], best_at);
+      if (v == best) return take_last;
+      return max ? v > best : v < best;
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t base = k / inner * extent * inner + k % inner;
+      int64_t best = 0;
+      for (int64_t a = 1; a < extent; ++a)
+        if (replaces(base + a * inner, base + best * inner)) best = a;
+      StoreInt(out, k, best);
+    }
   } else if (op == "ConstantOfShape") {
     const TensorAttr* t = node.attrs.GetTensor("value");
     if (t && t->data.size() >= out_bytes / std::max<int64_t>(n, 1)) {
@@ -409,7 +446,7 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     if (!ok) return NotCovered(node, "bad slice axes");
   } else if (op == "Expand") {
     Gather(in[0], out, BroadcastStrides(in[0].dims, out.dims), 0);
-  } else if (op == "Cast") {
+  } else if (op == "Cast" || op == "CastLike") {
     for (int64_t k = 0; k < n; ++k) {
       if (in[0].dtype == DataType::kF32)
         StoreFloat(out, k, LoadFloat(in[0], k));

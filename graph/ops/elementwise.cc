@@ -133,6 +133,21 @@ Status InferUnary(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// Neg carries integer values (ONNX's LayerNormalization function body counts
+// the normalized axes as Neg(axis) for a negative axis, then ConstantOfShape).
+Status InferNeg(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(InferUnary(ctx));
+  std::optional<DimValues> v = ctx.InputValues(0);
+  if (!v) return Status::Ok();
+  DimValues negated;
+  for (const Dim& d : *v) {
+    if (!d.is_static() || d.extent() == std::numeric_limits<int64_t>::min()) return Status::Ok();
+    negated.push_back(Dim(-d.extent()));
+  }
+  ctx.SetOutputValues(0, std::move(negated));
+  return Status::Ok();
+}
+
 Status InferIdentity(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(InferUnary(ctx));
   if (std::optional<DimValues> v = ctx.InputValues(0))
@@ -199,6 +214,19 @@ Status InferCast(ShapeInferenceContext& ctx) {
   if (int_to_int)
     if (std::optional<DimValues> v = ctx.InputValues(0))
       ctx.SetOutputValues(0, std::move(*v));
+  return Status::Ok();
+}
+
+// CastLike(input, target_type) (15+): Cast to target_type's dtype; only
+// target_type's dtype is read. Integer values pass through as in Cast.
+Status InferCastLike(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const DataType from = ctx.input_dtype(0), to = ctx.input_dtype(1);
+  ctx.SetOutput(0, to, ctx.input_shape(0));
+  const bool int_to_int = (from == DataType::kI64 || from == DataType::kI32) &&
+                          (to == DataType::kI64 || to == DataType::kI32);
+  if (int_to_int)
+    if (std::optional<DimValues> v = ctx.InputValues(0)) ctx.SetOutputValues(0, std::move(*v));
   return Status::Ok();
 }
 

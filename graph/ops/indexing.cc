@@ -483,4 +483,58 @@ Status InferScatterND(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// Trilu(x, k?): keeps the upper (upper=1, the default) or lower triangle of
+// the last two axes, diagonal offset k. k may be computed at run time (the
+// shape does not depend on it); it must be an i64 scalar.
+Status InferTrilu(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 2));
+  if (ctx.input_rank(0) < 2)
+    return ctx.Error("input must have rank >= 2, is " + ShapeToString(ctx.input_shape(0)));
+  const int64_t upper = ctx.attrs().GetInt("upper", 1);
+  if (upper != 0 && upper != 1) return ctx.Error("upper must be 0 or 1, is " + std::to_string(upper));
+  if (ctx.has_input(1)) {
+    if (ctx.input_dtype(1) != DataType::kI64)
+      return ctx.Error(std::string("k must be i64, is ") + DataTypeName(ctx.input_dtype(1)));
+    if (!(ElementCount(ctx.input_shape(1)) == 1) || ctx.input_rank(1) > 1)
+      return ctx.Error("k must be a scalar, is " + ShapeToString(ctx.input_shape(1)));
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+// TopK(X, K) (10+): the K largest (largest=1) or smallest elements along
+// `axis` (default -1) and their i64 indices. K fixes the output shape, so it
+// must be known at load time.
+Status InferTopK(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& in = ctx.input_shape(0);
+  const auto rank = static_cast<int64_t>(in.size());
+  const int64_t axis_attr = ctx.attrs().GetInt("axis", -1);
+  std::optional<int64_t> axis = NormalizeAxis(axis_attr, rank);
+  if (!axis)
+    return ctx.Error("axis " + std::to_string(axis_attr) + " is out of range for rank " +
+                     std::to_string(rank));
+  for (const char* flag : {"largest", "sorted"}) {
+    const int64_t v = ctx.attrs().GetInt(flag, 1);
+    if (v != 0 && v != 1) return ctx.Error(std::string(flag) + " must be 0 or 1, is " + std::to_string(v));
+  }
+  if (ctx.input_dtype(1) != DataType::kI64)
+    return ctx.Error(std::string("K must be i64, is ") + DataTypeName(ctx.input_dtype(1)));
+  std::optional<DimValues> k_values = ctx.InputValues(1);
+  if (!k_values || k_values->size() != 1 || !(*k_values)[0].is_static())
+    return ctx.Unsupported("K must be known at load time (it fixes the output shape)");
+  if (ElementCount(ctx.input_shape(1)) != 1 || ctx.input_rank(1) > 1)
+    return ctx.Error("K must hold one element, is " + ShapeToString(ctx.input_shape(1)));
+  const int64_t k = (*k_values)[0].extent();
+  const Dim& extent = in[static_cast<size_t>(*axis)];
+  if (k < 0 || (extent.is_static() && k > extent.extent()))
+    return ctx.Error("K " + std::to_string(k) + " is outside [0, " + extent.ToString() +
+                     "] (axis " + std::to_string(axis_attr) + ")");
+  Shape out = in;
+  out[static_cast<size_t>(*axis)] = Dim(k);
+  ctx.SetOutput(0, ctx.input_dtype(0), out);
+  ctx.SetOutput(1, DataType::kI64, std::move(out));
+  return Status::Ok();
+}
+
 }  // namespace braid::ops

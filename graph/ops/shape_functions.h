@@ -9,6 +9,7 @@ namespace braid::ops {
 
 // elementwise.cc
 Status InferUnary(ShapeInferenceContext& ctx);  // same dtype and shape
+Status InferNeg(ShapeInferenceContext& ctx);    // InferUnary, carrying integer values
 Status InferDropout(ShapeInferenceContext& ctx);
 // A Dropout whose ratio input is a constant 0 is the identity even with
 // training_mode true (nothing dropped, scale 1): PyTorch exports
@@ -16,6 +17,7 @@ Status InferDropout(ShapeInferenceContext& ctx);
 bool DropoutRatioIsZero(const Graph& graph, const Node& node);
 Status InferClip(ShapeInferenceContext& ctx);
 Status InferCast(ShapeInferenceContext& ctx);
+Status InferCastLike(ShapeInferenceContext& ctx);  // Cast to input 1's dtype
 Status InferIdentity(ShapeInferenceContext& ctx);
 Status InferAdd(ShapeInferenceContext& ctx);
 Status InferSub(ShapeInferenceContext& ctx);
@@ -54,6 +56,8 @@ Status InferReshape(ShapeInferenceContext& ctx);
 Status InferFlatten(ShapeInferenceContext& ctx);
 Status InferTranspose(ShapeInferenceContext& ctx);
 Status InferShape(ShapeInferenceContext& ctx);
+Status InferSize(ShapeInferenceContext& ctx);
+Status InferEyeLike(ShapeInferenceContext& ctx);
 Status InferSqueeze(ShapeInferenceContext& ctx);
 Status InferUnsqueeze(ShapeInferenceContext& ctx);
 Status InferConcat(ShapeInferenceContext& ctx);
@@ -87,11 +91,14 @@ Status InferGatherElements(ShapeInferenceContext& ctx);
 Status InferScatterElements(ShapeInferenceContext& ctx);  // and the deprecated Scatter
 Status InferGatherND(ShapeInferenceContext& ctx);
 Status InferOneHot(ShapeInferenceContext& ctx);  // depth known at load time
+Status InferTrilu(ShapeInferenceContext& ctx);  // k may be a run-time scalar
+Status InferTopK(ShapeInferenceContext& ctx);   // K known at load time
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 Status InferGridSample(ShapeInferenceContext& ctx);  // 4-D (graph/ops/resize.cc)
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max
+Status InferArgReduce(ShapeInferenceContext& ctx);  // ArgMax, ArgMin
 
 // normalization.cc
 Status InferBatchNormalization(ShapeInferenceContext& ctx);
@@ -99,7 +106,11 @@ Status InferLayerNormalization(ShapeInferenceContext& ctx);
 Status InferInstanceNormalization(ShapeInferenceContext& ctx);
 Status InferLRN(ShapeInferenceContext& ctx);
 Status InferMeanVarianceNormalization(ShapeInferenceContext& ctx);
-Status InferSoftmax(ShapeInferenceContext& ctx);
+Status InferSoftmax(ShapeInferenceContext& ctx);  // also LogSoftmax, Hardmax
+
+// loss.cc
+Status InferNegativeLogLikelihoodLoss(ShapeInferenceContext& ctx);
+Status InferSoftmaxCrossEntropyLoss(ShapeInferenceContext& ctx);
 
 }  // namespace braid::ops
 

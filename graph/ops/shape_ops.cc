@@ -1,6 +1,6 @@
 // Shape functions of ops that move data without computing: Reshape, Flatten,
 // Transpose, Squeeze, Unsqueeze, Concat, Expand, and the shape producers
-// Shape, ConstantOfShape, Constant. Symbolic values pass through Reshape,
+// Shape, Size, ConstantOfShape, EyeLike, Constant. Symbolic values pass through Reshape,
 // Squeeze, Unsqueeze, Concat and Expand; Shape creates them.
 #include <algorithm>
 #include <optional>
@@ -170,6 +170,36 @@ Status InferShape(ShapeInferenceContext& ctx) {
   ctx.SetOutput(0, DataType::kI64,
                 Shape{Dim(static_cast<int64_t>(dims.size()))});
   ctx.SetOutputValues(0, std::move(dims));
+  return Status::Ok();
+}
+
+// Size: the element count as an i64 scalar. Its value is the product of the
+// dims (a symbol such as N*12 when the batch is symbolic), so a static shape
+// folds it to a constant.
+Status InferSize(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const Shape& in = ctx.input_shape(0);
+  ctx.SetOutput(0, DataType::kI64, Shape{});
+  ctx.SetOutputValues(0, DimValues{ShapeProduct(in, 0, in.size())});
+  return Status::Ok();
+}
+
+// EyeLike: a 2-D tensor of the input's shape with ones on diagonal k, in the
+// `dtype` attribute's type (an ONNX TensorProto enum), else the input's.
+Status InferEyeLike(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  if (ctx.input_rank(0) != 2)
+    return ctx.Error("input must be 2-D, is " + ShapeToString(ctx.input_shape(0)));
+  DataType dtype = ctx.input_dtype(0);
+  if (ctx.attrs().Has("dtype")) {
+    const int64_t onnx_type = ctx.attrs().GetInt("dtype", -1);
+    std::optional<DataType> mapped = DataTypeFromOnnx(onnx_type);
+    if (!mapped)
+      return ctx.Unsupported("dtype " + std::to_string(onnx_type) +
+                             " (ONNX TensorProto enum) is not a braid dtype");
+    dtype = *mapped;
+  }
+  ctx.SetOutput(0, dtype, ctx.input_shape(0));
   return Status::Ok();
 }
 

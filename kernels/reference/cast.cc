@@ -1,4 +1,4 @@
-// Reference Cast between f32, f16, i64, i32, i8, u8 and bool.
+// Reference Cast (and CastLike) between f32, f16, i64, i32, i8, u8 and bool.
 //   float -> integer: truncation toward zero; NaN gives 0 and values outside
 //     int64 saturate, then the int64 wraps to narrower types (defined
 //     behaviour where ONNX leaves it undefined).
@@ -102,11 +102,18 @@ CastFn SelectCast(DataType from, DataType to) {
   return nullptr;
 }
 
+// Cast, and CastLike (opset 15), whose target is input 1's dtype.
 class CastKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
-    ASSIGN_OR_RETURN(const DataType to, ParseCastTarget(args));
+    const bool like = args.node != nullptr && args.node->op_type == "CastLike";
+    RETURN_IF_ERROR(params_internal::CheckArity(args, like ? 2 : 1, like ? 2 : 1));
+    DataType to = DataType::kUndefined;
+    if (like) {
+      to = args.inputs[1].dtype;
+    } else {
+      ASSIGN_OR_RETURN(to, ParseCastTarget(args));
+    }
     const TensorDesc& in = args.inputs[0];
     RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, to));
     cast_ = SelectCast(in.dtype, to);
@@ -129,6 +136,7 @@ class CastKernel final : public Kernel {
 
 void RegisterCastKernel(KernelRegistry& registry) {
   RegisterReference<CastKernel>(registry, "Cast");
+  RegisterReference<CastKernel>(registry, "CastLike");
 }
 
 }  // namespace braid::reference

@@ -37,14 +37,8 @@ class ClipKernel final : public Kernel {
     ASSIGN_OR_RETURN(clip_, ParseClip(args));
     dtype_ = in.dtype;
     elements_ = in.elements();
-    switch (in.dtype) {
-      case DataType::kF32: run_ = &RunTyped<float>; break;
-      case DataType::kI32: run_ = &RunTyped<int32_t>; break;
-      case DataType::kI64: run_ = &RunTyped<int64_t>; break;
-      case DataType::kI8: run_ = &RunTyped<int8_t>; break;
-      case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
-      default: return UnsupportedDtype(args, in.dtype);
-    }
+    run_ = SelectByNumericType<ClipKernel>(in.dtype);
+    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
     return Status::Ok();
   }
 
@@ -53,7 +47,6 @@ class ClipKernel final : public Kernel {
     return Status::Ok();
   }
 
- private:
   template <typename T>
   static void RunTyped(const ClipKernel& k, const RunArgs& args) {
     const double lo_value = k.clip_.min_input >= 0
@@ -78,6 +71,7 @@ class ClipKernel final : public Kernel {
     }
   }
 
+ private:
   ClipParams clip_;
   DataType dtype_ = DataType::kUndefined;
   int64_t elements_ = 0;

@@ -38,6 +38,21 @@ TypedRun<Self> SelectBySize(size_t element_size) {
   }
 }
 
+// Kernels that compare or compute on values (Clip, ArgMax/ArgMin, TopK) pick
+// `Self::RunTyped<T>` for the numeric dtypes f32, i32, i64, i8 and u8 at
+// Prepare; nullptr for any other dtype.
+template <typename Self>
+auto SelectByNumericType(DataType dtype) -> decltype(&Self::template RunTyped<float>) {
+  switch (dtype) {
+    case DataType::kF32: return &Self::template RunTyped<float>;
+    case DataType::kI32: return &Self::template RunTyped<int32_t>;
+    case DataType::kI64: return &Self::template RunTyped<int64_t>;
+    case DataType::kI8: return &Self::template RunTyped<int8_t>;
+    case DataType::kU8: return &Self::template RunTyped<uint8_t>;
+    default: return nullptr;
+  }
+}
+
 // dst[...] = src[offset + sum_a index[a] * strides[a]] over the row-major
 // index space `dims` (rank <= kMaxDataRank; stride 0 repeats). Slice,
 // Transpose and Expand are this walk with different strides.
@@ -116,10 +131,10 @@ inline void UnravelIndex(int64_t flat, const std::vector<int64_t>& dims, int64_t
 void RegisterBinaryKernels(KernelRegistry& registry);
 void RegisterUnaryKernels(KernelRegistry& registry);
 void RegisterClipKernel(KernelRegistry& registry);
-void RegisterCastKernel(KernelRegistry& registry);
+void RegisterCastKernel(KernelRegistry& registry);  // Cast and CastLike
 void RegisterWhereKernel(KernelRegistry& registry);
 void RegisterCopyKernels(KernelRegistry& registry);  // Identity, Reshape, ...
-void RegisterShapeKernel(KernelRegistry& registry);
+void RegisterShapeKernel(KernelRegistry& registry);  // Shape and Size
 void RegisterGatherKernel(KernelRegistry& registry);
 void RegisterSliceKernel(KernelRegistry& registry);
 void RegisterConcatKernel(KernelRegistry& registry);
@@ -138,6 +153,10 @@ void RegisterGatherScatterElementsKernels(KernelRegistry& registry);
 void RegisterGatherNDKernel(KernelRegistry& registry);
 void RegisterOneHotKernel(KernelRegistry& registry);
 void RegisterDepthToSpaceKernels(KernelRegistry& registry);  // and SpaceToDepth
+void RegisterArgReduceKernels(KernelRegistry& registry);  // ArgMax, ArgMin
+void RegisterTopKKernel(KernelRegistry& registry);
+void RegisterTriluKernel(KernelRegistry& registry);
+void RegisterEyeLikeKernel(KernelRegistry& registry);
 
 }  // namespace braid::reference
 

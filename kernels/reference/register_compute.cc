@@ -15,7 +15,8 @@ void RegisterReferenceEinsum(KernelRegistry& registry);        // einsum.cc
 void RegisterReferenceBatchNorm(KernelRegistry& registry);     // batch_norm.cc
 void RegisterReferenceLayerNorm(KernelRegistry& registry);     // layer_norm.cc
 void RegisterReferenceInstanceNorm(KernelRegistry& registry);  // instance_norm.cc
-void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc
+void RegisterReferenceSoftmax(KernelRegistry& registry);       // softmax.cc (+ LogSoftmax, Hardmax)
+void RegisterReferenceLosses(KernelRegistry& registry);        // loss.cc
 void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
 void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
@@ -34,6 +35,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceLayerNorm(registry);
   RegisterReferenceInstanceNorm(registry);
   RegisterReferenceSoftmax(registry);
+  RegisterReferenceLosses(registry);
   RegisterReferenceReduce(registry);
   RegisterReferenceLRN(registry);
   RegisterReferenceMeanVarianceNorm(registry);

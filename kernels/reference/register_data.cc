@@ -28,6 +28,10 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterGatherNDKernel(registry);
   reference::RegisterOneHotKernel(registry);
   reference::RegisterDepthToSpaceKernels(registry);
+  reference::RegisterArgReduceKernels(registry);
+  reference::RegisterTopKKernel(registry);
+  reference::RegisterTriluKernel(registry);
+  reference::RegisterEyeLikeKernel(registry);
 }
 
 }  // namespace braid

@@ -1,5 +1,6 @@
 // Reference Shape: the input's extents [start, end) (opset 15 attributes) as
-// i64. The values are known at Prepare; Run copies them.
+// i64; Size: the input's element count as an i64 scalar. The values are known
+// at Prepare; Run copies them.
 #include <cstring>
 #include <vector>
 
@@ -31,10 +32,28 @@ class ShapeKernel final : public Kernel {
   std::vector<int64_t> values_;
 };
 
+class SizeKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    size_ = args.inputs[0].elements();
+    return params_internal::CheckOutput(args, {}, DataType::kI64);
+  }
+
+  Status Run(const RunArgs& args) override {
+    std::memcpy(args.dst[0], &size_, sizeof size_);
+    return Status::Ok();
+  }
+
+ private:
+  int64_t size_ = 0;
+};
+
 }  // namespace
 
 void RegisterShapeKernel(KernelRegistry& registry) {
   RegisterReference<ShapeKernel>(registry, "Shape");
+  RegisterReference<SizeKernel>(registry, "Size");
 }
 
 }  // namespace braid::reference

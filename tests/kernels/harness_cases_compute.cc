@@ -1,5 +1,5 @@
 // The op-harness cases of the compute ops (Conv, pools, Gemm, MatMul,
-// normalizations, Softmax, reductions). Tolerances: fp32 products and sums
+// normalizations, Softmax / LogSoftmax / Hardmax, losses, reductions). Tolerances: fp32 products and sums
 // (Conv, Gemm, MatMul, pools, reductions) abs 1e-4 + rel 1e-4, since other
 // implementations accumulate in float in another order; normalizations and
 // Softmax abs 1e-5 + rel 1e-4; integer outputs are compared exactly.
@@ -326,6 +326,32 @@ std::vector<OpCase> MakeCases() {
              return in;
            }()},
            {}));
+
+  // LogSoftmax and Hardmax share Softmax's parameters (both opset semantics).
+  add(Norm("logsoftmax_last_axis", "LogSoftmax", 13, {X({3, 10})}, {}));
+  add(Norm("logsoftmax_middle_axis", "LogSoftmax", 13, {X({2, 5, 4})}, {I("axis", 1)}));
+  add(Norm("logsoftmax_opset11_coerce_2d", "LogSoftmax", 11, {X({2, 3, 4})}, {}));
+  add(Norm("hardmax_middle_axis", "Hardmax", 13, {X({2, 5, 4})}, {I("axis", 1)}));
+  add(Norm("hardmax_opset11_coerce_2d", "Hardmax", 11, {X({2, 3, 4})}, {I("axis", 1)}));
+
+  // --- Losses: [N, C, d...] scores, [N, d...] class indices, optional [C] weight ---
+  auto classes = [](Ints dims, Ints values) {
+    OpInput in{DataType::kI64, std::move(dims)};
+    in.values = std::move(values);
+    return in;
+  };
+  add(Norm("nllloss_mean_weight", "NegativeLogLikelihoodLoss", 13,
+           {X({3, 4}), classes({3}, {2, 0, 3}), Positive({4})}, {}));
+  add(Norm("nllloss_none_4d_ignore", "NegativeLogLikelihoodLoss", 13,
+           {X({2, 3, 2, 2}), classes({2, 2, 2}, {0, 1, 2, 1, -1, 2, 0, -1})},
+           {S("reduction", "none"), I("ignore_index", -1)}));
+  add(Norm("nllloss_sum_3d", "NegativeLogLikelihoodLoss", 13,
+           {X({2, 3, 5}), classes({2, 5}, {0, 1, 2, 2, 1, 0, 0, 1, 2, 1})}, {S("reduction", "sum")}));
+  add(Norm("sce_mean_log_prob", "SoftmaxCrossEntropyLoss", 13,
+           {X({3, 5}), classes({3}, {4, 0, 2})}, {}, 2));
+  add(Norm("sce_none_weight_ignore_3d", "SoftmaxCrossEntropyLoss", 13,
+           {X({2, 3, 4}), classes({2, 4}, {1, 2, 0, 5, 5, 1, 2, 0}), Positive({3})},
+           {S("reduction", "none"), I("ignore_index", 5)}));
 
   // --- Reductions ---
   add(Reduce("reducemean_spatial", "ReduceMean", 13, {X({2, 3, 4, 5})}, {L("axes", {2, 3})}));

@@ -247,6 +247,23 @@ std::vector<OpCase> MakeCases() {
            {X({1, 2, 5, 5}), Omitted(), Omitted(), Ints64({1, 2, 8, 3})},
            {S("mode", "cubic"), S("coordinate_transformation_mode", "align_corners")}));
   add(Make("upsample_nearest", "Upsample", {X({1, 2, 3, 3}), scales2x}, {}, 1, 9));
+  // Index-producing and masking ops.
+  add(Make("argmax_axis1_keepdims", "ArgMax", {X({3, 5, 4})}, {I("axis", 1)}));
+  add(Make("argmax_i32_last_index", "ArgMax", {Ix(DataType::kI32, {4, 6}, -3, 3)},
+           {I("axis", -1), I("keepdims", 0), I("select_last_index", 1)}));
+  add(Make("argmin_axis0_no_keepdims", "ArgMin", {X({5, 3})}, {I("keepdims", 0)}));
+  add(Make("topk_largest_last_axis", "TopK", {X({3, 7}), Ints64({3})}, {}, 2));
+  add(Make("topk_smallest_axis0_i64", "TopK", {Ix(DataType::kI64, {6, 4}), Ints64({2})},
+           {I("axis", 0), I("largest", 0)}, 2));
+  add(Make("trilu_upper_runtime_k", "Trilu", {X({2, 4, 5}), [] {
+             OpInput k{DataType::kI64, {}};
+             k.values = {1};
+             return k;
+           }()}));
+  add(Make("trilu_lower_i32", "Trilu", {Ix(DataType::kI32, {5, 3})}, {I("upper", 0)}));
+  add(Make("eye_like_k_dtype", "EyeLike", {X({3, 5})}, {I("k", 2), I("dtype", 7)}));
+  add(Make("size", "Size", {X({2, 3, 4})}));
+  add(Make("castlike_f32_to_i32", "CastLike", {X({3, 4}, -50, 50), Ix(DataType::kI32, {1})}));
   return cases;
 }
 

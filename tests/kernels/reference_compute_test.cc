@@ -775,6 +775,77 @@ TEST(ReferenceReduce, NormsProductsAndLogs) {
                     StatusCode::kUnimplemented, "n_ReduceL2", "i64");
 }
 
+TEST(ReferenceSoftmax, LogSoftmaxAndHardmaxHandComputed) {
+  // log(e^-2 + e^-1 + 1) = log(1.5032147) = 0.4076060, so x - 3 - 0.4076060.
+  ExpectNear(Run1(MakeNode("LogSoftmax"), {F({1, 3}, {1, 2, 3})}, Out({1, 3})),
+             {-2.4076060, -1.4076060, -0.4076060}, 1e-6);
+  // Large inputs do not overflow: log(1 + e^-1) = 0.3132617.
+  ExpectNear(Run1(MakeNode("LogSoftmax"), {F({2}, {1000, 1001})}, Out({2})), {-1.3132617, -0.3132617},
+             1e-6);
+  // Opset 11 coerces [2, 2] at axis 0 into one row of 4: log(1/4) each.
+  ExpectNear(Run1(MakeNode("LogSoftmax", {{"axis", int64_t{0}}}), {F({2, 2}, {0.5, 0.5, 0.5, 0.5})},
+                  Out({2, 2}), 11),
+             {-1.3862944, -1.3862944, -1.3862944, -1.3862944}, 1e-6);
+  // Hardmax: 1 at the first maximum of each row.
+  ExpectNear(Run1(MakeNode("Hardmax"), {F({2, 3}, {1, 3, 3, -1, -2, -3})}, Out({2, 3})),
+             {0, 1, 0, 1, 0, 0}, 0);
+  // Opset 11, axis 1 of [2, 1, 2]: each sample's 2 values form one row.
+  ExpectNear(Run1(MakeNode("Hardmax", {{"axis", int64_t{1}}}), {F({2, 1, 2}, {4, 2, 3, 8})},
+                  Out({2, 1, 2}), 11),
+             {1, 0, 0, 1}, 0);
+}
+
+TEST(ReferenceLoss, NegativeLogLikelihoodReductionsWeightsAndIgnoredClasses) {
+  // log-probabilities [[-1, -2, -3], [-4, -5, -6]], targets [2, 0]: losses 3 and 4.
+  const In input = F({2, 3}, {-1, -2, -3, -4, -5, -6});
+  const In target = I64({2}, {2, 0}, false);
+  auto nll = [](std::vector<std::pair<std::string, AttributeValue>> attrs) {
+    return MakeNode("NegativeLogLikelihoodLoss", std::move(attrs));
+  };
+  ExpectNear(Run1(nll({{"reduction", std::string("none")}}), {input, target}, Out({2})), {3, 4}, 1e-6);
+  ExpectNear(Run1(nll({{"reduction", std::string("sum")}}), {input, target}, Out({})), {7}, 1e-6);
+  ExpectNear(Run1(nll({}), {input, target}, Out({})), {3.5}, 1e-6);  // mean by default
+  // Weights [0.5, 1, 2]: losses 3 * 2 and 4 * 0.5; mean = 8 / (2 + 0.5) = 3.2.
+  const In weight = F({3}, {0.5, 1, 2});
+  ExpectNear(Run1(nll({{"reduction", std::string("none")}}), {input, target, weight}, Out({2})), {6, 2},
+             1e-6);
+  ExpectNear(Run1(nll({}), {input, target, weight}, Out({})), {3.2}, 1e-6);
+  // ignore_index 0 drops the second element from the loss and from the mean's count.
+  ExpectNear(Run1(nll({{"reduction", std::string("none")}, {"ignore_index", int64_t{0}}}), {input, target},
+                  Out({2})),
+             {3, 0}, 1e-6);
+  ExpectNear(Run1(nll({{"ignore_index", int64_t{0}}}), {input, target}, Out({})), {3}, 1e-6);
+  // [N, C, D] = [1, 2, 2] with i32 targets [1, 0]: -x[0, 1, 0] and -x[0, 0, 1].
+  ExpectNear(Run1(nll({{"reduction", std::string("none")}}),
+                  {F({1, 2, 2}, {-1, -2, -3, -4}), I32({1, 2}, {1, 0})}, Out({1, 2})),
+             {3, 2}, 1e-6);
+  auto bad = RunReference(nll({}), 17, {input, I64({2}, {3, 0}, false)}, {Out({})});
+  ASSERT_FALSE(bad.ok());
+  ExpectErrorNaming(bad.status(), StatusCode::kInvalidArgument, "n_NegativeLogLikelihoodLoss",
+                    "target 3 at [0, 0] is outside [0, 3)");
+}
+
+TEST(ReferenceLoss, SoftmaxCrossEntropyIsLogSoftmaxThenNll) {
+  // One sample of scores [1, 2, 3], label 2: loss = -log_softmax[2] = 0.4076060.
+  auto sce = RunReference(MakeNode("SoftmaxCrossEntropyLoss"), 17, {F({1, 3}, {1, 2, 3}), I64({1}, {2}, false)},
+                          {Out({}), Out({1, 3})});
+  ASSERT_TRUE(sce.ok()) << sce.status().ToString();
+  ExpectNear((*sce)[0], {0.4076060}, 1e-6);
+  ExpectNear((*sce)[1], {-2.4076060, -1.4076060, -0.4076060}, 1e-6);
+  // [N, C, D] = [1, 2, 2]: classes (0, 1) at d0 and (0, 0) at d1; labels [1, 0].
+  // log_softmax: d0 (-1.3132617, -0.3132617), d1 (-0.6931472, -0.6931472).
+  const Node none = MakeNode("SoftmaxCrossEntropyLoss", {{"reduction", std::string("none")}});
+  auto spatial = RunReference(none, 17, {F({1, 2, 2}, {0, 0, 1, 0}), I64({1, 2}, {1, 0}, false)},
+                              {Out({1, 2}), Out({1, 2, 2})});
+  ASSERT_TRUE(spatial.ok()) << spatial.status().ToString();
+  ExpectNear((*spatial)[0], {0.3132617, 0.6931472}, 1e-6);
+  ExpectNear((*spatial)[1], {-1.3132617, -0.6931472, -0.3132617, -0.6931472}, 1e-6);
+  // Without the log_prob output the log-softmax goes to the workspace; weights apply.
+  ExpectNear(Run1(MakeNode("SoftmaxCrossEntropyLoss", {{"reduction", std::string("sum")}}),
+                  {F({1, 2, 2}, {0, 0, 1, 0}), I64({1, 2}, {1, 0}, false), F({2}, {2, 3})}, Out({})),
+             {0.3132617 * 3 + 0.6931472 * 2}, 1e-6);
+}
+
 TEST(ReferenceNorm, InstanceNormHandComputed) {
   // One plane [1, 2, 3, 6]: mean 3, population variance 3.5; scale 2, B 1.
   const double inv = 1.0 / std::sqrt(3.5 + 1e-5);

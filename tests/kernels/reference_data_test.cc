@@ -642,6 +642,95 @@ TEST(ReferenceData, DepthToSpaceModesAndSpaceToDepth) {
               StatusCode::kInvalidArgument, "not multiples of blocksize 2");
 }
 
+TEST(ReferenceData, ArgMaxArgMinPickFirstOrLastOfEqualValues) {
+  // [[1, 5, 5], [7, 2, 7]]
+  const In x = F32({2, 3}, {1, 5, 5, 7, 2, 7});
+  ExpectValues(Run1(MakeNode("ArgMax", {{"axis", int64_t{1}}}), {x}, Out(DataType::kI64, {2, 1})),
+               {1, 0});
+  ExpectValues(Run1(MakeNode("ArgMax", {{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}}), {x},
+                    Out(DataType::kI64, {2, 1})),
+               {2, 2});
+  // Columns (1, 7), (5, 2), (5, 7).
+  ExpectValues(Run1(MakeNode("ArgMin", {{"keepdims", int64_t{0}}}), {x}, Out(DataType::kI64, {3})),
+               {0, 1, 0});
+  ExpectValues(Run1(MakeNode("ArgMin", {{"axis", int64_t{1}}}), {I32({2, 3}, {4, -9, -9, 0, 0, 1})},
+                    Out(DataType::kI64, {2, 1})),
+               {1, 0});
+  // The first NaN wins, as numpy's argmax/argmin.
+  const In nan = F32({3}, {1, kNaN, kNaN});
+  ExpectValues(Run1(MakeNode("ArgMax"), {nan}, Out(DataType::kI64, {1})), {1});
+  ExpectValues(Run1(MakeNode("ArgMin"), {nan}, Out(DataType::kI64, {1})), {1});
+  ExpectValues(Run1(MakeNode("ArgMax", {{"select_last_index", int64_t{1}}}), {nan},
+                    Out(DataType::kI64, {1})),
+               {2});
+  ExpectError(Run1(MakeNode("ArgMax", {{"axis", int64_t{2}}}), {x}, Out(DataType::kI64, {2, 3})),
+              StatusCode::kInvalidArgument, "axis 2 is out of range");
+}
+
+TEST(ReferenceData, TopKSortsAndBreaksTiesByLowerIndex) {
+  // [[3, 1, 4, 1], [5, 9, 2, 6]], K = 2.
+  const In x = F32({2, 4}, {3, 1, 4, 1, 5, 9, 2, 6});
+  const std::vector<TensorDesc> outs = {Out(DataType::kF32, {2, 2}), Out(DataType::kI64, {2, 2})};
+  StatusOr<std::vector<Values>> largest = RunAll(MakeNode("TopK"), {x, ConstI64({2})}, outs);
+  ASSERT_TRUE(largest.ok()) << largest.status().ToString();
+  ExpectValues((*largest)[0], {4, 3, 9, 6});
+  ExpectValues((*largest)[1], {2, 0, 1, 3});
+  StatusOr<std::vector<Values>> smallest =
+      RunAll(MakeNode("TopK", {{"largest", int64_t{0}}}), {x, ConstI64({2})}, outs);
+  ASSERT_TRUE(smallest.ok()) << smallest.status().ToString();
+  ExpectValues((*smallest)[0], {1, 1, 2, 5});
+  ExpectValues((*smallest)[1], {1, 3, 2, 0});
+  // Along axis 0 of i64: columns (3, 5), (1, 9), (4, 2), (1, 6), K = 1.
+  StatusOr<std::vector<Values>> columns =
+      RunAll(MakeNode("TopK", {{"axis", int64_t{0}}}),
+             {I64({2, 4}, {3, 1, 4, 1, 5, 9, 2, 6}), ConstI64({1})},
+             {Out(DataType::kI64, {1, 4}), Out(DataType::kI64, {1, 4})});
+  ASSERT_TRUE(columns.ok()) << columns.status().ToString();
+  ExpectValues((*columns)[0], {5, 9, 4, 6});
+  ExpectValues((*columns)[1], {1, 1, 0, 1});
+  // K at run time must be the K the outputs were planned with.
+  ExpectError(RunAll(MakeNode("TopK"), {x, ConstI64({3})}, outs), StatusCode::kInvalidArgument,
+              "K is 3", "the plan has 2");
+}
+
+TEST(ReferenceData, TriluKeepsATriangleWithOffsetK) {
+  // [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
+  const In x = F32({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  ExpectValues(Run1(MakeNode("Trilu"), {x}, Out(DataType::kF32, {3, 4})),
+               {1, 2, 3, 4, 0, 6, 7, 8, 0, 0, 11, 12});
+  // Lower with k = -1: j - i <= -1, strictly below the diagonal; k read at run time.
+  ExpectValues(Run1(MakeNode("Trilu", {{"upper", int64_t{0}}}), {x, I64({}, {-1})},
+                    Out(DataType::kF32, {3, 4})),
+               {0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0});
+  // Upper with k = 2 on a batch of two i32 matrices [2, 2, 3].
+  ExpectValues(Run1(MakeNode("Trilu"), {I32({2, 2, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
+                                        I64({1}, {2})},
+                    Out(DataType::kI32, {2, 2, 3})),
+               {0, 0, 3, 0, 0, 0, 0, 0, 9, 0, 0, 0});
+  ExpectError(Run1(MakeNode("Trilu"), {F32({3}, {1, 2, 3})}, Out(DataType::kF32, {3})),
+              StatusCode::kInvalidArgument, "rank >= 2");
+}
+
+TEST(ReferenceData, EyeLikeSizeAndCastLike) {
+  const In x = F32({2, 3}, {7, 7, 7, 7, 7, 7});
+  ExpectValues(Run1(MakeNode("EyeLike", {{"k", int64_t{1}}}), {x}, Out(DataType::kI32, {2, 3})),
+               {0, 1, 0, 0, 0, 1});
+  ExpectValues(Run1(MakeNode("EyeLike"), {x}, Out(DataType::kF32, {2, 3})), {1, 0, 0, 0, 1, 0});
+  // A diagonal outside the matrix (also an extreme k) gives zeros.
+  ExpectValues(Run1(MakeNode("EyeLike", {{"k", std::numeric_limits<int64_t>::min()}}), {x},
+                    Out(DataType::kBool, {2, 3})),
+               {0, 0, 0, 0, 0, 0});
+  ExpectValues(Run1(MakeNode("Size"), {F32({2, 3, 4}, Values(24, 1.0))}, Out(DataType::kI64, {})),
+               {24});
+  // CastLike casts to input 1's dtype (truncation toward zero, as Cast).
+  ExpectValues(Run1(MakeNode("CastLike"), {F32({3}, {1.7, -2.5, 3}), I32({1}, {0})},
+                    Out(DataType::kI32, {3})),
+               {1, -2, 3});
+  ExpectError(Run1(MakeNode("CastLike"), {F32({3}, {1.7, -2.5, 3}), I32({1}, {0})},
+                   Out(DataType::kI64, {3})),
+              StatusCode::kInvalidArgument, "does not match");
+}
+
 TEST(ReferenceBinary, Pow) {
   // ONNX test_pow_example / test_pow_types_*.
   ExpectValues(Run1(MakeNode("Pow"), {F32({3}, {1, 2, 3}), F32({3}, {4, 5, 6})}, Out(DataType::kF32, {3})),

@@ -92,6 +92,33 @@ TEST(FoldConstants, StaticDimsOfSymbolicShapeFold) {
   EXPECT_EQ(b.graph().value(b.graph().outputs()[0]).shape, (Shape{kN, 3, 8}));
 }
 
+TEST(FoldConstants, SizeOfAStaticShapeAndArgMaxOfAConstantFold) {
+  GraphBuilder b(kOutputSuffix);
+  ValueId x = b.Input("x", {2, 3, 4});
+  ValueId size = b.Op("Size", "size", {x});
+  // [[1, 5, 5], [7, 2, 7]]: first maxima [1, 0], last [2, 2]; minima along axis 0 [0, 1, 0].
+  ValueId m = b.Floats("m", {2, 3}, {1, 5, 5, 7, 2, 7});
+  ValueId first = b.Op("ArgMax", "first", {m}, A({{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}));
+  ValueId last = b.Op("ArgMax", "last", {m},
+                      A({{"axis", int64_t{1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}}));
+  ValueId low = b.Op("ArgMin", "low", {m});
+  for (ValueId v : {size, first, last, low}) b.graph().outputs().push_back(v);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_TRUE(OpTypes(b.graph()).empty());
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "size_out"), (std::vector<int64_t>{24}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "first_out"), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "last_out"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "low_out"), (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(FoldConstants, SizeOfASymbolicShapeStaysARuntimeNode) {
+  GraphBuilder b(kOutputSuffix);
+  ValueId size = b.Op("Size", "size", {b.Input("x", {kN, 3})});
+  b.graph().outputs().push_back(size);
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_EQ(OpTypes(b.graph()), std::vector<std::string>{"Size"});
+}
+
 TEST(FoldConstants, FloatArithmeticIsBitwiseExact) {
   GraphBuilder b(kOutputSuffix);
   const std::vector<float> av = RandomFloats(6, 1), bv = RandomFloats(3, 2);

@@ -748,6 +748,77 @@ TEST(ShapeInferenceSymbolic, SwinWindowPaddingChain) {
   EXPECT_EQ(b.shape(range), (Shape{3}));
 }
 
+TEST(ShapeInferenceNewOps, ArgReduceTopKTriluEyeLikeSizeCastLikeAndLosses) {
+  Builder b(14);
+  ValueId x = b.Input("x", {kN, 3, 4});
+  ValueId arg = b.Op1("ArgMax", "argmax", {x}, A({{"axis", int64_t{-1}}}));
+  ValueId arg_flat = b.Op1("ArgMin", "argmin", {x}, A({{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}));
+  std::vector<ValueId> top = b.Op("TopK", "topk", {x, b.Ints("k", {2})}, A({{"axis", int64_t{1}}}), 2);
+  ValueId tri = b.Op1("Trilu", "trilu", {x, b.Input("k_runtime", {}, DataType::kI64)});
+  ValueId eye = b.Op1("EyeLike", "eye", {b.Input("m", {3, 5})}, A({{"dtype", int64_t{7}}}));
+  ValueId size = b.Op1("Size", "size", {x});
+  ValueId like = b.Op1("CastLike", "like", {x, b.Input("t", {1}, DataType::kI32)});
+  ValueId scores = b.Input("scores", {kN, 5, 2, 3});
+  ValueId labels = b.Input("labels", {kN, 2, 3}, DataType::kI64);
+  ValueId nll_none = b.Op1("NegativeLogLikelihoodLoss", "nll", {scores, labels},
+                           A({{"reduction", std::string("none")}}));
+  std::vector<ValueId> sce = b.Op("SoftmaxCrossEntropyLoss", "sce", {scores, labels, b.Floats("w", {5})}, {}, 2);
+  ValueId log_sm = b.Op1("LogSoftmax", "logsm", {x}, A({{"axis", int64_t{1}}}));
+  // ONNX's LayerNormalization body for axis -2: ConstantOfShape(Neg([-2])) is [1, 1].
+  ValueId ones = b.Op1("ConstantOfShape", "ones", {b.Op1("Neg", "neg", {b.Ints("axis1d", {-2})})});
+  SymbolicValues values;
+  const Status inferred = InferShapes(b.graph(), &values);
+  ASSERT_TRUE(inferred.ok()) << inferred.ToString();
+  EXPECT_EQ(b.shape(arg), (Shape{kN, 3, 1}));
+  EXPECT_EQ(b.dtype(arg), DataType::kI64);
+  EXPECT_EQ(b.shape(arg_flat), (Shape{kN, 4}));
+  EXPECT_EQ(b.shape(top[0]), (Shape{kN, 2, 4}));
+  EXPECT_EQ(b.dtype(top[1]), DataType::kI64);
+  EXPECT_EQ(b.shape(tri), (Shape{kN, 3, 4}));
+  EXPECT_EQ(b.shape(eye), (Shape{3, 5}));
+  EXPECT_EQ(b.dtype(eye), DataType::kI64);  // ONNX dtype 7
+  EXPECT_EQ(b.shape(size), Shape{});
+  EXPECT_EQ(values.at(size), (DimValues{Dim::Symbol("N*12")}));
+  EXPECT_EQ(b.dtype(like), DataType::kI32);
+  EXPECT_EQ(b.shape(nll_none), (Shape{kN, 2, 3}));
+  EXPECT_EQ(b.shape(sce[0]), Shape{});  // reduction defaults to mean
+  EXPECT_EQ(b.shape(sce[1]), (Shape{kN, 5, 2, 3}));
+  EXPECT_EQ(b.shape(log_sm), (Shape{kN, 3, 4}));
+  EXPECT_EQ(b.shape(ones), (Shape{2}));
+
+  // Bad attributes and inputs are errors that name the attribute or input and the value.
+  auto error_of = [](const std::string& op, std::vector<Shape> shapes, Attributes attrs,
+                     std::vector<DataType> dtypes = {}) {
+    Builder e(14);
+    std::vector<ValueId> inputs;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      inputs.push_back(e.Input("in" + std::to_string(i), shapes[i],
+                               i < dtypes.size() ? dtypes[i] : DataType::kF32));
+    e.Op(op, "bad", inputs, std::move(attrs), op == "TopK" ? 2 : 1);
+    return InferShapes(e.graph()).ToString();
+  };
+  EXPECT_NE(error_of("ArgMax", {{2, 3}}, A({{"axis", int64_t{2}}})).find("axis 2 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of("ArgMin", {{2, 3}}, A({{"select_last_index", int64_t{2}}}))
+                .find("select_last_index must be 0 or 1, is 2"),
+            std::string::npos);
+  EXPECT_NE(error_of("Trilu", {{4}}, {}).find("rank >= 2"), std::string::npos);
+  EXPECT_NE(error_of("TopK", {{4, 5}, {1}}, {}, {DataType::kF32, DataType::kI64})
+                .find("K must be known at load time"),
+            std::string::npos);
+  EXPECT_NE(error_of("NegativeLogLikelihoodLoss", {{2, 3}, {2}}, A({{"reduction", std::string("avg")}}),
+                     {DataType::kF32, DataType::kI64})
+                .find("reduction 'avg'"),
+            std::string::npos);
+  EXPECT_NE(error_of("SoftmaxCrossEntropyLoss", {{2, 3, 4}, {2, 5}}, {}, {DataType::kF32, DataType::kI64})
+                .find("does not match scores"),
+            std::string::npos);
+  EXPECT_NE(error_of("EyeLike", {{2, 3, 4}}, {}).find("must be 2-D"), std::string::npos);
+  Builder big_k(14);
+  big_k.Op("TopK", "topk", {big_k.Input("x", {2, 3}), big_k.Ints("k", {4})}, {}, 2);
+  EXPECT_NE(InferShapes(big_k.graph()).ToString().find("K 4 is outside [0, 3]"), std::string::npos);
+}
+
 TEST(ShapeInferenceSymbolic, DimProductArithmetic) {
   EXPECT_EQ(MultiplyDims(kN, Dim(197)), Dim::Symbol("N*197"));
   EXPECT_EQ(MultiplyDims(Dim::Symbol("N*197"), Dim(1)), Dim::Symbol("N*197"));
@@ -778,8 +849,10 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
       "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "Tan", "Asin", "Acos",
       "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsInf", "IsNaN", "PRelu", "Elu", "Celu",
-      "Selu", "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Mish", "Sum", "Mean", "OneHot",
-      "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample"};
+      "Selu", "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Mish", "Sum", "Mean",
+      "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
+      "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
+      "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
