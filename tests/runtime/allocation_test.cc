@@ -253,8 +253,15 @@ TEST(ThreadAdaptationAllocation, RunsAfterTheFirstProbeAllocateNothingInBraid) {
   AttributingRegistry attributing;
   SessionOptions options;
   options.num_threads = 2;
+  // Made-up latencies (2 threads faster) so that the probes, not this
+  // machine's noise, decide: a switch of thread count would add a notice,
+  // which allocates (once per switch, as a re-plan does).
+  SessionInternals internals;
+  internals.run_ms = [](int threads, double) { return threads == 1 ? 2.0 : 1.0; };
+  std::vector<SessionDevice> devices(1);
+  devices[0].device = CreateCpuDevice();
   auto session = CreateSession(std::move(*graph), options, attributing.registry,
-                               CreateCpuDevice());
+                               std::move(devices), std::move(internals));
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   for (int i = 0; i < 4; ++i) CountSteadyStateAllocations(**session, 1);  // 8 Runs
   for (int run = 0; run < 10; ++run) {
