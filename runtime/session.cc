@@ -339,7 +339,14 @@ class SessionImpl final : public Session {
     }
     if (threads == 1) executor = serial_executor_.get();
     const auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(executor->Run(input_pointers_));
+    if (Status ran = executor->Run(input_pointers_); !ran.ok()) {
+      if (threads != 1) return ran;
+      // The twin failed where the full executor may not: keep every thread.
+      AddNotice("thread adaptation off: the one-thread run failed: " + ran.message());
+      thread_adaptation_.reset();
+      ran_ = executor_.get();
+      return executor_->Run(input_pointers_);
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
     if (run_ms_) ms = run_ms_(threads, ms);

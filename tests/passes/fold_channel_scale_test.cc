@@ -22,9 +22,11 @@ using test_eval::ExpectEquivalent;
 
 constexpr double kTolerance = 1e-5;  // products rounded to f32 once
 
-// x[2,3,5,5] -> Conv(4 out, 3x3, pads 1, bias) -> "conv_out".
+// x[2,3,5,4] -> Conv(4 out, 3x3, pads 1, bias) -> "conv_out" [2,4,5,4]: as
+// wide as it has channels, so a [4] operand is shaped like a channel scale
+// but aligns with the width.
 ValueId AddConv(Graph& g, std::mt19937& rng) {
-  ValueId x = g.AddInput("x", DataType::kF32, {2, 3, 5, 5});
+  ValueId x = g.AddInput("x", DataType::kF32, {2, 3, 5, 4});
   Attributes attrs;
   attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
   return AddOp(g, "conv", "Conv",
@@ -79,7 +81,7 @@ TEST(FoldChannelScaleTest, LeavesWhatIsNotAChannelScale) {
     ValueId conv = AddConv(g, rng);
     ValueId y;
     if (variant == 0) {  // [C] aligns with the width axis of NCHW
-      y = AddOp(g, "mul", "Mul", {conv, AddRandomF32(g, "s", {5}, rng)}, {"y"});
+      y = AddOp(g, "mul", "Mul", {conv, AddRandomF32(g, "s", {4}, rng)}, {"y"});
     } else if (variant == 1) {  // a zero divisor
       y = AddOp(g, "div", "Div", {conv, AddF32(g, "d", {1, 4, 1, 1}, {1, 0, 2, 3})}, {"y"});
     } else if (variant == 2) {  // the constant is the dividend

@@ -253,17 +253,23 @@ TEST(ThreadAdaptationAllocation, RunsAfterTheFirstProbeAllocateNothingInBraid) {
   AttributingRegistry attributing;
   SessionOptions options;
   options.num_threads = 2;
-  // Made-up latencies (2 threads faster) so that the probes, not this
-  // machine's noise, decide: a switch of thread count would add a notice,
-  // which allocates (once per switch, as a re-plan does).
+  // Made-up latencies (1 thread faster, as under contention) so that the
+  // probes, not this machine's noise, decide: Runs 4-6 probe the twin and
+  // switch to it (the switch's notice allocates, once, as a re-plan does);
+  // the counted Runs then run the twin.
   SessionInternals internals;
-  internals.run_ms = [](int threads, double) { return threads == 1 ? 2.0 : 1.0; };
+  auto one_thread_runs = std::make_shared<int>(0);  // counted without allocating
+  internals.run_ms = [one_thread_runs](int threads, double) {
+    *one_thread_runs += threads == 1;
+    return threads == 1 ? 1.0 : 2.0;
+  };
   std::vector<SessionDevice> devices(1);
   devices[0].device = CreateCpuDevice();
   auto session = CreateSession(std::move(*graph), options, attributing.registry,
                                std::move(devices), std::move(internals));
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   for (int i = 0; i < 4; ++i) CountSteadyStateAllocations(**session, 1);  // 8 Runs
+  const int one_thread_before = *one_thread_runs;
   for (int run = 0; run < 10; ++run) {
     attributing.Reset();
     const long total = CountSteadyStateAllocations(**session, 1);
@@ -272,6 +278,7 @@ TEST(ThreadAdaptationAllocation, RunsAfterTheFirstProbeAllocateNothingInBraid) {
     EXPECT_EQ(total - in_kernels, 0) << "run " << run << ": the session allocated; "
                                      << attributing.Report();
   }
+  EXPECT_EQ(*one_thread_runs - one_thread_before, 20);  // every counted Run was the twin's
 }
 
 }  // namespace

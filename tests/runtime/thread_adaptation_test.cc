@@ -156,7 +156,7 @@ struct ContendedSession {
       if (threads == 1) return 2.0;
       return loaded ? 1000.0 : 1.0;
     };
-    internals.thread_adaptation.probe_cost_ratio = 0;  // probe after 4 narrow Runs
+    internals.thread_adaptation.probe_cost_ratio = 0;  // probe after 3 Runs
     std::vector<SessionDevice> devices(1);
     devices[0].device = std::make_unique<ExhaustibleDevice>(&exhausted);
     auto s = CreateSession(std::move(*g), options, registry, std::move(devices),
@@ -180,10 +180,10 @@ struct ContendedSession {
   }
 };
 
-std::vector<float> RandomInput(const TensorInfo& in) {
+std::vector<float> RandomInput(const TensorInfo& in, uint32_t seed = 7) {
   int64_t n = 1;
   for (int64_t d : in.dims) n *= d < 0 ? 1 : d;
-  std::mt19937 rng(7);
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> x(static_cast<size_t>(n));
   for (float& v : x) v = u(rng);
@@ -198,31 +198,35 @@ bool HasContentionNotice(const Session& s) {
 
 TEST(SessionThreadAdaptation, RunsOneThreadUnderContentionWithTheSameOutputs) {
   ContendedSession c(/*adapt_threads=*/true);
+  ContendedSession fixed(/*adapt_threads=*/false);  // every Run on 2 threads
   ASSERT_NE(c.session, nullptr);
+  ASSERT_NE(fixed.session, nullptr);
   const TensorInfo in = c.session->inputs()[0];
-  const std::vector<float> x = RandomInput(in);
+  // Another input every Run, so an output read from the executor that did
+  // not run (it still holds an older Run's result) cannot match.
+  uint32_t seed = 100;
+  auto run_and_compare = [&] {
+    const std::vector<float> x = RandomInput(in, ++seed);
+    const std::vector<float> got = c.Run(x, in);
+    const std::vector<float> want = fixed.Run(x, in);
+    ASSERT_FALSE(want.empty());
+    ASSERT_EQ(got.size(), want.size());
+    // oneDNN may order sums differently with another thread count.
+    for (size_t k = 0; k < want.size(); ++k)
+      ASSERT_NEAR(got[k], want[k], 1e-5f * (1 + std::fabs(want[k]))) << "element " << k;
+  };
   // Idle: 3 Runs on 2 threads, a 3-Run probe of 1 thread that loses, 2 threads.
-  std::vector<std::vector<float>> outputs;
-  for (int i = 0; i < 8; ++i) outputs.push_back(c.Run(x, in));
+  for (int i = 0; i < 8; ++i) run_and_compare();
   EXPECT_EQ(c.threads_seen, (std::vector<int>{2, 2, 2, 1, 1, 1, 2, 2}));
   EXPECT_FALSE(HasContentionNotice(*c.session));
   c.loaded = true;
-  for (int i = 0; i < 4; ++i) outputs.push_back(c.Run(x, in));
+  for (int i = 0; i < 4; ++i) run_and_compare();
   EXPECT_EQ(std::vector<int>(c.threads_seen.end() - 4, c.threads_seen.end()),
             (std::vector<int>{2, 1, 1, 1}));
   EXPECT_TRUE(HasContentionNotice(*c.session));
-  // One-thread Runs give the 2-thread Runs' outputs (oneDNN may order sums
-  // differently with another thread count).
-  const std::vector<float>& wide = outputs.front();
-  ASSERT_FALSE(wide.empty());
-  for (const std::vector<float>& out : outputs) {
-    ASSERT_EQ(out.size(), wide.size());
-    for (size_t k = 0; k < wide.size(); ++k)
-      ASSERT_NEAR(out[k], wide[k], 1e-5f * (1 + std::fabs(wide[k]))) << "element " << k;
-  }
   // The load ends: the next probe (3 Runs on 2 threads) wins.
   c.loaded = false;
-  for (int i = 0; i < 5; ++i) c.Run(x, in);
+  for (int i = 0; i < 5; ++i) run_and_compare();
   EXPECT_EQ(std::vector<int>(c.threads_seen.end() - 5, c.threads_seen.end()),
             (std::vector<int>{2, 2, 2, 2, 2}));
 }
