@@ -318,7 +318,7 @@ class SessionImpl final : public Session {
   }
 
   // The fast path: the executor with every thread, or its one-thread twin
-  // while thread adaptation says the cores are contended.
+  // when thread adaptation measures it faster (runtime/thread_adaptation.h).
   Status RunExecutor() {
     if (!thread_adaptation_) {
       ran_ = executor_.get();
@@ -330,22 +330,14 @@ class SessionImpl final : public Session {
       // Without the twin (e.g. its memory could not be had) the session
       // keeps every thread, and says so.
       const Status built = BuildSerialExecutor();
-      if (!built.ok()) {
-        AddNotice("thread adaptation off: " + built.message());
-        thread_adaptation_.reset();
-        ran_ = executor_.get();
-        return executor_->Run(input_pointers_);
-      }
+      if (!built.ok()) return StopAdaptingAndRunWide(built.message());
     }
     if (threads == 1) executor = serial_executor_.get();
     const auto start = std::chrono::steady_clock::now();
     if (Status ran = executor->Run(input_pointers_); !ran.ok()) {
       if (threads != 1) return ran;
       // The twin failed where the full executor may not: keep every thread.
-      AddNotice("thread adaptation off: the one-thread run failed: " + ran.message());
-      thread_adaptation_.reset();
-      ran_ = executor_.get();
-      return executor_->Run(input_pointers_);
+      return StopAdaptingAndRunWide("the one-thread run failed: " + ran.message());
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
@@ -359,6 +351,17 @@ class SessionImpl final : public Session {
                 "while that lasts, probing " + std::to_string(num_threads_) +
                 " threads now and then");
     return Status::Ok();
+  }
+
+  // Thread adaptation off until the next re-plan (the twin and its graph
+  // freed), `why` in a notice; this Run on every thread.
+  Status StopAdaptingAndRunWide(const std::string& why) {
+    AddNotice("thread adaptation off: " + why);
+    thread_adaptation_.reset();
+    serial_executor_.reset();
+    serial_source_.reset();
+    ran_ = executor_.get();
+    return executor_->Run(input_pointers_);
   }
 
   Status BuildSerialExecutor() {

@@ -37,12 +37,14 @@ namespace {
 using pass_util::GraphUses;
 using pass_util::InputOrNone;
 
-// A Conv whose weights and bias are constants this pass can rewrite.
+// A Conv whose weights and bias are constants this pass can rewrite. The
+// structure is read first; the constants (LoadConstants) only for a pair that
+// merges, so a residual Add beside a Conv copies no weights.
 struct ConvBranch {
   NodeId id = kNoNode;
   std::vector<int64_t> w_dims;  // [M, C/group, k...]
-  std::vector<double> weights;
-  pass_util::LinearBias bias;
+  std::vector<double> weights;  // after LoadConstants
+  pass_util::LinearBias bias;   // after LoadConstants
   std::vector<int64_t> strides, pads;
   int64_t group = 1;
 };
@@ -56,13 +58,9 @@ std::optional<ConvBranch> ReadConv(const Graph& graph, NodeId id) {
   ConvBranch b;
   b.id = id;
   std::optional<std::vector<int64_t>> dims = pass_util::ConstantF32Dims(graph, conv.inputs[1]);
-  std::optional<std::vector<double>> weights = pass_util::ReadConstantF32(graph, conv.inputs[1]);
-  std::optional<pass_util::LinearBias> bias = pass_util::ReadLinearBias(graph, conv);
-  if (!dims || !weights || !bias || dims->size() < 3) return {};
+  if (!dims || dims->size() < 3) return {};
   const size_t spatial = dims->size() - 2;
   b.w_dims = std::move(*dims);
-  b.weights = std::move(*weights);
-  b.bias = std::move(*bias);
   b.group = conv.attrs.GetInt("group", 1);
   b.strides = conv.attrs.GetInts("strides", std::vector<int64_t>(spatial, 1));
   b.pads = conv.attrs.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
@@ -72,11 +70,23 @@ std::optional<ConvBranch> ReadConv(const Graph& graph, NodeId id) {
   return b;
 }
 
+// Reads the weights and the bias of `b`; false when they are not constants
+// this pass can rewrite.
+bool LoadConstants(const Graph& graph, ConvBranch& b) {
+  const Node& conv = graph.node(b.id);
+  std::optional<std::vector<double>> weights = pass_util::ReadConstantF32(graph, conv.inputs[1]);
+  std::optional<pass_util::LinearBias> bias = pass_util::ReadLinearBias(graph, conv);
+  if (!weights || !bias) return false;
+  b.weights = std::move(*weights);
+  b.bias = std::move(*bias);
+  return true;
+}
+
 bool IsZeroScalar(const Graph& graph, ValueId v) {
-  std::optional<std::vector<double>> values = pass_util::ReadConstantF32(graph, v);
-  if (!values || values->size() != 1) return false;
   std::optional<std::vector<int64_t>> dims = pass_util::ConstantF32Dims(graph, v);
-  return dims && dims->size() <= 1 && (*values)[0] == 0.0;
+  if (!dims || dims->size() > 1 || (dims->size() == 1 && (*dims)[0] != 1)) return false;
+  std::optional<std::vector<double>> values = pass_util::ReadConstantF32(graph, v);
+  return values && values->size() == 1 && (*values)[0] == 0.0;
 }
 
 // Offset of `small`'s kernel inside `big`'s per spatial axis, when `small`
@@ -218,6 +228,8 @@ bool TryMerge(Graph& graph, NodeId add_id, const GraphUses& uses,
     return false;
   }
   const size_t k_other = 1 - anchor;
+  if (!LoadConstants(graph, *conv[anchor]) || (offset && !LoadConstants(graph, *conv[k_other])))
+    return false;
   ConvBranch merged = std::move(*conv[anchor]);
   const ValueId x = graph.node(merged.id).inputs[0];
   if (sign[anchor] < 0) Negate(merged);
