@@ -18,7 +18,8 @@ PACKAGES=(
   libeigen3-dev                            # RL policies (small MLPs)
   googletest libgtest-dev libbenchmark-dev
   python3 python3-numpy python3-torchvision  # exporting reference models (tests, benches only)
-  python3-venv                             # bench/python_env.sh (ORT reference venv)
+  python3-venv                             # bench/python_env.sh (ORT reference venv), scripts/check_python.sh
+  python3-dev                              # the Python package (pip install .: Python.h)
   patchelf                                 # scripts/bundle.sh (RUNPATH of the bundled programs)
 )
 

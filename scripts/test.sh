@@ -40,6 +40,12 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900) | tee "$BUILD/ctest.log"
 
+# The Python package (docs/python.md): a wheel, a fresh venv, pytest against the C++ API
+# (this build's CLI) and ONNX Runtime on two zoo models.
+start=$(date +%s)
+scripts/check_python.sh "$BUILD/tools/braid"
+echo "test.sh: Python package built and checked in $(( $(date +%s) - start )) s"
+
 # The release bundle (docs/bundle.md), built and checked in a clean
 # environment: where the CUDA toolkit is, as on CI.
 if [ -x /usr/local/cuda/bin/nvcc ]; then
