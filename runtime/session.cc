@@ -170,6 +170,17 @@ class SessionImpl final : public Session {
     return trace.WriteFile(path);
   }
 
+  Status SavePlan(const std::string& path) const override {
+    if (!current_plan_ || !has_outputs_)
+      return FailedPrecondition("SavePlan('" + path + "'): no successful Run, so no plan yet");
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file) return NotFound("SavePlan: cannot open '" + path + "' for writing");
+    file << PlanToJson(*current_plan_);
+    file.close();
+    if (!file) return Internal("SavePlan: writing '" + path + "' failed");
+    return Status::Ok();
+  }
+
   StatusOr<Tensor> GetOutput(std::string_view name) const override {
     for (size_t k = 0; k < outputs_.size(); ++k) {
       if (outputs_[k].name != name) continue;
@@ -573,14 +584,15 @@ class SessionImpl final : public Session {
       }
     }
     pending_plan_.reset();
+    current_plan_.reset();
     StatusOr<braid::Plan> plan = MakeSessionPlan(specialized, model ? &*model : nullptr);
     if (!plan.ok()) return plan.status().WithPrefix(where);
+    current_plan_ = *plan;  // SavePlan's, and adaptation's reference
     if (adapter_) {
       if (!model)
         return FailedPrecondition(where +
                                   ": adaptation needs a device profile with every open device");
       planned_graph_ = specialized;
-      current_plan_ = *plan;
       RETURN_IF_ERROR(
           adapter_->Track(*planned_graph_, *current_plan_, DeviceNames()).WithPrefix(where));
     }
@@ -659,7 +671,7 @@ class SessionImpl final : public Session {
   std::optional<Graph> serial_source_;         // the specialized graph, for the twin
   std::unique_ptr<Executor> serial_executor_;  // one thread, built on first need
   std::optional<Graph> planned_graph_;          // specialized + annotated (adaptation)
-  std::optional<braid::Plan> current_plan_;     // the plan the engine runs (adaptation)
+  std::optional<braid::Plan> current_plan_;     // the plan that runs (SavePlan, adaptation)
   std::optional<braid::Plan> pending_plan_;     // adaptation's choice, built at the next Run
   std::vector<double> busy_us_;                 // per device, last Run
   int64_t adapt_runs_ = 0;

@@ -178,6 +178,14 @@ class Session {
   virtual Status WriteTrace(const std::string& path) const {
     return FailedPrecondition("WriteTrace: this session records no trace (" + path + ")");
   }
+  // Writes the plan the last Run ran (after any re-planning) as the plan JSON
+  // that SessionOptions::plan_file and `braid run --plan` read, so a session
+  // reopened with it places every node the same way. The plan is for the
+  // graph specialized to that Run's input shapes: run the reopened session
+  // with the same shapes. FailedPrecondition before the first successful Run.
+  virtual Status SavePlan(const std::string& path) const {
+    return FailedPrecondition("SavePlan: this session has no plan to save (" + path + ")");
+  }
 };
 
 }  // namespace braid
