@@ -3,6 +3,7 @@
 // Every error leaves through Wrap and every code through CodeOf.
 #include "braid/braid_c.h"
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -41,9 +42,9 @@ struct braid_session {
   std::map<std::string, braid::Tensor, std::less<>> fetched_outputs;
   // Snapshots handed out as C strings; refreshed on first use after a run.
   std::vector<braid::NodePlacement> placements;
-  bool placements_fresh = false;
+  std::atomic<bool> placements_fresh{false};
   std::vector<std::string> notices;
-  bool notices_fresh = false;
+  std::atomic<bool> notices_fresh{false};
 };
 
 namespace {
@@ -349,15 +350,12 @@ braid_status* braid_session_run(braid_session* session) {
   return Guard([&]() -> braid_status* {
     if (session == nullptr) return NullArgument("braid_session_run", "session");
     braid::Status s = session->session->Run();
-    if (s.code() != braid::StatusCode::kFailedPrecondition || s.message().find("in progress") ==
-                                                                  std::string::npos) {
-      // This run may have re-planned or added notices: the snapshots are
-      // stale (refreshed on their next use, not here, so run allocates
-      // nothing). A run turned away because another is in progress changed
-      // nothing.
-      session->placements_fresh = false;
-      session->notices_fresh = false;
-    }
+    // This run may have re-planned or added notices: the snapshots are stale
+    // (refreshed on their next use, not here, so run allocates nothing).
+    // Atomic: a run turned away because another is in progress still marks
+    // them, harmlessly, from its own thread.
+    session->placements_fresh = false;
+    session->notices_fresh = false;
     return Wrap(std::move(s));
   });
 }

@@ -38,6 +38,8 @@ from ._errors import (
     UnimplementedError,
 )
 
+__version__: str = _braid.version()
+
 __all__ = [
     "Session",
     "TensorInfo",
@@ -144,6 +146,10 @@ class Session:
     def write_trace(self, path: str) -> None:
         """Writes the last run's timeline as Chrome trace JSON (needs trace=True)."""
         self._session.write_trace(str(path))
+
+    def save_plan(self, path: str) -> None:
+        """Writes the plan the last run ran as plan JSON; Session(model, plan_file=path) replays it."""
+        self._session.save_plan(str(path))
 
     @property
     def planned_peak_bytes(self) -> int:

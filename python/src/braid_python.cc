@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "braid/braid.h"
+#include "braid/braid_c.h"
 
 namespace py = pybind11;
 
@@ -146,6 +147,7 @@ class PySession {
   size_t planned_peak_bytes() const { return session_->planned_peak_bytes(); }
   std::vector<std::string> notices() const { return session_->notices(); }
   void WriteTrace(const std::string& path) const { ThrowIfError(session_->WriteTrace(path)); }
+  void SavePlan(const std::string& path) const { ThrowIfError(session_->SavePlan(path)); }
 
  private:
   const TensorInfo* FindInput(const std::string& name) const {
@@ -237,6 +239,7 @@ PYBIND11_MODULE(_braid, m) {
   using braid::NodePlacement;
   using braid::TensorInfo;
   m.doc() = "braid's Session (see the braid package)";
+  m.def("version", [] { return std::string(braid_version()); });
 
   py::class_<TensorInfo>(m, "TensorInfo")
       .def_readonly("name", &TensorInfo::name)
@@ -282,5 +285,6 @@ PYBIND11_MODULE(_braid, m) {
       .def("placements", &braid::PySession::placements)
       .def("notices", &braid::PySession::notices)
       .def("write_trace", &braid::PySession::WriteTrace, py::arg("path"))
+      .def("save_plan", &braid::PySession::SavePlan, py::arg("path"))
       .def_property_readonly("planned_peak_bytes", &braid::PySession::planned_peak_bytes);
 }

@@ -156,6 +156,27 @@ def test_placements_on_a_mixed_plan_and_the_trace(tmp_path: Path) -> None:
     assert any(e.get("name") == placements[0].node for e in events)
 
 
+def test_a_saved_plan_replays_the_placement(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    session = braid.Session(TINY, devices=["cpu", "vgpu"], policy="threshold", threads=1,
+                            policy_settings={"threshold.intensity": 10})
+    with pytest.raises(braid.FailedPreconditionError):
+        session.save_plan(str(plan))  # no run yet, so no plan
+    x = image()
+    (want,) = session.run(None, {"input": x})
+    session.save_plan(str(plan))
+    placed = [(p.node, p.device) for p in session.placements()]
+    assert {d for _, d in placed} == {"cpu", "vgpu"}, "the threshold should split this model"
+    replay = braid.Session(TINY, devices=["cpu", "vgpu"], plan_file=str(plan), threads=1)
+    (got,) = replay.run(None, {"input": x})
+    assert [(p.node, p.device) for p in replay.placements()] == placed
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.max(np.abs(want))))
+
+
+def test_version_is_the_librarys() -> None:
+    assert braid.__version__.count(".") == 2
+
+
 def test_the_gil_is_released_while_braid_runs() -> None:
     session = braid.Session("builtin:mobilenet_v2", threads=1)
     session.run(None, {"input": image(2)})  # plans and allocates: not timed
