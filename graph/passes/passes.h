@@ -79,7 +79,8 @@ struct PassOptions {
   bool fuse = true;
 };
 
-// RemoveIdentities, FoldConstants (which infers shapes), [FoldBatchNorm, MergeParallelConvs,
+// RemoveIdentities, FoldConstants (which infers shapes), RemoveIdentities (whole-input
+// Slices, now that shapes are known), [FoldBatchNorm, MergeParallelConvs,
 // FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
 // EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});

@@ -1,5 +1,8 @@
-// RemoveIdentities: drops Identity and inference-mode Dropout nodes by
-// rewiring their readers to the node's input.
+// RemoveIdentities: drops Identity nodes, inference-mode Dropout nodes and
+// Slices that select all of their input (GhostNet's Concat -> Slice keeps
+// every channel), by rewiring their readers to the node's input. A Slice is
+// only recognised once shapes are inferred (the pipeline runs this pass again
+// after InferShapes).
 //
 // Graph outputs keep their names. When the removed node's output y is a graph
 // output, its input x is renamed instead: x's producer writes y directly and
@@ -41,6 +44,25 @@ bool IsInferenceDropout(const Graph& graph, const Node& node,
   return flag.data()[0] == std::byte{0};
 }
 
+// Positive steps and an output shape equal to the input's: every axis keeps
+// all of its extent from index 0, so the output is the input (a negative step
+// with the same shape would reverse it). Symbolic axes only pass shape
+// inference when fully selected.
+bool IsWholeInputSlice(const Graph& graph, const Node& node) {
+  if (node.op_type != "Slice" || node.inputs.empty() || node.outputs.size() != 1) return false;
+  const Value& in = graph.value(node.inputs[0]);
+  const Value& out = graph.value(node.outputs[0]);
+  if (!in.has_shape || !out.has_shape || in.shape != out.shape || in.dtype != out.dtype)
+    return false;
+  const ValueId steps = pass_util::InputOrNone(node, 4);
+  if (steps == kNoValue) return true;  // opset < 10 (attributes) or no steps: all 1
+  const std::optional<std::vector<int64_t>> values = pass_util::ReadConstantI64(graph, steps);
+  if (!values) return false;
+  for (int64_t step : *values)
+    if (step <= 0) return false;
+  return true;
+}
+
 }  // namespace
 
 Status RemoveIdentities(Graph& graph) {
@@ -57,7 +79,7 @@ Status RemoveIdentities(Graph& graph) {
 
   for (NodeId id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
-    const bool identity = node.op_type == "Identity";
+    const bool identity = node.op_type == "Identity" || IsWholeInputSlice(graph, node);
     if (!identity && node.op_type != "Dropout") continue;
     if (node.inputs.empty() || node.outputs.empty()) continue;
     const ValueId x = node.inputs[0];

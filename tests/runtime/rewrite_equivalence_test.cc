@@ -2,7 +2,8 @@
 // (tests/passes/reference_eval_test_util.h): the graph before and after the
 // rewrite run through Sessions on braid's reference kernels, on the same
 // random non-zero inputs, and must agree. LowerEinsum: the batched-matmul
-// equations become Transpose + MatMul (+ Transpose).
+// equations become Transpose + MatMul (+ Transpose); RemoveIdentities: a
+// Slice that keeps its whole input (GhostNet) is dropped, others stay.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +119,80 @@ TEST(LowerEinsumTest, BatchedMatMulEquationsBecomeMatMulAndAgree) {
       ASSERT_NEAR(got[0][i], want[0][i], 1e-5 * (1 + std::fabs(want[0][i])))
           << c.equation << " element " << i;
   }
+}
+
+// Concat(Relu(x), Sigmoid(x)) on channels, then Slice(starts, ends, axes=[1],
+// steps) -> Tanh: GhostNet's module with the Slice's parameters varied.
+Graph GhostGraph(int64_t start, int64_t end, int64_t step) {
+  Graph g;
+  g.set_opset(17);
+  const ValueId x = g.AddInput("x", DataType::kF32, {Dim(2), Dim(4), Dim(3), Dim(3)});
+  auto add = [&](const std::string& op, std::vector<ValueId> inputs, const std::string& out,
+                 Attributes attrs = {}) {
+    Node n;
+    n.name = out;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.outputs = {g.AddValue(out)};
+    const ValueId v = n.outputs[0];
+    g.AddNode(std::move(n));
+    return v;
+  };
+  auto ints = [&](const std::string& name, int64_t v) {
+    return g.AddConstant(name, DataType::kI64, {Dim(1)}, TensorData::Copy(&v, sizeof(v)));
+  };
+  Attributes axis1;
+  axis1.Set("axis", int64_t{1});
+  const ValueId cat = add("Concat", {add("Relu", {x}, "a"), add("Sigmoid", {x}, "b")}, "cat", axis1);
+  const ValueId sliced = add(
+      "Slice", {cat, ints("starts", start), ints("ends", end), ints("axes", 1), ints("steps", step)},
+      "sliced");
+  g.outputs().push_back(add("Tanh", {sliced}, "y"));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+TEST(RemoveIdentitiesTest, WholeInputSliceIsDroppedAndOthersAgree) {
+  struct SliceCase {
+    int64_t start, end, step;
+    bool dropped;
+  };
+  const std::vector<SliceCase> cases = {
+      {0, 8, 1, true},                       // GhostNet: every channel
+      {0, INT64_MAX, 1, true},               // "to the end"
+      {-8, 100, 1, true},                    // negative start, clamped end: still all
+      {0, 7, 1, false},                      // one channel fewer
+      {1, 8, 1, false},                      // shifted
+      {0, 8, 2, false},                      // every other channel
+      {-1, INT64_MIN, -1, false},            // reversed: same shape, not the identity
+  };
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> magnitude(0.1f, 1.0f);
+  std::vector<float> input(2 * 4 * 3 * 3);
+  for (float& v : input) v = (rng() % 2 ? -1.0f : 1.0f) * magnitude(rng);
+  for (const SliceCase& c : cases) {
+    const std::string what = "slice [" + std::to_string(c.start) + ", " + std::to_string(c.end) +
+                             ") step " + std::to_string(c.step);
+    const Graph before = GhostGraph(c.start, c.end, c.step);
+    Graph after = before;
+    ASSERT_TRUE(RemoveIdentities(after).ok()) << what;
+    EXPECT_EQ(CountOps(after, "Slice"), c.dropped ? 0 : 1) << what;
+    ASSERT_TRUE(InferShapes(after).ok()) << what;
+    const std::vector<std::vector<float>> want = RunOnReference(before, {input});
+    const std::vector<std::vector<float>> got = RunOnReference(after, {input});
+    ASSERT_EQ(want.size(), 1u) << what;
+    ASSERT_EQ(got.size(), 1u) << what;
+    EXPECT_EQ(got[0], want[0]) << what;  // no arithmetic changes
+  }
+}
+
+TEST(RemoveIdentitiesTest, SliceIsKeptUntilShapesAreKnown) {
+  Graph g = GhostGraph(0, 8, 1);
+  for (ValueId v = 0; v < g.num_values(); ++v)
+    if (!g.IsConstant(v) && g.value(v).name != "x") g.value(v).has_shape = false;
+  ASSERT_TRUE(RemoveIdentities(g).ok());
+  EXPECT_EQ(CountOps(g, "Slice"), 1);
 }
 
 }  // namespace
