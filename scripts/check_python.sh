@@ -8,7 +8,10 @@
 # Environment: BRAID_ZOO_DIR (exported torchvision models; without it the ONNX
 # Runtime comparison is skipped and says so), BRAID_PYTHON_CUDA (ON/OFF/AUTO,
 # default OFF: CI's time; the wheel then has no CUDA plugin),
-# BRAID_PYTHON_BUILD_DIR (default build-python). The build and test
+# BRAID_PYTHON_BUILD_DIR (default build-python), BRAID_PYTHON_CMAKE_BUILD_DIR
+# (the CMake build tree; default a per-wheel-tag folder in it: scripts/test.sh
+# passes scripts/check_install.sh's, whose library objects then need no
+# rebuild). The build and test
 # dependencies (scikit-build-core, pybind11, pytest, onnxruntime, numpy) come
 # from PyPI into the venv / pip's isolated build environment.
 set -euo pipefail
@@ -18,13 +21,14 @@ CLI=${1:-$ROOT/build/tools/braid}
 OUT=${BRAID_PYTHON_BUILD_DIR:-$ROOT/build-python}
 CUDA=${BRAID_PYTHON_CUDA:-OFF}
 VENV="$OUT/venv"
+CMAKE_BUILD=${BRAID_PYTHON_CMAKE_BUILD_DIR:-$OUT/build-{wheel_tag}}
 
 start=$(date +%s)
 rm -rf "$VENV" "$OUT/dist"
 /usr/bin/python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check pytest numpy onnxruntime
 "$VENV/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$OUT/dist" \
-  --config-settings=build-dir="$OUT/build-{wheel_tag}" \
+  --config-settings=build-dir="$CMAKE_BUILD" \
   --config-settings=cmake.define.BRAID_CUDA="$CUDA" "$ROOT"
 wheel=$(ls "$OUT"/dist/braid-*.whl)
 echo "check_python: built $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB) in $(( $(date +%s) - start )) s"

@@ -3,7 +3,7 @@
 # repository root, with the bundle built here by scripts/bundle.sh carried):
 #
 #   run(command="bash scripts/gpu_run.sh",
-#       carry=["build-bundle/braid-0.1.0-linux-x86_64-cuda.tar.gz"], timeout_s=570)
+#       carry=["build-bundle/braid-0.2.0-linux-x86_64-cuda.tar.gz"], timeout_s=570)
 #
 # Unpacks the bundle, runs its gpu_check.sh (bench/gpu_check.sh) and leaves in
 # $OUT at most 8 files, as the device tool brings back: summary.txt,

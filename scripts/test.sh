@@ -5,7 +5,8 @@
 #
 # Also exports the torchvision reference models to ONNX once (build-test/zoo/,
 # random weights, no download) for the importer's zoo test, builds the
-# benchmarks and examples so they never rot, and builds and checks the
+# benchmarks and examples so they never rot, checks the installed package
+# (scripts/check_install.sh; build-install/), and builds and checks the
 # release bundle (scripts/bundle.sh, scripts/check_bundle.sh; build-bundle/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,10 +41,19 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900) | tee "$BUILD/ctest.log"
 
-# The Python package (docs/python.md): a wheel, a fresh venv, pytest against the C++ API
-# (this build's CLI) and ONNX Runtime on two zoo models.
+# The installed package (docs/install.md): a Release build without sanitizers
+# or CUDA, installed to a prefix; examples/ built against it with
+# find_package(braid) and with pkg-config, and run.
 start=$(date +%s)
-scripts/check_python.sh "$BUILD/tools/braid"
+scripts/check_install.sh
+echo "test.sh: install checked in $(( $(date +%s) - start )) s"
+
+# The Python package (docs/python.md): a wheel (built in check_install.sh's
+# build tree, so only the module compiles), a fresh venv, pytest against the
+# C++ API (this build's CLI) and ONNX Runtime on two zoo models.
+start=$(date +%s)
+BRAID_PYTHON_CMAKE_BUILD_DIR="${BRAID_INSTALL_BUILD_DIR:-$ROOT/build-install}" \
+  scripts/check_python.sh "$BUILD/tools/braid"
 echo "test.sh: Python package built and checked in $(( $(date +%s) - start )) s"
 
 # The release bundle (docs/bundle.md), built and checked in a clean
