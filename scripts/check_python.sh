@@ -21,7 +21,8 @@ CLI=${1:-$ROOT/build/tools/braid}
 OUT=${BRAID_PYTHON_BUILD_DIR:-$ROOT/build-python}
 CUDA=${BRAID_PYTHON_CUDA:-OFF}
 VENV="$OUT/venv"
-CMAKE_BUILD=${BRAID_PYTHON_CMAKE_BUILD_DIR:-$OUT/build-{wheel_tag}}
+default_build="$OUT/build-{wheel_tag}"  # scikit-build-core fills in the tag
+CMAKE_BUILD=${BRAID_PYTHON_CMAKE_BUILD_DIR:-$default_build}
 
 start=$(date +%s)
 rm -rf "$VENV" "$OUT/dist"
