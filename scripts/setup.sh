@@ -21,6 +21,7 @@ PACKAGES=(
   python3-venv                             # bench/python_env.sh (ORT reference venv), scripts/check_python.sh
   python3-dev                              # the Python package (pip install .: Python.h)
   patchelf                                 # scripts/bundle.sh (RUNPATH of the bundled programs)
+  clang libclang-rt-14-dev                 # scripts/fuzz.sh (libFuzzer targets, tests/fuzz)
 )
 
 missing=()

@@ -56,6 +56,12 @@ BRAID_PYTHON_CMAKE_BUILD_DIR="${BRAID_INSTALL_BUILD_DIR:-$ROOT/build-install}" \
   scripts/check_python.sh "$BUILD/tools/braid"
 echo "test.sh: Python package built and checked in $(( $(date +%s) - start )) s"
 
+# libFuzzer smoke (docs/fuzzing.md): the readers' fuzz targets, 10 s each from
+# seed corpora with a fixed seed, after replaying tests/fuzz/regressions/.
+start=$(date +%s)
+scripts/fuzz.sh 10
+echo "test.sh: fuzz smoke in $(( $(date +%s) - start )) s"
+
 # The release bundle (docs/bundle.md), built and checked in a clean
 # environment: where the CUDA toolkit is, as on CI.
 if [ -x /usr/local/cuda/bin/nvcc ]; then
