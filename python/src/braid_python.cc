@@ -191,6 +191,15 @@ class PySession {
       Tensor tensor = Tensor::Borrow(info->dtype, dims, const_cast<void*>(array.data()));
       bound.push_back({name, std::move(array), std::move(tensor)});
     }
+    // Every input, every run: a binding left from an earlier run would point
+    // at an array Python may have freed since.
+    for (const TensorInfo& info : session_->inputs()) {
+      bool given = false;
+      for (const BoundInput& input : bound) given = given || input.name == info.name;
+      if (!given)
+        throw py::value_error("braid: input '" + info.name + "' (" + info.ToString() +
+                              ") is missing from input_feed");
+    }
     return bound;
   }
 

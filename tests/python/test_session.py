@@ -123,6 +123,8 @@ def test_wrong_shape_is_a_value_error_saying_what_the_model_expects(tiny: braid.
     assert isinstance(info.value, braid.InvalidArgumentError)
     with pytest.raises(ValueError, match=r"no input 'image'.*input: f32\[N,3,224,224\]"):
         tiny.run(None, {"image": image()})
+    with pytest.raises(ValueError, match=r"input 'input' \(input: f32\[N,3,224,224\]\) is missing"):
+        tiny.run(None, {})
 
 
 def test_errors_carry_braids_messages() -> None:
