@@ -48,7 +48,9 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
        {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
     onednn(op, CreatePoolOnednn);
   for (const char* op :
-       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Neg",
+       // Not Log: oneDNN 2.6's eltwise_log is a polynomial off by 1.4e-6
+       // near 1, outside ONNX's bound there; the reference Log runs.
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Sqrt", "Neg",
         "Reciprocal", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu", "Gelu"})
     onednn(op, CreateEltwiseOnednn);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"})

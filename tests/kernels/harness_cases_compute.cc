@@ -255,6 +255,33 @@ std::vector<OpCase> MakeCases() {
     add(std::move(c));
   }
 
+  // --- weight-sparse and input-sparse kernels (kernels/cpu/sparse): pruned
+  // weights above the default crossovers (0.75 / 0.80 / 0.55), a ReLU-sparse
+  // input row with its measured activation sparsity.
+  {
+    auto pruned = [](OpInput in, double fraction) {
+      in.zero_fraction = fraction;
+      return in;
+    };
+    OpCase c = Conv("conv_sparse_1x1", {1, 32, 6, 6}, {24, 32, 1, 1}, true, {});
+    c.inputs[1] = pruned(c.inputs[1], 0.9);
+    add(std::move(c));
+    c = Conv("conv_sparse_3x3", {1, 16, 7, 7}, {16, 16, 3, 3}, true, {L("pads", {1, 1, 1, 1})});
+    c.inputs[1] = pruned(c.inputs[1], 0.9);
+    add(std::move(c));
+    c = Gemm("gemm_sparse", {3, 64}, {32, 64}, {Const({32})}, {I("transB", 1)});
+    c.inputs[1] = pruned(c.inputs[1], 0.8);
+    add(std::move(c));
+    add(MatMul("matmul_sparse", X({4, 48}), pruned(Const({48, 20}), 0.8)));
+    c = Gemm("gemm_input_sparse", {1, 96}, {40, 96}, {Const({40})}, {I("transB", 1)});
+    c.inputs[0] = pruned(c.inputs[0], 0.7);
+    c.activation_sparsity = 0.7;
+    add(std::move(c));
+    c = MatMul("matmul_input_sparse", pruned(X({2, 64}), 0.7), Const({64, 24}));
+    c.activation_sparsity = 0.7;
+    add(std::move(c));
+  }
+
   // --- MatMul ---
   add(MatMul("matmul_2d", X({5, 7}), X({7, 6})));
   add(MatMul("matmul_const_b", X({4, 16}), Const({16, 8})));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -60,6 +61,13 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
         double x = dist(rng);
         for (int tries = 0; std::fabs(x) < floor && tries < 64; ++tries) x = dist(rng);
         out[i] = static_cast<float>(x);
+      }
+      if (in.zero_fraction > 0) {
+        std::vector<size_t> order(count);
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::shuffle(order.begin(), order.end(), rng);
+        const auto zeros = static_cast<size_t>(std::lround(in.zero_fraction * static_cast<double>(count)));
+        for (size_t i = 0; i < std::min(zeros, count); ++i) out[order[i]] = 0.0f;
       }
       return Status::Ok();
     }
@@ -150,6 +158,7 @@ StatusOr<std::unique_ptr<OpCaseInstance>> OpCaseInstance::Build(const OpCase& c,
   Node node;
   node.name = c.name;
   node.op_type = c.op_type;
+  node.annotation.activation_sparsity = c.activation_sparsity;
   for (const auto& [name, value] : c.attributes) node.attrs.Set(name, value);
   inst->input_data_.resize(c.inputs.size());
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -294,6 +303,13 @@ bool CaseReport::ok() const {
 int CaseReport::matched() const {
   int n = 0;
   for (const ImplReport& r : impls) n += r.outcome == ImplReport::Outcome::kMatched;
+  return n;
+}
+
+int CaseReport::matched_on_cpu() const {
+  int n = 0;
+  for (const ImplReport& r : impls)
+    n += r.outcome == ImplReport::Outcome::kMatched && r.device == "cpu" && r.impl != "reference";
   return n;
 }
 

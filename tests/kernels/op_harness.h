@@ -42,6 +42,10 @@ struct OpInput {
   double high = 1.0;
   // Explicit contents for integer inputs (axes, shapes); empty = random.
   std::vector<int64_t> values;
+  // f32 only: this fraction of the elements (rounded, at seeded positions) is
+  // exactly zero, as in a pruned weight or an activation after ReLU, so the
+  // sparse kernels take the case instead of declining it.
+  double zero_fraction = 0;
 };
 
 struct OpCase {
@@ -55,13 +59,18 @@ struct OpCase {
   // (integer outputs: exact).
   double abs_tolerance = 1e-5;
   double rel_tolerance = 1e-5;
+  // The node's measured activation sparsity (`braid convert
+  // --activation-sparsity`), which the input-sparse kernels need; -1 = none.
+  double activation_sparsity = -1;
 };
 
 // gtest prints a case parameter as its name.
 void PrintTo(const OpCase& c, std::ostream* os);
 
-// The compute-op cases (tests/kernels/harness_cases_compute.cc).
+// The compute-op cases (tests/kernels/harness_cases_compute.cc) and the
+// data-movement / elementwise ones (tests/kernels/harness_cases_data.cc).
 std::span<const OpCase> ComputeOpCases();
+std::span<const OpCase> DataOpCases();
 
 // A case made concrete: the one-node graph, input bytes, and the
 // PrepareArgs a kernel sees. Not copyable (PrepareArgs points into it).
@@ -154,6 +163,10 @@ struct CaseReport {
   bool ok() const;
   // Implementations other than the reference that ran and matched.
   int matched() const;
+  // Non-reference implementations on the CPU that ran and matched: zero
+  // means the case checked no fast CPU kernel (all declined, or none is
+  // registered), and the harness tests count it as a skip, not a pass.
+  int matched_on_cpu() const;
   // "conv_3x3: reference ok; onednn@cpu matched (max abs err 1e-07)".
   std::string ToString() const;
 };
