@@ -13,12 +13,30 @@
 #include <tuple>
 
 #include "kernels/vgpu/precise_wait.h"
+#include "profiling/calibration_suite.h"
+#include "profiling/op_timer.h"
+#include "profiling/plan_timer.h"
+#include "profiling/probes.h"
 #include "scheduler/device_profile.h"
 #include "tools/commands.h"
-#include "tools/op_timer.h"
 
 namespace braid::cli {
 namespace {
+
+using profiling::CopiedReadRates;
+using profiling::CpuSpecFromTimings;
+using profiling::CrossoverOf;
+using profiling::DramTierBandwidth;
+using profiling::MeasureCalibrationSuite;
+using profiling::MeasureCopiedReadRates;
+using profiling::MeasureModelInEngine;
+using profiling::MeasureReclaimRate;
+using profiling::MeasureSparseSpeeds;
+using profiling::MeasureWakeLatency;
+using profiling::Median;
+using profiling::ModelTimings;
+using profiling::OpTimerOptions;
+using profiling::WakeLatency;
 
 constexpr char kCalibrateHelp[] =
     "Usage: braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models A,B,...]\n"
@@ -117,6 +135,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     *target = flags[flag] == "1";
   }
   OpTimerOptions options;
+  StatusOr<SparseEnvironment> sparse_env = ReadSparseEnvironment();
+  if (!sparse_env.ok()) return fail(sparse_env.status());
+  options.sparse_kernels = sparse_env->sparse;
+  options.sparse_crossover = sparse_env->crossover;
   options.measure_energy = true;
   options.pin_threads = pin_threads;
   for (auto [flag, target, min] : {std::tuple{"--iterations", &options.iterations, 1},
