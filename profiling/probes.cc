@@ -1,5 +1,7 @@
 #include "profiling/probes.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +13,7 @@
 
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
+#include "kernels/vgpu/precise_wait.h"
 #include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "kernels/vgpu/worker_stream.h"
@@ -369,6 +372,24 @@ double DramTierBandwidth(const OpTimerOptions& options, std::string* why_none) {
     return 0;
   }
   return *measured;
+}
+
+double MeasurePaddingDelayUs() {
+  double median = 0;
+  std::thread probe([&median] {
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    std::vector<double> late;
+    for (int i = 0; i < 200; ++i) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      WaitUntil(deadline);
+      late.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - deadline)
+              .count());
+    }
+    median = Median(late);
+  });
+  probe.join();
+  return median;
 }
 
 }  // namespace braid::profiling

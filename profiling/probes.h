@@ -92,6 +92,11 @@ StatusOr<double> MeasureDramBandwidth(const OpTimerOptions& options, double llc_
 // an error).
 double DramTierBandwidth(const OpTimerOptions& options, std::string* why_none);
 
+// Median lateness of a padded wait as the vgpu's padding does it (WaitUntil
+// on a worker thread with 1 ns timer slack; negative: early), microseconds:
+// what a padded vgpu step reads beyond its model on this host, now.
+double MeasurePaddingDelayUs();
+
 }  // namespace braid::profiling
 
 #endif  // BRAID_PROFILING_PROBES_H_

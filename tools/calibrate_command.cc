@@ -1,18 +1,13 @@
 // braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models a,b] [--iterations N]
 //                 [--threads T] [--suite 0|1] [--sparse 0|1]
-#include <sys/prctl.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <tuple>
 
-#include "kernels/vgpu/precise_wait.h"
 #include "profiling/calibration_suite.h"
 #include "profiling/op_timer.h"
 #include "profiling/plan_timer.h"
@@ -30,10 +25,10 @@ using profiling::DramTierBandwidth;
 using profiling::MeasureCalibrationSuite;
 using profiling::MeasureCopiedReadRates;
 using profiling::MeasureModelInEngine;
+using profiling::MeasurePaddingDelayUs;
 using profiling::MeasureReclaimRate;
 using profiling::MeasureSparseSpeeds;
 using profiling::MeasureWakeLatency;
-using profiling::Median;
 using profiling::ModelTimings;
 using profiling::OpTimerOptions;
 using profiling::WakeLatency;
@@ -76,27 +71,6 @@ constexpr char kCalibrateHelp[] =
     "  --pin-threads   measure with the engine's threads pinned, as `braid run /\n"
     "                  profile --pin-threads` run (the CPU stream on its own core,\n"
     "                  worker threads on the others): the handoff figures differ\n";
-
-// Median lateness of a padded wait as the vgpu's padding does it (WaitUntil
-// on a worker thread with 1 ns timer slack; negative: early): what a padded
-// vgpu step reads beyond its model on this host, now.
-double MeasurePaddingDelayUs() {
-  double median = 0;
-  std::thread probe([&median] {
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    std::vector<double> late;
-    for (int i = 0; i < 200; ++i) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-      WaitUntil(deadline);
-      late.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - deadline)
-              .count());
-    }
-    median = Median(late);
-  });
-  probe.join();
-  return median;
-}
 
 }  // namespace
 
