@@ -41,15 +41,19 @@
 #include <string>
 #include <vector>
 
+#include "profiling/calibration_suite.h"
+#include "profiling/op_timer.h"
+#include "profiling/plan_timer.h"
+#include "profiling/probes.h"
 #include "scheduler/cache_residency.h"
 #include "scheduler/policies.h"
 #include "scheduler/simulator.h"
 #include "tools/cli_common.h"
-#include "tools/op_timer.h"
 #include "tools/profile_report.h"
 
-using namespace braid;       // NOLINT: a report program
-using namespace braid::cli;  // NOLINT
+using namespace braid;             // NOLINT: a report program
+using namespace braid::cli;        // NOLINT
+using namespace braid::profiling;  // NOLINT
 
 namespace {
 
@@ -98,6 +102,14 @@ int main(int argc, char** argv) {
   // reading what the vgpu handed over took 2x to 11x its warm time depending
   // on where the OS woke the threads (bench: a 200 KB Add, 8 / 25 / 49 us).
   options.pin_threads = true;
+  // The sparse kernels as BRAID_SPARSE / BRAID_SPARSE_CROSSOVER say, as the CLI runs them.
+  StatusOr<SparseEnvironment> sparse_env = ReadSparseEnvironment();
+  if (!sparse_env.ok()) {
+    std::fprintf(stderr, "%s\n", sparse_env.status().ToString().c_str());
+    return 1;
+  }
+  options.sparse_kernels = sparse_env->sparse;
+  options.sparse_crossover = sparse_env->crossover;
   std::vector<std::string> models = {"tiny_cnn", "squeezenet1_1", "mobilenet_v2",
                                      "resnet18", "resnet50",      "vit_tiny"};
   std::vector<std::string> policies = {"threshold", "partition"};
@@ -450,6 +462,8 @@ int main(int argc, char** argv) {
     PlanTimerOptions plan_options;
     plan_options.threads = options.threads;
     plan_options.pin_threads = options.pin_threads;
+    plan_options.sparse_kernels = options.sparse_kernels;
+    plan_options.sparse_crossover = options.sparse_crossover;
     plan_options.iterations = vgpu_iterations;
     plan_options.devices = {"cpu", "vgpu"};
     StatusOr<VgpuTiming> timing = VgpuTimingFromProfile(profile);

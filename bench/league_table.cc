@@ -32,13 +32,13 @@
 #include <string>
 #include <vector>
 
+#include "profiling/plan_timer.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
 #include "scheduler/sparoa_options.h"
 #include "scheduler/threshold_policy.h"
 #include "tools/cli_common.h"
 #include "tools/cli_random_graph.h"
-#include "tools/op_timer.h"
 
 using namespace braid;  // NOLINT: a report program
 using braid::cli::SplitList;
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   // the held-out generated graphs.
   std::vector<Instance> instances;
   for (const std::string& m : models) {
-    StatusOr<Graph> g = cli::PlannedGraph("builtin:" + m);
+    StatusOr<Graph> g = profiling::PlannedGraph("builtin:" + m);
     if (!g.ok()) Die(m, g.status());
     instances.push_back({m, false, std::move(*g)});
   }
@@ -188,12 +188,17 @@ int main(int argc, char** argv) {
     for (const DeviceSpec& d : profile->devices) ctx.devices.push_back(d.name);
     ctx.cost_model = &model;
     const bool real = real_runs > 0 && ctx.devices.size() == 2 && ctx.devices[1] == "vgpu";
-    cli::PlanTimerOptions timer;
+    profiling::PlanTimerOptions timer;
     if (real) {
+      // The sparse kernels as BRAID_SPARSE / BRAID_SPARSE_CROSSOVER say, as the CLI runs them.
+      StatusOr<cli::SparseEnvironment> sparse_env = cli::ReadSparseEnvironment();
+      if (!sparse_env.ok()) Die("BRAID_SPARSE", sparse_env.status());
+      timer.sparse_kernels = sparse_env->sparse;
+      timer.sparse_crossover = sparse_env->crossover;
       timer.devices = ctx.devices;
       timer.iterations = real_runs;
       timer.threads = real_threads;
-      StatusOr<VgpuTiming> t = vgpu_timing == "profile" ? cli::VgpuTimingFromProfile(*profile)
+      StatusOr<VgpuTiming> t = vgpu_timing == "profile" ? profiling::VgpuTimingFromProfile(*profile)
                                                         : VgpuTimingPreset(vgpu_timing);
       if (!t.ok()) Die("--vgpu-timing", t.status());
       timer.vgpu_timing = *t;
@@ -230,7 +235,8 @@ int main(int argc, char** argv) {
         for (Row& r : rows) {
           if (!csv) std::fprintf(stderr, "running %s / %s ...\n", inst.name.c_str(),
                                  r.policy.c_str());
-          StatusOr<cli::PlanTimings> t = cli::MeasurePlan("builtin:" + inst.name, &r.plan, timer);
+          StatusOr<profiling::PlanTimings> t =
+              profiling::MeasurePlan("builtin:" + inst.name, &r.plan, timer);
           if (!t.ok()) Die(inst.name + " " + r.policy + " (real run)", t.status());
           r.measured_us = t->end_to_end_median_us;
         }

@@ -490,7 +490,7 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);
   if (copied > 0 && HasCacheTier(spec)) {
     // Its copied-in inputs are not in the cache: they read at the device's
-    // copied_read_gbps (solved on chains of Adds, tools/op_timer.h) instead
+    // copied_read_gbps (solved on chains of Adds, profiling/probes.h) instead
     // of the cache-tier rate of a plain stream (the elementwise class's)
     // over the same bytes. The difference is a stall added to the op's time
     // whatever bounds it: a depthwise conv the model holds compute-bound

@@ -6,8 +6,11 @@
 #   scheduler        <- graph (never kernels: it plans with names and costs)
 #   models           <- graph
 #   runtime          <- graph, kernels, scheduler, models
+#   profiling        <- graph, kernels, scheduler, models, runtime
 #   tools, bench, examples, tests: anything
-# Libraries (graph, kernels, scheduler, models, runtime) take options, never
+# So nothing under graph, kernels, scheduler, models or runtime includes
+# profiling/ or tools/.
+# Libraries (graph, kernels, scheduler, models, runtime, profiling) take options, never
 # the environment: no getenv / secure_getenv / environ / setenv / putenv.
 #
 #   scripts/check_layers.sh          # exit 1 listing every violation
@@ -21,11 +24,12 @@ allowed() {
     scheduler) echo "graph scheduler braid" ;;
     models) echo "graph models braid" ;;
     runtime) echo "graph kernels scheduler models runtime braid" ;;
+    profiling) echo "graph kernels scheduler models runtime profiling braid" ;;
   esac
 }
 
 violations=0
-for layer in graph kernels scheduler models runtime; do
+for layer in graph kernels scheduler models runtime profiling; do
   ok=$(allowed "$layer")
   while IFS=: read -r file line text; do
     top=$(sed -E 's/.*#include "([a-z_]+)\/.*/\1/' <<< "$text")
@@ -44,4 +48,4 @@ if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s)" >&2
   exit 1
 fi
-echo "check_layers: ok (graph, kernels, scheduler, models, runtime: includes follow the layers; no environment reads)"
+echo "check_layers: ok (graph, kernels, scheduler, models, runtime, profiling: includes follow the layers; no environment reads)"

@@ -1,24 +1,37 @@
 // braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models a,b] [--iterations N]
 //                 [--threads T] [--suite 0|1] [--sparse 0|1]
-#include <sys/prctl.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <tuple>
 
-#include "kernels/vgpu/precise_wait.h"
+#include "profiling/calibration_suite.h"
+#include "profiling/op_timer.h"
+#include "profiling/plan_timer.h"
+#include "profiling/probes.h"
 #include "scheduler/device_profile.h"
 #include "tools/commands.h"
-#include "tools/op_timer.h"
 
 namespace braid::cli {
 namespace {
+
+using profiling::CopiedReadRates;
+using profiling::CpuSpecFromTimings;
+using profiling::CrossoverOf;
+using profiling::DramTierBandwidth;
+using profiling::MeasureCalibrationSuite;
+using profiling::MeasureCopiedReadRates;
+using profiling::MeasureModelInEngine;
+using profiling::MeasurePaddingDelayUs;
+using profiling::MeasureReclaimRate;
+using profiling::MeasureSparseSpeeds;
+using profiling::MeasureWakeLatency;
+using profiling::ModelTimings;
+using profiling::OpTimerOptions;
+using profiling::WakeLatency;
 
 constexpr char kCalibrateHelp[] =
     "Usage: braid calibrate [--out FILE] [--devices cpu[,vgpu]] [--models A,B,...]\n"
@@ -59,27 +72,6 @@ constexpr char kCalibrateHelp[] =
     "                  profile --pin-threads` run (the CPU stream on its own core,\n"
     "                  worker threads on the others): the handoff figures differ\n";
 
-// Median lateness of a padded wait as the vgpu's padding does it (WaitUntil
-// on a worker thread with 1 ns timer slack; negative: early): what a padded
-// vgpu step reads beyond its model on this host, now.
-double MeasurePaddingDelayUs() {
-  double median = 0;
-  std::thread probe([&median] {
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    std::vector<double> late;
-    for (int i = 0; i < 200; ++i) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-      WaitUntil(deadline);
-      late.push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - deadline)
-              .count());
-    }
-    median = Median(late);
-  });
-  probe.join();
-  return median;
-}
-
 }  // namespace
 
 int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
@@ -117,6 +109,10 @@ int RunCalibrate(Args args, std::ostream& out, std::ostream& err) {
     *target = flags[flag] == "1";
   }
   OpTimerOptions options;
+  StatusOr<SparseEnvironment> sparse_env = ReadSparseEnvironment();
+  if (!sparse_env.ok()) return fail(sparse_env.status());
+  options.sparse_kernels = sparse_env->sparse;
+  options.sparse_crossover = sparse_env->crossover;
   options.measure_energy = true;
   options.pin_threads = pin_threads;
   for (auto [flag, target, min] : {std::tuple{"--iterations", &options.iterations, 1},

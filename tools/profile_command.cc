@@ -19,6 +19,14 @@
 namespace braid::cli {
 namespace {
 
+using profiling::MeasurePlan;
+using profiling::Median;
+using profiling::PlannedGraph;
+using profiling::PlanTimerOptions;
+using profiling::PlanTimings;
+using profiling::StepProfile;
+using profiling::VgpuTimingFromProfile;
+
 constexpr char kProfileHelp[] =
     "Usage: braid profile MODEL [--devices cpu,vgpu] [--plan PLAN.json | --policy P]\n"
     "                     [--profile P] [--vgpu-timing T] [--iterations N] [--warmup W]\n"
@@ -85,6 +93,10 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
     return fail(InvalidArgument("give --plan or --policy, not both"));
 
   PlanTimerOptions options;
+  StatusOr<SparseEnvironment> sparse_env = ReadSparseEnvironment();
+  if (!sparse_env.ok()) return fail(sparse_env.status());
+  options.sparse_kernels = sparse_env->sparse;
+  options.sparse_crossover = sparse_env->crossover;
   options.measure_energy = true;
   options.pin_threads = pin_threads;
   options.devices = {"cpu"};

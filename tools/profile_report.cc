@@ -14,6 +14,10 @@
 #include "scheduler/cache_residency.h"
 
 namespace braid::cli {
+
+using profiling::PlanTimings;
+using profiling::StepProfile;
+
 namespace {
 
 std::string Num(double v, int digits = 3) { return FixedDigits(v, digits); }

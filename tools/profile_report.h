@@ -4,7 +4,7 @@
 // per-step CSV.
 //
 //   braid::cli::ProfileData data;
-//   data.timings = &plan_timings;                 // MeasurePlan
+//   data.timings = &plan_timings;                 // profiling::MeasurePlan
 //   data.predicted_us = PredictSteps(plan_timings, cost_model);
 //   data.sim_graph = &sim_graph; data.simulated = &sim_result;   // optional
 //   braid::TraceWriter trace;
@@ -18,13 +18,13 @@
 
 #include "runtime/trace.h"
 #include "scheduler/cost_model.h"
+#include "profiling/plan_timer.h"
 #include "scheduler/simulator.h"
-#include "tools/op_timer.h"
 
 namespace braid::cli {
 
 struct ProfileData {
-  const PlanTimings* timings = nullptr;  // measured
+  const profiling::PlanTimings* timings = nullptr;  // measured
   const SimGraph* sim_graph = nullptr;   // the simulated plan's graph (optional)
   const SimResult* simulated = nullptr;  // with a timeline (optional)
   std::vector<double> predicted_us;      // per step; < 0 when the profile cannot tell
@@ -37,11 +37,11 @@ struct ProfileData {
 // slices expanded as the engine expands them, so parts and joins have
 // their arena history too), copies the link's transfer time; -1 where the
 // profile lacks the device or link.
-std::vector<double> PredictSteps(const PlanTimings& timings, const CostModel& model);
+std::vector<double> PredictSteps(const profiling::PlanTimings& timings, const CostModel& model);
 
 // The track a measured step is shown on: the engine's track
 // ("cpu/stream0", "vgpu/h2d"), marked "(virtual)" on a virtual device.
-std::string ProfileTrack(const StepProfile& step);
+std::string ProfileTrack(const profiling::StepProfile& step);
 
 // Measured steps at their median start on their own tracks; op events carry
 // op, class, flops, bytes, intensity, weight_sparsity, device,

@@ -1,13 +1,13 @@
 // Energy sensor readers against fake sysfs trees laid out like the real ones
 // (Jetson Orin INA3221 hwmon, Intel RAPL powercap).
-#include "runtime/energy.h"
+#include "profiling/energy.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-namespace braid {
+namespace braid::profiling {
 namespace {
 
 namespace fs = std::filesystem;
@@ -127,4 +127,4 @@ TEST(EnergyTest, TrapezoidIntegral) {
 }
 
 }  // namespace
-}  // namespace braid
+}  // namespace braid::profiling

@@ -1,4 +1,4 @@
-#include "runtime/energy.h"
+#include "profiling/energy.h"
 
 #include <dlfcn.h>
 
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace braid {
+namespace braid::profiling {
 namespace {
 
 namespace fs = std::filesystem;
@@ -319,4 +319,4 @@ StatusOr<EnergyReport> EnergyMeter::Stop() {
   return report;
 }
 
-}  // namespace braid
+}  // namespace braid::profiling

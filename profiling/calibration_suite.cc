@@ -1,6 +1,5 @@
-// braid calibrate's op suite and sparse-kernel probes (declared in
-// tools/op_timer.h): CalibrationSuiteGraph, MeasureCalibrationSuite,
-// MeasureSparseSpeeds, CrossoverOf.
+#include "profiling/calibration_suite.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,9 +11,11 @@
 #include "graph/passes/passes.h"
 #include "kernels/cpu/cpu_device.h"
 #include "models/graph_builder.h"
-#include "tools/op_timer.h"
+#include "profiling/cache_info.h"
+#include "profiling/plan_timer.h"
+#include "scheduler/cost_model.h"
 
-namespace braid::cli {
+namespace braid::profiling {
 
 namespace {
 
@@ -384,4 +385,4 @@ SparseCrossover CrossoverOf(const std::vector<SparseKernelSpeed>& speeds) {
   return table;
 }
 
-}  // namespace braid::cli
+}  // namespace braid::profiling

@@ -13,9 +13,13 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "models/graph_builder.h"
-#include "tools/op_timer.h"
+#include "profiling/cache_info.h"
+#include "profiling/calibration_suite.h"
+#include "profiling/op_timer.h"
+#include "profiling/plan_timer.h"
+#include "profiling/probes.h"
 
-namespace braid::cli {
+namespace braid::profiling {
 namespace {
 
 TEST(VgpuShapingTest, ShapingFromAProfileIsTheCostModelsEstimate) {
@@ -153,9 +157,9 @@ TEST(CalibrationSuiteTest, DepthwiseConvsReadAnExpansionFromANarrowValue) {
 }
 
 }  // namespace
-}  // namespace braid::cli
+}  // namespace braid::profiling
 
-namespace braid::cli {
+namespace braid::profiling {
 namespace {
 
 // With evict_bytes the timer walks other memory and reads each node's inputs
@@ -230,4 +234,4 @@ TEST(OpTimerTest, DramProbeMeasuresABandwidth) {
 }
 
 }  // namespace
-}  // namespace braid::cli
+}  // namespace braid::profiling

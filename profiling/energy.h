@@ -1,11 +1,12 @@
 // Energy sensors and a sampler that integrates them over a run.
 //
-//   std::vector<std::unique_ptr<braid::EnergySensor>> sensors = braid::DiscoverEnergySensors();
+//   std::vector<std::unique_ptr<braid::profiling::EnergySensor>> sensors =
+//       braid::profiling::DiscoverEnergySensors();
 //   if (sensors.empty()) { /* say so; report the cost model's estimate, labelled */ }
-//   braid::EnergyMeter meter(std::move(sensors), std::chrono::milliseconds(20));
+//   braid::profiling::EnergyMeter meter(std::move(sensors), std::chrono::milliseconds(20));
 //   RETURN_IF_ERROR(meter.Start());
 //   for (int i = 0; i < n; ++i) RETURN_IF_ERROR(session->Run());
-//   ASSIGN_OR_RETURN(braid::EnergyReport report, meter.Stop());
+//   ASSIGN_OR_RETURN(braid::profiling::EnergyReport report, meter.Stop());
 //   double joules_per_inference = report.total_joules / n;
 //
 // Sensors read: Jetson INA3221 power rails through hwmon sysfs (on Orin
@@ -14,8 +15,8 @@
 // max_energy_range_uj), and NVML's GPU energy counter, loaded with dlopen at
 // run time (no link-time dependency). Readers take the sysfs root so tests
 // run them on fake trees.
-#ifndef BRAID_RUNTIME_ENERGY_H_
-#define BRAID_RUNTIME_ENERGY_H_
+#ifndef BRAID_PROFILING_ENERGY_H_
+#define BRAID_PROFILING_ENERGY_H_
 
 #include <atomic>
 #include <chrono>
@@ -26,7 +27,7 @@
 
 #include "graph/status.h"
 
-namespace braid {
+namespace braid::profiling {
 
 class EnergySensor {
  public:
@@ -109,6 +110,6 @@ class EnergyMeter {
   std::thread thread_;
 };
 
-}  // namespace braid
+}  // namespace braid::profiling
 
-#endif  // BRAID_RUNTIME_ENERGY_H_
+#endif  // BRAID_PROFILING_ENERGY_H_
