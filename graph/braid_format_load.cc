@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <string_view>
+#include <type_traits>
 
 #include "graph/braid_format.h"
 #include "graph/braid_format_internal.h"
@@ -56,13 +57,16 @@ class ExpansionBudget {
   // vector's length field (4 bytes) but not that 8-byte elements start on 8
   // bytes, and they are read in place (found by tests/fuzz/fuzz_braid_file).
   // The buffer itself is 8-aligned (LoadBraidBytes copies it otherwise).
+  // A vector of structs is Vector<const S*> holding the structs inline.
   template <typename T>
   Status ChargeVector(const flatbuffers::Vector<T>* v) {
+    using Element = std::conditional_t<std::is_pointer_v<T>, std::remove_pointer_t<T>, T>;
     if (v == nullptr) return Status::Ok();
-    if (reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) != 0)
-      return DataLoss("a FlatBuffer vector of " + std::to_string(sizeof(T)) +
+    // An empty vector has no elements to align (FlatBuffers does not align it).
+    if (v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(Element) != 0)
+      return DataLoss("a FlatBuffer vector of " + std::to_string(sizeof(Element)) +
                       "-byte elements is misaligned: corrupt file");
-    return Charge(sizeof(uoffset_t) + v->size() * sizeof(T));
+    return Charge(sizeof(uoffset_t) + v->size() * sizeof(Element));
   }
   Status ChargeString(const flatbuffers::String* s) {
     return s ? Charge(sizeof(uoffset_t) + s->size()) : Status::Ok();
