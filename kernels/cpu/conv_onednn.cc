@@ -56,10 +56,15 @@ class ConvOnednn final : public Kernel {
     RETURN_IF_ERROR(onednn::SetHandle(src_, conv_src, where_));
     RETURN_IF_ERROR(onednn::SetHandle(dst_, conv_dst, where_));
     RETURN_IF_ERROR(exec_.Execute(ws, where_, "convolution"));
-    if (!reorder_dst_) return Status::Ok();
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
-    return reorder_out_.Execute(ws, where_, "reorder (conv dst)");
+    if (reorder_dst_) {
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
+      RETURN_IF_ERROR(reorder_out_.Execute(ws, where_, "reorder (conv dst)"));
+    }
+    // An activation whose oneDNN post-op would drop NaN (AppendActivation).
+    onednn::ApplyActivation(unfused_, static_cast<float*>(args.dst[0]), output_elements_,
+                            num_threads_);
+    return Status::Ok();
   }
 
  private:
@@ -90,7 +95,9 @@ class ConvOnednn final : public Kernel {
 
     dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
     dnnl::post_ops ops;
-    onednn::AppendActivation(p.activation, ops);
+    if (!onednn::AppendActivation(p.activation, ops)) unfused_ = p.activation;
+    output_elements_ = args.outputs[0].elements();
+    num_threads_ = args.num_threads;
     attr.set_post_ops(ops);
     auto make_pd = [&](const memory::desc& src, const memory::desc& dst) {
       dnnl::convolution_forward::desc desc(
@@ -165,6 +172,9 @@ class ConvOnednn final : public Kernel {
   }
 
   std::string where_;
+  Activation unfused_;  // kNone when the post-ops hold the activation
+  int64_t output_elements_ = 0;
+  int num_threads_ = 1;
   bool has_bias_ = false;
   bool reorder_src_ = false;
   bool reorder_dst_ = false;

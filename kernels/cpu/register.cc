@@ -51,7 +51,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
        {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Neg",
         "Reciprocal", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu", "Gelu"})
     onednn(op, CreateEltwiseOnednn);
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"})
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
     onednn(op, CreateBinaryOnednn);
   onednn("Softmax", CreateSoftmaxOnednn);
   onednn("LayerNormalization", CreateLayerNormOnednn);

@@ -46,14 +46,18 @@ struct Activation {
   float Apply(float x) const {
     switch (kind) {
       case Kind::kNone: return x;
-      case Kind::kRelu: return x > 0.0f ? x : 0.0f;
+      // NaN propagates through every kind, as in ONNX Runtime's unfused ops:
+      // a comparison with NaN is false, so each kind tests for it.
+      case Kind::kRelu: return x > 0.0f || x != x ? x : 0.0f;
       case Kind::kClip: return std::min(std::max(x, min), max);
       case Kind::kHardSwish:
         return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
       case Kind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
       case Kind::kSiLU: return x / (1.0f + std::exp(-x));
-      case Kind::kHardSigmoid:
-        return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+      case Kind::kHardSigmoid: {
+        const float v = alpha * x + beta;
+        return v != v ? v : std::max(0.0f, std::min(1.0f, v));
+      }
       case Kind::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
       case Kind::kGelu:
         if (alpha == 0.0f) return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
