@@ -42,6 +42,9 @@ struct OpInput {
   double high = 1.0;
   // Explicit contents for integer inputs (axes, shapes); empty = random.
   std::vector<int64_t> values;
+  // f32 only: values written over the random fill at these flat positions
+  // (NaN, infinities, denormals: NaN / Inf semantics, docs/ops.md).
+  std::vector<std::pair<int64_t, float>> specials;
 };
 
 struct OpCase {
@@ -56,6 +59,12 @@ struct OpCase {
   double abs_tolerance = 1e-5;
   double rel_tolerance = 1e-5;
 };
+
+// `in` (f32, at least 8 elements) with NaN at its first, middle and last
+// element, +Inf at n/5, -Inf at 2n/5 and the denormals +-1e-40 at 3n/5 and
+// 4n/5 written over its random values (OpInput::specials): the NaN / Inf
+// cases, compared with the reference NaN for NaN and Inf for Inf.
+OpInput WithNanInf(OpInput in);
 
 // gtest prints a case parameter as its name.
 void PrintTo(const OpCase& c, std::ostream* os);
