@@ -125,6 +125,44 @@ bool AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
   return false;
 }
 
+void AppendNativeActivation(const Activation& activation, dnnl::post_ops& ops) {
+  using algo = dnnl::algorithm;
+  switch (activation.kind) {
+    case Activation::Kind::kRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kClip:
+      ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min, activation.max);
+      return;
+    case Activation::Kind::kSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_logistic, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kHardSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_linear, activation.alpha, activation.beta);
+      ops.append_eltwise(1.0f, algo::eltwise_clip, 0.0f, 1.0f);
+      return;
+    case Activation::Kind::kLeakyRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
+      return;
+    default: {
+      const bool fused = AppendActivation(activation, ops);
+      (void)fused;  // every other kind is fused and keeps NaN
+      return;
+    }
+  }
+}
+
+bool ActivationDropsNan(const Activation& activation) {
+  switch (activation.kind) {
+    case Activation::Kind::kRelu:
+    case Activation::Kind::kClip:
+    case Activation::Kind::kSigmoid:
+    case Activation::Kind::kHardSigmoid: return true;
+    case Activation::Kind::kLeakyRelu: return activation.alpha == 0.0f;
+    default: return false;
+  }
+}
+
 void ApplyActivation(const Activation& activation, float* data, int64_t count,
                      int num_threads) {
   if (activation.none()) return;

@@ -111,6 +111,14 @@ dnnl::primitive_attr UserScratchpadAttr();
 // return false: the kernel then runs ApplyActivation over its output.
 [[nodiscard]] bool AppendActivation(const Activation& activation, dnnl::post_ops& ops);
 
+// oneDNN's own post-ops for `activation` (relu with alpha 0, clip, logistic,
+// HardSigmoid as linear + clip, ...): the fastest form, which for the kinds
+// ActivationDropsNan names gives a number where the input is NaN. Conv uses
+// it when its input holds no NaN / Inf (kernels/cpu/conv_onednn.cc).
+void AppendNativeActivation(const Activation& activation, dnnl::post_ops& ops);
+// Relu, LeakyRelu with alpha 0, Clip, HardSigmoid and Sigmoid.
+bool ActivationDropsNan(const Activation& activation);
+
 // `activation` in place over `count` floats with braid's NaN-propagating
 // Activation::Apply, on `num_threads` OpenMP threads for large counts.
 void ApplyActivation(const Activation& activation, float* data, int64_t count,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/nonfinite.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/pool.h"
@@ -51,6 +52,7 @@ class PoolOnednn final : public onednn::SrcDstKernel {
     p_ = p;
     channels_last_ = args.inputs[0].layout == TensorLayout::kChannelsLast;
     num_threads_ = args.num_threads;
+    isa_ = BestSimdIsa();
     return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       dnnl::algorithm algorithm =
@@ -82,10 +84,9 @@ class PoolOnednn final : public onednn::SrcDstKernel {
     if (p_.kind != PoolParams::Kind::kMax) return Status::Ok();
     const float* x = static_cast<const float*>(args.src[0]);
     const int64_t n = p_.batch * p_.channels * p_.in_spatial_size();
-    int found = 0;
-#pragma omp parallel for num_threads(num_threads_) reduction(| : found) if (num_threads_ > 1)
-    for (int64_t i = 0; i < n; ++i) found |= x[i] != x[i];
-    if (found) MarkNanWindows(x, static_cast<float*>(args.dst[0]));
+    // Infinities need nothing (oneDNN takes them as numbers); they make the
+    // scan say yes too, and then MarkNanWindows finds no NaN.
+    if (AnyNonFinite(isa_, x, n, num_threads_)) MarkNanWindows(x, static_cast<float*>(args.dst[0]));
     return Status::Ok();
   }
 
@@ -137,6 +138,7 @@ class PoolOnednn final : public onednn::SrcDstKernel {
   PoolParams p_;
   bool channels_last_ = false;
   int num_threads_ = 1;
+  SimdIsa isa_ = SimdIsa::kPortable;
 };
 
 }  // namespace
