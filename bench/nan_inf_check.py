@@ -9,9 +9,13 @@ gave and whether the patterns are identical; finite values are compared too
 (max |braid - ORT| over elements both give finite).
 
   bench/nan_inf_check.py --build-dir build [--braid PATH] [--zoo DIR]
-                         [--models squeezenet1_0 resnet18 mobilenet_v2]
+                         [--models squeezenet1_0 resnet18 mobilenet_v2] [--ops]
 
-Exits 1 when any pattern differs. The venv (onnxruntime, numpy) is the build
+--ops first runs single-op models (OP_CASES) on one input holding NaN, +-Inf,
+-1, 0, 2, +-1e-40 and 7, and prints both outputs: ONNX Runtime's MaxPool /
+GlobalMaxPool / ReduceMax keep a NaN only where their vector loop happens to
+meet it last, so braid (which propagates every NaN) differs there by design
+(docs/ops.md "NaN and Inf"). Exits 1 when a model's pattern differs. The venv (onnxruntime, numpy) is the build
 folder's bench-venv (bench/python_env.sh); the zoo files are exported there
 when absent (bench/bench_common.py).
 """
@@ -66,7 +70,8 @@ def counts(c: "object") -> str:
     return f"{n[0]}/{n[1]}/{n[2]}/{n[3]}"
 
 
-def run_braid(braid: str, model: str, x: "object", tmp: str) -> Dict[str, "object"]:
+def run_braid(braid: str, model: str, x: "object", tmp: str,
+              input_name: str = "input") -> Dict[str, "object"]:
     import numpy as np
     path = os.path.join(tmp, "x.npy")
     np.save(path, x)
@@ -74,9 +79,62 @@ def run_braid(braid: str, model: str, x: "object", tmp: str) -> Dict[str, "objec
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         os.remove(os.path.join(out_dir, f))
-    subprocess.run([braid, "run", model, "--input", f"input={path}", "--output-dir", out_dir,
+    subprocess.run([braid, "run", model, "--input", f"{input_name}={path}", "--output-dir", out_dir,
                     "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
     return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir)}
+
+
+# Single-op models for --ops: (name, op, attributes, constant extra inputs,
+# opset, input shape). Inputs carry NaN, +-Inf, -1, 0, 2, +-1e-40 and 7.
+OP_CASES: List[Tuple[str, str, Dict[str, object], List[object], int, Tuple[int, ...]]] = [
+    ("Relu", "Relu", {}, [], 17, (1, 2, 4, 4)),
+    ("LeakyRelu", "LeakyRelu", {"alpha": 0.1}, [], 17, (1, 2, 4, 4)),
+    ("Clip(0,6)", "Clip", {}, [0.0, 6.0], 17, (1, 2, 4, 4)),
+    ("Clip(max 6)", "Clip", {}, [None, 6.0], 17, (1, 2, 4, 4)),
+    ("HardSigmoid", "HardSigmoid", {}, [], 17, (1, 2, 4, 4)),
+    ("HardSwish", "HardSwish", {}, [], 17, (1, 2, 4, 4)),
+    ("Sigmoid", "Sigmoid", {}, [], 17, (1, 2, 4, 4)),
+    ("Exp", "Exp", {}, [], 17, (1, 2, 4, 4)),
+    ("Elu", "Elu", {}, [], 17, (1, 2, 4, 4)),
+    ("Softplus", "Softplus", {}, [], 17, (1, 2, 4, 4)),
+    ("MaxPool 2x2 s2", "MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [], 17, (1, 2, 4, 4)),
+    ("MaxPool 3x3 s1", "MaxPool", {"kernel_shape": [3, 3]}, [], 17, (1, 2, 4, 4)),
+    ("AveragePool 2x2", "AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [], 17,
+     (1, 2, 4, 4)),
+    ("GlobalAveragePool", "GlobalAveragePool", {}, [], 17, (1, 2, 4, 4)),
+    ("GlobalMaxPool", "GlobalMaxPool", {}, [], 17, (1, 2, 4, 4)),
+    ("Softmax", "Softmax", {"axis": -1}, [], 17, (1, 2, 4, 4)),
+    ("ReduceMax", "ReduceMax", {"axes": [3]}, [], 17, (1, 2, 4, 4)),
+]
+
+
+def op_rows(braid: str, tmp: str) -> List[Tuple[str, str, str, bool]]:
+    """Each OP_CASES op on one input holding every special value."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    special = np.array([np.nan, np.inf, -np.inf, -1, 0, 2, 1e-40, -1e-40, 7], np.float32)
+    rows = []
+    for name, op, attrs, extra, opset, shape in OP_CASES:
+        x = np.resize(special, int(np.prod(shape))).reshape(shape).astype(np.float32)
+        inits, names = [], ["x"]
+        for i, v in enumerate(extra):
+            if v is None:
+                names.append("")
+                continue
+            names.append(f"c{i}")
+            inits.append(numpy_helper.from_array(np.array(v, np.float32), f"c{i}"))
+        graph = helper.make_graph(
+            [helper.make_node(op, names, ["y"], **attrs)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        path = os.path.join(tmp, "op.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+        want = bench_common.ort_session(path, 1).run(None, {"x": x})[0]
+        got = run_braid(braid, path, x, tmp, "x")["y"]
+        fmt = lambda y: " ".join(f"{v:g}" for v in y.ravel()[:9])  # noqa: E731
+        rows.append((name, fmt(got), fmt(want), bool((classes(got) == classes(want)).all())))
+    return rows
 
 
 def main() -> int:
@@ -85,6 +143,8 @@ def main() -> int:
     ap.add_argument("--braid", help="braid CLI (default BUILD/tools/braid)")
     ap.add_argument("--zoo", help="zoo folder (default BUILD/zoo)")
     ap.add_argument("--models", nargs="+", default=MODELS)
+    ap.add_argument("--ops", action="store_true",
+                    help="also single ops on NaN/+-Inf/denormal inputs (first 9 values shown)")
     args = ap.parse_args()
     bench_common.ensure_venv(args.build_dir)
     import numpy as np
@@ -103,6 +163,14 @@ def main() -> int:
                 both = (cw == 0) & (cg == 0)
                 diff = float(np.max(np.abs(got[both] - want[both]))) if both.any() else 0.0
                 rows.append((model, case, counts(cg), counts(cw), bool((cw == cg).all()), diff))
+    if args.ops:
+        with tempfile.TemporaryDirectory() as tmp:
+            ops = op_rows(braid, tmp)
+        print("| op | braid | ONNX Runtime | same NaN/Inf pattern |")
+        print("|---|---|---|---|")
+        for name, got, want, same in ops:
+            print(f"| {name} | {got} | {want} | {'yes' if same else 'NO'} |")
+        print()
     print("| model | input | braid finite/NaN/+Inf/-Inf | ORT finite/NaN/+Inf/-Inf | same pattern "
           "| max abs diff (finite) |")
     print("|---|---|---|---|---|---|")

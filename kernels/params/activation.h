@@ -36,8 +36,8 @@ struct Activation {
   Kind kind = Kind::kNone;
   float alpha = 0.0f;  // HardSigmoid slope, LeakyRelu negative slope, Gelu 1 = tanh
   float beta = 0.0f;   // HardSigmoid offset
-  float min = -std::numeric_limits<float>::infinity();  // Clip bounds
-  float max = std::numeric_limits<float>::infinity();
+  float min = -std::numeric_limits<float>::max();  // Clip bounds (ONNX defaults)
+  float max = std::numeric_limits<float>::max();
 
   bool none() const { return kind == Kind::kNone; }
   // The attribute spelling: "Relu", "Clip", ...; "none" for kNone.
@@ -72,7 +72,7 @@ struct Activation {
 };
 
 // Reads the fused-activation attributes of args.node. Missing parameters take
-// the ONNX defaults of the unfused op (Clip: -inf/+inf, HardSigmoid: 0.2/0.5,
+// the ONNX defaults of the unfused op (Clip: -FLT_MAX/FLT_MAX, HardSigmoid: 0.2/0.5,
 // LeakyRelu: 0.01). An unknown "activation" name or Clip min > max is
 // InvalidArgument naming the node.
 StatusOr<Activation> ParseFusedActivation(const PrepareArgs& args);

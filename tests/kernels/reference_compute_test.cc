@@ -1086,6 +1086,10 @@ TEST(ReferenceNanInf, ActivationsKeepNanAsOnnxRuntime) {
   // ORT Clip(0, 6): NaN stays NaN, +-Inf clamp to the bounds.
   ExpectSameSpecials(RunSpecial("Clip", {}, {F({}, {0.0f}, true), F({}, {6.0f}, true)}),
                      {kNaN, 6, 0, 0, 0, 2, 1e-40, 0, 6});
+  // ORT Clip(x, None, 6): the absent min is numeric_limits<float>::lowest(),
+  // so -Inf gives -FLT_MAX.
+  ExpectSameSpecials(RunSpecial("Clip", {}, {Missing(), F({}, {6.0f}, true)}),
+                     {kNaN, 6, std::numeric_limits<float>::lowest(), -1, 0, 2, 1e-40, -1e-40, 6});
   // ORT HardSigmoid (0.2, 0.5): NaN stays NaN (fmax/fmin would give 1).
   ExpectSameSpecials(RunSpecial("HardSigmoid"), {kNaN, 1, 0, 0.3, 0.5, 0.9, 0.5, 0.5, 1});
   // ORT HardSwish: -Inf * 0 = NaN.
