@@ -104,6 +104,10 @@ OP_CASES: List[Tuple[str, str, Dict[str, object], List[object], int, Tuple[int, 
     ("GlobalAveragePool", "GlobalAveragePool", {}, [], 17, (1, 2, 4, 4)),
     ("GlobalMaxPool", "GlobalMaxPool", {}, [], 17, (1, 2, 4, 4)),
     ("Softmax", "Softmax", {"axis": -1}, [], 17, (1, 2, 4, 4)),
+    ("LogSoftmax", "LogSoftmax", {"axis": -1}, [], 17, (1, 2, 4, 4)),
+    ("Tanh", "Tanh", {}, [], 17, (1, 2, 4, 4)),
+    ("Max", "Max", {}, [[1.0, float("nan"), 0.0, 3.0]], 17, (1, 2, 4, 4)),
+    ("Add", "Add", {}, [[1.0, -float("inf"), 0.0, 3.0]], 17, (1, 2, 4, 4)),
     ("ReduceMax", "ReduceMax", {"axes": [3]}, [], 17, (1, 2, 4, 4)),
 ]
 
