@@ -76,9 +76,11 @@ std::optional<Activation> SingleNodeActivation(const Graph& graph,
   if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
     act.kind = op;
   } else if (op == "Clip") {
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    std::optional<float> lo = ClipBound(graph, reader, 1, "min", -kInf);
-    std::optional<float> hi = ClipBound(graph, reader, 2, "max", kInf);
+    // An absent bound is ONNX's default (numeric_limits lowest / max): -Inf
+    // clips to -FLT_MAX, as in ONNX Runtime.
+    constexpr float kMax = std::numeric_limits<float>::max();
+    std::optional<float> lo = ClipBound(graph, reader, 1, "min", -kMax);
+    std::optional<float> hi = ClipBound(graph, reader, 2, "max", kMax);
     if (!lo || !hi) return std::nullopt;
     act.kind = op;
     act.attrs.Set("activation_min", *lo);

@@ -23,7 +23,8 @@ struct BinaryOp {
 constexpr BinaryOp kBinaryOps[] = {
     {"Add", algorithm::binary_add, true}, {"Sub", algorithm::binary_sub, false},
     {"Mul", algorithm::binary_mul, true}, {"Div", algorithm::binary_div, false},
-    {"Min", algorithm::binary_min, true}, {"Max", algorithm::binary_max, true},
+    // No Min / Max: oneDNN's binary_max / binary_min drop a NaN operand;
+    // ONNX Runtime's (and the reference's) propagate it.
 };
 
 class BinaryOnednn final : public onednn::PrimitiveKernel {
@@ -77,7 +78,7 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
       dnnl::binary::desc desc(op->algo, src0_md, src1_md, dst_md);
       dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
       dnnl::post_ops ops;
-      onednn::AppendActivation(activation, ops);
+      AddActivation(activation, args.outputs[0].elements(), args.num_threads, ops);
       attr.set_post_ops(ops);
       dnnl::binary::primitive_desc pd(desc, attr, context().engine);
       exec().Init(context(), dnnl::binary(pd), pd.scratchpad_desc(),

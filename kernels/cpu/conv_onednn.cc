@@ -8,7 +8,16 @@
 // fallback for those layouts, the kernel reorders source and/or destination
 // through the workspace into the layouts of the direct kernel.
 // Run re-points handles and executes.
+//
+// NaN / Inf (docs/ops.md "NaN and Inf"): oneDNN's relu (alpha 0), clip,
+// logistic and HardSigmoid post-ops give a number for NaN. With such an
+// activation the kernel keeps those fast post-ops and, at Run, looks at its
+// input for NaN / Inf first (kernels/cpu/nonfinite.h, ~0.03 ns a float):
+// only when one is there does it run a second primitive without post-ops,
+// then braid's NaN-propagating activation over the output.
 #include <algorithm>
+
+#include "kernels/cpu/nonfinite.h"
 
 #include "kernels/cpu/onednn_kernels.h"
 
@@ -32,6 +41,7 @@ class ConvOnednn final : public Kernel {
     if (args.constants.size() < 2 || args.constants[1] == nullptr)
       return Unimplemented(where_ + ": oneDNN conv needs constant weights");
     has_bias_ = p.has_bias;
+    out_channels_ = p.out_channels;
     onednn::ScopedOmpThreads threads(args.num_threads);
     return onednn::Guarded(where_, "convolution", onednn::Phase::kPrepare,
                            [&] { return Build(args, p); });
@@ -53,13 +63,26 @@ class ConvOnednn final : public Kernel {
       conv_src = staged;
     }
     if (reorder_dst_) conv_dst = ws + staged_dst_offset_;
-    RETURN_IF_ERROR(onednn::SetHandle(src_, conv_src, where_));
-    RETURN_IF_ERROR(onednn::SetHandle(dst_, conv_dst, where_));
-    RETURN_IF_ERROR(exec_.Execute(ws, where_, "convolution"));
-    if (!reorder_dst_) return Status::Ok();
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
-    RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
-    return reorder_out_.Execute(ws, where_, "reorder (conv dst)");
+    const bool nan_path = guarded_ && NanPath(args);
+    if (nan_path) {
+      if (has_bias_) RETURN_IF_ERROR(onednn::SetHandle(plain_bias_, args.src[2], where_));
+      RETURN_IF_ERROR(onednn::SetHandle(plain_src_, conv_src, where_));
+      RETURN_IF_ERROR(onednn::SetHandle(plain_dst_, conv_dst, where_));
+      RETURN_IF_ERROR(plain_.Execute(ws, where_, "convolution"));
+    } else {
+      RETURN_IF_ERROR(onednn::SetHandle(src_, conv_src, where_));
+      RETURN_IF_ERROR(onednn::SetHandle(dst_, conv_dst, where_));
+      RETURN_IF_ERROR(exec_.Execute(ws, where_, "convolution"));
+    }
+    if (reorder_dst_) {
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
+      RETURN_IF_ERROR(reorder_out_.Execute(ws, where_, "reorder (conv dst)"));
+    }
+    if (nan_path)
+      onednn::ApplyActivation(activation_, static_cast<float*>(args.dst[0]), output_elements_,
+                              num_threads_);
+    return Status::Ok();
   }
 
  private:
@@ -90,7 +113,13 @@ class ConvOnednn final : public Kernel {
 
     dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
     dnnl::post_ops ops;
-    onednn::AppendActivation(p.activation, ops);
+    guarded_ = onednn::ActivationDropsNan(p.activation);
+    activation_ = p.activation;
+    input_elements_ = args.inputs[0].elements();
+    output_elements_ = args.outputs[0].elements();
+    num_threads_ = args.num_threads;
+    isa_ = BestSimdIsa();
+    onednn::AppendNativeActivation(p.activation, ops);
     attr.set_post_ops(ops);
     auto make_pd = [&](const memory::desc& src, const memory::desc& dst) {
       dnnl::convolution_forward::desc desc(
@@ -126,6 +155,34 @@ class ConvOnednn final : public Kernel {
     exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
     if (has_bias_) bias_ = exec_.Bind(DNNL_ARG_BIAS, pd.bias_desc());
     dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+    size_t scratch = exec_.scratchpad_bytes();
+    if (guarded_) {
+      // The NaN path: the same convolution in the same layouts, no post-ops.
+      dnnl::convolution_forward::desc plain_desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          pd.src_desc(), pd.weights_desc(), bias_md, pd.dst_desc(), strides, dilations,
+          pads_begin, pads_end);
+      dnnl::convolution_forward::primitive_desc plain_pd(
+          plain_desc, onednn::UserScratchpadAttr(), context_.engine);
+      plain_.Init(context_, dnnl::convolution_forward(plain_pd), plain_pd.scratchpad_desc(),
+                  args.num_threads);
+      plain_src_ = plain_.Bind(DNNL_ARG_SRC, plain_pd.src_desc());
+      plain_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+      if (has_bias_) plain_bias_ = plain_.Bind(DNNL_ARG_BIAS, plain_pd.bias_desc());
+      plain_dst_ = plain_.Bind(DNNL_ARG_DST, plain_pd.dst_desc());
+      scratch = std::max(scratch, plain_.scratchpad_bytes());
+      // Constant NaN / Inf weights or bias: every run takes the NaN path.
+      const TensorData& w = *args.constants[1];
+      always_plain_ = AnyNonFinite(isa_, reinterpret_cast<const float*>(w.data()),
+                                   static_cast<int64_t>(w.size() / sizeof(float)));
+      if (has_bias_ && args.constants.size() > 2 && args.constants[2] != nullptr) {
+        const TensorData& b = *args.constants[2];
+        always_plain_ = always_plain_ ||
+                        AnyNonFinite(isa_, reinterpret_cast<const float*>(b.data()),
+                                     static_cast<int64_t>(b.size() / sizeof(float)));
+        bias_checked_ = true;
+      }
+    }
     const dnnl::primitive_attr reorder_attr = onednn::UserScratchpadAttr();
     if (reorder_src_) {
       dnnl::reorder::primitive_desc in_pd(context_.engine, src_md, context_.engine,
@@ -145,14 +202,25 @@ class ConvOnednn final : public Kernel {
     }
     // [shared scratchpad | staged src | staged dst], 64-byte aligned.
     auto align = [](size_t n) { return (n + 63) / 64 * 64; };
-    const size_t scratch = std::max({exec_.scratchpad_bytes(), reorder_in_.scratchpad_bytes(),
-                                     reorder_out_.scratchpad_bytes()});
+    scratch = std::max({scratch, reorder_in_.scratchpad_bytes(),
+                        reorder_out_.scratchpad_bytes()});
     staged_src_offset_ = align(scratch);
     staged_dst_offset_ =
         staged_src_offset_ + (reorder_src_ ? align(pd.src_desc().get_size()) : 0);
     workspace_bytes_ =
         staged_dst_offset_ + (reorder_dst_ ? align(pd.dst_desc().get_size()) : 0);
     return Status::Ok();
+  }
+
+  // Whether this run needs the NaN-propagating path: NaN / Inf in the input
+  // (or in the weights or bias).
+  bool NanPath(const RunArgs& args) const {
+    if (always_plain_) return true;
+    if (has_bias_ && !bias_checked_ &&
+        AnyNonFinite(isa_, static_cast<const float*>(args.src[2]), out_channels_))
+      return true;
+    return AnyNonFinite(isa_, static_cast<const float*>(args.src[0]), input_elements_,
+                        num_threads_);
   }
 
   // im2col + GEMM or the reference loops: what oneDNN offers when no direct
@@ -165,6 +233,19 @@ class ConvOnednn final : public Kernel {
   }
 
   std::string where_;
+  // NaN / Inf guard (file comment): the activation, whether its post-op
+  // drops NaN, and the plain primitive the NaN path runs.
+  Activation activation_;
+  bool guarded_ = false;
+  bool always_plain_ = false;  // NaN / Inf in the constant weights or bias
+  bool bias_checked_ = false;  // a constant bias, looked at in Prepare
+  SimdIsa isa_ = SimdIsa::kPortable;
+  int64_t input_elements_ = 0;
+  int64_t output_elements_ = 0;
+  int64_t out_channels_ = 0;
+  int num_threads_ = 1;
+  onednn::BoundPrimitive plain_;
+  memory plain_src_, plain_bias_, plain_dst_;
   bool has_bias_ = false;
   bool reorder_src_ = false;
   bool reorder_dst_ = false;

@@ -1,7 +1,7 @@
 // Unary activations on oneDNN's eltwise_forward over the tensor viewed as one
-// flat f32 vector (layout does not matter elementwise). HardSigmoid, absent
-// from oneDNN 2.6, is two in-place stages: linear(alpha, beta), clip(0, 1).
-// Log is declined (oneDNN's approximation is inaccurate near 1).
+// flat f32 vector (layout does not matter elementwise). Log is declined
+// (oneDNN's approximation is inaccurate near 1), and so are Exp, Clip and
+// HardSigmoid, whose oneDNN forms drop NaN. Up to two in-place stages.
 #include <algorithm>
 #include <array>
 
@@ -24,12 +24,15 @@ struct Stage {
 // The oneDNN stages of `op`; an empty result means "not handled here".
 StatusOr<std::vector<Stage>> StagesFor(const PrepareArgs& args) {
   const std::string& op = args.node->op_type;
-  if (op == "Relu") return std::vector<Stage>{{algorithm::eltwise_relu}};
+  // NaN stays NaN (ONNX Runtime; docs/ops.md "NaN and Inf"). oneDNN's alpha-0
+  // relu is vmaxps(x, 0), 0 for NaN; elu with alpha -0 blends on x > 0 and
+  // gives -0 * (e^x - 1) = +0 for the rest (onednn_common.h).
+  if (op == "Relu") return std::vector<Stage>{{algorithm::eltwise_elu, -0.0f}};
   if (op == "Sigmoid") return std::vector<Stage>{{algorithm::eltwise_logistic}};
   if (op == "Tanh") return std::vector<Stage>{{algorithm::eltwise_tanh}};
-  if (op == "Exp") return std::vector<Stage>{{algorithm::eltwise_exp}};
-  // (Not Log: kernels/cpu/register.cc.) These algorithms meet ONNX's bounds
-  // on dense ranges (tests/kernels/eltwise_accuracy_test.cc).
+  // (Not Log, Exp, Clip or HardSigmoid: kernels/cpu/register.cc.) These
+  // algorithms meet ONNX's bounds on dense ranges
+  // (tests/kernels/eltwise_accuracy_test.cc).
   if (op == "Abs") return std::vector<Stage>{{algorithm::eltwise_abs}};
   if (op == "Sqrt") return std::vector<Stage>{{algorithm::eltwise_sqrt}};
   if (op == "Neg")
@@ -42,21 +45,10 @@ StatusOr<std::vector<Stage>> StagesFor(const PrepareArgs& args) {
     return std::vector<Stage>{
         {tanh ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf}};
   }
-  if (op == "LeakyRelu")
-    return std::vector<Stage>{
-        {algorithm::eltwise_relu, ParseLeakyReluAlpha(args), 0.0f}};
-  if (op == "HardSigmoid") {
-    AlphaBeta ab = ParseHardSigmoid(args);
-    return std::vector<Stage>{{algorithm::eltwise_linear, ab.alpha, ab.beta},
-                              {algorithm::eltwise_clip, 0.0f, 1.0f}};
-  }
-  if (op == "Clip") {
-    ASSIGN_OR_RETURN(ClipParams clip, ParseClip(args));
-    if (clip.min_input >= 0 || clip.max_input >= 0)
-      return Unimplemented(args.Where() + ": oneDNN clip needs constant bounds");
-    return std::vector<Stage>{{algorithm::eltwise_clip,
-                               static_cast<float>(clip.min),
-                               static_cast<float>(clip.max)}};
+  if (op == "LeakyRelu") {
+    const float alpha = ParseLeakyReluAlpha(args);
+    if (alpha == 0.0f) return std::vector<Stage>{{algorithm::eltwise_elu, -0.0f}};
+    return std::vector<Stage>{{algorithm::eltwise_relu, alpha, 0.0f}};
   }
   return Unimplemented(args.Where() + ": no oneDNN eltwise for this op");
 }

@@ -83,7 +83,7 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
       c_post_op = ops.len();
       ops.append_binary(dnnl::algorithm::binary_add, c_md);
     }
-    onednn::AppendActivation(p.activation, ops);
+    AddActivation(p.activation, m * n, args.num_threads, ops);
     attr.set_post_ops(ops);
 
     dnnl::matmul::desc desc(src_md, b_md, bias_md, dst_md);

@@ -59,7 +59,7 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
     dnnl::matmul::desc desc(src_md, b_md, dst_md);
     dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
     dnnl::post_ops ops;
-    onednn::AppendActivation(p.activation, ops);
+    AddActivation(p.activation, args.outputs[0].elements(), args.num_threads, ops);
     attr.set_post_ops(ops);
     dnnl::matmul::primitive_desc pd(desc, attr, context().engine);
 

@@ -91,40 +91,96 @@ dnnl::primitive_attr UserScratchpadAttr() {
   return attr;
 }
 
-void AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
+bool AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
   using algo = dnnl::algorithm;
   switch (activation.kind) {
-    case Activation::Kind::kNone: return;
+    case Activation::Kind::kNone: return true;
     case Activation::Kind::kRelu:
-      ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
-      return;
+      ops.append_eltwise(1.0f, algo::eltwise_elu, -0.0f, 0.0f);
+      return true;
     case Activation::Kind::kClip:
-      ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min,
-                         activation.max);
-      return;
+    case Activation::Kind::kSigmoid:
+    case Activation::Kind::kHardSigmoid:
+      return false;
     case Activation::Kind::kHardSwish:
       ops.append_eltwise(1.0f, algo::eltwise_hardswish, 0.0f, 0.0f);
-      return;
-    case Activation::Kind::kSigmoid:
-      ops.append_eltwise(1.0f, algo::eltwise_logistic, 0.0f, 0.0f);
-      return;
+      return true;
     case Activation::Kind::kSiLU:
       ops.append_eltwise(1.0f, algo::eltwise_swish, 1.0f, 0.0f);
-      return;
-    case Activation::Kind::kHardSigmoid:
-      ops.append_eltwise(1.0f, algo::eltwise_linear, activation.alpha,
-                         activation.beta);
-      ops.append_eltwise(1.0f, algo::eltwise_clip, 0.0f, 1.0f);
-      return;
+      return true;
     case Activation::Kind::kLeakyRelu:
-      ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
-      return;
+      // A non-zero alpha takes oneDNN's compare-and-blend relu (NaN kept).
+      if (activation.alpha == 0.0f)
+        ops.append_eltwise(1.0f, algo::eltwise_elu, -0.0f, 0.0f);
+      else
+        ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
+      return true;
     case Activation::Kind::kGelu:
       ops.append_eltwise(1.0f,
                          activation.alpha == 0.0f ? algo::eltwise_gelu_erf
                                                   : algo::eltwise_gelu_tanh,
                          0.0f, 0.0f);
+      return true;
+  }
+  return false;
+}
+
+void AppendNativeActivation(const Activation& activation, dnnl::post_ops& ops) {
+  using algo = dnnl::algorithm;
+  switch (activation.kind) {
+    case Activation::Kind::kRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
       return;
+    case Activation::Kind::kClip:
+      ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min, activation.max);
+      return;
+    case Activation::Kind::kSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_logistic, 0.0f, 0.0f);
+      return;
+    case Activation::Kind::kHardSigmoid:
+      ops.append_eltwise(1.0f, algo::eltwise_linear, activation.alpha, activation.beta);
+      ops.append_eltwise(1.0f, algo::eltwise_clip, 0.0f, 1.0f);
+      return;
+    case Activation::Kind::kLeakyRelu:
+      ops.append_eltwise(1.0f, algo::eltwise_relu, activation.alpha, 0.0f);
+      return;
+    default: {
+      const bool fused = AppendActivation(activation, ops);
+      (void)fused;  // every other kind is fused and keeps NaN
+      return;
+    }
+  }
+}
+
+bool ActivationDropsNan(const Activation& activation) {
+  switch (activation.kind) {
+    case Activation::Kind::kRelu:
+    case Activation::Kind::kClip:
+    case Activation::Kind::kSigmoid:
+    case Activation::Kind::kHardSigmoid: return true;
+    case Activation::Kind::kLeakyRelu: return activation.alpha == 0.0f;
+    default: return false;
+  }
+}
+
+void ApplyActivation(const Activation& activation, float* data, int64_t count,
+                     int num_threads) {
+  if (activation.none()) return;
+  // Clip (Relu6 mostly) is the hot case: a loop the compiler vectorizes.
+  // std::max(x, lo) is `x < lo ? lo : x`, so a NaN x stays x.
+  const bool clip = activation.kind == Activation::Kind::kClip;
+  const float lo = activation.min, hi = activation.max;
+  constexpr int64_t kPerThread = int64_t{1} << 15;
+  const int threads = static_cast<int>(
+      std::clamp<int64_t>(count / kPerThread, 1, std::max(num_threads, 1)));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t b = 0; b < threads; ++b) {
+    const int64_t begin = count * b / threads, end = count * (b + 1) / threads;
+    if (clip) {
+      for (int64_t i = begin; i < end; ++i) data[i] = std::min(std::max(data[i], lo), hi);
+    } else {
+      for (int64_t i = begin; i < end; ++i) data[i] = activation.Apply(data[i]);
+    }
   }
 }
 

@@ -101,9 +101,28 @@ dnnl::memory::desc PlainDescOfRank(const std::vector<int64_t>& dims, int rank,
 dnnl::primitive_attr UserScratchpadAttr();
 
 // A fused activation (docs/ir.md, parsed by kernels/params/activation.h) as
-// oneDNN eltwise post-ops appended to `ops` (kNone appends nothing).
-// HardSigmoid, absent from oneDNN 2.6, is linear(alpha, beta) then clip(0, 1).
-void AppendActivation(const Activation& activation, dnnl::post_ops& ops);
+// oneDNN eltwise post-ops appended to `ops` (kNone appends nothing). NaN must
+// stay NaN (ONNX Runtime's semantics, docs/ops.md "NaN and Inf"), which
+// oneDNN 2.6's post-ops do not all do: its alpha-0 relu is vmaxps(x, 0) (NaN
+// gives 0), clip is max then min with the bound winning over a NaN, and the
+// gemm-path logistic gives 0 for NaN. So Relu (and an alpha-0 LeakyRelu) is
+// elu with alpha -0, which blends on x > 0 and gives -0 * (e^x - 1) = +0 for
+// the rest, NaN for NaN; Clip, HardSigmoid and Sigmoid append nothing and
+// return false: the kernel then runs ApplyActivation over its output.
+[[nodiscard]] bool AppendActivation(const Activation& activation, dnnl::post_ops& ops);
+
+// oneDNN's own post-ops for `activation` (relu with alpha 0, clip, logistic,
+// HardSigmoid as linear + clip, ...): the fastest form, which for the kinds
+// ActivationDropsNan names gives a number where the input is NaN. Conv uses
+// it when its input holds no NaN / Inf (kernels/cpu/conv_onednn.cc).
+void AppendNativeActivation(const Activation& activation, dnnl::post_ops& ops);
+// Relu, LeakyRelu with alpha 0, Clip, HardSigmoid and Sigmoid.
+bool ActivationDropsNan(const Activation& activation);
+
+// `activation` in place over `count` floats with braid's NaN-propagating
+// Activation::Apply, on `num_threads` OpenMP threads for large counts.
+void ApplyActivation(const Activation& activation, float* data, int64_t count,
+                     int num_threads);
 
 // A primitive with its arguments bound once. Bind() creates the dnnl::memory
 // (with no buffer for run-time tensors) at Prepare; Run re-points handles
@@ -178,9 +197,25 @@ class PrimitiveKernel : public Kernel {
     });
   }
 
-  // Runs exec() with the run's workspace as scratchpad.
+  // Appends `activation` to `ops` (AppendActivation); a kind it leaves out
+  // runs in Execute over the `count` floats of output 0.
+  void AddActivation(const Activation& activation, int64_t count, int num_threads,
+                     dnnl::post_ops& ops) {
+    if (!AppendActivation(activation, ops)) {
+      unfused_ = activation;
+      unfused_count_ = count;
+      unfused_threads_ = num_threads;
+    }
+  }
+
+  // Runs exec() with the run's workspace as scratchpad, then the unfused
+  // activation (AddActivation) if any.
   Status Execute(const RunArgs& args) const {
-    return exec_.Execute(args.workspace, where_, primitive_name_);
+    RETURN_IF_ERROR(exec_.Execute(args.workspace, where_, primitive_name_));
+    if (!unfused_.none())
+      ApplyActivation(unfused_, static_cast<float*>(args.dst[0]), unfused_count_,
+                      unfused_threads_);
+    return Status::Ok();
   }
 
   const std::string& where() const { return where_; }
@@ -192,6 +227,9 @@ class PrimitiveKernel : public Kernel {
   std::string where_;
   Context context_;
   BoundPrimitive exec_;
+  Activation unfused_;
+  int64_t unfused_count_ = 0;
+  int unfused_threads_ = 1;
 };
 
 // A PrimitiveKernel whose primitive reads one source (the node's input 0) and
@@ -201,11 +239,15 @@ class SrcDstKernel : public PrimitiveKernel {
   Status Run(const RunArgs& args) final {
     RETURN_IF_ERROR(SetHandle(src_, args.src[0], where()));
     RETURN_IF_ERROR(SetHandle(dst_, args.dst[0], where()));
-    return Execute(args);
+    RETURN_IF_ERROR(Execute(args));
+    return AfterExecute(args);
   }
 
  protected:
   using PrimitiveKernel::PrimitiveKernel;
+
+  // Fix-ups after the primitive (MaxPool's NaN windows); none by default.
+  virtual Status AfterExecute(const RunArgs&) { return Status::Ok(); }
 
   // Call inside BuildPrimitive: creates exec() from `pd` and binds its
   // source and destination.

@@ -4,7 +4,10 @@
 // window, so that mode is taken only when the end padding is ONNX's own.
 // MaxPool's Indices output is left to the reference kernel.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
+#include "kernels/cpu/nonfinite.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/pool.h"
@@ -46,6 +49,10 @@ class PoolOnednn final : public onednn::SrcDstKernel {
         return Unimplemented(where() + ": negative end padding for oneDNN");
       pads_end.push_back(end);
     }
+    p_ = p;
+    channels_last_ = args.inputs[0].layout == TensorLayout::kChannelsLast;
+    num_threads_ = args.num_threads;
+    isa_ = BestSimdIsa();
     return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       dnnl::algorithm algorithm =
@@ -67,6 +74,71 @@ class PoolOnednn final : public onednn::SrcDstKernel {
       return Status::Ok();
     });
   }
+
+ protected:
+  // oneDNN's max pooling never lets a NaN win (its comparison is false), so
+  // a window holding one gives the max of the rest. NaN propagates in braid
+  // (docs/ops.md "NaN and Inf"): one read of the input looks for a NaN, and
+  // only then are the windows that hold one set to NaN.
+  Status AfterExecute(const RunArgs& args) override {
+    if (p_.kind != PoolParams::Kind::kMax) return Status::Ok();
+    const float* x = static_cast<const float*>(args.src[0]);
+    const int64_t n = p_.batch * p_.channels * p_.in_spatial_size();
+    // Infinities need nothing (oneDNN takes them as numbers); they make the
+    // scan say yes too, and then MarkNanWindows finds no NaN.
+    if (AnyNonFinite(isa_, x, n, num_threads_)) MarkNanWindows(x, static_cast<float*>(args.dst[0]));
+    return Status::Ok();
+  }
+
+ private:
+  void MarkNanWindows(const float* x, float* y) const {
+    const int rank = p_.spatial_rank;
+    const int64_t channels = p_.channels, in_size = p_.in_spatial_size();
+    const int64_t out_size = p_.out_spatial_size();
+    // Element strides: channels-last keeps C innermost (4-D, one spatial
+    // position every C floats); plain keeps each (n, c) plane contiguous.
+    const int64_t c_stride = channels_last_ ? 1 : in_size;
+    const int64_t s_scale = channels_last_ ? channels : 1;
+    const int64_t out_c_stride = channels_last_ ? 1 : out_size;
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t b = 0; b < p_.batch; ++b) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const float* xp = x + b * channels * in_size + c * c_stride;
+        float* yp = y + b * channels * out_size + c * out_c_stride;
+        for (int64_t o = 0; o < out_size; ++o) {
+          int64_t pos[3] = {0, 0, 0}, flat = o;
+          for (int d = rank; d-- > 0;) {
+            pos[d] = flat % p_.out_spatial[static_cast<size_t>(d)];
+            flat /= p_.out_spatial[static_cast<size_t>(d)];
+          }
+          bool nan = false;
+          for (int64_t k = 0; k < p_.kernel_size() && !nan; ++k) {
+            int64_t kflat = k, offset = 0;
+            bool inside = true;
+            int64_t kpos[3] = {0, 0, 0};
+            for (int d = rank; d-- > 0;) {
+              kpos[d] = kflat % p_.kernel[static_cast<size_t>(d)];
+              kflat /= p_.kernel[static_cast<size_t>(d)];
+            }
+            for (int d = 0; d < rank; ++d) {
+              const size_t ds = static_cast<size_t>(d);
+              const int64_t i = pos[d] * p_.strides[ds] - p_.pads_begin[ds] +
+                                kpos[d] * p_.dilations[ds];
+              inside = inside && i >= 0 && i < p_.in_spatial[ds];
+              offset = offset * p_.in_spatial[ds] + i;
+            }
+            nan = inside && std::isnan(xp[offset * s_scale]);
+          }
+          if (nan) yp[o * s_scale] = kNaN;
+        }
+      }
+    }
+  }
+
+  PoolParams p_;
+  bool channels_last_ = false;
+  int num_threads_ = 1;
+  SimdIsa isa_ = SimdIsa::kPortable;
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Softmax on oneDNN's softmax_forward, the input viewed as [outer, axis,
 // inner] (kernels/params/softmax.h covers both the opset < 13 coerced-2-D and
 // the opset >= 13 single-axis semantics).
+#include <algorithm>
+#include <limits>
+
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/softmax.h"
@@ -21,6 +24,7 @@ class SoftmaxOnednn final : public onednn::SrcDstKernel {
       return Unimplemented(where() + ": oneDNN softmax handles f32 only");
     if (p.outer * p.axis_size * p.inner == 0)
       return Unimplemented(where() + ": empty tensor");
+    p_ = p;
     return BuildPrimitive(args, [&] {
       memory::desc md({p.outer, p.axis_size, p.inner}, memory::data_type::f32,
                       memory::format_tag::abc);
@@ -32,6 +36,37 @@ class SoftmaxOnednn final : public onednn::SrcDstKernel {
       return Status::Ok();
     });
   }
+
+ protected:
+  // oneDNN's softmax gives finite values for a row holding a NaN or +Inf
+  // (its exp maps NaN to +Inf, its max drops NaN); ONNX Runtime and the
+  // reference give a NaN row (+Inf - +Inf is NaN), as for a row of -Inf.
+  // One read of the input finds those rows (docs/ops.md "NaN and Inf").
+  Status AfterExecute(const RunArgs& args) override {
+    const float* x = static_cast<const float*>(args.src[0]);
+    float* y = static_cast<float*>(args.dst[0]);
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    for (int64_t o = 0; o < p_.outer; ++o) {
+      for (int64_t in = 0; in < p_.inner; ++in) {
+        const float* col = x + o * p_.axis_size * p_.inner + in;
+        float row_max = -kInf;
+        bool nan = false;
+        for (int64_t a = 0; a < p_.axis_size; ++a) {
+          const float v = col[a * p_.inner];
+          nan |= v != v;
+          row_max = std::max(row_max, v);
+        }
+        if (!nan && row_max != kInf && row_max != -kInf) continue;
+        float* out = y + o * p_.axis_size * p_.inner + in;
+        for (int64_t a = 0; a < p_.axis_size; ++a)
+          out[a * p_.inner] = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  SoftmaxParams p_;
 };
 
 }  // namespace

@@ -36,8 +36,8 @@ struct Activation {
   Kind kind = Kind::kNone;
   float alpha = 0.0f;  // HardSigmoid slope, LeakyRelu negative slope, Gelu 1 = tanh
   float beta = 0.0f;   // HardSigmoid offset
-  float min = -std::numeric_limits<float>::infinity();  // Clip bounds
-  float max = std::numeric_limits<float>::infinity();
+  float min = -std::numeric_limits<float>::max();  // Clip bounds (ONNX defaults)
+  float max = std::numeric_limits<float>::max();
 
   bool none() const { return kind == Kind::kNone; }
   // The attribute spelling: "Relu", "Clip", ...; "none" for kNone.
@@ -46,14 +46,18 @@ struct Activation {
   float Apply(float x) const {
     switch (kind) {
       case Kind::kNone: return x;
-      case Kind::kRelu: return x > 0.0f ? x : 0.0f;
+      // NaN propagates through every kind, as in ONNX Runtime's unfused ops:
+      // a comparison with NaN is false, so each kind tests for it.
+      case Kind::kRelu: return x > 0.0f || x != x ? x : 0.0f;
       case Kind::kClip: return std::min(std::max(x, min), max);
       case Kind::kHardSwish:
         return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
       case Kind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
       case Kind::kSiLU: return x / (1.0f + std::exp(-x));
-      case Kind::kHardSigmoid:
-        return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+      case Kind::kHardSigmoid: {
+        const float v = alpha * x + beta;
+        return v != v ? v : std::max(0.0f, std::min(1.0f, v));
+      }
       case Kind::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
       case Kind::kGelu:
         if (alpha == 0.0f) return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
@@ -68,7 +72,7 @@ struct Activation {
 };
 
 // Reads the fused-activation attributes of args.node. Missing parameters take
-// the ONNX defaults of the unfused op (Clip: -inf/+inf, HardSigmoid: 0.2/0.5,
+// the ONNX defaults of the unfused op (Clip: -FLT_MAX/FLT_MAX, HardSigmoid: 0.2/0.5,
 // LeakyRelu: 0.01). An unknown "activation" name or Clip min > max is
 // InvalidArgument naming the node.
 StatusOr<Activation> ParseFusedActivation(const PrepareArgs& args);

@@ -42,9 +42,11 @@ double ReadScalarAsDouble(const void* data, DataType dtype);
 // Clip bounds: attributes `min`/`max` before opset 11; optional scalar
 // inputs 1 and 2 from 11. A constant input is read here; a computed one is
 // named by its input index and read at Run (ReadScalarAsDouble).
+// An absent bound is ONNX's default, numeric_limits<float>::lowest() / max(),
+// so -Inf clips to -FLT_MAX (and +Inf to FLT_MAX) as in ONNX Runtime.
 struct ClipParams {
-  double min = -std::numeric_limits<double>::infinity();
-  double max = std::numeric_limits<double>::infinity();
+  double min = -std::numeric_limits<float>::max();
+  double max = std::numeric_limits<float>::max();
   int min_input = -1;  // input to read min from at Run, or -1
   int max_input = -1;
 };

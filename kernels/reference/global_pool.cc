@@ -14,8 +14,9 @@ void GlobalMax(int64_t planes, int64_t plane_size, const T* x, T* y) {
   for (int64_t p = 0; p < planes; ++p) {
     const T* row = x + p * plane_size;
     T best = row[0];
-    for (int64_t i = 1; i < plane_size; ++i)
-      if (row[i] > best) best = row[i];
+    // A NaN propagates (numpy.max; see max_pool.cc for ONNX Runtime's).
+    for (int64_t i = 1; i < plane_size && best == best; ++i)
+      if (row[i] > best || row[i] != row[i]) best = row[i];
     y[p] = best;
   }
 }

@@ -1,6 +1,6 @@
 // Reference MaxPool: any spatial rank, strides, dilations, asymmetric pads
-// (padding never wins the max), ceil_mode. f32, f16 (compared in float, stored
-// bits copied), i32, i64, i8 and u8.
+// (padding never wins the max; a NaN in the window does), ceil_mode. f32,
+// f16 (compared in float, stored bits copied), i32, i64, i8 and u8.
 //
 // The optional Indices output (i64) is ONNX's flattened input index of each
 // maximum, the first one in window order on ties: storage_order 0 gives
@@ -30,6 +30,10 @@ auto Key(T v) {
   return v;
 }
 float Key(HalfBits v) { return HalfToFloat(v.bits); }
+template <typename K>
+bool IsNan(K v) {
+  return v != v;  // false for integers
+}
 
 template <typename T>
 void MaxPool(const PoolParams& p, const T* x, T* y, int64_t* indices) {
@@ -71,7 +75,11 @@ void MaxPool(const PoolParams& p, const T* x, T* y, int64_t* indices) {
           column_stride *= p.in_spatial[ds];
         }
         if (!inside) continue;
-        if (!any || Key(x_plane[offset]) > Key(best)) {
+        // A NaN wins and stays (the first one's index): NaN propagates, as
+        // numpy.max. ONNX Runtime's MLAS max pooling keeps a NaN only when it
+        // is the last element of the window it scans, so it can hide one.
+        const auto v = Key(x_plane[offset]);
+        if (!any || (!IsNan(Key(best)) && (v > Key(best) || IsNan(v)))) {
           best = x_plane[offset];
           best_index = column_major ? column_offset : offset;
         }

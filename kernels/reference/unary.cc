@@ -51,7 +51,8 @@ float Softplus(float x) {
 }
 
 const UnaryOpRow kUnaryOps[] = {
-    {"Relu", [](float x, const AlphaBeta&) { return x > 0.0f ? x : 0.0f; },
+    // NaN stays NaN (ONNX Runtime's Relu); `x > 0 ? x : 0` would make it 0.
+    {"Relu", [](float x, const AlphaBeta&) { return std::isnan(x) || x > 0.0f ? x : 0.0f; },
      &IntRelu<int32_t>, &IntRelu<int64_t>},
     {"Sigmoid", [](float x, const AlphaBeta&) { return 1.0f / (1.0f + std::exp(-x)); }},
     {"Tanh", [](float x, const AlphaBeta&) { return std::tanh(x); }},
@@ -74,7 +75,9 @@ const UnaryOpRow kUnaryOps[] = {
      }},
     {"HardSigmoid",
      [](float x, const AlphaBeta& p) {
-       return std::fmax(0.0f, std::fmin(1.0f, p.alpha * x + p.beta));
+       // fmin/fmax drop a NaN operand; ONNX Runtime's HardSigmoid keeps it.
+       const float v = p.alpha * x + p.beta;
+       return std::isnan(v) ? v : std::fmax(0.0f, std::fmin(1.0f, v));
      }},
     {"HardSwish",
      [](float x, const AlphaBeta&) {
@@ -113,6 +116,8 @@ const UnaryOpRow kUnaryOps[] = {
     {.op_type = "Celu",
      .f32 =
          [](float x, const AlphaBeta& p) {
+           // fmax/fmin would turn NaN into 0; ONNX Runtime's Celu keeps it.
+           if (std::isnan(x)) return x;
            return std::fmax(0.0f, x) + std::fmin(0.0f, p.alpha * std::expm1(x / p.alpha));
          },
      .alpha_attr = "alpha",

@@ -409,6 +409,51 @@ std::vector<OpCase> MakeCases() {
   add(Reduce("reducemax_all_keepdims0", "ReduceMax", 13, {X({3, 4})}, {I("keepdims", 0)}));
   add(Reduce("reducemax_i32", "ReduceMax", 13, {IntX(DataType::kI32, {4, 6})},
              {L("axes", {0})}));
+
+  // --- NaN / Inf / denormal inputs (docs/ops.md "NaN and Inf"): NaN and
+  // infinities land where the reference puts them, in every implementation.
+  auto nan_inf = [&](OpCase c) {
+    c.name += "_naninf";
+    c.inputs[0] = WithNanInf(std::move(c.inputs[0]));
+    add(std::move(c));
+  };
+  nan_inf(Conv("conv_3x3", {1, 6, 7, 7}, {8, 6, 3, 3}, true, {L("pads", {1, 1, 1, 1})}));
+  for (const auto& [suffix, act] : activations) {
+    std::vector<Attr> attrs = act;
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    nan_inf(Conv("conv_fused_" + suffix, {1, 6, 7, 7}, {8, 6, 3, 3}, true, attrs));
+    // 1x1: each output sees one input pixel, so -Inf and denormals reach
+    // the activation alone (3x3 windows mix them into NaN / Inf).
+    nan_inf(Conv("conv_1x1_fused_" + suffix, {1, 1, 5, 8}, {4, 1, 1, 1}, true, act));
+  }
+  {
+    std::vector<Attr> attrs = activations[0].second;
+    attrs.push_back(I("group", 6));
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    nan_inf(Conv("conv_depthwise_fused_relu", {1, 6, 7, 7}, {6, 1, 3, 3}, true, attrs));
+  }
+  nan_inf(Pool("maxpool_2x2_s2", "MaxPool", {1, 4, 8, 8},
+               {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  nan_inf(Pool("maxpool_3x3_s2_p1", "MaxPool", {2, 3, 11, 11},
+               {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1})}));
+  nan_inf(Pool("maxpool_ceil_mode", "MaxPool", {1, 2, 10, 10},
+               {L("kernel_shape", {3, 3}), L("strides", {2, 2}), I("ceil_mode", 1)}));
+  nan_inf(Pool("maxpool_3d", "MaxPool", {1, 2, 5, 6, 7},
+               {L("kernel_shape", {2, 2, 2}), L("strides", {2, 2, 2})}));
+  nan_inf(Pool("avgpool_3x3_p1_exclude_pad", "AveragePool", {2, 3, 9, 9},
+               {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1})}));
+  nan_inf(Pool("globalavgpool", "GlobalAveragePool", {2, 8, 7, 7}, {}));
+  nan_inf(Pool("globalmaxpool", "GlobalMaxPool", {2, 8, 5, 6}, {}));
+  nan_inf(Gemm("gemm_nt_fused_relu", {5, 7}, {6, 7}, {Const({6})},
+               {I("transB", 1), S("activation", "Relu")}));
+  nan_inf(Gemm("gemm_fused_clip", {5, 7}, {7, 6}, {Const({6})},
+               {S("activation", "Clip"), F("activation_min", -0.5f), F("activation_max", 0.5f)}));
+  nan_inf(MatMul("matmul_fused_relu", X({2, 4, 8}), Const({8, 5}), {S("activation", "Relu")}));
+  nan_inf(Norm("softmax_last_axis", "Softmax", 13, {X({6, 10})}, {}));
+  nan_inf(Norm("softmax_middle_axis", "Softmax", 13, {X({2, 5, 4})}, {I("axis", 1)}));
+  nan_inf(Reduce("reducemax_last", "ReduceMax", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
+  nan_inf(Reduce("reducemin_middle", "ReduceMin", 13, {X({2, 3, 4, 50})}, {L("axes", {1, 2})}));
+  nan_inf(Reduce("reducesum_last", "ReduceSum", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
   return cases;
 }
 

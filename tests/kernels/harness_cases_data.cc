@@ -267,6 +267,32 @@ std::vector<OpCase> MakeCases() {
   add(Make("eye_like_k_dtype", "EyeLike", {X({3, 5})}, {I("k", 2), I("dtype", 7)}));
   add(Make("size", "Size", {X({2, 3, 4})}));
   add(Make("castlike_f32_to_i32", "CastLike", {X({3, 4}, -50, 50), Ix(DataType::kI32, {1})}));
+
+  // NaN, +-Inf and denormals in input 0 (docs/ops.md "NaN and Inf").
+  auto nan_inf = [&](OpCase c) {
+    c.name += "_naninf";
+    c.inputs[0] = WithNanInf(std::move(c.inputs[0]));
+    add(std::move(c));
+  };
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish",
+                         "Sqrt", "Softplus", "Softsign", "Elu", "Selu", "Celu", "Sign"})
+    nan_inf(Make(std::string("unary_") + op, op, {X({2, 3, 8, 8}, -4.0, 4.0)}));
+  nan_inf(Make("gelu", "Gelu", {X({3, 17}, -4.0, 4.0)}, {}, 1, 20));
+  nan_inf(Make("hard_sigmoid", "HardSigmoid", {X({4, 9}, -5.0, 5.0)},
+               {F("alpha", 0.3f), F("beta", 0.4f)}));
+  nan_inf(Make("leaky_relu", "LeakyRelu", {X({4, 9})}, {F("alpha", 0.2f)}));
+  nan_inf(Make("thresholded_relu", "ThresholdedRelu", {X({4, 9}, -3.0, 3.0)}, {F("alpha", 0.5f)}));
+  nan_inf(Make("clip_inputs", "Clip", {X({3, 10}), ConstScalar(-0.5, -0.4), ConstScalar(0.4, 0.5)}));
+  nan_inf(Make("clip_attrs_relu6", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)},
+               1, 6));
+  for (const char* op : {"Add", "Mul", "Min", "Max"}) {
+    nan_inf(Make(std::string("binary_same_") + op, op, {X({2, 3, 4, 5}), X({2, 3, 4, 5})}));
+    nan_inf(Make(std::string("binary_channel_") + op, op, {X({2, 3, 4, 5}), X({3, 1, 1})}));
+  }
+  nan_inf(Make("add_fused_relu", "Add", {X({2, 3, 4, 5}), X({2, 3, 4, 5})},
+               {S("activation", "Relu")}));
+  nan_inf(Make("add_fused_clip_trailing", "Add", {X({2, 3, 7}), X({7})},
+               {S("activation", "Clip"), F("activation_min", 0.0f), F("activation_max", 6.0f)}));
   return cases;
 }
 

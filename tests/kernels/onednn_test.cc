@@ -276,38 +276,36 @@ TEST(OnednnPool, GlobalPools) {
 // ---- eltwise / binary ------------------------------------------------------------
 
 TEST(OnednnEltwise, EveryUnaryOp) {
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg",
-                         "HardSwish", "HardSigmoid", "LeakyRelu"}) {
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "HardSwish", "LeakyRelu"}) {
     OpCase c = MakeCase(op, {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}, 3);
     ExpectMatchesReference(c, kEltwise);
   }
-  // Log is declined by oneDNN (eltwise_accuracy_test.cc).
+  // oneDNN's exp gives +Inf for NaN and its clip the bound, so these are not
+  // registered on oneDNN (docs/ops.md "NaN and Inf"), nor is Log (inaccurate
+  // near 1, eltwise_accuracy_test.cc), nor Min / Max (binary_min / max drop
+  // a NaN operand).
+  for (const char* op : {"Exp", "HardSigmoid", "Clip", "Log"}) {
+    testing_cpu::Prepared p;
+    EXPECT_EQ(testing_cpu::PrepareImpl(MakeCase(op, {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}),
+                                       "onednn", p)
+                  .code(),
+              StatusCode::kNotFound)
+        << op;
+  }
   for (const char* op : {"Sqrt", "Reciprocal"}) {
     OpCase c = MakeCase(op, {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}, 4, true);
     ExpectMatchesReference(c, kEltwise);
   }
 }
 
-TEST(OnednnEltwise, AttributesAndClipBounds) {
+TEST(OnednnEltwise, Attributes) {
   OpCase leaky = MakeCase("LeakyRelu", {In(F32({64}))}, {F32({64})});
   leaky.node.attrs.Set("alpha", 0.3f);
   ExpectMatchesReference(leaky, kEltwise);
-  OpCase hard = MakeCase("HardSigmoid", {In(F32({64}))}, {F32({64})});
-  hard.node.attrs.Set("alpha", 0.7f);
-  hard.node.attrs.Set("beta", 0.2f);
-  ExpectMatchesReference(hard, kEltwise);
-  // Clip with constant scalar bounds (opset 11+ inputs).
-  OpCase clip = MakeCase("Clip",
-                         {In(F32({4, 16})), In(F32({}), true), In(F32({}), true)},
-                         {F32({4, 16})});
-  const float lo = -0.25f, hi = 0.5f;
-  std::memcpy(clip.inputs[1].bytes.data(), &lo, 4);
-  std::memcpy(clip.inputs[2].bytes.data(), &hi, 4);
-  ExpectMatchesReference(clip, kEltwise);
 }
 
 TEST(OnednnBinary, EveryOpSameShapeAndBroadcast) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Min", "Max"}) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
     ExpectMatchesReference(
         MakeCase(op, {In(F32({2, 3, 4, 5})), In(F32({2, 3, 4, 5}))},
                  {F32({2, 3, 4, 5})}),

@@ -46,6 +46,9 @@ struct OpInput {
   // exactly zero, as in a pruned weight or an activation after ReLU, so the
   // sparse kernels take the case instead of declining it.
   double zero_fraction = 0;
+  // f32 only: values written over the random fill at these flat positions
+  // (NaN, infinities, denormals: NaN / Inf semantics, docs/ops.md).
+  std::vector<std::pair<int64_t, float>> specials;
 };
 
 struct OpCase {
@@ -63,6 +66,12 @@ struct OpCase {
   // --activation-sparsity`), which the input-sparse kernels need; -1 = none.
   double activation_sparsity = -1;
 };
+
+// `in` (f32, at least 8 elements) with NaN at its first, middle and last
+// element, +Inf at n/5, -Inf at 2n/5 and the denormals +-1e-40 at 3n/5 and
+// 4n/5 written over its random values (OpInput::specials): the NaN / Inf
+// cases, compared with the reference NaN for NaN and Inf for Inf.
+OpInput WithNanInf(OpInput in);
 
 // gtest prints a case parameter as its name.
 void PrintTo(const OpCase& c, std::ostream* os);

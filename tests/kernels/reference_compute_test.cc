@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -19,6 +20,7 @@
 #include "graph/onnx_importer.h"
 #include "graph/onnx_tensor.h"
 #include "kernels/backend.h"
+#include "kernels/params/activation.h"
 #include "kernels/params/conv.h"
 #include "kernels/params/matmul.h"
 #include "kernels/reference/registration.h"
@@ -1040,6 +1042,150 @@ TEST_P(ReferenceOnnxComputeTest, MatchesExpectedOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, ReferenceOnnxComputeTest, ::testing::ValuesIn(OnnxComputeCases()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// ------------------------------------------------------------- NaN and Inf
+// The reference kernels' NaN / Inf / denormal semantics, with the expected
+// values ONNX Runtime 1.32 (CPU EP) gives for the same inputs
+// (bench/nan_inf_check.py compares whole models; docs/ops.md "NaN and Inf").
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const Floats kSpecial = {static_cast<float>(kNaN), static_cast<float>(kInf),
+                         -static_cast<float>(kInf), -1.0f, 0.0f, 2.0f, 1e-40f, -1e-40f, 7.0f};
+
+// NaN where want is NaN, the same infinity where want is infinite, finite
+// values within tol (relative and absolute).
+void ExpectSameSpecials(const std::vector<double>& got, const std::vector<double>& want,
+                        double tol = 1e-6) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " = " << got[i] << ", want NaN";
+    } else if (std::isinf(want[i])) {
+      EXPECT_EQ(got[i], want[i]) << "element " << i;
+    } else {
+      EXPECT_NEAR(got[i], want[i], tol + tol * std::fabs(want[i])) << "element " << i;
+    }
+  }
+}
+
+std::vector<double> RunSpecial(const std::string& op,
+                               std::vector<std::pair<std::string, AttributeValue>> attrs = {},
+                               std::vector<In> extra = {}, int64_t opset = 17) {
+  const Node node = MakeNode(op, std::move(attrs));
+  std::vector<In> inputs = {F({9}, kSpecial)};
+  for (In& in : extra) inputs.push_back(std::move(in));
+  return Run1(node, inputs, Out({9}), opset);
+}
+
+TEST(ReferenceNanInf, ActivationsKeepNanAsOnnxRuntime) {
+  // ORT: Relu(NaN) = NaN (a `x > 0 ? x : 0` Relu gives 0), Relu(-Inf) = 0.
+  ExpectSameSpecials(RunSpecial("Relu"), {kNaN, kInf, 0, 0, 0, 2, 1e-40, 0, 7});
+  ExpectSameSpecials(RunSpecial("LeakyRelu", {{"alpha", 0.1f}}),
+                     {kNaN, kInf, -kInf, -0.1, 0, 2, 1e-40, -1e-41, 7});
+  // ORT Clip(0, 6): NaN stays NaN, +-Inf clamp to the bounds.
+  ExpectSameSpecials(RunSpecial("Clip", {}, {F({}, {0.0f}, true), F({}, {6.0f}, true)}),
+                     {kNaN, 6, 0, 0, 0, 2, 1e-40, 0, 6});
+  // ORT Clip(x, None, 6): the absent min is numeric_limits<float>::lowest(),
+  // so -Inf gives -FLT_MAX.
+  ExpectSameSpecials(RunSpecial("Clip", {}, {Missing(), F({}, {6.0f}, true)}),
+                     {kNaN, 6, std::numeric_limits<float>::lowest(), -1, 0, 2, 1e-40, -1e-40, 6});
+  // ORT HardSigmoid (0.2, 0.5): NaN stays NaN (fmax/fmin would give 1).
+  ExpectSameSpecials(RunSpecial("HardSigmoid"), {kNaN, 1, 0, 0.3, 0.5, 0.9, 0.5, 0.5, 1});
+  // ORT HardSwish: -Inf * 0 = NaN.
+  ExpectSameSpecials(RunSpecial("HardSwish"),
+                     {kNaN, kInf, kNaN, -1.0 / 3, 0, 5.0 / 3, 5e-41, -5e-41, 7});
+  ExpectSameSpecials(RunSpecial("Sigmoid"), {kNaN, 1, 0, 0.26894143, 0.5, 0.8807971, 0.5, 0.5,
+                                             0.99908894});
+  // ORT Celu / Elu: NaN stays NaN, -Inf gives -alpha.
+  ExpectSameSpecials(RunSpecial("Celu"),
+                     {kNaN, kInf, -1, -0.63212055, 0, 2, 1e-40, -1e-40, 7}, 1e-6);
+  ExpectSameSpecials(RunSpecial("Elu"), {kNaN, kInf, -1, -0.63212055, 0, 2, 1e-40, -1e-40, 7});
+  ExpectSameSpecials(RunSpecial("Softplus"), {kNaN, kInf, 0, 0.3132617, 0.6931472, 2.126928,
+                                              0.6931472, 0.6931472, 7.000911});
+  // ORT ThresholdedRelu (alpha 1) is `x > alpha ? x : 0`: NaN gives 0.
+  ExpectSameSpecials(RunSpecial("ThresholdedRelu"), {0, kInf, 0, 0, 0, 2, 0, 0, 7});
+}
+
+TEST(ReferenceNanInf, MaxMinPropagateNanAsOnnxRuntime) {
+  const In b = F({9}, {1, static_cast<float>(kNaN), 0, static_cast<float>(kNaN),
+                       static_cast<float>(kNaN), static_cast<float>(kInf),
+                       -static_cast<float>(kInf), static_cast<float>(kNaN), 1});
+  ExpectSameSpecials(RunSpecial("Max", {}, {b}), {kNaN, kNaN, 0, kNaN, kNaN, kInf, 1e-40, kNaN, 7});
+  ExpectSameSpecials(RunSpecial("Min", {}, {b}), {kNaN, kNaN, -kInf, kNaN, kNaN, 2, -kInf, kNaN, 1});
+}
+
+// x = arange(16) - 8 as [1, 1, 4, 4] with x[1][1] (-3) replaced by `v`.
+In Plane4x4(float v) {
+  Floats x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i - 8);
+  x[5] = v;
+  return F({1, 1, 4, 4}, x);
+}
+
+TEST(ReferenceNanInf, PoolsAndSoftmax) {
+  using A = std::vector<std::pair<std::string, AttributeValue>>;
+  const A k2s2 = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  const A k3s1 = {{"kernel_shape", Ints{3, 3}}};
+  const float nan = static_cast<float>(kNaN), inf = static_cast<float>(kInf);
+  // AveragePool / GlobalAveragePool as ORT: the window's NaN / +-Inf wins.
+  ExpectSameSpecials(Run1(MakeNode("AveragePool", k2s2), {Plane4x4(nan)}, Out({1, 1, 2, 2})),
+                     {kNaN, -3.5, 2.5, 4.5});
+  ExpectSameSpecials(Run1(MakeNode("AveragePool", k2s2), {Plane4x4(-inf)}, Out({1, 1, 2, 2})),
+                     {-kInf, -3.5, 2.5, 4.5});
+  ExpectSameSpecials(Run1(MakeNode("GlobalAveragePool"), {Plane4x4(inf)}, Out({1, 1, 1, 1})),
+                     {kInf});
+  // MaxPool: +Inf wins, -Inf loses, as in ORT. A NaN wins too (numpy.max).
+  // ORT's MLAS keeps a NaN only when it is the last element of the window
+  // (k2s2 here: NaN, as below; k3s1, where it never is: 2, 3, 6, 7), an
+  // artefact of its vector max; braid propagates every NaN instead.
+  ExpectSameSpecials(Run1(MakeNode("MaxPool", k2s2), {Plane4x4(nan)}, Out({1, 1, 2, 2})),
+                     {kNaN, -1, 5, 7});
+  ExpectSameSpecials(Run1(MakeNode("MaxPool", k3s1), {Plane4x4(nan)}, Out({1, 1, 2, 2})),
+                     {kNaN, kNaN, kNaN, kNaN});
+  ExpectSameSpecials(Run1(MakeNode("MaxPool", k3s1), {Plane4x4(inf)}, Out({1, 1, 2, 2})),
+                     {kInf, kInf, kInf, kInf});
+  ExpectSameSpecials(Run1(MakeNode("MaxPool", k2s2), {Plane4x4(-inf)}, Out({1, 1, 2, 2})),
+                     {-4, -1, 5, 7});
+  ExpectSameSpecials(Run1(MakeNode("GlobalMaxPool"), {Plane4x4(nan)}, Out({1, 1, 1, 1})), {kNaN});
+  // Softmax over rows of 4 (row 1 holds the special value), as ORT: a NaN
+  // or +Inf makes the row NaN, -Inf gets 0.
+  const Node softmax = MakeNode("Softmax", {{"axis", int64_t{1}}});
+  auto rows = [](float v) {
+    Floats x(16);
+    for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i - 8);
+    x[5] = v;
+    return F({4, 4}, x);
+  };
+  const std::vector<double> plain = {0.0320586, 0.08714432, 0.23688284, 0.6439143};
+  for (float v : {nan, inf}) {
+    std::vector<double> want = plain;
+    want.insert(want.end(), {kNaN, kNaN, kNaN, kNaN});
+    for (int r = 0; r < 2; ++r) want.insert(want.end(), plain.begin(), plain.end());
+    ExpectSameSpecials(Run1(softmax, {rows(v)}, Out({4, 4}), 13), want, 1e-5);
+  }
+  std::vector<double> want = plain;
+  want.insert(want.end(), {0.03511903, 0, 0.25949648, 0.70538455});
+  for (int r = 0; r < 2; ++r) want.insert(want.end(), plain.begin(), plain.end());
+  ExpectSameSpecials(Run1(softmax, {rows(-inf)}, Out({4, 4}), 13), want, 1e-5);
+}
+
+TEST(ReferenceNanInf, FusedActivationApplyKeepsNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* name : {"Relu", "Clip", "HardSwish", "Sigmoid", "SiLU", "HardSigmoid",
+                           "LeakyRelu", "Gelu"}) {
+    Node node = MakeNode("Conv", {{"activation", std::string(name)}});
+    if (std::string(name) == "Clip") {
+      node.attrs.Set("activation_min", 0.0f);
+      node.attrs.Set("activation_max", 6.0f);
+    }
+    PrepareArgs args;
+    args.node = &node;
+    StatusOr<Activation> act = ParseFusedActivation(args);
+    ASSERT_TRUE(act.ok()) << act.status().ToString();
+    EXPECT_TRUE(std::isnan(act->Apply(nan))) << name;
+  }
+}
 
 }  // namespace
 }  // namespace braid

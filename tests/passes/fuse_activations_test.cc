@@ -191,14 +191,15 @@ TEST(FuseActivationsTest, ClipOpset11InputsIsRelu6) {
   EXPECT_EQ(fused.attrs.GetFloat("activation_max", -1), 0.5f);
 }
 
-TEST(FuseActivationsTest, ClipMissingMinIsMinusInfinity) {
+// ONNX's default bound, numeric_limits<float>::lowest(): -Inf clips to
+// -FLT_MAX, as ONNX Runtime's Clip(x, None, 0.3) gives.
+TEST(FuseActivationsTest, ClipMissingMinIsLowestFloat) {
   ConvStart s = StartConv(true);
   ValueId hi = AddF32(s.g, "hi", {1}, {0.3});
   s.g.outputs().push_back(
       AddOp(s.g, "clip", "Clip", {s.out, kNoValue, hi}, {"y"}));
   const Node& fused = ExpectFusedTo(s.g, "Clip");
-  EXPECT_EQ(fused.attrs.GetFloat("activation_min", 0),
-            -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(fused.attrs.GetFloat("activation_min", 0), std::numeric_limits<float>::lowest());
   EXPECT_EQ(fused.attrs.GetFloat("activation_max", 0), 0.3f);
 }
 

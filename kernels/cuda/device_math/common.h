@@ -55,12 +55,13 @@ struct ActivationArgs {
 
 BRAID_HD float ApplyActivation(const ActivationArgs& a, float x) {
   switch (a.kind) {
-    case 1: return x > 0.0f ? x : 0.0f;
-    case 2: return fminf(fmaxf(x, a.min), a.max);
+    // fmaxf / fminf drop a NaN operand; NaN propagates as in ONNX Runtime.
+    case 1: return x > 0.0f || x != x ? x : 0.0f;
+    case 2: return x != x ? x : fminf(fmaxf(x, a.min), a.max);
     case 3: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
     case 4: return 1.0f / (1.0f + expf(-x));
     case 5: return x / (1.0f + expf(-x));
-    case 6: return fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
+    case 6: return x != x ? x : fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
     case 7: return x >= 0.0f ? x : a.alpha * x;
     case 8:
       if (a.alpha == 0.0f) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));

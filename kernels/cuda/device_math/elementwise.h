@@ -25,7 +25,8 @@ struct UnaryArgs {
 
 BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
   switch (a.op) {
-    case UnaryOp::kRelu: return x > 0.0f ? x : 0.0f;
+    // NaN propagates (ONNX Runtime): fmaxf / fminf would drop it.
+    case UnaryOp::kRelu: return x > 0.0f || x != x ? x : 0.0f;
     case UnaryOp::kSigmoid: return 1.0f / (1.0f + expf(-x));
     case UnaryOp::kTanh: return tanhf(x);
     case UnaryOp::kExp: return expf(x);
@@ -35,7 +36,8 @@ BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
     case UnaryOp::kSqrt: return sqrtf(x);
     case UnaryOp::kReciprocal: return 1.0f / x;
     case UnaryOp::kErf: return erff(x);
-    case UnaryOp::kHardSigmoid: return fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
+    case UnaryOp::kHardSigmoid:
+      return x != x ? x : fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
     case UnaryOp::kHardSwish: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
     case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : a.alpha * x;
     case UnaryOp::kClip: return x < a.min ? a.min : (x > a.max ? a.max : x);
