@@ -26,7 +26,7 @@ fail() { echo "check_install: FAILED: $*" >&2; exit 1; }
 start=$(date +%s)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
       -DBRAID_CUDA=OFF -DBRAID_SANITIZE=OFF -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_BENCH=OFF \
-      -DBRAID_BUILD_EXAMPLES=OFF "-DCMAKE_INSTALL_PREFIX=$PREFIX" > /dev/null
+      -DBRAID_BUILD_EXAMPLES=OFF -DBRAID_PYTHON=OFF "-DCMAKE_INSTALL_PREFIX=$PREFIX" > /dev/null
 cmake --build "$BUILD" -j "$JOBS"
 rm -rf "$PREFIX" "$CHECK"
 cmake --install "$BUILD" > /dev/null
