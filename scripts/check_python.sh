@@ -7,7 +7,7 @@
 #
 # Environment: BRAID_ZOO_DIR (exported torchvision models; without it the ONNX
 # Runtime comparison is skipped and says so), BRAID_PYTHON_CUDA (ON/OFF/AUTO,
-# default OFF: CI's time; the wheel then has no CUDA plugin),
+# default OFF, as pyproject.toml: docs/python.md says why),
 # BRAID_PYTHON_BUILD_DIR (default build-python), BRAID_PYTHON_CMAKE_BUILD_DIR
 # (the CMake build tree; default a per-wheel-tag folder in it: scripts/test.sh
 # passes scripts/check_install.sh's, whose library objects then need no
