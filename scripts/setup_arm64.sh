@@ -33,7 +33,8 @@ PACKAGES=(
 # Unpacked into DEV_ROOT (see above).
 DEV_DEBS=(libdnnl-dev:arm64 libdnnl2:arm64 libonnx-dev:arm64 libonnx1:arm64 libonnxifi:arm64)
 # Build-time tools and arch-independent headers run / come from the host.
-HOST_PACKAGES=(cmake ninja-build protobuf-compiler flatbuffers-compiler libeigen3-dev)
+HOST_PACKAGES=(cmake ninja-build file protobuf-compiler flatbuffers-compiler libeigen3-dev
+               libonnx-testdata)  # the ONNX backend cases test_arm64.sh runs
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -8,13 +8,13 @@
 #
 #   scripts/test_arm64.sh [BUILD_DIR]     # default build-arm64; BRAID_JOBS=2
 #
-# The subset (about 12 minutes in all on a 2-core host, most of it the
-# build): the graph, format, passes, onnx, kernels (oneDNN and braid's own
-# portable kernels), sparse and runtime (sessions, C API, memory planning)
-# suites, less the cases that are slow under emulation or test something
-# qemu-user does not emulate (listed with reasons below). Not built here:
-# the engine, scheduler, models and tools suites (their build and their
-# multi-threaded engine runs take longer than the budget under qemu).
+# The subset: the graph, format, passes, onnx, kernels (oneDNN and braid's
+# own portable kernels), sparse and runtime (sessions, C API, memory
+# planning) suites, and `braid onnx-test` over the ONNX backend node cases
+# (docs/jetson.md has the counts and times), less the gtest cases that are
+# slow under emulation or test what qemu-user does not emulate (listed with
+# reasons below). Not built here: the engine, scheduler, models and tools
+# suites (their build and multi-threaded engine runs exceed the budget).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -81,6 +81,22 @@ for s in "${SUITES[@]}"; do
   total=$(( total + ran )) passed=$(( passed + ok )) skipped=$(( skipped + skip ))
   failed=$(( failed + bad ))
 done
+
+# The ONNX backend node cases through a Session, as ctest's onnx_conformance
+# does on x86 (Debian's libonnx-testdata; arch-independent files).
+t0=$(date +%s)
+log="${build}/arm64_onnx_conformance.log"
+rc=0
+"${qemu[@]}" "${build}/tools/braid" onnx-test /usr/share/libonnx-testdata/data/node \
+  >"${log}" 2>&1 || rc=$?
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "${log}" | tail -1 || true)
+ok=$(echo "${summary}" | sed -nE 's/^([0-9]+) passed.*/\1/p')
+bad=$(echo "${summary}" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/p')
+ok=${ok:-0} bad=${bad:-0}
+if [ "${rc}" -ne 0 ] && [ "${bad}" -eq 0 ]; then bad=1; fi
+echo "arm64: braid onnx-test (ONNX backend node cases): ${summary:-no summary, exit ${rc}} ($(( $(date +%s) - t0 )) s)"
+{ grep -E '^FAIL' "${log}" || true; } | head -20 | sed 's/^/arm64:   /'
+total=$(( total + ok + bad )) passed=$(( passed + ok )) failed=$(( failed + bad ))
 test_s=$(( $(date +%s) - test_start ))
 
 echo "arm64: smoke: braid devices; braid run builtin:tiny_cnn"
@@ -90,7 +106,7 @@ smoke=0
   | sed 's/^/arm64:   /' || smoke=1
 [ "${smoke}" -eq 0 ] || { echo "arm64: smoke check FAILED"; failed=$(( failed + 1 )); }
 
-echo "arm64: subset: ${total} tests in ${#SUITES[@]} suites under qemu-aarch64 (${qemu[*]:1}): ${test_s} s;" \
+echo "arm64: subset: ${total} tests (${#SUITES[@]} suites + onnx-test) under qemu-aarch64 (${qemu[*]:1}): ${test_s} s;" \
      "build ${build_s} s; whole script $(( $(date +%s) - start )) s"
 echo "arm64: ${passed} passed, ${failed} failed, ${skipped} skipped"
 [ "${failed}" -eq 0 ]
