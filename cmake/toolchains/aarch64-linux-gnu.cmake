@@ -37,8 +37,9 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # a Cortex-A76: Armv8.2-A without SVE like a Jetson Orin's Cortex-A78AE (qemu
 # 7.2 has no A78 model). qemu's default "max" CPU has 512-bit SVE, on which
 # oneDNN 2.6 picks its jit:sve_512 convolutions, and a Conv with a fused
-# HardSwish gives wrong numbers there under qemu (OnednnConv.EveryFusedActivation;
-# not checked on SVE hardware); no Jetson has SVE. No -L /usr/aarch64-linux-gnu: the programs link multiarch
+# HardSwish gives wrong numbers there under qemu
+# (OnednnConv.EveryFusedActivation; not checked on SVE hardware); no Jetson
+# has SVE. No -L /usr/aarch64-linux-gnu: the programs link multiarch
 # libraries (libdnnl2:arm64 ...) that need libc6:arm64 anyway, and with -L
 # qemu would take the cross ld.so (libc6-arm64-cross) but libc.so.6 from
 # /lib/aarch64-linux-gnu, two different glibc builds.
