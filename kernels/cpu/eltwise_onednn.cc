@@ -24,7 +24,15 @@ struct Stage {
 // The oneDNN stages of `op`; an empty result means "not handled here".
 StatusOr<std::vector<Stage>> StagesFor(const PrepareArgs& args) {
   const std::string& op = args.node->op_type;
+#if defined(__aarch64__)
+  // oneDNN's reference Relu (what aarch64 without SVE runs) is x > 0 ? x : x * 0,
+  // -0 for a negative x where ONNX's max(0, x) is +0; adding +0 makes it +0 and
+  // leaves every other value, NaN included, as it is. x86's JIT Relu gives +0.
+  if (op == "Relu")
+    return std::vector<Stage>{{algorithm::eltwise_relu}, {algorithm::eltwise_linear, 1.0f, 0.0f}};
+#else
   if (op == "Relu") return std::vector<Stage>{{algorithm::eltwise_relu}};
+#endif
   if (op == "Sigmoid") return std::vector<Stage>{{algorithm::eltwise_logistic}};
   if (op == "Tanh") return std::vector<Stage>{{algorithm::eltwise_tanh}};
   if (op == "Exp") return std::vector<Stage>{{algorithm::eltwise_exp}};

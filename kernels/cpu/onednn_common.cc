@@ -97,6 +97,10 @@ void AppendActivation(const Activation& activation, dnnl::post_ops& ops) {
     case Activation::Kind::kNone: return;
     case Activation::Kind::kRelu:
       ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
+#if defined(__aarch64__)
+      // -0 -> +0 after oneDNN's reference Relu (eltwise_onednn.cc says why).
+      ops.append_eltwise(1.0f, algo::eltwise_linear, 1.0f, 0.0f);
+#endif
       return;
     case Activation::Kind::kClip:
       ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min,
