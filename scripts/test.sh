@@ -62,6 +62,12 @@ start=$(date +%s)
 scripts/fuzz.sh 10
 echo "test.sh: fuzz smoke in $(( $(date +%s) - start )) s"
 
+# The aarch64 cross build (docs/jetson.md): the library and the suites of a
+# subset cross-built with Debian's arm64 packages, run under qemu-user.
+start=$(date +%s)
+scripts/test_arm64.sh "${BRAID_ARM64_BUILD_DIR:-$ROOT/build-arm64}"
+echo "test.sh: aarch64 cross build and qemu subset in $(( $(date +%s) - start )) s"
+
 # The release bundle (docs/bundle.md), built and checked in a clean
 # environment: where the CUDA toolkit is, as on CI.
 if [ -x /usr/local/cuda/bin/nvcc ]; then

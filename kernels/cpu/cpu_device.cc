@@ -63,16 +63,59 @@ class InlineStream final : public Stream {
   Device& device_;
 };
 
+// aarch64 cores by (implementer, part), as in util-linux's lscpu: the ones a
+// Jetson, a Raspberry Pi or an Arm server has.
+const char* ArmCoreName(unsigned implementer, unsigned part) {
+  struct Core {
+    unsigned implementer, part;
+    const char* name;
+  };
+  static constexpr Core kCores[] = {
+      {0x41, 0xd03, "ARM Cortex-A53"},     {0x41, 0xd04, "ARM Cortex-A35"},
+      {0x41, 0xd05, "ARM Cortex-A55"},     {0x41, 0xd07, "ARM Cortex-A57"},
+      {0x41, 0xd08, "ARM Cortex-A72"},     {0x41, 0xd09, "ARM Cortex-A73"},
+      {0x41, 0xd0a, "ARM Cortex-A75"},     {0x41, 0xd0b, "ARM Cortex-A76"},
+      {0x41, 0xd0c, "ARM Neoverse-N1"},    {0x41, 0xd0d, "ARM Cortex-A77"},
+      {0x41, 0xd40, "ARM Neoverse-V1"},    {0x41, 0xd41, "ARM Cortex-A78"},
+      {0x41, 0xd42, "ARM Cortex-A78AE"},   {0x41, 0xd44, "ARM Cortex-X1"},
+      {0x41, 0xd49, "ARM Neoverse-N2"},    {0x41, 0xd4f, "ARM Neoverse-V2"},
+      {0x4e, 0x004, "NVIDIA Carmel"},
+  };
+  for (const Core& c : kCores)
+    if (c.implementer == implementer && c.part == part) return c.name;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string CpuModelNameFromCpuinfo(std::istream& cpuinfo) {
+  std::string line, implementer, part;
+  auto value = [&line] {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) return std::string();
+    const size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  };
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) return value();
+    // The first core's ids (big.LITTLE parts differ; the first is enough here).
+    if (implementer.empty() && line.rfind("CPU implementer", 0) == 0) implementer = value();
+    if (part.empty() && line.rfind("CPU part", 0) == 0) part = value();
+  }
+  if (implementer.empty() || part.empty()) return "host CPU";
+  auto id = [](const std::string& hex) {
+    return static_cast<unsigned>(std::strtoul(hex.c_str(), nullptr, 0));
+  };
+  const char* name = ArmCoreName(id(implementer), id(part));
+  if (name != nullptr) return name;
+  return "aarch64 CPU (implementer " + implementer + ", part " + part + ")";
+}
+
+namespace {
+
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "host CPU";
+  return CpuModelNameFromCpuinfo(in);
 }
 
 class CpuDevice final : public Device {

@@ -7,7 +7,9 @@
 #ifndef BRAID_KERNELS_CPU_CPU_DEVICE_H_
 #define BRAID_KERNELS_CPU_CPU_DEVICE_H_
 
+#include <istream>
 #include <memory>
+#include <string>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/sparse/sparse_kernels.h"
@@ -15,6 +17,13 @@
 namespace braid {
 
 std::unique_ptr<Device> CreateCpuDevice();
+
+// The CPU's name from /proc/cpuinfo's text (the cpu device's description):
+// x86's "model name"; aarch64 kernels print none, so there it is the core
+// named from "CPU implementer" / "CPU part" (a Jetson Orin: "ARM
+// Cortex-A78AE"), or those ids when the core is not in braid's short table.
+// "host CPU" when neither is there.
+std::string CpuModelNameFromCpuinfo(std::istream& cpuinfo);
 
 // Buffers of at least this many bytes (an activation arena, a kernel
 // workspace) are aligned to it and advised as transparent huge pages

@@ -130,6 +130,12 @@ void AppendNativeActivation(const Activation& activation, dnnl::post_ops& ops) {
   switch (activation.kind) {
     case Activation::Kind::kRelu:
       ops.append_eltwise(1.0f, algo::eltwise_relu, 0.0f, 0.0f);
+#if defined(__aarch64__)
+      // oneDNN's reference relu (aarch64 without SVE) is x > 0 ? x : x * 0,
+      // -0 for a negative x where ONNX's max(0, x) is +0; adding +0 makes it
+      // +0 and leaves every other value as it is. x86's JIT relu gives +0.
+      ops.append_eltwise(1.0f, algo::eltwise_linear, 1.0f, 0.0f);
+#endif
       return;
     case Activation::Kind::kClip:
       ops.append_eltwise(1.0f, algo::eltwise_clip, activation.min, activation.max);

@@ -41,6 +41,7 @@ void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n) {
   if (isa == SimdIsa::kAvx512) return ExpAvx512(x, y, n);
   if (isa == SimdIsa::kAvx2) return ExpAvx2(x, y, n);
 #endif
+  (void)isa;  // only x86 has vector variants
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < kExpLowest ? 0.0f : std::exp(x[i]);
 }
 

@@ -3,6 +3,9 @@
 // registration order.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/cpu/onednn_common.h"
@@ -296,6 +299,30 @@ TEST(OnednnEltwise, EveryUnaryOp) {
     OpCase c = MakeCase(op, {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}, 4, true);
     ExpectMatchesReference(c, kEltwise);
   }
+}
+
+// ONNX's Relu is max(0, x): +0 for a negative x. oneDNN's reference Relu
+// (aarch64 without SVE) gives -0 there unless the kernel corrects it; -0
+// prints as "-0" and flips 1/x and copysign downstream.
+TEST(OnednnEltwise, ReluOfANegativeIsPositiveZero) {
+  auto expect_positive_zeros = [](const OpCase& c) {
+    StatusOr<std::vector<std::vector<std::byte>>> out = RunImpl(c, "onednn");
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const std::vector<std::byte>& y = (*out)[0];
+    int zeros = 0;
+    for (size_t i = 0; i + 4 <= y.size(); i += 4) {
+      float v;
+      std::memcpy(&v, y.data() + i, 4);
+      if (v == 0.0f) {
+        ++zeros;
+        EXPECT_FALSE(std::signbit(v)) << c.node.op_type << " element " << i / 4 << " is -0";
+      }
+    }
+    EXPECT_GT(zeros, 0) << "no negative inputs reached the Relu";
+  };
+  expect_positive_zeros(MakeCase("Relu", {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}, 3));
+  expect_positive_zeros(ConvCase(
+      {{1, 6, 8, 8}, {8, 6, 3, 3}, {}, {}, {1, 1, 1, 1}, 1, true, "Relu"}));
 }
 
 TEST(OnednnEltwise, Attributes) {
