@@ -22,8 +22,11 @@ Status InferShapes(Graph& graph);
 // PyTorch emits collapse into constants.
 Status FoldConstants(Graph& graph);
 
-// Removes Identity and Dropout (inference mode) nodes.
-Status RemoveIdentities(Graph& graph);
+// Removes Identity and Dropout (inference mode) nodes, and with
+// `whole_input_slices` also Slices that keep their whole input, judged on the
+// shapes braid inferred: call it so only after InferShapes (an imported
+// value_info shape is not trusted to drop a node).
+Status RemoveIdentities(Graph& graph, bool whole_input_slices = false);
 
 // Folds BatchNormalization with constant parameters into the preceding
 // Conv or Gemm when that is its only consumer.

@@ -12,8 +12,8 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   // InferShapes would on what stays uninferable.
   RETURN_IF_ERROR(FoldConstants(graph));
   RETURN_IF_ERROR(InferShapes(graph));
-  // Again, with shapes: Slices that keep their whole input.
-  RETURN_IF_ERROR(RemoveIdentities(graph));
+  // Again, on braid's own shapes: Slices that keep their whole input.
+  RETURN_IF_ERROR(RemoveIdentities(graph, /*whole_input_slices=*/true));
   if (options.fuse) {
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(MergeParallelConvs(graph));

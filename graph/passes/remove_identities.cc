@@ -1,8 +1,8 @@
 // RemoveIdentities: drops Identity nodes, inference-mode Dropout nodes and
 // Slices that select all of their input (GhostNet's Concat -> Slice keeps
-// every channel), by rewiring their readers to the node's input. A Slice is
-// only recognised once shapes are inferred (the pipeline runs this pass again
-// after InferShapes).
+// every channel), by rewiring their readers to the node's input. Slices only
+// when asked (`whole_input_slices`): the pipeline asks after InferShapes, so
+// the shapes compared are braid's own, not an imported value_info's.
 //
 // Graph outputs keep their names. When the removed node's output y is a graph
 // output, its input x is renamed instead: x's producer writes y directly and
@@ -65,7 +65,7 @@ bool IsWholeInputSlice(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-Status RemoveIdentities(Graph& graph) {
+Status RemoveIdentities(Graph& graph, bool whole_input_slices) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("RemoveIdentities"));
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   // Kept current across rewrites (ReplaceAllUses only touches node inputs,
@@ -79,7 +79,8 @@ Status RemoveIdentities(Graph& graph) {
 
   for (NodeId id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
-    const bool identity = node.op_type == "Identity" || IsWholeInputSlice(graph, node);
+    const bool identity = node.op_type == "Identity" ||
+                          (whole_input_slices && IsWholeInputSlice(graph, node));
     if (!identity && node.op_type != "Dropout") continue;
     if (node.inputs.empty() || node.outputs.empty()) continue;
     const ValueId x = node.inputs[0];
