@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_kernels.h"
+#include "kernels/cpu/simd_isa.h"
 
 namespace braid {
 namespace {
@@ -53,9 +54,13 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
        // oneDNN's exp gives +Inf for NaN and its clip the lower bound (ONNX
        // Runtime keeps NaN; docs/ops.md "NaN and Inf"). braid's CPU or
        // reference kernels run these.
-       {"Relu", "Sigmoid", "Tanh", "Abs", "Sqrt", "Neg",
-        "Reciprocal", "HardSwish", "LeakyRelu", "Gelu"})
+       {"Relu", "Tanh", "Abs", "Sqrt", "Neg", "Reciprocal", "HardSwish", "LeakyRelu", "Gelu"})
     onednn(op, CreateEltwiseOnednn);
+#if !defined(__aarch64__)
+  // oneDNN's reference logistic (aarch64 without SVE) gives 0 for NaN; x86's
+  // JIT one keeps it. On aarch64 the reference Sigmoid runs.
+  onednn("Sigmoid", CreateEltwiseOnednn);
+#endif
   for (const char* op : {"Add", "Sub", "Mul", "Div"})
     onednn(op, CreateBinaryOnednn);
   onednn("Softmax", CreateSoftmaxOnednn);
@@ -75,10 +80,14 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
       /*channels_last=*/true);
   // Rows along the innermost axis on AVX2 / AVX-512; oneDNN's takes the rest
   // (a routine decline, not a fallback).
-  KernelEntry softmax{"Softmax", DeviceKind::kCpu, "cpu", kCpuAboveOnednnPriority,
-                      [] { return CreateSoftmaxCpu(); }};
-  softmax.specialized = true;
-  registry.Register(std::move(softmax));
+  // Registered only where it runs (AVX2 / AVX-512): elsewhere (aarch64) it
+  // would decline every case, a registration that never runs.
+  if (BestSimdIsa() != SimdIsa::kPortable) {
+    KernelEntry softmax{"Softmax", DeviceKind::kCpu, "cpu", kCpuAboveOnednnPriority,
+                        [] { return CreateSoftmaxCpu(); }};
+    softmax.specialized = true;
+    registry.Register(std::move(softmax));
+  }
   // General broadcasts oneDNN runs on its reference path; the rest declines
   // to oneDNN (routine).
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) {

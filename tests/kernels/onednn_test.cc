@@ -279,7 +279,11 @@ TEST(OnednnPool, GlobalPools) {
 // ---- eltwise / binary ------------------------------------------------------------
 
 TEST(OnednnEltwise, EveryUnaryOp) {
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "HardSwish", "LeakyRelu"}) {
+  std::vector<const char*> ops = {"Relu", "Tanh", "Abs", "Neg", "HardSwish", "LeakyRelu"};
+#if !defined(__aarch64__)
+  ops.push_back("Sigmoid");  // not registered on aarch64 (kernels/cpu/register.cc)
+#endif
+  for (const char* op : ops) {
     OpCase c = MakeCase(op, {In(F32({3, 5, 7}))}, {F32({3, 5, 7})}, 3);
     ExpectMatchesReference(c, kEltwise);
   }
