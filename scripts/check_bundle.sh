@@ -53,7 +53,11 @@ grep -q "^cpu:" "$WORK/devices.txt" || fail "braid devices lists no cpu"
 grep -qE "^cuda(:[0-9]+)?: " "$WORK/devices.txt" || fail "braid devices says nothing of cuda"
 
 echo "== 3. no NVIDIA library in sight"
-LOADER=$( (ls /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.* 2>/dev/null || true) | head -n 1)
+# The program's own interpreter: with other architectures' loaders installed
+# (scripts/setup_arm64.sh puts /lib/ld-linux-aarch64.so.1 beside x86-64's), a
+# glob would pick the wrong one.
+LOADER=$(readelf -l "$B/libexec/braid" 2>/dev/null |
+         sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 [ -n "$LOADER" ] || fail "no dynamic loader found"
 "${CLEAN[@]}" "$LOADER" --inhibit-cache "$B/libexec/braid" devices > "$WORK/nonv.txt" \
   || fail "braid devices without NVIDIA libraries"
