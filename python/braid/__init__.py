@@ -102,23 +102,22 @@ class Session:
             raise InvalidArgumentError(f"threads must be >= 0 (0 = all cores), got {threads}")
         settings = {str(k): str(v) for k, v in (policy_settings or {}).items()}
         self._model = str(model)
-        self._session = _braid._Session(
-            model=self._model,
-            threads=threads,
-            devices=device_list,
-            policy=policy,
-            fuse=fuse,
-            plan_file=plan_file or "",
-            trace=trace,
-            pin_threads=pin_threads,
-            vgpu_timing=vgpu_timing,
-            policy_settings=settings,
-            profile=profile or "",
-            sparse_kernels=sparse_kernels,
-            sparse_crossover=sparse_crossover or "",
-            adapt=adapt,
-            adapt_threads=adapt_threads,
-        )
+        options = _braid.SessionOptions()
+        options.num_threads = threads
+        options.devices = device_list
+        options.policy = policy
+        options.fuse = fuse
+        options.plan_file = plan_file or ""
+        options.trace = trace
+        options.pin_threads = pin_threads
+        options.vgpu_timing = vgpu_timing
+        options.policy_settings = settings
+        options.profile = profile or ""
+        options.sparse_kernels = sparse_kernels
+        options.sparse_crossover = sparse_crossover or ""
+        options.adapt = adapt
+        options.adapt_threads = adapt_threads
+        self._session = _braid._Session(self._model, options)
 
     def get_inputs(self) -> list[TensorInfo]:
         """What each input expects: name, type ("float32", ...) and shape (str for symbolic dims)."""

@@ -1,5 +1,4 @@
 # Typed stubs of the compiled module (python/src/braid_python.cc).
-from collections.abc import Sequence
 from typing import Any
 
 def version() -> str: ...
@@ -28,25 +27,25 @@ class Placement:
     @property
     def slice(self) -> str: ...
 
+class SessionOptions:
+    num_threads: int
+    devices: list[str]
+    policy: str
+    fuse: bool
+    plan_file: str
+    trace: bool
+    pin_threads: bool
+    vgpu_timing: str
+    policy_settings: dict[str, str]
+    profile: str
+    sparse_kernels: bool
+    sparse_crossover: str
+    adapt: bool
+    adapt_threads: bool
+    def __init__(self) -> None: ...
+
 class _Session:
-    def __init__(
-        self,
-        model: str,
-        threads: int,
-        devices: Sequence[str],
-        policy: str,
-        fuse: bool,
-        plan_file: str,
-        trace: bool,
-        pin_threads: bool,
-        vgpu_timing: str,
-        policy_settings: dict[str, str],
-        profile: str,
-        sparse_kernels: bool,
-        sparse_crossover: str,
-        adapt: bool,
-        adapt_threads: bool,
-    ) -> None: ...
+    def __init__(self, model: str, options: SessionOptions) -> None: ...
     def get_inputs(self) -> list[TensorInfo]: ...
     def get_outputs(self) -> list[TensorInfo]: ...
     def run(self, output_names: list[str] | None, input_feed: dict[str, Any]) -> list[Any]: ...

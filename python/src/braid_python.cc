@@ -216,31 +216,6 @@ class PySession {
   std::mutex run_mutex_;
 };
 
-SessionOptions MakeOptions(int threads, const std::vector<std::string>& devices,
-                           const std::string& policy, bool fuse, const std::string& plan_file,
-                           bool trace, bool pin_threads, const std::string& vgpu_timing,
-                           const std::map<std::string, std::string>& policy_settings,
-                           const std::string& profile, bool sparse_kernels,
-                           const std::string& sparse_crossover, bool adapt,
-                           bool adapt_threads) {
-  SessionOptions options;
-  options.num_threads = threads;
-  options.devices = devices;
-  options.policy = policy;
-  options.fuse = fuse;
-  options.plan_file = plan_file;
-  options.trace = trace;
-  options.pin_threads = pin_threads;
-  options.vgpu_timing = vgpu_timing;
-  options.policy_settings = policy_settings;
-  options.profile = profile;
-  options.sparse_kernels = sparse_kernels;
-  options.sparse_crossover = sparse_crossover;
-  options.adapt = adapt;
-  options.adapt_threads = adapt_threads;
-  return options;
-}
-
 }  // namespace
 }  // namespace braid
 
@@ -269,25 +244,29 @@ PYBIND11_MODULE(_braid, m) {
                p.implementation + (p.fallback ? ", fallback: " + p.reason : "") + ">";
       });
 
+  // braid::SessionOptions field by field (python/braid/__init__.py fills it
+  // from Session's keyword arguments).
+  using braid::SessionOptions;
+  py::class_<SessionOptions>(m, "SessionOptions")
+      .def(py::init<>())
+      .def_readwrite("num_threads", &SessionOptions::num_threads)
+      .def_readwrite("devices", &SessionOptions::devices)
+      .def_readwrite("policy", &SessionOptions::policy)
+      .def_readwrite("fuse", &SessionOptions::fuse)
+      .def_readwrite("plan_file", &SessionOptions::plan_file)
+      .def_readwrite("trace", &SessionOptions::trace)
+      .def_readwrite("pin_threads", &SessionOptions::pin_threads)
+      .def_readwrite("vgpu_timing", &SessionOptions::vgpu_timing)
+      .def_readwrite("policy_settings", &SessionOptions::policy_settings)
+      .def_readwrite("profile", &SessionOptions::profile)
+      .def_readwrite("sparse_kernels", &SessionOptions::sparse_kernels)
+      .def_readwrite("sparse_crossover", &SessionOptions::sparse_crossover)
+      .def_readwrite("adapt", &SessionOptions::adapt)
+      .def_readwrite("adapt_threads", &SessionOptions::adapt_threads);
+
   py::class_<braid::PySession>(m, "_Session")
-      .def(py::init([](const std::string& model, int threads,
-                       const std::vector<std::string>& devices, const std::string& policy,
-                       bool fuse, const std::string& plan_file, bool trace, bool pin_threads,
-                       const std::string& vgpu_timing,
-                       const std::map<std::string, std::string>& policy_settings,
-                       const std::string& profile, bool sparse_kernels,
-                       const std::string& sparse_crossover, bool adapt, bool adapt_threads) {
-             return std::make_unique<braid::PySession>(
-                 model, braid::MakeOptions(threads, devices, policy, fuse, plan_file, trace,
-                                           pin_threads, vgpu_timing, policy_settings, profile,
-                                           sparse_kernels, sparse_crossover, adapt,
-                                           adapt_threads));
-           }),
-           py::arg("model"), py::arg("threads"), py::arg("devices"), py::arg("policy"),
-           py::arg("fuse"), py::arg("plan_file"), py::arg("trace"), py::arg("pin_threads"),
-           py::arg("vgpu_timing"), py::arg("policy_settings"), py::arg("profile"),
-           py::arg("sparse_kernels"), py::arg("sparse_crossover"), py::arg("adapt"),
-           py::arg("adapt_threads"))
+      .def(py::init<const std::string&, const SessionOptions&>(), py::arg("model"),
+           py::arg("options"))
       .def("get_inputs", &braid::PySession::inputs, py::return_value_policy::copy)
       .def("get_outputs", &braid::PySession::outputs, py::return_value_policy::copy)
       .def("run", &braid::PySession::Run, py::arg("output_names"), py::arg("input_feed"))
