@@ -140,6 +140,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"ReduceSumSquare", ops::InferReduce, 1},
       // normalization
       {"BatchNormalization", ops::InferBatchNormalization, 7},
+      {"GroupNormalization", ops::InferGroupNormalization, 18},
       {"InstanceNormalization", ops::InferInstanceNormalization, 6},
       {"LayerNormalization", ops::InferLayerNormalization, 17},
       {"LRN", ops::InferLRN, 1},

@@ -53,6 +53,30 @@ Status InferInstanceNormalization(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// GroupNormalization: scale and bias are [C] (opset 21) or [num_groups]
+// (opset 18's per-group form); C must divide into num_groups groups.
+Status InferGroupNormalization(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const Shape& x = ctx.input_shape(0);
+  if (x.size() < 3) return ctx.Error("input must have rank >= 3 (N, C, D1, ...)");
+  const int64_t groups = ctx.attrs().GetInt("num_groups", 0);
+  if (groups <= 0) return ctx.Error("num_groups must be given and positive");
+  if (x[1].is_static() && x[1].extent() % groups != 0)
+    return ctx.Error("channels " + x[1].ToString() + " do not divide into num_groups " +
+                     std::to_string(groups));
+  for (size_t i = 1; i < 3; ++i) {
+    const Shape& p = ctx.input_shape(i);
+    const bool fits = p.size() == 1 && (!p[0].is_static() || p[0].extent() == groups ||
+                                        !x[1].is_static() || p[0] == x[1]);
+    if (!fits)
+      return ctx.Error(std::string(i == 1 ? "scale" : "bias") + " shape " + ShapeToString(p) +
+                       " is neither [channels] " + x[1].ToString() + " nor [num_groups] " +
+                       std::to_string(groups));
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), x);
+  return Status::Ok();
+}
+
 Status InferLayerNormalization(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
   const Shape& x = ctx.input_shape(0);

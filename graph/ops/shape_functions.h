@@ -104,6 +104,7 @@ Status InferArgReduce(ShapeInferenceContext& ctx);  // ArgMax, ArgMin
 Status InferBatchNormalization(ShapeInferenceContext& ctx);
 Status InferLayerNormalization(ShapeInferenceContext& ctx);
 Status InferInstanceNormalization(ShapeInferenceContext& ctx);
+Status InferGroupNormalization(ShapeInferenceContext& ctx);
 Status InferLRN(ShapeInferenceContext& ctx);
 Status InferMeanVarianceNormalization(ShapeInferenceContext& ctx);
 Status InferSoftmax(ShapeInferenceContext& ctx);  // also LogSoftmax, Hardmax

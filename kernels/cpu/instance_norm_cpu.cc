@@ -1,4 +1,4 @@
-// InstanceNormalization (f32), braid's own CPU kernel. PyTorch exports
+// InstanceNormalization and GroupNormalization (f32), braid's own CPU kernel. PyTorch exports
 // GroupNorm(1, C) (PoolFormer, MobileViTv2) as Reshape [N, 1, C*H*W] ->
 // InstanceNormalization -> Reshape, so there are often fewer planes than
 // threads: then each plane's sums and its normalisation are split across the
@@ -16,10 +16,14 @@
 namespace braid {
 namespace {
 
+// InstanceNormalization, and GroupNormalization as planes of C / groups
+// channels (kernels/params/normalization.h).
 class InstanceNormCpu final : public Kernel {
  public:
+  explicit InstanceNormCpu(bool group_norm) : group_norm_(group_norm) {}
+
   Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(p_, ParseInstanceNorm(args));
+    ASSIGN_OR_RETURN(p_, group_norm_ ? ParseGroupNorm(args) : ParseInstanceNorm(args));
     if (p_.dtype != DataType::kF32) return Unimplemented(args.Where() + ": f32 only");
     if (args.inputs[0].layout != TensorLayout::kPlain)
       return Unimplemented(args.Where() + ": plain layout only");
@@ -32,8 +36,8 @@ class InstanceNormCpu final : public Kernel {
     const float* scale = static_cast<const float*>(args.src[1]);
     const float* bias = static_cast<const float*>(args.src[2]);
     float* y = static_cast<float*>(args.dst[0]);
-    const int64_t planes = p_.batch * p_.channels;
-    const int64_t n = p_.spatial;
+    const int64_t planes = p_.planes();
+    const int64_t n = p_.plane_size();
     if (planes == 0 || n == 0) return Status::Ok();
     if (planes >= num_threads_ || n < kMinElementsPerThread) {
       const int threads = ThreadsFor(planes * n, std::min<int64_t>(num_threads_, planes));
@@ -42,11 +46,19 @@ class InstanceNormCpu final : public Kernel {
         const float* in = x + plane * n;
         double sum = 0;
         for (int64_t i = 0; i < n; ++i) sum += in[i];
-        const double mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
+        const double mean = sum / static_cast<double>(n);
         double squares = 0;
         for (int64_t i = 0; i < n; ++i) squares += (in[i] - mean) * (in[i] - mean);
-        Normalize(in, y + plane * n, n, mean, squares, scale[plane % p_.channels],
-                  bias[plane % p_.channels]);
+        const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(n) + p_.epsilon);
+        const auto m = static_cast<float>(mean);
+        // (x - mean) * a + bias, not x * a + (bias - mean * a): the latter
+        // cancels when |mean| is much larger than the deviation.
+        for (int64_t begin = 0; begin < n; begin += p_.spatial) {
+          const int64_t k = p_.AffineIndex(plane, begin);
+          const auto a = static_cast<float>(scale[k] * inv_std);
+          const float b = bias[k];
+          for (int64_t i = begin; i < begin + p_.spatial; ++i) y[plane * n + i] = (in[i] - m) * a + b;
+        }
       }
       return Status::Ok();
     }
@@ -61,34 +73,27 @@ class InstanceNormCpu final : public Kernel {
       double squares = 0;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : squares)
       for (int64_t i = 0; i < n; ++i) squares += (in[i] - mean) * (in[i] - mean);
-      const float a = static_cast<float>(scale[plane % p_.channels] /
-                                         std::sqrt(squares / static_cast<double>(n) + p_.epsilon));
-      const float b = bias[plane % p_.channels];
-      const float m = static_cast<float>(mean);
+      const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(n) + p_.epsilon);
+      const auto m = static_cast<float>(mean);
       float* out = y + plane * n;
 #pragma omp parallel for num_threads(threads) schedule(static)
-      for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) * a + b;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = p_.AffineIndex(plane, i);
+        out[i] = (in[i] - m) * static_cast<float>(scale[k] * inv_std) + bias[k];
+      }
     }
     return Status::Ok();
   }
 
  private:
-  void Normalize(const float* in, float* out, int64_t n, double mean, double squares,
-                 float scale, float bias) const {
-    // (x - mean) * a + bias, not x * a + (bias - mean * a): the latter cancels
-    // when |mean| is much larger than the deviation.
-    const double var = n > 0 ? squares / static_cast<double>(n) : 0.0;
-    const float a = static_cast<float>(scale / std::sqrt(var + p_.epsilon));
-    const float m = static_cast<float>(mean);
-    for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - m) * a + bias;
-  }
-
+  bool group_norm_;
   InstanceNormParams p_;
   int num_threads_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> CreateInstanceNormCpu() { return std::make_unique<InstanceNormCpu>(); }
+std::unique_ptr<Kernel> CreateInstanceNormCpu() { return std::make_unique<InstanceNormCpu>(false); }
+std::unique_ptr<Kernel> CreateGroupNormCpu() { return std::make_unique<InstanceNormCpu>(true); }
 
 }  // namespace braid

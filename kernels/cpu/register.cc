@@ -70,6 +70,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
   Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
+  Add(registry, "GroupNormalization", "cpu", kCpuPriority, CreateGroupNormCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,

@@ -47,7 +47,12 @@ StatusOr<BatchNormParams> ParseBatchNorm(const PrepareArgs& args) {
   return p;
 }
 
-StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args) {
+namespace {
+
+// Both ops: X [N, C, ...], `groups` of C, scale and B [C] (or [groups] where
+// `allow_per_group`).
+StatusOr<InstanceNormParams> ParseNormPlanes(const PrepareArgs& args, int64_t groups,
+                                             bool allow_per_group) {
   RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
   const TensorDesc& x = args.inputs[0];
   if (x.rank() < 3)
@@ -58,16 +63,37 @@ StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args) {
   if (!(p.epsilon >= 0.0f)) return Invalid(args, "epsilon is negative");
   p.batch = x.dims[0];
   p.channels = x.dims[1];
+  p.groups = groups > 0 ? groups : p.channels;
+  if (p.groups <= 0 || p.channels % p.groups != 0)
+    return Invalid(args, "channels " + std::to_string(p.channels) +
+                             " do not divide into num_groups " + std::to_string(p.groups));
   p.spatial = params_internal::Product(x.dims, 2);
+  p.per_group_affine = allow_per_group && p.groups != p.channels &&
+                       args.inputs[1].dims == std::vector<int64_t>{p.groups};
+  const int64_t affine = p.per_group_affine ? p.groups : p.channels;
   static const char* const kNames[] = {"input", "scale", "B"};
   for (size_t i = 1; i < 3; ++i) {
     const TensorDesc& t = args.inputs[i];
-    if (t.dims != std::vector<int64_t>{p.channels} || t.dtype != x.dtype)
+    if (t.dims != std::vector<int64_t>{affine} || t.dtype != x.dtype)
       return Invalid(args, std::string(kNames[i]).append(" ").append(t.ToString()).append(" is not ")
-                               .append(TensorDesc{x.dtype, {p.channels}}.ToString()));
+                               .append(TensorDesc{x.dtype, {affine}}.ToString()));
   }
   RETURN_IF_ERROR(params_internal::CheckOutput(args, x.dims, x.dtype));
   return p;
+}
+
+}  // namespace
+
+StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args) {
+  return ParseNormPlanes(args, 0, false);
+}
+
+StatusOr<InstanceNormParams> ParseGroupNorm(const PrepareArgs& args) {
+  const int64_t groups = args.node->attrs.GetInt("num_groups", 0);
+  if (groups <= 0) return Invalid(args, "num_groups must be given and positive");
+  if (args.node->attrs.GetInt("stash_type", 1) != 1)
+    return Unsupported(args, "stash_type other than 1 (float)");
+  return ParseNormPlanes(args, groups, true);
 }
 
 int64_t LayerNormParams::BroadcastIndex(int64_t i,

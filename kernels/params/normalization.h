@@ -60,17 +60,31 @@ struct LayerNormParams {
 // stash_type other than 1 (float) is Unimplemented.
 StatusOr<LayerNormParams> ParseLayerNorm(const PrepareArgs& args);
 
-// InstanceNormalization: X [N, C, spatial...] normalised per (n, c) plane
-// over its `spatial` elements, y = scale[c] * (x - mean) / sqrt(var + epsilon)
-// + B[c] (population variance). Scale and B must be [C].
+// InstanceNormalization and GroupNormalization: X [N, C, spatial...]
+// normalised per (n, group) plane of C / groups channels times `spatial`
+// elements, y = scale[k] * (x - mean) / sqrt(var + epsilon) + B[k]
+// (population variance), k the channel, or the group where the parameters
+// are per group (GroupNormalization before opset 21). InstanceNormalization
+// is the case groups == C.
 struct InstanceNormParams {
   DataType dtype = DataType::kUndefined;
   float epsilon = 1e-5f;
   int64_t batch = 0;
   int64_t channels = 0;
+  int64_t groups = 0;   // divides channels
   int64_t spatial = 1;  // product of dims[2:]
+  bool per_group_affine = false;  // scale and B are [groups], not [channels]
+
+  int64_t planes() const { return batch * groups; }
+  int64_t plane_size() const { return channels / groups * spatial; }
+  // The scale / B index of element i of plane `plane`.
+  int64_t AffineIndex(int64_t plane, int64_t i) const {
+    const int64_t group = plane % groups;
+    return per_group_affine ? group : group * (channels / groups) + i / spatial;
+  }
 };
 StatusOr<InstanceNormParams> ParseInstanceNorm(const PrepareArgs& args);
+StatusOr<InstanceNormParams> ParseGroupNorm(const PrepareArgs& args);
 
 }  // namespace braid
 

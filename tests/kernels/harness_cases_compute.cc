@@ -314,6 +314,16 @@ std::vector<OpCase> MakeCases() {
            {X({2, 4, 5, 6}), Const({4}), Const({4})}, {F("epsilon", 1e-3f)}));
   add(Norm("instancenorm_groupnorm_export", "InstanceNormalization", 6,
            {X({2, 1, 3000}), Const({1}), Const({1})}, {}));
+  // GroupNormalization: per-channel scale and bias (opset 21), per-group
+  // ones (opset 18), and one group per channel (InstanceNormalization's case).
+  add(Norm("groupnorm_per_channel", "GroupNormalization", 21,
+           {X({2, 8, 5, 6}), Const({8}), Const({8})}, {I("num_groups", 4), F("epsilon", 1e-3f)}));
+  add(Norm("groupnorm_per_group", "GroupNormalization", 18,
+           {X({2, 6, 7}), Const({3}), Const({3})}, {I("num_groups", 3)}));
+  add(Norm("groupnorm_one_per_channel", "GroupNormalization", 21,
+           {X({1, 4, 3, 3}), Const({4}), Const({4})}, {I("num_groups", 4)}));
+  add(Norm("groupnorm_large", "GroupNormalization", 21,
+           {X({1, 16, 40, 40}), Const({16}), Const({16})}, {I("num_groups", 2)}));
   // LRN across 5 channels with a window of 3 (clipped at both ends); MVN over
   // the default [0, 2, 3] and over the spatial axes only.
   add(Norm("lrn_size3", "LRN", 13, {X({2, 5, 3, 4})},

@@ -862,6 +862,25 @@ TEST(ReferenceNorm, InstanceNormHandComputed) {
                     StatusCode::kInvalidArgument, "n_InstanceNormalization", "scale");
 }
 
+TEST(ReferenceNorm, GroupNormHandComputed) {
+  // Two groups of two channels: {1, 3, 5, 7} (mean 4, variance 5) and
+  // {2, 2, 4, 8} (mean 4, variance 6); per-channel scale and bias (opset 21).
+  const double a = 1 / std::sqrt(5.0 + 1e-5), b = 1 / std::sqrt(6.0 + 1e-5);
+  const std::vector<double> want = {-3 * a, -1 * a, 2 * a, 6 * a, 1 - 2 * b, 1 - 2 * b, 0, 4 * b};
+  const Node node = MakeNode("GroupNormalization", {{"num_groups", int64_t{2}}});
+  ExpectNear(Run1(node, {F({1, 4, 2}, {1, 3, 5, 7, 2, 2, 4, 8}), F({4}, {1, 2, 1, 1}), F({4}, {0, 0, 1, 0})},
+                  Out({1, 4, 2}), 21),
+             want, 1e-6);
+  // Opset 18's per-group parameters: group 0 scaled by 2, group 1 shifted by 1.
+  const std::vector<double> want_per_group = {-6 * a, -2 * a, 2 * a, 6 * a, 1 - 2 * b, 1 - 2 * b, 1, 1 + 4 * b};
+  ExpectNear(Run1(node, {F({1, 4, 2}, {1, 3, 5, 7, 2, 2, 4, 8}), F({2}, {2, 1}), F({2}, {0, 1})}, Out({1, 4, 2}), 18),
+             want_per_group, 1e-6);
+  ExpectErrorNaming(PrepareOnly(MakeNode("GroupNormalization", {{"num_groups", int64_t{3}}}),
+                                {F({1, 4, 2}, Random(8, 3)), F({4}, {1, 1, 1, 1}), F({4}, {0, 0, 0, 0})},
+                                {Out({1, 4, 2})}),
+                    StatusCode::kInvalidArgument, "n_GroupNormalization", "num_groups");
+}
+
 TEST(ReferenceNorm, LRNSumsSquaresOverAClippedChannelWindow) {
   // x = [1, 2, 3] over channels; alpha / size = 1, beta 1, bias 1.
   // size 3 (1 below, 1 above): sums 1+4, 1+4+9, 4+9 -> 1/6, 2/15, 3/14.

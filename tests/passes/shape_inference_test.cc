@@ -845,7 +845,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
       "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum",
       "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-      "ReduceLogSumExp", "InstanceNormalization", "Sin", "Cos", "Tile", "CumSum",
+      "ReduceLogSumExp", "InstanceNormalization", "GroupNormalization", "Sin", "Cos", "Tile", "CumSum",
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
       "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "Tan", "Asin", "Acos",
       "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsInf", "IsNaN", "PRelu", "Elu", "Celu",
