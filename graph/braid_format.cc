@@ -222,11 +222,16 @@ Status Serialize(const Graph& graph, Serialized& out) {
   auto fb_outputs = fbb.CreateVector(graph.outputs());
   auto fb_producer = fbb.CreateString(kProducer);
   auto fb_name = fbb.CreateString(graph.name());
+  std::vector<flatbuffers::Offset<fb::MetadataEntry>> metadata;
+  for (const auto& [key, value] : graph.metadata())  // a std::map: sorted, unique
+    metadata.push_back(
+        fb::CreateMetadataEntry(fbb, fbb.CreateString(key), fbb.CreateString(value)));
+  auto fb_metadata = fbb.CreateVector(metadata);
   // weights_offset depends on the finished size: write a non-default
   // placeholder so the field is present, then patch it in place.
   auto model = fb::CreateModel(
       fbb, kBraidFormatVersion, fb_producer, fb_name, graph.opset(), fb_values,
-      fb_nodes, fb_inputs, fb_outputs, kBraidWeightAlignment, out.blob.size());
+      fb_nodes, fb_inputs, fb_outputs, kBraidWeightAlignment, out.blob.size(), fb_metadata);
   fb::FinishSizePrefixedModelBuffer(fbb, model);
   out.weights_offset = AlignUp(fbb.GetSize());
   auto* root = flatbuffers::GetMutableSizePrefixedRoot<flatbuffers::Table>(

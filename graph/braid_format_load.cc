@@ -401,6 +401,15 @@ StatusOr<Graph> Reader::Read() {
                    ReadIds(model_->inputs(), false, "graph input"));
   ASSIGN_OR_RETURN(graph.outputs(),
                    ReadIds(model_->outputs(), false, "graph output"));
+  const auto* metadata = model_->metadata();
+  RETURN_IF_ERROR(budget_.ChargeVector(metadata));
+  for (uoffset_t i = 0; metadata != nullptr && i < metadata->size(); ++i) {
+    const fb::MetadataEntry& entry = *metadata->Get(i);
+    RETURN_IF_ERROR(budget_.ChargeString(entry.key()));
+    RETURN_IF_ERROR(budget_.ChargeString(entry.value()));
+    if (!graph.metadata().emplace(Str(entry.key()), Str(entry.value())).second)
+      return DataLoss("metadata key '" + Str(entry.key()) + "' appears twice: corrupt file");
+  }
   RETURN_IF_ERROR(graph.Validate());
   return graph;
 }

@@ -229,6 +229,12 @@ class Graph {
   int64_t opset() const { return opset_; }
   void set_opset(int64_t opset) { opset_ = opset; }
 
+  // Model-level key/value metadata: ONNX metadata_props as imported, stored
+  // in the .braid file; passes keep it. E.g. a slimmable model's segments
+  // (graph/slimmable.h).
+  std::map<std::string, std::string>& metadata() { return metadata_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+
   ValueId AddValue(std::string name);  // shape and dtype unknown
   ValueId AddValue(Value value);
   ValueId AddInput(std::string name, DataType dtype, Shape shape);
@@ -289,6 +295,7 @@ class Graph {
 
   std::string name_;
   int64_t opset_ = 0;
+  std::map<std::string, std::string> metadata_;
   std::vector<Value> values_;
   std::vector<Node> nodes_;
   std::vector<ValueId> inputs_;

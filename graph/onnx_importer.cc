@@ -88,6 +88,8 @@ StatusOr<Graph> Importer::Run(onnx::ModelProto& model) {
   RETURN_IF_ERROR(ReadOpset(model));
   onnx::GraphProto& g = *model.mutable_graph();
   graph_.name() = g.name();
+  for (const onnx::StringStringEntryProto& entry : model.metadata_props())
+    graph_.metadata()[entry.key()] = entry.value();  // ONNX: the last of a repeated key wins
   if (g.sparse_initializer_size() > 0)
     return Unimplemented("sparse initializer '" +
                          g.sparse_initializer(0).values().name() +

@@ -38,6 +38,11 @@ Graph BuildVit(const VitConfig& config, uint64_t seed);
 // fast tests.
 Graph BuildTinyCnn(uint64_t seed);
 
+// SlimResNet (the Slim Scheduler paper's backbone, CIFAR-100 shape): four
+// segments of one basic block each (32, 64, 128, 256 channels; GroupNorm with
+// 8 groups), slimmable to widths 1, 0.75, 0.5, 0.25 (graph/slimmable.h).
+Graph BuildSlimResNet(uint64_t seed);
+
 }  // namespace braid
 
 #endif  // BRAID_MODELS_ARCHITECTURES_H_

@@ -34,6 +34,10 @@ const std::vector<BuiltinModel>& Registry() {
       {"tiny_cnn",
        "5 convolutions (depthwise, Relu6, residual) + Gemm, for fast tests",
        BuildTinyCnn},
+      {"slim_resnet",
+       "SlimResNet for 32x32 inputs, 4 segments slimmable to widths 1/0.75/0.5/0.25 "
+       "(GroupNorm), 100 classes, 1.2M params",
+       BuildSlimResNet},
   };
   return models;
 }

@@ -212,6 +212,16 @@ ValueId GraphBuilder::BatchNorm(ValueId x, const std::string& module,
   return Op("BatchNormalization", inputs, std::move(attrs), module);
 }
 
+ValueId GraphBuilder::GroupNorm(ValueId x, const std::string& module, int64_t num_groups) {
+  const std::vector<int64_t> dims = {channels(x)};
+  std::vector<ValueId> inputs = {x, RandomUniform(ParamName(module, "weight"), dims, 0.8f, 1.2f),
+                                 RandomUniform(ParamName(module, "bias"), dims, -0.1f, 0.1f)};
+  Attributes attrs;
+  attrs.Set("num_groups", num_groups);
+  attrs.Set("epsilon", 1e-5f);
+  return Op("GroupNormalization", inputs, std::move(attrs), module);
+}
+
 ValueId GraphBuilder::Linear(ValueId x, const std::string& module,
                              int64_t in_features, int64_t out_features) {
   const auto bound = static_cast<float>(1.0 / std::sqrt(in_features));

@@ -113,6 +113,9 @@ class GraphBuilder {
                        int64_t in_features, int64_t out_features);
   ValueId LayerNorm(ValueId x, const std::string& module, int64_t dim,
                     float epsilon);
+  // torch.nn.GroupNorm as opset 21 exports it: GroupNormalization with
+  // per-channel weight (uniform [0.8, 1.2)) and bias ([-0.1, 0.1)).
+  ValueId GroupNorm(ValueId x, const std::string& module, int64_t num_groups);
 
   // ---- ops without weights (`module` may be empty) --------------------------
   ValueId Relu(ValueId x, const std::string& module = "");

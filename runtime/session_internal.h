@@ -87,6 +87,12 @@ StatusOr<std::unique_ptr<Session>> CreateSession(
     Graph graph, const SessionOptions& options,
     std::shared_ptr<const KernelRegistry> registry, std::unique_ptr<Device> device);
 
+// Session::Open with the model's graph from `load_graph` (run once, after the
+// devices are open, so that an unavailable device is reported first): the
+// graph has run its passes. (runtime/session_open.cc)
+StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
+    const SessionOptions& options, const std::function<StatusOr<Graph>()>& load_graph);
+
 // The cost model's profile when SessionOptions::profile is empty: the
 // built-in host CPU estimate plus, per vgpu, a device from its timing model
 // capped at the host threads it runs on, with copy links. (runtime/session_open.cc)

@@ -145,6 +145,11 @@ StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options) {
 
 StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
                                                  const SessionOptions& options) {
+  return OpenSessionWithGraph(options, [&] { return LoadGraphForExecution(model, options.fuse); });
+}
+
+StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
+    const SessionOptions& options, const std::function<StatusOr<Graph>()>& load_graph) {
   RETURN_IF_ERROR(ValidateSessionOptions(options));
   auto registry = std::make_shared<KernelRegistry>();
   SessionInternals internals;
@@ -155,7 +160,7 @@ StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
   ASSIGN_OR_RETURN(std::vector<SessionDevice> devices,
                    OpenDevices(options, internals.profile ? &*internals.profile : nullptr,
                                *registry));
-  ASSIGN_OR_RETURN(Graph graph, LoadGraphForExecution(model, options.fuse));
+  ASSIGN_OR_RETURN(Graph graph, load_graph());
   {
     // The session's policies with its settings; sparoa, which needs a cost
     // model, plans with the host-vgpu profile when vgpu is open, else host.

@@ -28,6 +28,9 @@ std::span<const Command> Commands() {
       {"calibrate", "measure this host and write a device profile", RunCalibrate},
       {"train", "train the SparOA policy (threshold predictor + SAC) on SIMULATED latency",
        RunTrain},
+      {"slim", "run a slimmable model segment by segment at chosen widths: "
+               "per-segment channels, weights, latency",
+       RunSlim},
       {"devices", "list the devices braid can use (cpu, cuda, or why not) and, "
                   "with --ops, which ops each runs",
        RunDevices},

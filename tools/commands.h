@@ -17,6 +17,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err);
 int RunProfile(Args args, std::ostream& out, std::ostream& err);
 int RunCalibrate(Args args, std::ostream& out, std::ostream& err);
 int RunTrain(Args args, std::ostream& out, std::ostream& err);
+int RunSlim(Args args, std::ostream& out, std::ostream& err);
 
 // Top level: `braid [--help|--version] COMMAND ARGS...`.
 int RunBraid(Args args, std::ostream& out, std::ostream& err);

@@ -20,6 +20,7 @@ inline constexpr flatbuffers::voffset_t kModelInputs = 16;
 inline constexpr flatbuffers::voffset_t kModelOutputs = 18;
 inline constexpr flatbuffers::voffset_t kModelWeightsOffset = 20;
 inline constexpr flatbuffers::voffset_t kModelWeightsSize = 22;
+inline constexpr flatbuffers::voffset_t kModelMetadata = 24;
 inline constexpr flatbuffers::voffset_t kValueDtype = 6;
 inline constexpr flatbuffers::voffset_t kValueDims = 10;
 inline constexpr flatbuffers::voffset_t kValueConstant = 12;

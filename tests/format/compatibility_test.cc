@@ -1,10 +1,10 @@
 // Files written by older braid builds must keep loading: tests/data holds a
-// format-version-1 file written once, checked against a graph built here.
+// file per format version, written once, checked against a graph built here.
 //
-// Regenerate only when deliberately adding a new fixture version (never
+// Write a fixture only when deliberately adding a new version (never
 // overwrite an old one):
 //   braid_format_tests --gtest_also_run_disabled_tests
-//       --gtest_filter='*DISABLED_WriteV1Fixture'
+//       --gtest_filter='*DISABLED_WriteV2Fixture'
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,6 +20,8 @@ namespace {
 
 const std::string kV1Fixture =
     std::string(BRAID_SOURCE_DIR) + "/tests/data/braid_v1_small.braid";
+const std::string kV2Fixture =
+    std::string(BRAID_SOURCE_DIR) + "/tests/data/braid_v2_small.braid";
 
 // The graph stored in braid_v1_small.braid. Literal values only: this must
 // never change once the fixture is committed.
@@ -85,6 +87,15 @@ Graph MakeV1FixtureGraph() {
   return g;
 }
 
+// Version 2 added Model.metadata: the version-1 graph with two entries.
+Graph MakeV2FixtureGraph() {
+  Graph g = MakeV1FixtureGraph();
+  g.name() = "braid_v2_small";
+  g.metadata()["braid.slim.segments"] = "gemm_out";
+  g.metadata()["note"] = "key/value metadata, \xc3\xa9 UTF-8";
+  return g;
+}
+
 std::vector<uint8_t> ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -101,6 +112,22 @@ TEST(BraidCompatibility, V1FixtureLoadsAsTheExpectedGraph) {
   StatusOr<Graph> from_bytes = LoadBraidBytes(bytes.data(), bytes.size());
   ASSERT_TRUE(from_bytes.ok()) << from_bytes.status().ToString();
   ExpectGraphsEqual(expected, *from_bytes);
+}
+
+TEST(BraidCompatibility, V2FixtureLoadsAsTheExpectedGraph) {
+  const Graph expected = MakeV2FixtureGraph();
+  StatusOr<Graph> from_file = LoadBraidFile(kV2Fixture);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ExpectGraphsEqual(expected, *from_file);
+  BraidEditor e(ReadFileBytes(kV2Fixture));
+  EXPECT_EQ(e.model()->GetField<uint32_t>(slot::kModelFormatVersion, 0), 2u);
+  EXPECT_NE(e.model()->GetPointer<const flatbuffers::Table*>(slot::kModelMetadata), nullptr);
+}
+
+TEST(BraidCompatibility, V1FixtureHasNoMetadata) {
+  StatusOr<Graph> v1 = LoadBraidFile(kV1Fixture);
+  ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+  EXPECT_TRUE(v1->metadata().empty());
 }
 
 TEST(BraidCompatibility, V1FixtureIsVersionOneWithTheDocumentedLayout) {
@@ -128,18 +155,20 @@ TEST(BraidCompatibility, V1FixtureIsVersionOneWithTheDocumentedLayout) {
 TEST(BraidCompatibility, CurrentWriterReadsBackTheFixtureGraph) {
   // The fixture graph still serializes and loads with today's code, so the
   // fixture and the code describe the same thing.
-  StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(MakeV1FixtureGraph());
-  ASSERT_TRUE(bytes.ok());
-  StatusOr<Graph> loaded = LoadBraidBytes(bytes->data(), bytes->size());
-  ASSERT_TRUE(loaded.ok());
-  ExpectGraphsEqual(MakeV1FixtureGraph(), *loaded);
+  for (const Graph& graph : {MakeV1FixtureGraph(), MakeV2FixtureGraph()}) {
+    StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(graph);
+    ASSERT_TRUE(bytes.ok());
+    StatusOr<Graph> loaded = LoadBraidBytes(bytes->data(), bytes->size());
+    ASSERT_TRUE(loaded.ok());
+    ExpectGraphsEqual(graph, *loaded);
+  }
 }
 
-TEST(BraidCompatibility, DISABLED_WriteV1Fixture) {
-  ASSERT_EQ(kBraidFormatVersion, 1u)
+TEST(BraidCompatibility, DISABLED_WriteV2Fixture) {
+  ASSERT_EQ(kBraidFormatVersion, 2u)
       << "write a braid_v<N>_small.braid fixture for the new version instead "
-         "of overwriting v1";
-  ASSERT_TRUE(SaveBraidFile(MakeV1FixtureGraph(), kV1Fixture).ok());
+         "of overwriting v2";
+  ASSERT_TRUE(SaveBraidFile(MakeV2FixtureGraph(), kV2Fixture).ok());
 }
 
 }  // namespace

@@ -190,6 +190,7 @@ inline bool SameDouble(double a, double b) {
 inline void ExpectGraphsEqual(const Graph& expected, const Graph& actual) {
   EXPECT_EQ(expected.name(), actual.name());
   EXPECT_EQ(expected.opset(), actual.opset());
+  EXPECT_EQ(expected.metadata(), actual.metadata());
   EXPECT_EQ(expected.inputs(), actual.inputs());
   EXPECT_EQ(expected.outputs(), actual.outputs());
   ASSERT_EQ(expected.num_values(), actual.num_values());
