@@ -1,11 +1,13 @@
 // braid convert IN -o OUT [--no-fuse] [--opset-check] [--prune RATIO ...]
 //                          [--activation-sparsity N ...]
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <ostream>
+#include <vector>
 
 #include "graph/annotate.h"
 #include "graph/braid_format.h"
@@ -13,6 +15,7 @@
 #include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/prune.h"
+#include "graph/slimmable.h"
 #include "models/builtin.h"
 #include "tools/cli_activation_sparsity.h"
 #include "tools/commands.h"
@@ -38,6 +41,10 @@ constexpr char kConvertHelp[] =
     "  --opset-check    only check that the opset and every operator are\n"
     "                   supported (lists every unsupported node); write nothing\n"
     "  -q, --quiet      no progress lines on stderr\n"
+    "  --slim-segments V,...  record the model as slimmable (docs/slimmable.md):\n"
+    "                   the values that end its segments (the last segment ends\n"
+    "                   at the outputs); needs --slim-widths\n"
+    "  --slim-widths W,...    the widths each segment may run at, 1 among them\n"
     "  --prune RATIO    magnitude-prune each Conv/Gemm/MatMul weight: zero the\n"
     "                   RATIO (0..1) of it with the smallest |w|, per layer,\n"
     "                   after the passes and before annotation. For sparsity\n"
@@ -173,6 +180,12 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
       prune = options;
     }
   }
+  StatusOr<std::optional<std::string>> slim_segments = scan.Value("--slim-segments");
+  StatusOr<std::optional<std::string>> slim_widths = scan.Value("--slim-widths");
+  for (const auto* v : {&slim_segments, &slim_widths})
+    if (!v->ok()) return ReportError(err, "convert", v->status());
+  if (slim_segments->has_value() && !slim_widths->has_value())
+    return ReportError(err, "convert", InvalidArgument("--slim-segments needs --slim-widths"));
   StatusOr<std::optional<ActivationSparsityFlags>> activation =
       ParseActivationSparsityFlags(scan);
   if (!activation.ok()) return ReportError(err, "convert", activation.status());
@@ -217,6 +230,26 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   progress.End(std::to_string(imported_nodes) + " -> " +
                std::to_string(g.num_nodes()) + " nodes");
+  if (slim_widths->has_value()) {
+    // After the passes: the boundaries must name values of the graph as stored.
+    SlimSpec spec;
+    if (slim_segments->has_value()) spec.boundaries = SplitList(**slim_segments);
+    for (const std::string& item : SplitList(**slim_widths)) {
+      char* end = nullptr;
+      spec.widths.push_back(std::strtod(item.c_str(), &end));
+      if (end == item.c_str() || *end != '\0')
+        return ReportError(err, "convert", InvalidArgument("--slim-widths: '" + item + "' is not a number"));
+    }
+    std::sort(spec.widths.rbegin(), spec.widths.rend());
+    if (Status s = WriteSlimSpec(spec, g); !s.ok())
+      return ReportError(err, "convert", s.WithPrefix("--slim-segments / --slim-widths"));
+    // Every segment at every width must derive, or serving fails later.
+    for (int segment = 0; segment < spec.num_segments(); ++segment)
+      for (double width : spec.widths)
+        for (double input_width : segment == 0 ? std::vector<double>{1.0} : spec.widths)
+          if (StatusOr<Graph> part = SlimSegmentGraph(g, spec, segment, width, input_width); !part.ok())
+            return ReportError(err, "convert", part.status().WithPrefix("segment " + std::to_string(segment)));
+  }
 
   if (prune) {
     progress.Begin("prune");

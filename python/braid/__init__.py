@@ -21,7 +21,7 @@ session (runs take turns) or use one each (runs overlap).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from . import _braid
 from ._braid import Placement, TensorInfo
@@ -42,6 +42,7 @@ __version__: str = _braid.version()
 
 __all__ = [
     "Session",
+    "SlimmableModel",
     "TensorInfo",
     "Placement",
     "Error",
@@ -55,6 +56,71 @@ __all__ = [
     "UnavailableError",
     "InternalError",
 ]
+
+
+
+
+class SessionKwargs(TypedDict, total=False):
+    """Session's keyword arguments (braid::SessionOptions; see Session)."""
+
+    devices: str | Sequence[str]
+    policy: str
+    threads: int
+    fuse: bool
+    plan_file: str | None
+    trace: bool
+    pin_threads: bool
+    vgpu_timing: str
+    policy_settings: Mapping[str, Any] | None
+    profile: str | None
+    sparse_kernels: bool
+    sparse_crossover: str | None
+    adapt: bool
+    adapt_threads: bool
+
+
+def _session_options(
+    *,
+    devices: str | Sequence[str] = ("cpu",),
+    policy: str = "cpu-only",
+    threads: int = 0,
+    fuse: bool = True,
+    plan_file: str | None = None,
+    trace: bool = False,
+    pin_threads: bool = False,
+    vgpu_timing: str = "none",
+    policy_settings: Mapping[str, Any] | None = None,
+    profile: str | None = None,
+    sparse_kernels: bool = True,
+    sparse_crossover: str | None = None,
+    adapt: bool = False,
+    adapt_threads: bool = True,
+) -> _braid.SessionOptions:
+    """braid::SessionOptions from Session's keyword arguments (checked here)."""
+    if isinstance(devices, str):
+        device_list = [d.strip() for d in devices.split(",") if d.strip()]
+    else:
+        device_list = [str(d) for d in devices]
+    if not isinstance(threads, int) or isinstance(threads, bool):
+        raise TypeError(f"threads must be an int, got {type(threads).__name__}")
+    if threads < 0:
+        raise InvalidArgumentError(f"threads must be >= 0 (0 = all cores), got {threads}")
+    options = _braid.SessionOptions()
+    options.num_threads = threads
+    options.devices = device_list
+    options.policy = policy
+    options.fuse = fuse
+    options.plan_file = plan_file or ""
+    options.trace = trace
+    options.pin_threads = pin_threads
+    options.vgpu_timing = vgpu_timing
+    options.policy_settings = {str(k): str(v) for k, v in (policy_settings or {}).items()}
+    options.profile = profile or ""
+    options.sparse_kernels = sparse_kernels
+    options.sparse_crossover = sparse_crossover or ""
+    options.adapt = adapt
+    options.adapt_threads = adapt_threads
+    return options
 
 
 class Session:
@@ -73,51 +139,16 @@ class Session:
       adapt, adapt_threads) are as documented in braid.h.
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        devices: str | Sequence[str] = ("cpu",),
-        policy: str = "cpu-only",
-        threads: int = 0,
-        fuse: bool = True,
-        plan_file: str | None = None,
-        trace: bool = False,
-        pin_threads: bool = False,
-        vgpu_timing: str = "none",
-        policy_settings: Mapping[str, Any] | None = None,
-        profile: str | None = None,
-        sparse_kernels: bool = True,
-        sparse_crossover: str | None = None,
-        adapt: bool = False,
-        adapt_threads: bool = True,
-    ) -> None:
-        if isinstance(devices, str):
-            device_list = [d.strip() for d in devices.split(",") if d.strip()]
-        else:
-            device_list = [str(d) for d in devices]
-        if not isinstance(threads, int) or isinstance(threads, bool):
-            raise TypeError(f"threads must be an int, got {type(threads).__name__}")
-        if threads < 0:
-            raise InvalidArgumentError(f"threads must be >= 0 (0 = all cores), got {threads}")
-        settings = {str(k): str(v) for k, v in (policy_settings or {}).items()}
+    def __init__(self, model: str, **options: Unpack[SessionKwargs]) -> None:
         self._model = str(model)
-        options = _braid.SessionOptions()
-        options.num_threads = threads
-        options.devices = device_list
-        options.policy = policy
-        options.fuse = fuse
-        options.plan_file = plan_file or ""
-        options.trace = trace
-        options.pin_threads = pin_threads
-        options.vgpu_timing = vgpu_timing
-        options.policy_settings = settings
-        options.profile = profile or ""
-        options.sparse_kernels = sparse_kernels
-        options.sparse_crossover = sparse_crossover or ""
-        options.adapt = adapt
-        options.adapt_threads = adapt_threads
-        self._session = _braid._Session(self._model, options)
+        self._session = _braid._Session(self._model, _session_options(**options))
+
+    @classmethod
+    def _wrap(cls, native: Any, label: str) -> Session:
+        session = cls.__new__(cls)
+        session._model = label
+        session._session = native
+        return session
 
     def get_inputs(self) -> list[TensorInfo]:
         """What each input expects: name, type ("float32", ...) and shape (str for symbolic dims)."""
@@ -157,3 +188,43 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<braid.Session {self._model}>"
+
+
+class SlimmableModel:
+    """A slimmable model (docs/slimmable.md): segments that each run at a width.
+
+        model = braid.SlimmableModel("builtin:slim_resnet")   # or a .braid / .onnx
+        first = model.open_segment(0, width=0.5)             # a braid.Session
+        second = model.open_segment(1, width=0.25, input_width=0.5)
+        (h,) = first.run(None, {"input": image})
+        (logits_or_next,) = second.run(None, {second.get_inputs()[0].name: h})
+
+    open_segment takes Session's keyword arguments (devices, threads, ...).
+    """
+
+    def __init__(self, model: str) -> None:
+        self._model = str(model)
+        self._native = _braid._SlimmableModel(self._model)
+
+    @property
+    def num_segments(self) -> int:
+        return self._native.num_segments
+
+    @property
+    def widths(self) -> list[float]:
+        """The widths every segment may run at, descending (the first is 1)."""
+        return list(self._native.widths)
+
+    def open_segment(
+        self, segment: int, width: float, input_width: float = 1.0, **options: Unpack[SessionKwargs]
+    ) -> Session:
+        """A Session running `segment` at `width` on the previous segment's output at `input_width`."""
+        native = self._native.open_segment(segment, float(width), float(input_width), _session_options(**options))
+        return Session._wrap(native, f"{self._model} segment {segment} @ {width}")
+
+    def segment_weight_bytes(self, segment: int, width: float, input_width: float = 1.0) -> int:
+        """Bytes of weights a Session of that segment holds."""
+        return self._native.segment_weight_bytes(segment, float(width), float(input_width))
+
+    def __repr__(self) -> str:
+        return f"<braid.SlimmableModel {self._model}: {self.num_segments} segments, widths {self.widths}>"

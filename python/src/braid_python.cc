@@ -25,6 +25,7 @@
 
 #include "braid/braid.h"
 #include "braid/braid_c.h"
+#include "braid/slimmable.h"
 
 namespace py = pybind11;
 
@@ -113,6 +114,7 @@ class PySession {
     if (!opened.ok()) ThrowStatus(opened.status());
     session_ = std::move(*opened);
   }
+  explicit PySession(std::unique_ptr<Session> session) : session_(std::move(session)) {}
 
   const std::vector<TensorInfo>& inputs() const { return session_->inputs(); }
   const std::vector<TensorInfo>& outputs() const { return session_->outputs(); }
@@ -216,6 +218,41 @@ class PySession {
   std::mutex run_mutex_;
 };
 
+// braid::SlimmableModel: segments open as _Session objects.
+class PySlimmableModel {
+ public:
+  explicit PySlimmableModel(const std::string& model) {
+    StatusOr<std::unique_ptr<SlimmableModel>> opened = [&] {
+      py::gil_scoped_release release;
+      return SlimmableModel::Open(model);
+    }();
+    if (!opened.ok()) ThrowStatus(opened.status());
+    model_ = std::move(*opened);
+  }
+
+  int num_segments() const { return model_->num_segments(); }
+  std::vector<double> widths() const { return model_->widths(); }
+
+  std::unique_ptr<PySession> OpenSegment(int segment, double width, double input_width,
+                                         const SessionOptions& options) const {
+    StatusOr<std::unique_ptr<Session>> opened = [&] {
+      py::gil_scoped_release release;
+      return model_->OpenSegment(segment, width, input_width, options);
+    }();
+    if (!opened.ok()) ThrowStatus(opened.status());
+    return std::make_unique<PySession>(std::move(*opened));
+  }
+
+  uint64_t SegmentWeightBytes(int segment, double width, double input_width) const {
+    StatusOr<uint64_t> bytes = model_->SegmentWeightBytes(segment, width, input_width);
+    if (!bytes.ok()) ThrowStatus(bytes.status());
+    return *bytes;
+  }
+
+ private:
+  std::unique_ptr<SlimmableModel> model_;
+};
+
 }  // namespace
 }  // namespace braid
 
@@ -275,4 +312,13 @@ PYBIND11_MODULE(_braid, m) {
       .def("write_trace", &braid::PySession::WriteTrace, py::arg("path"))
       .def("save_plan", &braid::PySession::SavePlan, py::arg("path"))
       .def_property_readonly("planned_peak_bytes", &braid::PySession::planned_peak_bytes);
+
+  py::class_<braid::PySlimmableModel>(m, "_SlimmableModel")
+      .def(py::init<const std::string&>(), py::arg("model"))
+      .def_property_readonly("num_segments", &braid::PySlimmableModel::num_segments)
+      .def_property_readonly("widths", &braid::PySlimmableModel::widths)
+      .def("open_segment", &braid::PySlimmableModel::OpenSegment, py::arg("segment"),
+           py::arg("width"), py::arg("input_width"), py::arg("options"))
+      .def("segment_weight_bytes", &braid::PySlimmableModel::SegmentWeightBytes,
+           py::arg("segment"), py::arg("width"), py::arg("input_width"));
 }
