@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "braid/braid.h"
+#include "braid/slimmable.h"
 #include "graph/status.h"
 #include "runtime/c_api_internal.h"
 
@@ -32,6 +33,10 @@ struct InfoView {
 };
 
 }  // namespace
+
+struct braid_slimmable {
+  std::unique_ptr<braid::SlimmableModel> model;
+};
 
 struct braid_session {
   std::unique_ptr<braid::Session> session;
@@ -243,6 +248,26 @@ const std::vector<std::string>& Notices(braid_session& session) {
   return session.notices;
 }
 
+// braid_session_open and braid_slimmable_open_segment: the options from C,
+// `open` with them, the views the info calls hand out.
+template <typename Open>
+braid_status* OpenCSession(const char* fn, const braid_session_options* options,
+                           braid_session** session, Open open) {
+  braid::SessionOptions opts;
+  if (options != nullptr) {
+    if (braid::Status s = braid::SessionOptionsFromC(*options, opts); !s.ok())
+      return Wrap(s.WithPrefix(fn));
+  }
+  braid::StatusOr<std::unique_ptr<braid::Session>> opened = open(opts);
+  if (!opened.ok()) return Wrap(opened.status());
+  auto s = std::make_unique<braid_session>();
+  s->session = std::move(*opened);
+  s->input_views = MakeViews(s->session->inputs());
+  s->output_views = MakeViews(s->session->outputs());
+  *session = s.release();
+  return nullptr;
+}
+
 }  // namespace
 
 extern "C" {
@@ -286,19 +311,8 @@ braid_status* braid_session_open(const char* model, const braid_session_options*
   return Guard([&]() -> braid_status* {
     if (session == nullptr) return NullArgument(kFn, "session");
     if (model == nullptr) return NullArgument(kFn, "model");
-    braid::SessionOptions opts;
-    if (options != nullptr) {
-      if (braid::Status s = braid::SessionOptionsFromC(*options, opts); !s.ok())
-        return Wrap(s.WithPrefix(kFn));
-    }
-    braid::StatusOr<std::unique_ptr<braid::Session>> opened = braid::Session::Open(model, opts);
-    if (!opened.ok()) return Wrap(opened.status());
-    auto s = std::make_unique<braid_session>();
-    s->session = std::move(*opened);
-    s->input_views = MakeViews(s->session->inputs());
-    s->output_views = MakeViews(s->session->outputs());
-    *session = s.release();
-    return nullptr;
+    return OpenCSession(kFn, options, session,
+                        [&](const braid::SessionOptions& o) { return braid::Session::Open(model, o); });
   });
 }
 
@@ -454,6 +468,64 @@ braid_status* braid_session_save_plan(const braid_session* session, const char* 
     if (session == nullptr) return NullArgument(kFn, "session");
     if (path == nullptr) return NullArgument(kFn, "path");
     return Wrap(session->session->SavePlan(path));
+  });
+}
+
+braid_status* braid_slimmable_open(const char* model, braid_slimmable** slimmable) {
+  constexpr const char* kFn = "braid_slimmable_open";
+  if (slimmable != nullptr) *slimmable = nullptr;
+  return Guard([&]() -> braid_status* {
+    if (slimmable == nullptr) return NullArgument(kFn, "slimmable");
+    if (model == nullptr) return NullArgument(kFn, "model");
+    braid::StatusOr<std::unique_ptr<braid::SlimmableModel>> opened = braid::SlimmableModel::Open(model);
+    if (!opened.ok()) return Wrap(opened.status());
+    *slimmable = new braid_slimmable{std::move(*opened)};
+    return nullptr;
+  });
+}
+
+void braid_slimmable_close(braid_slimmable* slimmable) { delete slimmable; }
+
+int braid_slimmable_segment_count(const braid_slimmable* slimmable) {
+  return slimmable ? slimmable->model->num_segments() : 0;
+}
+
+size_t braid_slimmable_width_count(const braid_slimmable* slimmable) {
+  return slimmable ? slimmable->model->widths().size() : 0;
+}
+
+double braid_slimmable_width(const braid_slimmable* slimmable, size_t index) {
+  if (slimmable == nullptr || index >= slimmable->model->widths().size()) return 0;
+  return slimmable->model->widths()[index];
+}
+
+braid_status* braid_slimmable_open_segment(const braid_slimmable* slimmable, int segment,
+                                           double width, double input_width,
+                                           const braid_session_options* options,
+                                           braid_session** session) {
+  constexpr const char* kFn = "braid_slimmable_open_segment";
+  if (session != nullptr) *session = nullptr;
+  return Guard([&]() -> braid_status* {
+    if (session == nullptr) return NullArgument(kFn, "session");
+    if (slimmable == nullptr) return NullArgument(kFn, "slimmable");
+    return OpenCSession(kFn, options, session, [&](const braid::SessionOptions& o) {
+      return slimmable->model->OpenSegment(segment, width, input_width, o);
+    });
+  });
+}
+
+braid_status* braid_slimmable_segment_weight_bytes(const braid_slimmable* slimmable, int segment,
+                                                   double width, double input_width,
+                                                   uint64_t* bytes) {
+  constexpr const char* kFn = "braid_slimmable_segment_weight_bytes";
+  if (bytes != nullptr) *bytes = 0;
+  return Guard([&]() -> braid_status* {
+    if (bytes == nullptr) return NullArgument(kFn, "bytes");
+    if (slimmable == nullptr) return NullArgument(kFn, "slimmable");
+    braid::StatusOr<uint64_t> got = slimmable->model->SegmentWeightBytes(segment, width, input_width);
+    if (!got.ok()) return Wrap(got.status());
+    *bytes = *got;
+    return nullptr;
   });
 }
 

@@ -211,6 +211,35 @@ braid_status* braid_session_write_trace(const braid_session* session, const char
  * every node the same way. BRAID_FAILED_PRECONDITION before a successful run. */
 braid_status* braid_session_save_plan(const braid_session* session, const char* path);
 
+/* ---- slimmable models (docs/slimmable.md, include/braid/slimmable.h) ----
+ * A model whose segments each run at a width from the model's set:
+ *
+ *   braid_slimmable* model = NULL;
+ *   braid_status* s = braid_slimmable_open("builtin:slim_resnet", &model);
+ *   braid_session* seg1 = NULL;   // segment 1 at width 0.25 on segment 0's output at 0.5
+ *   if (!s) s = braid_slimmable_open_segment(model, 1, 0.25, 0.5, NULL, &seg1);
+ *   ... braid_session_* on seg1 ...; braid_session_close(seg1); braid_slimmable_close(model);
+ *
+ * A model that records no segments is BRAID_NOT_FOUND; a segment or width the
+ * model does not have is BRAID_INVALID_ARGUMENT. Segment sessions are ordinary
+ * sessions and may outlive the model. */
+typedef struct braid_slimmable braid_slimmable;
+braid_status* braid_slimmable_open(const char* model, braid_slimmable** slimmable);
+void braid_slimmable_close(braid_slimmable* slimmable); /* NULL is a no-op */
+int braid_slimmable_segment_count(const braid_slimmable* slimmable); /* NULL -> 0 */
+size_t braid_slimmable_width_count(const braid_slimmable* slimmable); /* NULL -> 0 */
+/* The widths in descending order (index 0 is 1.0); out of range -> 0. */
+double braid_slimmable_width(const braid_slimmable* slimmable, size_t index);
+/* `options` as braid_session_open's (NULL: the defaults). */
+braid_status* braid_slimmable_open_segment(const braid_slimmable* slimmable, int segment,
+                                           double width, double input_width,
+                                           const braid_session_options* options,
+                                           braid_session** session);
+/* Bytes of the weights such a segment session holds. */
+braid_status* braid_slimmable_segment_weight_bytes(const braid_slimmable* slimmable, int segment,
+                                                   double width, double input_width,
+                                                   uint64_t* bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

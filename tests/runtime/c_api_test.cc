@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "braid/braid.h"
+#include "braid/slimmable.h"
 #include "runtime/c_api_internal.h"
 #include "scheduler/plan.h"
 
@@ -794,3 +795,84 @@ TEST(CApi, NullArgumentsNameTheArgument) {
 }
 
 }  // namespace
+
+namespace braid {
+namespace {
+
+// The slimmable C calls against braid::SlimmableModel on the same input.
+TEST(CApiSlimmable, SegmentRunsAsTheCppApiAndErrorsAreCodes) {
+  braid_slimmable* model = nullptr;
+  {
+    CStatus s(braid_slimmable_open("builtin:slim_resnet", &model));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(braid_slimmable_segment_count(model), 4);
+  ASSERT_EQ(braid_slimmable_width_count(model), 4u);
+  EXPECT_EQ(braid_slimmable_width(model, 0), 1.0);
+  EXPECT_EQ(braid_slimmable_width(model, 3), 0.25);
+  EXPECT_EQ(braid_slimmable_width(model, 4), 0.0);
+  uint64_t bytes = 0;
+  {
+    CStatus s(braid_slimmable_segment_weight_bytes(model, 1, 0.5, 0.5, &bytes));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  braid_session_options options;
+  braid_session_options_init(&options);
+  options.num_threads = 1;
+  braid_session* segment = nullptr;
+  {
+    CStatus s(braid_slimmable_open_segment(model, 0, 0.5, 1.0, &options, &segment));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  std::vector<float> image(3 * 32 * 32);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& v : image) v = u(rng);
+  const int64_t dims[4] = {1, 3, 32, 32};
+  braid_tensor out;
+  {
+    CStatus s(braid_session_set_input(segment, "input", BRAID_F32, dims, 4, image.data()));
+    ASSERT_TRUE(s.ok()) << s.message();
+    CStatus r(braid_session_run(segment));
+    ASSERT_TRUE(r.ok()) << r.message();
+    braid_tensor_info info;
+    CStatus i(braid_session_output_info(segment, 0, &info));
+    ASSERT_TRUE(i.ok());
+    CStatus g(braid_session_get_output(segment, info.name, &out));
+    ASSERT_TRUE(g.ok()) << g.message();
+  }
+  ASSERT_EQ(out.rank, 4u);
+  EXPECT_EQ(out.dims[1], 16);
+
+  StatusOr<std::unique_ptr<SlimmableModel>> cpp = SlimmableModel::Open("builtin:slim_resnet");
+  ASSERT_TRUE(cpp.ok());
+  EXPECT_EQ(*(*cpp)->SegmentWeightBytes(1, 0.5, 0.5), bytes);
+  SessionOptions cpp_options;
+  cpp_options.num_threads = 1;
+  StatusOr<std::unique_ptr<Session>> want = (*cpp)->OpenSegment(0, 0.5, 1.0, cpp_options);
+  ASSERT_TRUE(want.ok());
+  ASSERT_TRUE((*want)->SetInput("input", Tensor::Borrow(DataType::kF32, {1, 3, 32, 32}, image.data())).ok());
+  ASSERT_TRUE((*want)->Run().ok());
+  StatusOr<Tensor> expected = (*want)->GetOutput((*want)->outputs()[0].name);
+  ASSERT_TRUE(expected.ok());
+  ASSERT_EQ(expected->elements(), 16 * 32 * 32);
+  const float* got = static_cast<const float*>(out.data);
+  for (int64_t i = 0; i < expected->elements(); ++i) ASSERT_EQ(got[i], expected->data<float>()[i]) << i;
+
+  braid_session* bad = nullptr;
+  CStatus width(braid_slimmable_open_segment(model, 1, 0.3, 1.0, nullptr, &bad));
+  EXPECT_EQ(width.code(), BRAID_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  braid_session_close(segment);
+  braid_slimmable_close(model);
+
+  braid_slimmable* plain = nullptr;
+  CStatus not_slimmable(braid_slimmable_open("builtin:tiny_cnn", &plain));
+  EXPECT_EQ(not_slimmable.code(), BRAID_NOT_FOUND);
+  EXPECT_EQ(plain, nullptr);
+  CStatus null_arg(braid_slimmable_open("builtin:slim_resnet", nullptr));
+  EXPECT_EQ(null_arg.code(), BRAID_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace braid
