@@ -36,7 +36,7 @@ echo "check_install: build and install took $(( $(date +%s) - start )) s"
 # ---- 1. the files ------------------------------------------------------------
 LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$BUILD/CMakeCache.txt")
 LIB=$PREFIX/$LIBDIR
-for f in bin/braid include/braid/braid.h include/braid/braid_c.h include/braid/types.h \
+for f in bin/braid include/braid/braid.h include/braid/braid_c.h include/braid/types.h include/braid/slimmable.h \
          "$LIBDIR/libbraid.a" "$LIBDIR/libbraid.so" "$LIBDIR/libbraid.so.0.2" \
          "$LIBDIR/libbraid.so.0.2.0" "$LIBDIR/cmake/braid/braidConfig.cmake" \
          "$LIBDIR/cmake/braid/braidConfigVersion.cmake" "$LIBDIR/cmake/braid/braidTargets.cmake" \
@@ -50,14 +50,14 @@ soname=$(readelf -d "$LIB/libbraid.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libbraid.so.0.2 ] || fail "SONAME is '$soname', not libbraid.so.0.2"
 nm -D --defined-only "$LIB/libbraid.so" | awk '{print $3}' | c++filt > "$CHECK/exports.txt"
 # The public API of include/braid/ (cmake/libbraid.map); anything else leaked.
-PUBLIC='^(braid_[a-z0-9_]+|braid::(Session|Tensor|TensorInfo|Status)::.*|braid::(DataTypeSize|DataTypeName|StatusCodeName)\(.*\))$'
+PUBLIC='^(braid_[a-z0-9_]+|braid::(Session|SlimmableModel|Tensor|TensorInfo|Status)::.*|braid::(DataTypeSize|DataTypeName|StatusCodeName)\(.*\))$'
 if grep -vE "$PUBLIC" "$CHECK/exports.txt" > "$CHECK/leaked.txt"; then
   head -n 20 "$CHECK/leaked.txt" >&2
   fail "libbraid.so exports $(wc -l < "$CHECK/leaked.txt") symbols outside the public API"
 fi
 for sym in '^braid_session_open$' '^braid_session_run$' '^braid::Session::Open\(' \
            '^braid::Tensor::Borrow\(' '^braid::Status::ToString' '^braid::TensorInfo::ToString' \
-           '^braid::DataTypeName\('; do
+           '^braid::DataTypeName\(' '^braid::SlimmableModel::Open\(' '^braid_slimmable_open$'; do
   grep -qE "$sym" "$CHECK/exports.txt" || fail "libbraid.so does not export $sym"
 done
 nm -C --defined-only "$LIB/libbraid.a" 2> /dev/null | grep " T braid::Session::Open(" > /dev/null \
