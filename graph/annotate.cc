@@ -32,6 +32,8 @@ const std::unordered_map<std::string_view, double>& ElementwiseCosts() {
       {"LeakyRelu", 2}, {"PRelu", 2},
       // multiply, add, clamp
       {"HardSigmoid", 3},
+      // (De)quantization: divide or subtract-multiply, round, clamp
+      {"QuantizeLinear", 4}, {"DequantizeLinear", 2},
       // division, roots and transcendental functions
       {"Div", 4}, {"Reciprocal", 4}, {"Sqrt", 4}, {"Pow", 4}, {"Exp", 4},
       {"Log", 4}, {"Erf", 4}, {"Tanh", 4}, {"Sigmoid", 4}, {"Sin", 4},

@@ -56,6 +56,8 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Min", ops::InferVariadicBroadcast, 8},
       {"Mish", ops::InferUnary, 18},
       {"Mod", ops::InferMod, 10},
+      {"QuantizeLinear", ops::InferQuantizeLinear, 10},
+      {"DequantizeLinear", ops::InferDequantizeLinear, 10},
       {"Mul", ops::InferMul, 7},
       {"Neg", ops::InferNeg, 6},
       {"Not", ops::InferNot, 1},

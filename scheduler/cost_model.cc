@@ -54,7 +54,7 @@ OpClass ClassifyOp(const Node& node) {
                  "Elu", "Selu", "Celu", "Softplus", "Neg", "Abs", "Max", "Min", "Mean", "Sum",
                  "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
                  "And", "Or", "Xor", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Mod",
-                 "Sin", "Cos", "SiLU", "Mish", "Dropout"}))
+                 "Sin", "Cos", "SiLU", "Mish", "Dropout", "QuantizeLinear", "DequantizeLinear"}))
     return OpClass::kElementwise;
   return OpClass::kOther;
 }

@@ -248,7 +248,7 @@ void SliceEval(const Node& node, const std::vector<Tensor>& in, Tensor& out,
 bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
       "Abs", "Add", "And", "ArgMax", "ArgMin", "BatchNormalization", "Cast", "CastLike", "Ceil",
-      "Clip", "Concat", "Constant", "ConstantOfShape", "Cos", "CumSum", "Div", "Equal", "Erf",
+      "Clip", "Concat", "Constant", "ConstantOfShape", "Cos", "CumSum", "DequantizeLinear", "Div", "Equal", "Erf",
       "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Greater",
       "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul",
       "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin",
@@ -446,6 +446,28 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     if (!ok) return NotCovered(node, "bad slice axes");
   } else if (op == "Expand") {
     Gather(in[0], out, BroadcastStrides(in[0].dims, out.dims), 0);
+  } else if (op == "DequantizeLinear") {
+    // Quantized weights become f32 once, at load: (x - zero_point) * scale,
+    // in float as the kernels compute it (kernels/params/quantize.h).
+    if (node.attrs.GetInt("block_size", 0) != 0) return NotCovered(node, "blocked quantization");
+    const int64_t count = in[1].count();
+    int64_t inner = n, axis_size = 1;
+    if (count > 1) {
+      const auto rank = static_cast<int64_t>(in[0].dims.size());
+      int64_t axis = node.attrs.GetInt("axis", 1);
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank || in[0].dims[static_cast<size_t>(axis)] != count)
+        return NotCovered(node, "scale does not match the axis");
+      axis_size = count;
+      inner = 1;
+      for (size_t d = static_cast<size_t>(axis) + 1; d < in[0].dims.size(); ++d) inner *= in[0].dims[d];
+    }
+    const bool has_zero_point = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t q = count > 1 ? (k / inner) % axis_size : 0;
+      const int64_t zp = has_zero_point ? LoadInt(in[2], q) : 0;
+      StoreFloat(out, k, static_cast<float>(LoadInt(in[0], k) - zp) * LoadFloat(in[1], q));
+    }
   } else if (op == "Cast" || op == "CastLike") {
     for (int64_t k = 0; k < n; ++k) {
       if (in[0].dtype == DataType::kF32)

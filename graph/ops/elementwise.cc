@@ -217,6 +217,78 @@ Status InferCast(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+namespace {
+
+// QuantizeLinear / DequantizeLinear: the scale (and zero point) is a scalar or
+// one element (per tensor), or 1-D with one entry per slice of `axis` (per
+// axis). Blocked quantization (block_size, opset 21) is not supported.
+Status CheckQuantParams(ShapeInferenceContext& ctx) {
+  if (ctx.attrs().GetInt("block_size", 0) != 0)
+    return ctx.Unsupported("blocked quantization (block_size) is not supported");
+  const Shape& x = ctx.input_shape(0);
+  const Shape& scale = ctx.input_shape(1);
+  if (ctx.has_input(2) && !(ctx.input_shape(2) == scale))
+    return ctx.Error("zero point shape " + ShapeToString(ctx.input_shape(2)) +
+                     " differs from the scale's " + ShapeToString(scale));
+  if (scale.empty() || (scale.size() == 1 && scale[0].is_static() && scale[0].extent() == 1))
+    return Status::Ok();
+  if (scale.size() != 1) return ctx.Error("scale must be a scalar or 1-D, got " + ShapeToString(scale));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = ctx.attrs().GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.Error("axis " + std::to_string(ctx.attrs().GetInt("axis", 1)) +
+                     " is out of range for rank " + std::to_string(rank));
+  const Dim& d = x[static_cast<size_t>(axis)];
+  if (d.is_static() && scale[0].is_static() && d.extent() != scale[0].extent())
+    return ctx.Error("per-axis scale " + ShapeToString(scale) + " does not match axis " +
+                     std::to_string(axis) + " of the input " + ShapeToString(x));
+  return Status::Ok();
+}
+
+bool IsQuantizedType(DataType t) { return t == DataType::kI8 || t == DataType::kU8; }
+
+}  // namespace
+
+// QuantizeLinear (10+): y = saturate(round_half_even(x / scale) + zero_point),
+// of the zero point's type (int8 or uint8; uint8 when absent, or output_dtype).
+Status InferQuantizeLinear(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(CheckQuantParams(ctx));
+  DataType out = DataType::kU8;
+  if (ctx.has_input(2)) {
+    out = ctx.input_dtype(2);
+  } else if (const int64_t to = ctx.attrs().GetInt("output_dtype", 0); to != 0) {
+    std::optional<DataType> t = DataTypeFromOnnx(to);
+    if (!t) return ctx.Unsupported("output_dtype " + std::to_string(to) + " is not supported");
+    out = *t;
+  }
+  if (!IsQuantizedType(out))
+    return ctx.Unsupported(std::string("quantizing to ") + DataTypeName(out) +
+                           " (int8 and uint8 are supported)");
+  if (ctx.input_dtype(0) != DataType::kF32 || ctx.input_dtype(1) != DataType::kF32)
+    return ctx.Unsupported("QuantizeLinear of a non-f32 input or scale");
+  ctx.SetOutput(0, out, ctx.input_shape(0));
+  return Status::Ok();
+}
+
+// DequantizeLinear (10+): y = (x - zero_point) * scale, of the scale's type.
+// int32 inputs (bias) have no zero point.
+Status InferDequantizeLinear(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  RETURN_IF_ERROR(CheckQuantParams(ctx));
+  const DataType in = ctx.input_dtype(0);
+  if (!IsQuantizedType(in) && in != DataType::kI32)
+    return ctx.Unsupported(std::string("dequantizing ") + DataTypeName(in) +
+                           " (int8, uint8 and int32 are supported)");
+  if (ctx.has_input(2) && ctx.input_dtype(2) != in)
+    return ctx.Error("zero point type differs from the input's");
+  if (ctx.input_dtype(1) != DataType::kF32)
+    return ctx.Unsupported("DequantizeLinear with a non-f32 scale");
+  ctx.SetOutput(0, DataType::kF32, ctx.input_shape(0));
+  return Status::Ok();
+}
+
 // CastLike(input, target_type) (15+): Cast to target_type's dtype; only
 // target_type's dtype is read. Integer values pass through as in Cast.
 Status InferCastLike(ShapeInferenceContext& ctx) {

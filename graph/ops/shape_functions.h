@@ -17,6 +17,8 @@ Status InferDropout(ShapeInferenceContext& ctx);
 bool DropoutRatioIsZero(const Graph& graph, const Node& node);
 Status InferClip(ShapeInferenceContext& ctx);
 Status InferCast(ShapeInferenceContext& ctx);
+Status InferQuantizeLinear(ShapeInferenceContext& ctx);
+Status InferDequantizeLinear(ShapeInferenceContext& ctx);
 Status InferCastLike(ShapeInferenceContext& ctx);  // Cast to input 1's dtype
 Status InferIdentity(ShapeInferenceContext& ctx);
 Status InferAdd(ShapeInferenceContext& ctx);

@@ -21,6 +21,7 @@ void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
 void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
 void RegisterReferenceGridSample(KernelRegistry& registry);    // grid_sample.cc
+void RegisterReferenceQuantizeLinear(KernelRegistry& registry);  // quantize.cc
 
 void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceConv(registry);
@@ -40,6 +41,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceLRN(registry);
   RegisterReferenceMeanVarianceNorm(registry);
   RegisterReferenceGridSample(registry);
+  RegisterReferenceQuantizeLinear(registry);
 }
 
 }  // namespace braid

@@ -163,6 +163,32 @@ std::vector<OpCase> MakeCases() {
   add(Make("clip_max_only", "Clip", {X({3, 10}), Omitted(), ConstScalar(0.2, 0.3)}));
   add(Make("clip_relu6_attrs", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)}, 1, 6));
 
+  // QuantizeLinear / DequantizeLinear: per tensor and per axis, with and
+  // without a zero point, large enough to split across threads; values past
+  // the quantized range saturate.
+  {
+    auto constant = [](OpInput in) {
+      in.constant = true;
+      return in;
+    };
+    add(Make("quantize_u8_per_tensor", "QuantizeLinear",
+             {X({4, 8, 40, 40}, -6.0, 6.0), constant(X({}, 0.02, 0.05)),
+              constant(Ix(DataType::kU8, {}, 100, 150))}, {}, 1, 13));
+    add(Make("quantize_i8_per_axis", "QuantizeLinear",
+             {X({2, 6, 5, 5}, -3.0, 3.0), constant(X({6}, 0.01, 0.03)),
+              constant(Ix(DataType::kI8, {6}, -10, 10))}, {I("axis", 1)}, 1, 13));
+    add(Make("quantize_no_zero_point_runtime_scale", "QuantizeLinear",
+             {X({3, 50}, -2.0, 2.0), X({}, 0.01, 0.02)}, {}, 1, 13));
+    add(Make("dequantize_u8_per_tensor", "DequantizeLinear",
+             {Ix(DataType::kU8, {4, 8, 40, 40}, 1, 255), constant(X({}, 0.02, 0.05)),
+              constant(Ix(DataType::kU8, {}, 100, 150))}, {}, 1, 13));
+    add(Make("dequantize_i8_per_axis_0", "DequantizeLinear",
+             {Ix(DataType::kI8, {6, 3, 3, 3}, -127, 127), constant(X({6}, 0.001, 0.01)),
+              constant(Ix(DataType::kI8, {6}, -5, 5))}, {I("axis", 0)}, 1, 13));
+    add(Make("dequantize_i32_bias", "DequantizeLinear",
+             {Ix(DataType::kI32, {16}, -100000, 100000), constant(X({16}, 1e-4, 1e-3))},
+             {I("axis", 0)}, 1, 13));
+  }
   add(Make("cast_f32_i32", "Cast", {X({4, 6}, -50.0, 50.0)}, {I("to", 6)}));
   add(Make("cast_i64_f32", "Cast", {Ix(DataType::kI64, {4, 6})}, {I("to", 1)}));
   add(Make("cast_f32_bool", "Cast", {X({10})}, {I("to", 9)}));

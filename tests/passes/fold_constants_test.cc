@@ -111,6 +111,30 @@ TEST(FoldConstants, SizeOfAStaticShapeAndArgMaxOfAConstantFold) {
   EXPECT_EQ(ConstantOf<int64_t>(b.graph(), "low_out"), (std::vector<int64_t>{0, 1, 0}));
 }
 
+// A QDQ model's weights: DequantizeLinear of int8 constants per output
+// channel (axis 0) folds to f32 weights, (q - zero_point) * scale per row.
+TEST(FoldConstants, DequantizeLinearOfConstantWeightsFoldsPerAxis) {
+  GraphBuilder b(kOutputSuffix);
+  const std::vector<int8_t> q = {-128, -1, 0, 5, 127, 64};  // [2, 3]
+  const std::vector<int8_t> zp = {0, 3};
+  ValueId w = b.graph().AddConstant("w", DataType::kI8, {2, 3}, TensorData::Copy(q.data(), q.size()));
+  ValueId scale = b.Floats("scale", {2}, {0.5f, 0.25f});
+  ValueId zero = b.graph().AddConstant("zp", DataType::kI8, {2}, TensorData::Copy(zp.data(), zp.size()));
+  ValueId dq = b.Op("DequantizeLinear", "dq", {w, scale, zero}, A({{"axis", int64_t{0}}}));
+  // Per tensor, uint8, no zero point.
+  const std::vector<uint8_t> u = {0, 200, 255};
+  ValueId t = b.graph().AddConstant("t", DataType::kU8, {3}, TensorData::Copy(u.data(), u.size()));
+  ValueId dq2 = b.Op("DequantizeLinear", "dq2", {t, b.Floats("s2", {}, {0.1f})});
+  b.graph().outputs() = {dq, dq2};
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  ASSERT_TRUE(FoldConstants(b.graph()).ok());
+  EXPECT_TRUE(OpTypes(b.graph()).empty());
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "dq_out"),
+            (std::vector<float>{-64.0f, -0.5f, 0.0f, 0.5f, 31.0f, 15.25f}));
+  EXPECT_EQ(ConstantOf<float>(b.graph(), "dq2_out"),
+            (std::vector<float>{0.0f, 200 * 0.1f, 255 * 0.1f}));
+}
+
 TEST(FoldConstants, SizeOfASymbolicShapeStaysARuntimeNode) {
   GraphBuilder b(kOutputSuffix);
   ValueId size = b.Op("Size", "size", {b.Input("x", {kN, 3})});

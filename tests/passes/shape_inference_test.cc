@@ -852,7 +852,8 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "Selu", "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Mish", "Sum", "Mean",
       "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
       "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
-      "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike"};
+      "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
+      "DequantizeLinear"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
