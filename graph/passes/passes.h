@@ -32,6 +32,10 @@ Status RemoveIdentities(Graph& graph, bool whole_input_slices = false);
 // Conv or Gemm when that is its only consumer.
 Status FoldBatchNorm(Graph& graph);
 
+// nn.GroupNorm as exported before opset 18 (Reshape, InstanceNormalization,
+// Reshape, Mul, Add) becomes one GroupNormalization (fuse_group_norm.cc).
+Status FuseGroupNorm(Graph& graph);
+
 // Conv / Gemm -> Mul (or Div) by a constant that scales each output channel
 // (a layer scale) becomes one Conv / Gemm with scaled weights and bias
 // (graph/passes/fold_channel_scale.cc).

@@ -15,6 +15,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   // Again, on braid's own shapes: Slices that keep their whole input.
   RETURN_IF_ERROR(RemoveIdentities(graph, /*whole_input_slices=*/true));
   if (options.fuse) {
+    RETURN_IF_ERROR(FuseGroupNorm(graph));
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(MergeParallelConvs(graph));
     RETURN_IF_ERROR(FoldChannelScale(graph));

@@ -203,5 +203,87 @@ TEST(RemoveIdentitiesTest, SlicesStayUnlessAsked) {
   EXPECT_EQ(CountOps(g, "Slice"), 1);
 }
 
+
+// nn.GroupNorm(groups, C) as PyTorch exports it before opset 18: Reshape
+// [0, G, -1], InstanceNormalization (ones, zeros), Reshape to Shape(x), Mul
+// by gamma [C, 1, 1], Add beta [C, 1, 1] -- optionally without the affine.
+Graph GroupNormExport(int64_t channels, int64_t groups, bool affine, bool output_after_mul) {
+  Graph g;
+  g.set_opset(17);
+  std::mt19937 rng(static_cast<uint32_t>(channels * 7 + groups));
+  std::uniform_real_distribution<float> u(0.5f, 1.5f);
+  auto constant = [&](const std::string& name, Shape shape, std::vector<float> v) {
+    return g.AddConstant(name, DataType::kF32, std::move(shape), TensorData::Copy(v.data(), v.size() * 4));
+  };
+  auto node = [&](const std::string& op, std::vector<ValueId> inputs, const std::string& out,
+                  Attributes attrs = {}) {
+    Node n;
+    n.name = "/gn/" + op + "_" + out;
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.outputs = {g.AddValue(out)};
+    const ValueId id = n.outputs[0];
+    g.AddNode(std::move(n));
+    return id;
+  };
+  const ValueId x = g.AddInput("x", DataType::kF32, {Dim(2), Dim(channels), Dim(5), Dim(6)});
+  const std::vector<int64_t> grouped = {0, groups, -1};
+  const ValueId r = node("Reshape", {x, g.AddConstant("grouped", DataType::kI64, {Dim(3)},
+                                                      TensorData::Copy(grouped.data(), 24))}, "r");
+  Attributes eps;
+  eps.Set("epsilon", 1e-3f);
+  const ValueId n = node("InstanceNormalization",
+                         {r, constant("ones", {Dim(groups)}, std::vector<float>(groups, 1.0f)),
+                          constant("zeros", {Dim(groups)}, std::vector<float>(groups, 0.0f))},
+                         "n", eps);
+  ValueId y = node("Reshape", {n, node("Shape", {x}, "shape")}, "back");
+  if (affine) {
+    std::vector<float> gamma(channels), beta(channels);
+    for (float& v : gamma) v = u(rng);
+    for (float& v : beta) v = u(rng) - 1.0f;
+    y = node("Mul", {y, constant("gamma", {Dim(channels), Dim(1), Dim(1)}, gamma)}, "scaled");
+    if (output_after_mul) g.outputs().push_back(y);
+    y = node("Add", {y, constant("beta", {Dim(1), Dim(channels), Dim(1), Dim(1)}, beta)}, "y");
+  }
+  g.outputs().push_back(node("Relu", {y}, "out"));
+  EXPECT_TRUE(InferShapes(g).ok());
+  return g;
+}
+
+TEST(FuseGroupNormTest, PyTorchExportBecomesOneNodeWithTheSameOutputs) {
+  // output_after_mul: the scaled value is also a graph output, so the fused
+  // node produces it and the Add of beta stays.
+  struct Case {
+    int64_t channels, groups;
+    bool affine, output_after_mul;
+  };
+  for (const Case& c : {Case{12, 3, true, false}, Case{8, 1, false, false}, Case{6, 6, true, false},
+                        Case{12, 4, true, true}}) {
+    SCOPED_TRACE(std::to_string(c.channels) + " channels, " + std::to_string(c.groups) + " groups");
+    const Graph before = GroupNormExport(c.channels, c.groups, c.affine, c.output_after_mul);
+    Graph after = before;
+    ASSERT_TRUE(FuseGroupNorm(after).ok());
+    EXPECT_EQ(CountOps(after, "GroupNormalization"), 1);
+    EXPECT_EQ(CountOps(after, "Reshape") + CountOps(after, "Mul") + CountOps(after, "Shape") +
+                  CountOps(after, "InstanceNormalization"),
+              0);
+    EXPECT_EQ(CountOps(after, "Add"), c.output_after_mul ? 1 : 0);
+    ASSERT_TRUE(InferShapes(after).ok());
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.5f, 2.0f);
+    std::vector<float> input(static_cast<size_t>(2 * c.channels * 30));
+    for (float& v : input) v = normal(rng);
+    const std::vector<std::vector<float>> want = RunOnReference(before, {input});
+    const std::vector<std::vector<float>> got = RunOnReference(after, {input});
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      ASSERT_EQ(want[o].size(), got[o].size());
+      for (size_t i = 0; i < want[o].size(); ++i)
+        ASSERT_NEAR(got[o][i], want[o][i], 1e-5 * (1 + std::abs(want[o][i]))) << o << ", " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace braid
