@@ -142,6 +142,24 @@ StatusOr<std::unique_ptr<TemporlEnv>> TemporlEnv::Create(const Graph& graph,
       }
     }
     if (other < 0 || !env->space_.Allowed(n, main)) continue;
+    // A layer the base left whole is the agent's only when splitting it can
+    // pay: split at the cost model's balanced ratio, it lowers the simulated
+    // latency (else every ratio would be judged against a split not worth
+    // making, and the agent would learn "all on one side").
+    if (p.other_device < 0) {
+      std::vector<SimPlacement>& probe = env->base_;
+      const SimPlacement keep = probe[static_cast<size_t>(n)];
+      SimPlacement split;
+      split.device = static_cast<int16_t>(main);
+      split.other_device = static_cast<int16_t>(other);
+      split.ratio = static_cast<float>(
+          std::clamp(BalancedSliceRatio(env->space_, probe, n, main, other), 1e-3, 1 - 1e-3));
+      const double before = env->sim_->Run(probe).latency_us;
+      probe[static_cast<size_t>(n)] = split;
+      const double after = env->sim_->Run(probe).latency_us;
+      probe[static_cast<size_t>(n)] = keep;
+      if (!(after < before * (1 - 1e-3))) continue;
+    }
     env->layers_.push_back(n);
     env->main_.push_back(main);
     env->other_.push_back(other);
@@ -351,6 +369,9 @@ std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
   std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<size_t> order(train.size());
   std::iota(order.begin(), order.end(), 0);
+  // Transitions since the last gradient step: state, drawn logit, its sigma, reward.
+  std::vector<TemporlState> states;
+  std::vector<double> drawn, sigmas, batch_rewards;
 
   auto evaluate = [&](TemporlCurvePoint& point) {
     std::vector<double> log_gap, log_latency;
@@ -378,29 +399,34 @@ std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
     const double progress = options.episodes > 1 ? static_cast<double>(e) / (options.episodes - 1) : 1;
     const double sigma =
         options.sigma_start * std::pow(options.sigma_end / options.sigma_start, progress);
-    std::vector<double> drawn;  // the logits drawn, in step order
     const TemporlPass pass = env.Run(
         [&](const TemporlState& s) {
           const double mu = model.actor.Predict(Column(s))(0, 0);
           const double u = mu + sigma * normal(rng);
           drawn.push_back(u);
+          sigmas.push_back(sigma);
           return Sigmoid(std::clamp(u, -12.0, 12.0));
         },
         true, options.weights);
-    const Eigen::Index B = static_cast<Eigen::Index>(pass.steps.size());
     TemporlCurvePoint point;
     point.episode = e + 1;
-    if (B > 0) {
+    std::vector<double> gaps, rewards;
+    for (size_t i = 0; i < pass.steps.size(); ++i) {
+      const TemporlStep& s = pass.steps[i];
+      states.push_back(s.state);
+      batch_rewards.push_back(s.reward);
+      rewards.push_back(s.reward);
+      gaps.push_back(s.gap_us / s.scale_us);
+    }
+    point.train_reward = MeanOf(rewards);
+    point.train_gap_norm = MeanOf(gaps);
+    const Eigen::Index B = static_cast<Eigen::Index>(states.size());
+    if (B > 0 && ((e + 1) % std::max(1, options.batch_episodes) == 0 || e + 1 == options.episodes)) {
       Eigen::MatrixXd x(kTemporlStateSize, B), reward(1, B);
-      std::vector<double> gaps;
       for (Eigen::Index b = 0; b < B; ++b) {
-        const TemporlStep& s = pass.steps[static_cast<size_t>(b)];
-        x.col(b) = Column(s.state);
-        reward(0, b) = s.reward;
-        gaps.push_back(s.gap_us / s.scale_us);
+        x.col(b) = Column(states[static_cast<size_t>(b)]);
+        reward(0, b) = batch_rewards[static_cast<size_t>(b)];
       }
-      point.train_reward = reward.mean();
-      point.train_gap_norm = MeanOf(gaps);
       // Critic: the expected reward of a state (the baseline).
       const Eigen::MatrixXd value = critic.net.Forward(x);
       Eigen::MatrixXd advantage = reward - value;
@@ -412,12 +438,18 @@ std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
       advantage /= spread;
       const Eigen::MatrixXd& mu = model.actor.Forward(x);
       Eigen::MatrixXd grad(1, B);
-      for (Eigen::Index b = 0; b < B; ++b)
-        grad(0, b) = -advantage(0, b) * (drawn[static_cast<size_t>(b)] - mu(0, b)) /
-                     (sigma * sigma) / static_cast<double>(B);
+      for (Eigen::Index b = 0; b < B; ++b) {
+        const double sg = sigmas[static_cast<size_t>(b)];
+        grad(0, b) = -advantage(0, b) * (drawn[static_cast<size_t>(b)] - mu(0, b)) / (sg * sg) /
+                     static_cast<double>(B);
+      }
       model.actor.ZeroGrad();
       model.actor.Backward(grad);
       actor_adam.Step(model.actor);
+      states.clear();
+      batch_rewards.clear();
+      drawn.clear();
+      sigmas.clear();
     }
     ++model.episodes;
     if ((e + 1) % std::max(1, options.eval_every) == 0 || e + 1 == options.episodes)
