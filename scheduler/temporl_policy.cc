@@ -376,7 +376,8 @@ std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
   auto evaluate = [&](TemporlCurvePoint& point) {
     std::vector<double> log_gap, log_latency;
     for (TemporlEnv* env : eval) {
-      const TemporlPass pass = env->Run(GreedyChooser(model), true, options.weights);
+      // Without the guard: the agent's own ratios, not the base's kept ones.
+      const TemporlPass pass = env->Run(GreedyChooser(model), false, options.weights);
       double gap = 0, half = 0;
       for (const SplitLayerMetrics& m : env->Metrics(pass.placement)) gap += m.gap_us;
       for (const SplitLayerMetrics& m :

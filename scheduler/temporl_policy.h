@@ -165,7 +165,8 @@ struct TemporlCurvePoint {
   int episode = 0;          // 1-based; 0 = before training
   double train_reward = 0;  // mean per-layer reward of the episode (sampled actions)
   double train_gap_norm = 0;  // mean gap / S of its layers
-  // Greedy on the evaluation envs (only at evaluation points, else < 0):
+  // Greedy without the guard (the agent's own ratios) on the evaluation
+  // envs (only at evaluation points, else < 0):
   // summed split-layer gap over the 50/50 split's on the same layers, and
   // simulated latency over the base plan's (geometric means).
   double eval_gap_vs_half = -1;

@@ -232,10 +232,10 @@ std::string TemporlCurveSvg(const std::vector<TemporlCurvePoint>& curve) {
       << "' font-size='11' fill='steelblue'>mean reward per layer, training episodes (moving mean, "
          "left axis)</text>\n"
       << "<text x='" << pad + 10 << "' y='" << pad - 5
-      << "' font-size='11' fill='darkorange'>greedy, evaluation graphs: split-layer gap / 50-50 "
-         "split's (right)</text>\n"
+      << "' font-size='11' fill='darkorange'>greedy agent (no guard), held-out graphs: split-layer "
+         "gap / 50-50 split's (right)</text>\n"
       << "<text x='" << pad + 10 << "' y='" << pad + 8
-      << "' font-size='11' fill='seagreen'>greedy: latency / base plan's (right)</text>\n"
+      << "' font-size='11' fill='seagreen'>greedy agent (no guard): latency / base plan's (right)</text>\n"
       << "</svg>\n";
   return out.str();
 }

@@ -189,7 +189,7 @@ int RunTrainTemporl(const TemporlTrainFlags& f, std::ostream& out, std::ostream&
               << "\n";
         if (p.eval_gap_vs_half < 0) return;
         std::snprintf(line, sizeof line,
-                      "episode %5d  reward %8.4f  held-out greedy: gap %.3fx the 50/50 split's, "
+                      "episode %5d  reward %8.4f  held-out greedy, no guard: gap %.3fx the 50/50 split's, "
                       "latency %.4fx the base plan's  %.1f s\n",
                       p.episode, p.train_reward, p.eval_gap_vs_half, p.eval_latency_vs_base,
                       elapsed());
