@@ -22,6 +22,10 @@
 //                      [--models a,b] [--profiles p,q] [--sparoa-policy FILE]
 //                      [--random-graphs N] [--real-runs N] [--real-threads T]
 //                      [--vgpu-timing profile|orin-like|none] [--sac-samples K]
+//                      [--temporl-model FILE]
+//
+// temporl joins the table when --temporl-model names an agent from `braid
+// train --policy temporl` (it has no untrained mode).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,6 +40,7 @@
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
 #include "scheduler/sparoa_options.h"
+#include "scheduler/temporl_options.h"
 #include "scheduler/threshold_policy.h"
 #include "tools/cli_common.h"
 #include "tools/cli_random_graph.h"
@@ -74,7 +79,8 @@ constexpr char kUsage[] =
     "usage: braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]\n"
     "                          [--models a,b] [--profiles p,q] [--sparoa-policy FILE]\n"
     "                          [--random-graphs N] [--real-runs N] [--real-threads T]\n"
-    "                          [--vgpu-timing profile|orin-like|none] [--sac-samples K]\n";
+    "                          [--vgpu-timing profile|orin-like|none] [--sac-samples K]\n"
+    "                          [--temporl-model FILE]\n";
 
 }  // namespace
 
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> profiles = {"jetson-orin-nano-8gb", "jetson-orin-nx-16gb",
                                        "jetson-agx-orin-64gb", "host-vgpu"};
   SparoaOptions sparoa;
+  TemporlOptions temporl;
   int random_graphs = 6;
   int real_runs = 0;
   int real_threads = 1;
@@ -118,6 +125,8 @@ int main(int argc, char** argv) {
       real_threads = std::clamp(std::atoi(argv[++i]), 0, 256);
     } else if (!std::strcmp(argv[i], "--sac-samples") && has_value) {
       sparoa.sac_samples = std::clamp(std::atoi(argv[++i]), 0, 10000);
+    } else if (!std::strcmp(argv[i], "--temporl-model") && has_value) {
+      temporl.model_file = argv[++i];
     } else if (!std::strcmp(argv[i], "--vgpu-timing") && has_value) {
       vgpu_timing = argv[++i];
     } else {
@@ -134,6 +143,8 @@ int main(int argc, char** argv) {
   SparoaOptions unpolished = sparoa;
   unpolished.polish = false;
   RegisterSparoaPolicy(registry, unpolished, "sparoa-nopolish");
+  if (!temporl.model_file.empty())
+    RegisterTemporlPolicy(registry, temporl, std::make_shared<const PolicyRegistry>(registry));
   std::vector<std::string> policies;
   for (const std::string& name : registry.Names())
     if (name != "optimal" && name.rfind("random-", 0) != 0) policies.push_back(name);

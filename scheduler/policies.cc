@@ -5,6 +5,7 @@
 
 #include "scheduler/optimal.h"
 #include "scheduler/sparoa_options.h"
+#include "scheduler/temporl_options.h"
 #include "scheduler/threshold_policy.h"
 
 namespace braid {
@@ -25,6 +26,7 @@ std::string PolicyOfSetting(const std::string& key) { return key.substr(0, key.f
 Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings) {
   ThresholdOptions threshold;
   SparoaOptions sparoa;
+  TemporlOptions temporl;
   for (const auto& [key, value] : settings) {
     if (key == "threshold.intensity") {
       ASSIGN_OR_RETURN(threshold.intensity_threshold, Number(key, value));
@@ -38,16 +40,27 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
       sparoa.polish = value == "1";
     } else if (key == "sparoa.fallback_profile") {
       sparoa.fallback_profile = value;
+    } else if (key == "temporl.model") {
+      temporl.model_file = value;
+    } else if (key == "temporl.base") {
+      temporl.base = value;
+    } else if (key == "temporl.guard") {
+      if (value != "0" && value != "1")
+        return InvalidArgument("policy setting temporl.guard expects 0 or 1, got '" + value + "'");
+      temporl.guard = value == "1";
     } else {
       return InvalidArgument("unknown policy setting '" + key +
                              "' (known: threshold.intensity, threshold.sparsity, "
-                             "sparoa.policy_file, sparoa.polish, sparoa.fallback_profile)");
+                             "sparoa.policy_file, sparoa.polish, sparoa.fallback_profile, "
+                             "temporl.model, temporl.base, temporl.guard)");
     }
   }
   RegisterBasicPolicies(registry);
   RegisterCostModelPolicies(registry, threshold);
   RegisterBaselinePolicies(registry);
   RegisterSparoaPolicy(registry, sparoa);
+  // temporl's base is any policy registered before it (a copy: no cycle).
+  RegisterTemporlPolicy(registry, temporl, std::make_shared<const PolicyRegistry>(registry));
   return Status::Ok();
 }
 

@@ -248,8 +248,8 @@ double Simulator::Copy(int value, int from, int to, double ready_us, double byte
   ++result_.copies;
   result_.latency_us = std::max(result_.latency_us, end);
   if (timeline_)
-    result_.copy_log.push_back({value, static_cast<int16_t>(from), static_cast<int16_t>(to), bytes,
-                                start, end});
+    result_.copy_log.push_back({value, current_node_, static_cast<int16_t>(from),
+                                static_cast<int16_t>(to), bytes, start, end});
   return end;
 }
 
@@ -324,6 +324,7 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
   const size_t n_nodes = std::min(placement.size(), static_cast<size_t>(g_.num_nodes));
   for (size_t n = 0; n < n_nodes; ++n) {
     const SimPlacement& p = placement[n];
+    current_node_ = static_cast<int32_t>(n);
     const int d = p.device;
     const bool sliced = p.other_device >= 0;
     const double share = sliced ? SliceShare(g_, static_cast<int>(n), p) : 1.0;
@@ -384,8 +385,10 @@ const SimResult& Simulator::Run(std::span<const SimPlacement> placement, bool ti
       t.other_device = p.other_device;
       t.other_start_us = other_start;
       t.other_end_us = other_end;
+      t.done_us = done;
     }
   }
+  current_node_ = -1;
   for (int32_t v : g_.graph_output_values) Available(v, 0);
 
   const double span = result_.latency_us;

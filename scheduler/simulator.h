@@ -125,10 +125,14 @@ struct SimNodeTime {
   double start_us = 0, end_us = 0;
   int16_t other_device = -1;  // slice part
   double other_start_us = 0, other_end_us = 0;
+  double done_us = 0;  // outputs ready on `device` (a slice: after its join)
 };
 
 struct SimCopy {
   int32_t value = 0;
+  // The node whose issue made the copy (a reader's input, or a slice's part
+  // copied back); -1 for the graph outputs' copies to the host.
+  int32_t node = -1;
   int16_t from = 0, to = 0;
   double bytes = 0;
   double start_us = 0, end_us = 0;
@@ -173,6 +177,7 @@ class Simulator {
   int max_slots_ = 1;
   int max_engines_ = 1;
   bool timeline_ = false;
+  int32_t current_node_ = -1;  // for SimCopy::node
   SimResult result_;
 };
 

@@ -11,6 +11,8 @@
 #include "runtime/model_loader.h"
 #include "scheduler/policies.h"
 #include "scheduler/simulator.h"
+#include "scheduler/split_metrics.h"
+#include "tools/cli_temporl.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -26,14 +28,17 @@ constexpr char kPlanHelp[] =
     "prints the placement table (node, op, device, slice, predicted time, why)\n"
     "and the plan's SIMULATED latency, per-device busy time, bytes moved and\n"
     "energy. Nothing runs on a device: every figure is the cost model's\n"
-    "prediction on the profile, labelled simulated.\n"
+    "prediction on the profile, labelled simulated. Split layers get their part\n"
+    "times, timing gap and hidden copy share (simulated).\n"
     "\n"
     "  --profile P   a profile name (braid plan --list-profiles) or a .json file\n"
     "                (default host: this machine, generic estimates)\n"
     "  --policy P    cpu-only (default), gpu-only, threshold, heft, partition\n"
-    "                optimal or sparoa (docs/scheduler.md)\n"
+    "                optimal, sparoa or temporl (docs/scheduler.md)\n"
     "  --policy-file F  sparoa: a trained model from `braid train` (default: none,\n"
-    "                grid-searched thresholds and no SAC step)\n"
+    "                grid-searched thresholds and no SAC step); temporl: the agent from\n"
+    "                `braid train --policy temporl` (required)\n"
+    "  --temporl-base P  temporl: the policy that places every node (default partition)\n"
     "  --no-polish   sparoa: skip the final simulator local search (not RL), i.e.\n"
     "                the predictor + SAC plan alone\n"
     "  --devices L   comma-separated plan devices, host first (default: all of\n"
@@ -91,14 +96,20 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::string> sparsity = value("--sparsity-threshold", "");
   StatusOr<std::string> save = value("--save", "");
   StatusOr<std::string> policy_file = value("--policy-file", "");
-  for (const auto* s :
-       {&profile_name, &policy_name, &devices_flag, &intensity, &sparsity, &save, &policy_file})
+  StatusOr<std::string> temporl_base = value("--temporl-base", "");
+  for (const auto* s : {&profile_name, &policy_name, &devices_flag, &intensity, &sparsity, &save,
+                        &policy_file, &temporl_base})
     if (!s->ok()) return fail(s->status());
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (pos->size() != 1) return fail(InvalidArgument("expected one MODEL (see --help)"));
-  if ((!policy_file->empty() || no_polish) && *policy_name != "sparoa")
-    return fail(InvalidArgument("--policy-file and --no-polish apply to --policy sparoa only"));
+  const bool temporl = *policy_name == "temporl";
+  if (no_polish && *policy_name != "sparoa")
+    return fail(InvalidArgument("--no-polish applies to --policy sparoa only"));
+  if (!policy_file->empty() && *policy_name != "sparoa" && !temporl)
+    return fail(InvalidArgument("--policy-file applies to --policy sparoa or temporl only"));
+  if (!temporl_base->empty() && !temporl)
+    return fail(InvalidArgument("--temporl-base applies to --policy temporl only"));
 
   PolicySettings settings;
   if (!intensity->empty()) {
@@ -111,7 +122,9 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     if (!v.ok()) return fail(v.status());
     settings["threshold.sparsity"] = *sparsity;
   }
-  if (!policy_file->empty()) settings["sparoa.policy_file"] = *policy_file;
+  if (!policy_file->empty())
+    settings[temporl ? "temporl.model" : "sparoa.policy_file"] = *policy_file;
+  if (!temporl_base->empty()) settings["temporl.base"] = *temporl_base;
   if (no_polish) settings["sparoa.polish"] = "0";
 
   StatusOr<DeviceProfile> profile = LoadDeviceProfile(ResolveProfileName(*profile_name));
@@ -147,8 +160,11 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
                                 model.Cost(work, o).TotalUs(1 - p.slice->ratio)) / 1e3;
     }
   }
-  StatusOr<SimResult> sim = SimulatePlan(*sim_graph, *plan);
+  StatusOr<SimResult> sim = SimulatePlan(*sim_graph, *plan, /*timeline=*/true);
   if (!sim.ok()) return fail(sim.status());
+  StatusOr<std::vector<SimPlacement>> placement = CompilePlacement(*sim_graph, *plan);
+  if (!placement.ok()) return fail(placement.status());
+  const std::vector<SplitLayerMetrics> splits = SplitMetricsFromSim(*sim_graph, *placement, *sim);
 
   if (!save->empty()) {
     std::ofstream f(*save, std::ios::binary | std::ios::trunc);
@@ -172,6 +188,15 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
           << ",\"busy_ms\":" << JsonNumber(s.busy_us / 1e3)
           << ",\"idle_ms\":" << JsonNumber(s.idle_us / 1e3) << ",\"kernels\":" << s.kernels
           << ",\"idle_gaps\":" << s.idle_gaps << ",\"energy_j\":" << JsonNumber(s.energy_j) << "}";
+    }
+    out << "],\"split_layers\":[";
+    for (size_t i = 0; i < splits.size(); ++i) {
+      const SplitLayerMetrics& m = splits[i];
+      out << (i ? "," : "") << "{\"node\":" << JsonString(m.node)
+          << ",\"share\":" << JsonNumber(m.share) << ",\"t_a_us\":" << JsonNumber(m.finish_a_us)
+          << ",\"t_b_us\":" << JsonNumber(m.finish_b_us) << ",\"gap_us\":" << JsonNumber(m.gap_us)
+          << ",\"copy_us\":" << JsonNumber(m.copy_us)
+          << ",\"hidden_share\":" << JsonNumber(m.hidden_share) << "}";
     }
     out << "]}}\n";
     return kExitOk;
@@ -220,6 +245,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
                   devices[d].c_str(), s.busy_us / 1e3, s.idle_us / 1e3, s.idle_gaps, s.kernels);
     out << line;
   }
+  out << SplitMetricsTable(splits, "simulated");
   if (!save->empty()) out << "plan saved to " << *save << "\n";
   return kExitOk;
 }

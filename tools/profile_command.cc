@@ -13,6 +13,8 @@
 #include "runtime/trace.h"
 #include "scheduler/policies.h"
 #include "scheduler/simulator.h"
+#include "scheduler/split_metrics.h"
+#include "tools/cli_temporl.h"
 #include "tools/commands.h"
 #include "tools/profile_report.h"
 
@@ -31,7 +33,7 @@ constexpr char kProfileHelp[] =
     "Usage: braid profile MODEL [--devices cpu,vgpu] [--plan PLAN.json | --policy P]\n"
     "                     [--profile P] [--vgpu-timing T] [--iterations N] [--warmup W]\n"
     "                     [--threads T] [--pin-threads] [--trace F.json] [--svg F.svg]\n"
-    "                     [--csv F.csv]\n"
+    "                     [--csv F.csv] [--policy-file F] [--temporl-base P]\n"
     "\n"
     "Runs MODEL under a plan through the heterogeneous engine on the devices\n"
     "given (W untimed and N timed runs) and reads the engine's per-step\n"
@@ -48,6 +50,8 @@ constexpr char kProfileHelp[] =
     "  --policy P      placement policy when no --plan: cpu-only, gpu-only, threshold,\n"
     "                  heft, partition, optimal (default cpu-only with one device,\n"
     "                  threshold with more)\n"
+    "  --policy-file F sparoa / temporl: the trained model (`braid train`)\n"
+    "  --temporl-base P temporl: the policy that places every node (default partition)\n"
     "  --profile P     device profile for predictions and policies (default host,\n"
     "                  host-vgpu when vgpu is open; `braid calibrate` predicts better)\n"
     "  --vgpu-timing T vgpu shaping: profile (like the profile's vgpu device and link;\n"
@@ -61,7 +65,9 @@ constexpr char kProfileHelp[] =
     "  --trace F       Chrome trace / Perfetto JSON: a track per device stream and copy\n"
     "                  direction, plus the simulated plan\n"
     "  --svg F         timeline and per-op bar chart\n"
-    "  --csv F         one row per step (ops and copies)\n";
+    "  --csv F         one row per step (ops and copies)\n"
+    "Split layers get their part times, timing gap |T_a - T_b| and hidden copy share,\n"
+    "simulated and measured (from the engine's steps).\n";
 
 bool HasDevice(const DeviceProfile& p, const std::string& name) {
   return std::any_of(p.devices.begin(), p.devices.end(),
@@ -80,7 +86,8 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
   const bool pin_threads = scan.Flag("--pin-threads");
   std::map<std::string, std::string> flags;
   for (const char* f : {"--devices", "--plan", "--policy", "--profile", "--vgpu-timing",
-                        "--iterations", "--warmup", "--threads", "--trace", "--svg", "--csv"}) {
+                        "--iterations", "--warmup", "--threads", "--trace", "--svg", "--csv",
+                        "--policy-file", "--temporl-base"}) {
     StatusOr<std::optional<std::string>> v = scan.Value(f);
     if (!v.ok()) return fail(v.status());
     if (*v) flags[f] = **v;
@@ -150,8 +157,20 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
                                    : (options.devices.size() > 1 ? "threshold" : "cpu-only");
     StatusOr<Graph> graph = PlannedGraph(model);
     if (!graph.ok()) return fail(graph.status());
+    PolicySettings settings;
+    if (flags.count("--policy-file")) {
+      if (policy != "sparoa" && policy != "temporl")
+        return fail(InvalidArgument("--policy-file applies to --policy sparoa or temporl only"));
+      settings[policy == "temporl" ? "temporl.model" : "sparoa.policy_file"] =
+          flags["--policy-file"];
+    }
+    if (flags.count("--temporl-base")) {
+      if (policy != "temporl")
+        return fail(InvalidArgument("--temporl-base applies to --policy temporl only"));
+      settings["temporl.base"] = flags["--temporl-base"];
+    }
     PolicyRegistry policies;
-    if (Status s = RegisterPolicies(policies); !s.ok()) return fail(s);
+    if (Status s = RegisterPolicies(policies, settings); !s.ok()) return fail(s);
     PlacementContext ctx;
     ctx.devices = options.devices;
     ctx.cost_model = &cost;
@@ -276,6 +295,16 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
   } else {
     out << "; not simulated (" << sim_note << ")\n";
   }
+  // Split layers: simulated beside measured.
+  if (sim && sg) {
+    StatusOr<std::vector<SimPlacement>> placement = CompilePlacement(*sg, t.plan);
+    if (placement.ok()) out << SplitMetricsTable(SplitMetricsFromSim(*sg, *placement, *sim), "simulated");
+  }
+  bool any_virtual = false;
+  for (const StepProfile& s : t.steps) any_virtual |= s.virtual_device;
+  out << SplitMetricsTable(MeasuredSplitMetrics(t),
+                           any_virtual ? "MEASURED through the engine; vgpu = virtual GPU, a model"
+                                       : "MEASURED through the engine");
   if (t.energy_j_per_inference >= 0) {
     std::snprintf(line, sizeof(line), "energy: %.4f J per inference (measured: %s)\n",
                   t.energy_j_per_inference, t.energy_source.c_str());

@@ -1,6 +1,9 @@
 // braid train --policy sparoa --profiles a,b --out POLICY.bin [--episodes N]
 //             [--seed S] [--csv curve.csv] [--svg curve.svg] [--random-graphs N]
 //             [--energy-weight L]
+// braid train --policy temporl --out TEMPORL.bin [--profiles a,b] [--episodes N]
+//             [--seed S] [--csv curve.csv] [--svg curve.svg] [--random-graphs N]
+//             [--models a,b] [--base POLICY]
 //
 // Trains SparOA (scheduler/sparoa_policy.h) on the simulator: the threshold
 // predictor on grid-searched best thresholds over the built-in zoo plus
@@ -26,7 +29,9 @@
 #include "scheduler/device_profile.h"
 #include "scheduler/sparoa_policy.h"
 #include "tools/cli_random_graph.h"
+#include "tools/cli_temporl.h"
 #include "tools/commands.h"
+#include "tools/profile_report.h"
 
 namespace braid::cli {
 namespace {
@@ -44,7 +49,17 @@ constexpr char kTrainHelp[] =
     "  --seed S        seeds the random graphs and SAC (default 1)\n"
     "  --random-graphs N  generated graphs (default 24)\n"
     "  --energy-weight L  reward -(latency + L * energy), both relative (default 0)\n"
-    "  --csv, --svg    learning curve (per-episode cost relative to the threshold plan)\n";
+    "  --csv, --svg    learning curve (per-episode cost relative to the threshold plan)\n\n"
+    "       braid train --policy temporl --out TEMPORL.bin [--profiles A,B] [--episodes N]\n"
+    "                   [--seed S] [--csv CURVE.csv] [--svg CURVE.svg] [--random-graphs N]\n"
+    "                   [--models a,b] [--base POLICY]\n\n"
+    "Trains TempoRL's split-ratio agent (REINFORCE with a critic baseline, one continuous\n"
+    "ratio per sliceable layer) on SIMULATED part times: reward -|T_a - T_b| / S + 0.25 (hidden\n"
+    "copy share - 1) - (latency change) / S. Layers' devices come from --base (default\n"
+    "partition). Every 4th random graph is held out; the summary compares the greedy agent's\n"
+    "split-layer gap with the 50/50 and the peak-FLOPs split of the same layers.\n"
+    "  --models L      built-in models to train on (default: all)\n"
+    "  --episodes N    (default 300), --random-graphs N (default 8)\n";
 
 // prefix + n, built by append (GCC 12's -Wrestrict misfires on "x" + to_string).
 std::string Numbered(const char* prefix, uint64_t n) {
@@ -114,6 +129,111 @@ void WriteSvg(std::ostream& out, const std::vector<double>& train,
          "fill='darkorange'>greedy, held-out graphs</text>\n</svg>\n";
 }
 
+
+struct TemporlTrainFlags {
+  std::string profiles, out, episodes, seed, csv, svg, random_graphs, models, base;
+};
+
+// braid train --policy temporl: every figure SIMULATED.
+int RunTrainTemporl(const TemporlTrainFlags& f, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& s) { return ReportError(err, "train", s); };
+  if (f.out.empty()) return fail(InvalidArgument("--out TEMPORL.bin is required"));
+  char* end = nullptr;
+  const long episodes = std::strtol(f.episodes.c_str(), &end, 10);
+  if (*end != 0 || episodes < 0 || episodes > 1000000)
+    return fail(InvalidArgument("--episodes: expected 0..1000000"));
+  const unsigned long long seed = std::strtoull(f.seed.c_str(), &end, 10);
+  if (*end != 0 || seed > kMaxTrainSeed)
+    return fail(InvalidArgument("--seed: expected an integer 0..1000000"));
+  const std::string random_text = f.random_graphs.empty() ? std::string("8") : f.random_graphs;
+  const long random_graphs = std::strtol(random_text.c_str(), &end, 10);
+  if (*end != 0 || random_graphs < 0 || random_graphs > 10000)
+    return fail(InvalidArgument("--random-graphs: expected 0..10000"));
+  const std::string base = f.base.empty() ? "partition" : f.base;
+  if (base == "temporl") return fail(InvalidArgument("--base must be another policy"));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  out << "braid train --policy temporl: SIMULATED (cost model + simulator on device profiles; "
+         "no device is run)\n";
+  StatusOr<TemporlTrainSet> set = BuildTemporlTrainSet(
+      SplitList(f.profiles), SplitList(f.models), static_cast<int>(random_graphs), seed, base);
+  if (!set.ok()) return fail(set.status());
+  std::vector<TemporlEnv*> train = set->Envs(false), eval = set->Envs(true);
+  if (train.empty()) return fail(InvalidArgument("no training graph has a sliceable layer"));
+  if (eval.empty()) eval = train;  // fewer than 4 random graphs: evaluate on the training set
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%zu training and %zu held-out (graph, profile) pairs, base plans from %s, %.1f s\n",
+                train.size(), set->Envs(true).size(), base.c_str(), elapsed());
+  out << line;
+  TemporlTrainOptions options;
+  options.episodes = static_cast<int>(episodes);
+  options.seed = seed;
+  options.eval_every = std::max(1, options.episodes / 20);
+  TemporlModel model = NewTemporlModel(options.hidden, seed);
+  model.trained_on = f.profiles + "; base " + base;
+  std::ofstream csv;
+  if (!f.csv.empty()) {
+    csv.open(f.csv);
+    if (!csv) return fail(NotFound("cannot open " + f.csv + " for writing"));
+    csv << "episode,train_reward,train_gap_over_scale,eval_gap_vs_half,eval_latency_vs_base\n";
+  }
+  const std::vector<TemporlCurvePoint> curve =
+      TrainTemporl(train, eval, options, model, [&](const TemporlCurvePoint& p) {
+        if (csv.is_open())
+          csv << p.episode << "," << p.train_reward << "," << p.train_gap_norm << ","
+              << (p.eval_gap_vs_half >= 0 ? std::to_string(p.eval_gap_vs_half) : "") << ","
+              << (p.eval_latency_vs_base >= 0 ? std::to_string(p.eval_latency_vs_base) : "")
+              << "\n";
+        if (p.eval_gap_vs_half < 0) return;
+        std::snprintf(line, sizeof line,
+                      "episode %5d  reward %8.4f  held-out greedy, no guard: gap %.3fx the 50/50 split's, "
+                      "latency %.4fx the base plan's  %.1f s\n",
+                      p.episode, p.train_reward, p.eval_gap_vs_half, p.eval_latency_vs_base,
+                      elapsed());
+        out << line << std::flush;
+      });
+  if (!f.svg.empty()) {
+    if (Status s = WriteTextFile(f.svg, TemporlCurveSvg(curve)); !s.ok()) return fail(s);
+  }
+  if (Status s = SaveTemporlModel(model, f.out); !s.ok()) return fail(s);
+  // Summary: greedy with the guard, against the static splits of the same
+  // layers; training pairs and held-out pairs apart.
+  for (const auto& [held_out, guard] :
+       {std::pair{false, true}, std::pair{true, true}, std::pair{false, false}, std::pair{true, false}}) {
+    double gap = 0, half = 0, peak = 0, mgap = 0, mhalf = 0, mpeak = 0;
+    std::vector<double> latency_vs_base;
+    int layers = 0, movable = 0;
+    for (const TemporlTrainSet::Item& item : set->items) {
+      if (item.held_out != held_out) continue;
+      const TemporlComparison c = CompareTemporl(*item.env, model, *item.model, guard);
+      layers += c.layers;
+      movable += c.movable_layers;
+      gap += c.gap_us, half += c.half_gap_us, peak += c.peak_gap_us;
+      mgap += c.movable_gap_us, mhalf += c.movable_half_gap_us, mpeak += c.movable_peak_gap_us;
+      latency_vs_base.push_back(c.latency_us / c.base_latency_us);
+    }
+    if (latency_vs_base.empty()) continue;
+    std::snprintf(line, sizeof line,
+                  "summary (SIMULATED, %s%s, %zu pairs): %d split layers, summed |gap| %.3fx the "
+                  "50/50 split's, %.3fx the peak-ratio split's; on the %d whose split can move: "
+                  "%.3fx and %.3fx; latency %.4fx %s's (max %.4fx)\n",
+                  held_out ? "held-out" : "training",
+                  guard ? "" : ", agent's ratios without the guard", latency_vs_base.size(), layers,
+                  half > 0 ? gap / half : 1.0, peak > 0 ? gap / peak : 1.0, movable,
+                  mhalf > 0 ? mgap / mhalf : 1.0, mpeak > 0 ? mgap / mpeak : 1.0,
+                  Mean(latency_vs_base), base.c_str(),
+                  *std::max_element(latency_vs_base.begin(), latency_vs_base.end()));
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "wrote %s (%ld episodes, seed %llu) in %.1f s\n", f.out.c_str(),
+                episodes, seed, elapsed());
+  out << line;
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunTrain(Args args, std::ostream& out, std::ostream& err) {
@@ -134,16 +254,25 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::string> seed_flag = value("--seed", "1");
   StatusOr<std::string> csv_path = value("--csv", "");
   StatusOr<std::string> svg_path = value("--svg", "");
-  StatusOr<std::string> random_flag = value("--random-graphs", "24");
+  StatusOr<std::string> random_flag = value("--random-graphs", "");
   StatusOr<std::string> energy_flag = value("--energy-weight", "0");
+  StatusOr<std::string> models_flag = value("--models", "");
+  StatusOr<std::string> base_flag = value("--base", "");
   for (const auto* s : {&policy, &profiles_flag, &out_path, &episodes_flag, &seed_flag, &csv_path,
-                        &svg_path, &random_flag, &energy_flag})
+                        &svg_path, &random_flag, &energy_flag, &models_flag, &base_flag})
     if (!s->ok()) return fail(s->status());
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (!pos->empty()) return fail(InvalidArgument("unexpected argument " + (*pos)[0]));
+  if (*policy == "temporl") {
+    TemporlTrainFlags f{*profiles_flag, *out_path,   *episodes_flag, *seed_flag, *csv_path,
+                        *svg_path,      *random_flag, *models_flag,  *base_flag};
+    return RunTrainTemporl(f, out, err);
+  }
   if (*policy != "sparoa")
-    return fail(InvalidArgument("--policy must be sparoa (the only trainable policy)"));
+    return fail(InvalidArgument("--policy must be sparoa or temporl (the trainable policies)"));
+  if (!models_flag->empty() || !base_flag->empty())
+    return fail(InvalidArgument("--models and --base apply to --policy temporl only"));
   if (out_path->empty()) return fail(InvalidArgument("--out POLICY.bin is required"));
   char* end = nullptr;
   const long episodes = std::strtol(episodes_flag->c_str(), &end, 10);
@@ -152,7 +281,8 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   const unsigned long long seed = std::strtoull(seed_flag->c_str(), &end, 10);
   if (*end != 0 || seed > kMaxTrainSeed)
     return fail(InvalidArgument("--seed: expected an integer 0..1000000"));
-  const long random_graphs = std::strtol(random_flag->c_str(), &end, 10);
+  const std::string random_text = random_flag->empty() ? std::string("24") : *random_flag;
+  const long random_graphs = std::strtol(random_text.c_str(), &end, 10);
   if (*end != 0 || random_graphs < 0 || random_graphs > 10000)
     return fail(InvalidArgument("--random-graphs: expected 0..10000"));
   const double energy_weight = std::strtod(energy_flag->c_str(), &end);

@@ -1,0 +1,222 @@
+// The `temporl` policy (TempoRL, docs/scheduler.md): a learned agent picks
+// the split ratio of each sliceable layer, continuously, so that the layer's
+// two parts finish together (the timing gap) and its copies hide behind its
+// compute, without raising end-to-end latency. The devices come from a base
+// policy (default partition); the agent only decides how each sliceable
+// layer is shared between its device and a second one.
+//
+//   ASSIGN_OR_RETURN(braid::TemporlModel model, braid::LoadTemporlModel("temporl.bin"));
+//   ASSIGN_OR_RETURN(std::unique_ptr<braid::TemporlEnv> env,
+//                    braid::TemporlEnv::Create(graph, ctx, base_plan));
+//   braid::TemporlPass pass = env->Run(braid::GreedyChooser(model), /*guard=*/true);
+//   braid::Plan plan = env->ToPlan(graph, base_plan, pass, "temporl");
+//
+// Agent: a Gaussian policy on the split ratio's logit (mean from an MLP,
+// sigmoid to (0, 1)) trained by REINFORCE with a learned baseline (critic),
+// one decision per layer (gamma = 0), in the simulator. Deterministic at plan
+// time (the mean). The engine rounds a channel split to whole blocks of
+// kSliceChannelMultiple channels (scheduler/plan.h), so the ratio as run is
+// the nearest block boundary: the simulator and every metric use that.
+#ifndef BRAID_SCHEDULER_TEMPORL_POLICY_H_
+#define BRAID_SCHEDULER_TEMPORL_POLICY_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/mlp.h"
+#include "scheduler/placement_space.h"
+#include "scheduler/split_metrics.h"
+#include "scheduler/temporl_options.h"
+
+namespace braid {
+
+// Per layer: its cost on both devices, when each device is free and its
+// inputs are there (queue times from the simulated schedule so far), its
+// copies and the cost model's balanced ratio; times relative to the layer's
+// total work (docs/scheduler.md lists them).
+inline constexpr int kTemporlStateSize = 14;
+using TemporlState = std::array<double, kTemporlStateSize>;
+
+// Reward of one layer's decision: -gap * |T_a - T_b| / S + hidden * (hidden
+// share - 1) - latency * (change of simulated end-to-end latency) / S, with
+// S the layer's time on both devices (scale-free across layers).
+struct TemporlRewardWeights {
+  double gap = 1.0;
+  double hidden = 0.25;
+  double latency = 1.0;
+};
+
+struct TemporlModel {
+  Mlp actor;  // kTemporlStateSize -> 1: mean of the ratio's logit
+  TemporlRewardWeights weights;
+  std::string trained_on;  // profiles / graphs (informational)
+  int64_t episodes = 0;
+  uint64_t seed = 0;
+};
+// A fresh (untrained) actor: its output starts near 0, i.e. ratio ~0.5.
+TemporlModel NewTemporlModel(int hidden, uint64_t seed);
+// "BRAIDTRL", version, weights, trained_on, episodes, seed, actor. Errors
+// (DataLoss / NotFound) name the file.
+Status SaveTemporlModel(const TemporlModel& model, const std::string& path);
+StatusOr<TemporlModel> LoadTemporlModel(const std::string& path);
+
+// The ratio (share of the layer's own device) the model picks: sigmoid of the mean.
+double TemporlRatio(const TemporlModel& model, const TemporlState& state);
+
+struct TemporlStep {
+  int node = 0;
+  TemporlState state{};
+  double asked_ratio = 0.5;  // what the chooser returned
+  double share = 0.5;        // as run (block rounding)
+  double gap_us = 0;         // simulated, with this split
+  double hidden_share = -1;
+  double scale_us = 0;       // S
+  double latency_delta_us = 0;
+  double reward = 0;
+  bool kept = true;  // false: the guard put the base placement back
+};
+
+struct TemporlPass {
+  std::vector<SimPlacement> placement;
+  std::vector<TemporlStep> steps;
+  double base_latency_us = 0;  // simulated
+  double latency_us = 0;       // simulated
+};
+
+// Returns the ratio in (0, 1) for a state (and may remember what it drew).
+using TemporlChooser = std::function<double(const TemporlState&)>;
+TemporlChooser GreedyChooser(const TemporlModel& model);
+
+// The environment for one graph on one device set: the placement space,
+// the base plan's placement and the layers the agent decides.
+class TemporlEnv {
+ public:
+  // base_plan: the base policy's plan for `graph` (MakePlan output).
+  static StatusOr<std::unique_ptr<TemporlEnv>> Create(const Graph& graph,
+                                                      const PlacementContext& context,
+                                                      const Plan& base_plan);
+
+  const PlacementSpace& space() const { return space_; }
+  const std::vector<SimPlacement>& base_placement() const { return base_; }
+  // The layers the agent decides, in graph order, with the device pair it
+  // splits them between (the base's device first): those the base split,
+  // and sliceable ones the base left whole where a split at the cost
+  // model's balanced ratio lowers simulated latency by 0.1% or more.
+  const std::vector<int>& layers() const { return layers_; }
+  int main_device(size_t k) const { return main_[k]; }
+  int other_device(size_t k) const { return other_[k]; }
+  double base_latency_us() const { return base_latency_us_; }
+
+  // One pass over the layers in graph order: state, chooser's ratio, split,
+  // simulate, reward; with `guard` a split that raises the simulated latency
+  // is undone. Deterministic for a deterministic chooser.
+  TemporlPass Run(const TemporlChooser& choose, bool guard,
+                  const TemporlRewardWeights& weights = {});
+
+  // `placement` with every split layer's ratio replaced by ratio(node, main,
+  // other) (the 50/50 and peak-ratio references), same layers split.
+  std::vector<SimPlacement> WithRatios(std::span<const SimPlacement> placement,
+                                       const std::function<double(int, int, int)>& ratio) const;
+  // Simulated split-layer metrics and latency of a placement.
+  std::vector<SplitLayerMetrics> Metrics(std::span<const SimPlacement> placement,
+                                         double* latency_us = nullptr);
+
+  // base_plan with the pass's placement applied (streams and pins kept) and
+  // reasons that say what the agent did.
+  Plan ToPlan(const Plan& base_plan, const TemporlPass& pass, const std::string& policy,
+              const std::string& base_name) const;
+
+ private:
+  TemporlEnv() = default;
+  TemporlState State(int node, int main, int other, std::span<const SimPlacement> placement,
+                     const SimResult& r) const;
+  SplitLayerMetrics LayerMetrics(int node, std::span<const SimPlacement> placement,
+                                 const SimResult& r) const;
+
+  PlacementSpace space_;
+  std::unique_ptr<Simulator> sim_;
+  std::vector<SimPlacement> base_;
+  std::vector<int> layers_, main_, other_;
+  std::vector<int> producer_;  // [value] -> node, -1 for graph inputs
+  double base_latency_us_ = 0;
+};
+
+// The peak-FLOPs split: share of `device` = its peak / (both peaks).
+double PeakRatio(const CostModel& model, const std::string& device, const std::string& other);
+
+struct TemporlTrainOptions {
+  int episodes = 300;
+  uint64_t seed = 1;
+  int hidden = 64;
+  double learning_rate = 1e-3;
+  double sigma_start = 0.8, sigma_end = 0.08;  // exploration on the logit
+  int eval_every = 20;                         // episodes between greedy evaluations
+  int batch_episodes = 8;                      // episodes per gradient step
+  TemporlRewardWeights weights;
+};
+
+struct TemporlCurvePoint {
+  int episode = 0;          // 1-based; 0 = before training
+  double train_reward = 0;  // mean per-layer reward of the episode (sampled actions)
+  double train_gap_norm = 0;  // mean gap / S of its layers
+  // Greedy without the guard (the agent's own ratios) on the evaluation
+  // envs (only at evaluation points, else < 0):
+  // summed split-layer gap over the 50/50 split's on the same layers, and
+  // simulated latency over the base plan's (geometric means).
+  double eval_gap_vs_half = -1;
+  double eval_latency_vs_base = -1;
+};
+
+// REINFORCE with a critic baseline over `train` (episodes cycle through a
+// seeded shuffle). `model` is trained in place (NewTemporlModel first).
+// `on_point` (may be empty) sees every curve point as it is made.
+std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
+                                            std::span<TemporlEnv* const> eval,
+                                            const TemporlTrainOptions& options, TemporlModel& model,
+                                            const std::function<void(const TemporlCurvePoint&)>&
+                                                on_point = {});
+
+// Greedy evaluation of one env: its pass plus the same layers at 50/50 and
+// at the peak ratio (simulated).
+struct TemporlComparison {
+  int layers = 0;  // split layers in the temporl plan
+  double gap_us = 0, half_gap_us = 0, peak_gap_us = 0;  // summed over those layers
+  double latency_us = 0, half_latency_us = 0, peak_latency_us = 0, base_latency_us = 0;
+  double hidden_share = -1, half_hidden_share = -1, peak_hidden_share = -1;
+  // The same sums over the layers whose split can move: more than one split
+  // point (SliceSplitIndex), e.g. not 32 channels in blocks of 16.
+  int movable_layers = 0;
+  double movable_gap_us = 0, movable_half_gap_us = 0, movable_peak_gap_us = 0;
+};
+// True when `node`'s channel split has more than one split point.
+bool SplitCanMove(const SimGraph& sim_graph, int node);
+TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
+                                 bool guard = true);
+
+class TemporlPolicy : public Policy {
+ public:
+  TemporlPolicy(std::shared_ptr<const TemporlModel> model, TemporlOptions options,
+                std::shared_ptr<const PolicyRegistry> base_policies, Status load_status = Status())
+      : model_(std::move(model)),
+        options_(std::move(options)),
+        base_policies_(std::move(base_policies)),
+        load_status_(std::move(load_status)) {}
+  std::string name() const override { return "temporl"; }
+  StatusOr<Plan> Place(const Graph& graph, const PlacementContext& context) const override;
+
+ private:
+  std::shared_ptr<const TemporlModel> model_;
+  TemporlOptions options_;
+  std::shared_ptr<const PolicyRegistry> base_policies_;
+  Status load_status_;
+};
+
+}  // namespace braid
+
+#endif  // BRAID_SCHEDULER_TEMPORL_POLICY_H_

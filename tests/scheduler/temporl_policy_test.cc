@@ -1,0 +1,248 @@
+// The `temporl` policy (scheduler/temporl_policy.h): valid plans with slices
+// only on sliceable nodes, determinism, the model file's round trip and
+// errors, and that training lowers the timing gap against the 50/50 split.
+// Every latency and gap here is simulated (cost model + simulator).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "graph/annotate.h"
+#include "graph/passes/passes.h"
+#include "models/builtin.h"
+#include "scheduler/device_profile.h"
+#include "scheduler/optimal.h"
+#include "scheduler/policies.h"
+#include "scheduler/temporl_policy.h"
+
+namespace braid {
+namespace {
+
+struct ModelSetup {
+  Graph graph;
+  std::unique_ptr<CostModel> model;
+  PlacementContext ctx;
+};
+
+ModelSetup MakeSetup(const std::string& model_name, const std::string& profile_name) {
+  ModelSetup s;
+  StatusOr<Graph> g = BuildBuiltinModel(model_name);
+  EXPECT_TRUE(g.ok());
+  s.graph = std::move(*g);
+  EXPECT_TRUE(RunDefaultPasses(s.graph).ok());
+  EXPECT_TRUE(Annotate(s.graph).ok());
+  StatusOr<DeviceProfile> p = LoadDeviceProfile(profile_name);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  s.model = std::make_unique<CostModel>(*p);
+  for (const DeviceSpec& d : p->devices) s.ctx.devices.push_back(d.name);
+  s.ctx.cost_model = s.model.get();
+  return s;
+}
+
+std::string TempPath(const std::string& leaf) {
+  return ::testing::TempDir() + "/braid_temporl_" + leaf;
+}
+
+Plan BasePlan(const ModelSetup& s) {
+  PolicyRegistry r;
+  RegisterBaselinePolicies(r);
+  StatusOr<Plan> plan = MakePlan(r, "partition", s.graph, s.ctx);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return *plan;
+}
+
+// A small trained model, shared by the tests (trained once, seeded).
+const TemporlModel& TrainedModel() {
+  static const TemporlModel* model = [] {
+    ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+    StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+    EXPECT_TRUE(env.ok());
+    auto* m = new TemporlModel(NewTemporlModel(32, 7));
+    TemporlTrainOptions o;
+    o.episodes = 400;
+    o.seed = 7;
+    o.hidden = 32;
+    o.eval_every = 1000;
+    TemporlEnv* envs[] = {env->get()};
+    TrainTemporl(envs, envs, o, *m);
+    return m;
+  }();
+  return *model;
+}
+
+TEST(TemporlTest, TrainingLowersTheGapAgainstTheHalfSplit) {
+  // squeezenet1_1 on cpu + vgpu: partition splits 13 layers whose split can move.
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  ASSERT_FALSE((*env)->layers().empty());
+  TemporlEnv* envs[] = {env->get()};
+  TemporlModel model = NewTemporlModel(32, 7);
+  // Untrained: ratio ~0.5 on every layer, so about the 50/50 split's gap.
+  const TemporlComparison before = CompareTemporl(**env, model, *s.model, /*guard=*/false);
+  EXPECT_NEAR(before.gap_us, before.half_gap_us, 0.05 * before.half_gap_us);
+  TemporlTrainOptions o;
+  o.episodes = 400;
+  o.seed = 7;
+  o.hidden = 32;
+  o.eval_every = 100;
+  const std::vector<TemporlCurvePoint> curve = TrainTemporl(envs, envs, o, model);
+  ASSERT_EQ(curve.size(), 401u);
+  const TemporlComparison after = CompareTemporl(**env, model, *s.model, /*guard=*/false);
+  ASSERT_GT(after.movable_layers, 5);
+  // The agent's own ratios (no guard) on the same layers.
+  EXPECT_LT(after.movable_gap_us, 0.7 * after.movable_half_gap_us)
+      << "gap " << after.movable_gap_us << " us vs 50/50 " << after.movable_half_gap_us << " us";
+  EXPECT_LT(after.latency_us, before.latency_us);
+  // The rewards rose over training (mean of the last 50 episodes vs the first 50).
+  double first = 0, last = 0;
+  for (int i = 1; i <= 50; ++i) {
+    first += curve[static_cast<size_t>(i)].train_reward;
+    last += curve[curve.size() - static_cast<size_t>(i)].train_reward;
+  }
+  EXPECT_GT(last, first);
+}
+
+TEST(TemporlTest, PolicyPlansAreValidDeterministicAndNoSlowerThanTheBase) {
+  const std::string path = TempPath("valid.bin");
+  ASSERT_TRUE(SaveTemporlModel(TrainedModel(), path).ok());
+  for (const char* name : {"tiny_cnn", "squeezenet1_1"}) {
+    ModelSetup s = MakeSetup(name, "host-vgpu");
+    PolicyRegistry r;
+    // Without the guard every layer the agent decides is split.
+    ASSERT_TRUE(RegisterPolicies(r, {{"temporl.model", path}, {"temporl.guard", "0"}}).ok());
+    StatusOr<Plan> plan = MakePlan(r, "temporl", s.graph, s.ctx);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_EQ(plan->policy, "temporl");
+    int slices = 0;
+    for (size_t i = 0; i < plan->nodes.size(); ++i) {
+      const NodePlan& p = plan->nodes[i];
+      EXPECT_EQ(p.reason.rfind("temporl: ", 0), 0u) << p.reason;
+      if (!p.slice) continue;
+      ++slices;
+      EXPECT_TRUE(IsSliceable(s.graph.node(static_cast<NodeId>(i)), p.slice->axis)) << p.node;
+      EXPECT_GT(p.slice->ratio, 0);
+      EXPECT_LT(p.slice->ratio, 1);
+    }
+    EXPECT_GT(slices, 0) << name;
+    StatusOr<Plan> again = MakePlan(r, "temporl", s.graph, s.ctx);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(PlanToJson(*plan), PlanToJson(*again));
+    // The guard: never slower (simulated) than the base plan.
+    PolicyRegistry guarded;
+    ASSERT_TRUE(RegisterPolicies(guarded, {{"temporl.model", path}}).ok());
+    plan = MakePlan(guarded, "temporl", s.graph, s.ctx);
+    ASSERT_TRUE(plan.ok());
+    StatusOr<Plan> base = MakePlan(r, "partition", s.graph, s.ctx);
+    ASSERT_TRUE(base.ok());
+    StatusOr<SimGraph> sg = BuildSimGraph(s.graph, *s.model, s.ctx.devices);
+    ASSERT_TRUE(sg.ok());
+    StatusOr<SimResult> a = SimulatePlan(*sg, *plan), b = SimulatePlan(*sg, *base);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_LE(a->latency_us, b->latency_us * (1 + 1e-9)) << name;
+  }
+  std::remove(path.c_str());
+}
+
+TEST(TemporlTest, OtherBasePolicyAndSettingsErrors) {
+  const std::string path = TempPath("base.bin");
+  ASSERT_TRUE(SaveTemporlModel(TrainedModel(), path).ok());
+  ModelSetup s = MakeSetup("tiny_cnn", "host-vgpu");
+  PolicyRegistry r;
+  ASSERT_TRUE(RegisterPolicies(r, {{"temporl.model", path}, {"temporl.base", "heft"}}).ok());
+  StatusOr<Plan> plan = MakePlan(r, "temporl", s.graph, s.ctx);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  bool mentions_heft = false;
+  for (const NodePlan& p : plan->nodes) mentions_heft |= p.reason.find("heft") != std::string::npos;
+  EXPECT_TRUE(mentions_heft);
+
+  PolicyRegistry self;
+  ASSERT_TRUE(RegisterPolicies(self, {{"temporl.model", path}, {"temporl.base", "temporl"}}).ok());
+  EXPECT_FALSE(MakePlan(self, "temporl", s.graph, s.ctx).ok());
+  PolicyRegistry unknown;
+  ASSERT_TRUE(RegisterPolicies(unknown, {{"temporl.model", path}, {"temporl.base", "nope"}}).ok());
+  StatusOr<Plan> failed = MakePlan(unknown, "temporl", s.graph, s.ctx);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().ToString().find("nope"), std::string::npos);
+  PolicyRegistry bad_guard;
+  EXPECT_FALSE(RegisterPolicies(bad_guard, {{"temporl.guard", "yes"}}).ok());
+  // No model: a clear error naming the setting.
+  PolicyRegistry none;
+  ASSERT_TRUE(RegisterPolicies(none).ok());
+  StatusOr<Plan> untrained = MakePlan(none, "temporl", s.graph, s.ctx);
+  ASSERT_FALSE(untrained.ok());
+  EXPECT_NE(untrained.status().ToString().find("temporl.model"), std::string::npos);
+  // One device: nothing to split between.
+  PlacementContext one = s.ctx;
+  one.devices = {"cpu"};
+  EXPECT_FALSE(MakePlan(r, "temporl", s.graph, one).ok());
+  std::remove(path.c_str());
+}
+
+TEST(TemporlTest, ModelFileRoundTripAndCorruptFiles) {
+  const TemporlModel& model = TrainedModel();
+  const std::string path = TempPath("model.bin");
+  ASSERT_TRUE(SaveTemporlModel(model, path).ok());
+  StatusOr<TemporlModel> again = LoadTemporlModel(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->episodes, model.episodes);
+  EXPECT_EQ(again->seed, model.seed);
+  TemporlState state{};
+  for (int i = 0; i < kTemporlStateSize; ++i) state[static_cast<size_t>(i)] = 0.05 * i;
+  EXPECT_EQ(TemporlRatio(*again, state), TemporlRatio(model, state));
+
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  ASSERT_TRUE(bytes.ok());
+  auto load_with = [&](const std::string& content) {
+    EXPECT_TRUE(WriteFileBytes(path, content).ok());
+    return LoadTemporlModel(path);
+  };
+  StatusOr<TemporlModel> truncated = load_with(bytes->substr(0, bytes->size() - 5));
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().ToString().find("truncated"), std::string::npos);
+  StatusOr<TemporlModel> trailing = load_with(*bytes + "x");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_NE(trailing.status().ToString().find("trailing"), std::string::npos);
+  std::string wrong_magic = *bytes;
+  wrong_magic[0] = 'X';
+  StatusOr<TemporlModel> magic = load_with(wrong_magic);
+  ASSERT_FALSE(magic.ok());
+  EXPECT_NE(magic.status().ToString().find("BRAIDTRL"), std::string::npos);
+  std::string wrong_size = *bytes;
+  wrong_size[12] = 9;  // the state size after magic and version
+  EXPECT_FALSE(load_with(wrong_size).ok());
+  EXPECT_FALSE(load_with("").ok());
+  // A bad file reaches Place as an error, never as an untrained plan.
+  ASSERT_TRUE(WriteFileBytes(path, bytes->substr(0, 20)).ok());
+  ModelSetup s = MakeSetup("tiny_cnn", "jetson-orin-nano-8gb");
+  PolicyRegistry r;
+  ASSERT_TRUE(RegisterPolicies(r, {{"temporl.model", path}}).ok());
+  EXPECT_FALSE(MakePlan(r, "temporl", s.graph, s.ctx).ok());
+  PolicyRegistry missing;
+  ASSERT_TRUE(RegisterPolicies(missing, {{"temporl.model", TempPath("nope.bin")}}).ok());
+  EXPECT_FALSE(MakePlan(missing, "temporl", s.graph, s.ctx).ok());
+  std::remove(path.c_str());
+}
+
+TEST(TemporlTest, SameSeedSameAgent) {
+  ModelSetup s = MakeSetup("tiny_cnn", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok());
+  TemporlEnv* envs[] = {env->get()};
+  TemporlTrainOptions o;
+  o.episodes = 10;
+  o.hidden = 16;
+  o.eval_every = 100;
+  TemporlModel a = NewTemporlModel(16, 3), b = NewTemporlModel(16, 3);
+  TrainTemporl(envs, envs, o, a);
+  TrainTemporl(envs, envs, o, b);
+  const TemporlPass pa = (*env)->Run(GreedyChooser(a), true);
+  const TemporlPass pb = (*env)->Run(GreedyChooser(b), true);
+  ASSERT_EQ(pa.steps.size(), pb.steps.size());
+  for (size_t i = 0; i < pa.steps.size(); ++i)
+    EXPECT_EQ(pa.steps[i].asked_ratio, pb.steps[i].asked_ratio);
+}
+
+}  // namespace
+}  // namespace braid

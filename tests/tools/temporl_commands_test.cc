@@ -1,0 +1,66 @@
+// `braid train --policy temporl` and `braid plan --policy temporl`: the
+// model file, the learning curve, the split-layer table and its errors.
+// Every figure is simulated.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/tools/cli_test_util.h"
+
+namespace braid::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TemporlCommandsTest, TrainThenPlanPrintsSplitLayers) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("braid_temporl_cmd_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string model = (dir / "temporl.bin").string();
+  const std::string csv = (dir / "curve.csv").string();
+  const std::string svg = (dir / "curve.svg").string();
+  CliResult r = RunCli({"train", "--policy", "temporl", "--profiles", "host-vgpu", "--models",
+                        "squeezenet1_1", "--random-graphs", "0", "--episodes", "16", "--out",
+                        model, "--csv", csv, "--svg", svg});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("SIMULATED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak-ratio"), std::string::npos) << r.out;
+  const std::string curve = ReadAll(csv);
+  EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 18) << curve;  // header, 0..16
+  EXPECT_NE(ReadAll(svg).find("SIMULATED"), std::string::npos);
+
+  CliResult plan = RunCli({"plan", "builtin:squeezenet1_1", "--profile", "host-vgpu", "--policy",
+                           "temporl", "--policy-file", model});
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("split layers (simulated)"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("temporl: "), std::string::npos);
+  CliResult json = RunCli({"plan", "builtin:squeezenet1_1", "--profile", "host-vgpu", "--policy",
+                           "temporl", "--policy-file", model, "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find("\"split_layers\":[{"), std::string::npos);
+
+  CliResult untrained = RunCli({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--policy",
+                                "temporl"});
+  EXPECT_NE(untrained.status, 0);
+  EXPECT_NE(untrained.err.find("temporl.model"), std::string::npos) << untrained.err;
+  CliResult base = RunCli({"plan", "builtin:tiny_cnn", "--policy", "heft", "--temporl-base",
+                           "partition"});
+  EXPECT_NE(base.status, 0);
+  CliResult self = RunCli({"train", "--policy", "temporl", "--out", model, "--base", "temporl"});
+  EXPECT_NE(self.status, 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace braid::cli
