@@ -6,6 +6,7 @@
 #include "scheduler/optimal.h"
 #include "scheduler/sparoa_options.h"
 #include "scheduler/threshold_policy.h"
+#include "scheduler/worl_options.h"
 
 namespace braid {
 namespace {
@@ -25,6 +26,7 @@ std::string PolicyOfSetting(const std::string& key) { return key.substr(0, key.f
 Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings) {
   ThresholdOptions threshold;
   SparoaOptions sparoa;
+  WorlOptions worl;
   for (const auto& [key, value] : settings) {
     if (key == "threshold.intensity") {
       ASSIGN_OR_RETURN(threshold.intensity_threshold, Number(key, value));
@@ -38,6 +40,8 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
       sparoa.polish = value == "1";
     } else if (key == "sparoa.fallback_profile") {
       sparoa.fallback_profile = value;
+    } else if (PolicyOfSetting(key) == "worl") {
+      RETURN_IF_ERROR(SetWorlOption(worl, key, value));
     } else {
       return InvalidArgument("unknown policy setting '" + key +
                              "' (known: threshold.intensity, threshold.sparsity, "
@@ -48,6 +52,7 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
   RegisterCostModelPolicies(registry, threshold);
   RegisterBaselinePolicies(registry);
   RegisterSparoaPolicy(registry, sparoa);
+  RegisterWorlPolicy(registry, worl);
   return Status::Ok();
 }
 

@@ -7,7 +7,7 @@
 //   ASSIGN_OR_RETURN(braid::Plan plan, braid::MakePlan(policies, "sparoa", graph, context));
 //
 // Registers cpu-only, gpu-only, random-1..5, threshold, heft, partition,
-// optimal and sparoa. Policy-specific settings come in one generic form,
+// optimal, sparoa and worl. Policy-specific settings come in one generic form,
 // "POLICY.KEY" -> value:
 //   threshold.intensity         FLOP/byte at or above which a dense op goes to
 //                               the accelerator (default 8)
@@ -19,6 +19,8 @@
 //                               after SAC (default 1)
 //   sparoa.fallback_profile     the profile sparoa plans with when the
 //                               placement context has no cost model
+//   worl.whales, worl.iterations, worl.seed, worl.ddqn, worl.rtgs, worl.slices
+//                               WORL-RTGS (scheduler/worl_options.h)
 // An unknown key or a malformed value is InvalidArgument naming it.
 #ifndef BRAID_SCHEDULER_POLICIES_H_
 #define BRAID_SCHEDULER_POLICIES_H_
