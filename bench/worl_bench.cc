@@ -1,8 +1,9 @@
 // WORL-RTGS figures (ALL SIMULATED: cost model + discrete-event simulator on
 // device profiles; no device runs), side by side in one run:
 //  1. exact references: worl against optimal.cc where it is exact (chain DP
-//     or exhaustive: tiny_cnn and the generated held-out graphs that are
-//     chains), with heft and partition; worl must be within 3%.
+//     or exhaustive: tiny_cnn, seeded synthetic CNN-like chains of 16-64
+//     layers, and the generated held-out graphs that are chains or small),
+//     with heft and partition; worl must be within 3%.
 //  2. multi-model sets (scheduler/worl_multi_model.h), planned jointly:
 //     every policy's makespan, worl against heft and partition, and each
 //     policy's planning time beside simulated annealing's (optimal.cc's
@@ -14,7 +15,7 @@
 //  4. ablation: worl without the DDQN, without RTGS, and plain WOA.
 //
 //   braid_worl_bench [--profiles a,b] [--models a,b] [--sets a+b+c,d+e]
-//                    [--random-graphs N] [--whales W] [--iterations T]
+//                    [--random-graphs N] [--chains N] [--whales W] [--iterations T]
 //                    [--seed S] [--samples K] [--sa-iterations N] [--skip 1,2,3,4]
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -105,9 +107,82 @@ Timed RunPolicy(const PolicyRegistry& registry, const std::string& name, const G
   return {Must(SimulatePlan(sim_graph, plan), name).latency_us, seconds, -1};
 }
 
+// A seeded chain of `nodes` CNN-like layers on [1, C, H, W] values (the
+// chain DP is exact on it): 3x3 / 1x1 / depthwise convs, ReLU, pooling that
+// halves H and W, a Gemm head; annotations from the shapes (f32).
+Graph SyntheticChain(uint64_t seed, int nodes) {
+  std::mt19937_64 rng(seed);
+  Graph g;
+  int64_t c = 16, hw = 112;
+  auto value = [&](const std::string& name) {
+    Value v;
+    v.name = name;
+    v.dtype = DataType::kF32;
+    v.has_shape = true;
+    v.shape = StaticShape(std::vector<int64_t>{1, c, hw, hw});
+    return g.AddValue(std::move(v));
+  };
+  ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{1, c, hw, hw}));
+  for (int i = 0; i < nodes; ++i) {
+    Node n;
+    n.name = "l" + std::to_string(i);
+    const double in_bytes = 4.0 * static_cast<double>(c * hw * hw);
+    const int kind = i + 1 == nodes ? 4 : static_cast<int>(rng() % 5);
+    double flops = 0, weights = 0;
+    const int64_t cin = c;
+    if (kind == 0 || kind == 1) {  // conv 3x3 / 1x1, channels may grow
+      n.op_type = "Conv";
+      if (c < 256 && rng() % 3 == 0) c *= 2;
+      const int64_t k = kind == 0 ? 3 : 1;
+      weights = static_cast<double>(cin * c * k * k);
+      flops = 2 * weights * static_cast<double>(hw * hw);
+    } else if (kind == 2) {  // depthwise 3x3
+      n.op_type = "Conv";
+      n.attrs.Set("group", static_cast<int64_t>(c));
+      weights = static_cast<double>(c * 9);
+      flops = 2 * weights * static_cast<double>(hw * hw);
+    } else if (kind == 3) {
+      if (hw > 7 && rng() % 2 == 0) {
+        n.op_type = "MaxPool";
+        hw /= 2;
+      } else {
+        n.op_type = "Relu";
+      }
+      flops = static_cast<double>(c * hw * hw);
+    } else {  // Gemm head on the flattened features, 1000 outputs
+      n.op_type = "Gemm";
+      weights = static_cast<double>(c * hw * hw) * 1000;
+      flops = 2 * weights;
+      c = 1000;
+      hw = 1;
+    }
+    n.inputs = {x};
+    ValueId out;
+    if (n.op_type == "Gemm") {
+      Value v;
+      v.name = n.name + "_out";
+      v.dtype = DataType::kF32;
+      v.has_shape = true;
+      v.shape = StaticShape(std::vector<int64_t>{1, 1000});
+      out = g.AddValue(std::move(v));
+    } else {
+      out = value(n.name + "_out");
+    }
+    n.outputs = {out};
+    n.annotation.flops = flops;
+    n.annotation.bytes = in_bytes + 4.0 * weights + 4.0 * static_cast<double>(c * hw * hw);
+    n.annotation.intensity = flops / n.annotation.bytes;
+    n.annotation.params = static_cast<int64_t>(weights);
+    g.AddNode(std::move(n));
+    x = out;
+  }
+  g.outputs().push_back(x);
+  return g;
+}
+
 constexpr char kUsage[] =
     "usage: braid_worl_bench [--profiles a,b] [--models a,b] [--sets a+b+c,d+e]\n"
-    "                        [--random-graphs N] [--whales W] [--iterations T] [--seed S]\n"
+    "                        [--random-graphs N] [--chains N] [--whales W] [--iterations T] [--seed S]\n"
     "                        [--samples K] [--sa-iterations N] [--skip 1,2,3,4]\n";
 
 }  // namespace
@@ -122,6 +197,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets = {"mobilenet_v2+squeezenet1_1+resnet18", "resnet18+vit_tiny",
                                    "tiny_cnn+squeezenet1_1+mobilenet_v2"};
   int random_graphs = 40;
+  int chains = 9;
   int samples = 400;
   WorlOptions worl;
   OptimalOptions sa;
@@ -138,6 +214,8 @@ int main(int argc, char** argv) {
       sets = SplitList(argv[++i]);
     } else if (!std::strcmp(argv[i], "--random-graphs") && has_value) {
       random_graphs = std::clamp(std::atoi(argv[++i]), 0, 10000);
+    } else if (!std::strcmp(argv[i], "--chains") && has_value) {
+      chains = std::clamp(std::atoi(argv[++i]), 0, 10000);
     } else if (!std::strcmp(argv[i], "--whales") && has_value) {
       worl.whales = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--iterations") && has_value) {
@@ -187,6 +265,11 @@ int main(int argc, char** argv) {
       Setup s = MakeSetup(profile);
       std::vector<std::pair<std::string, Graph>> graphs;
       graphs.emplace_back("tiny_cnn", model_graph("tiny_cnn"));
+      for (int i = 0; i < chains; ++i) {
+        const int length = 16 << (i % 3);  // 16, 32, 64 layers
+        graphs.emplace_back("chain" + std::to_string(length) + "_" + std::to_string(i),
+                            SyntheticChain(static_cast<uint64_t>(i) + 1, length));
+      }
       for (int i = 0; i < random_graphs; ++i)
         graphs.emplace_back("heldout_" + std::to_string(i),
                             Must(cli::RandomTrainingGraph(cli::HeldOutGraphSeed(static_cast<uint64_t>(i))),
@@ -239,6 +322,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> policies = {"cpu-only", "gpu-only", "threshold", "heft",
                                                "partition", "sparoa", "worl"};
     int no_worse = 0, total = 0;
+    std::vector<double> unseeded_vs_partition;
     for (const DeviceProfile& profile : loaded) {
       Setup s = MakeSetup(profile);
       for (const std::string& set : sets) {
@@ -255,6 +339,9 @@ int main(int argc, char** argv) {
         const Timed sa_row{annealed.latency_us, Seconds(t0), annealed.evaluations};
         WorlResult wr;
         const Timed w = RunWorl(space, worl, &wr);
+        WorlOptions unseeded = worl;
+        unseeded.seed_partition = false;
+        const Timed wu = RunWorl(space, unseeded);
         std::printf("\n%s on %s (%d nodes):\n", set.c_str(), profile.name.c_str(), joint.num_nodes());
         std::printf("  %-12s %12s %10s %10s %12s\n", "policy", "makespan ms", "vs worl", "plan s",
                     "plans sim.");
@@ -265,8 +352,13 @@ int main(int argc, char** argv) {
         std::printf("  %-12s %12.3f %9.3fx %10.3f %12lld  [bound %.3f ms]\n", "SA", sa_row.latency_us / 1e3,
                     sa_row.latency_us / rows["worl"].latency_us, sa_row.seconds,
                     static_cast<long long>(sa_row.evaluations), annealed.lower_bound_us / 1e3);
-        std::printf("  worl: leader from DDQN %d times, from whale moves %d times; start %.3f ms\n",
-                    wr.stats.ddqn_leads, wr.stats.woa_leads, wr.stats.start_us / 1e3);
+        std::printf("  %-12s %12.3f %9.3fx %10.3f %12lld  (start population without partition's plan)\n",
+                    "worl-nopart", wu.latency_us / 1e3, wu.latency_us / rows["worl"].latency_us,
+                    wu.seconds, static_cast<long long>(wu.evaluations));
+        std::printf("  worl: leader from DDQN %d times, whale moves %d, RTGS %d; start %.3f ms\n",
+                    wr.stats.ddqn_leads, wr.stats.woa_leads, wr.stats.rtgs_leads,
+                    wr.stats.start_us / 1e3);
+        unseeded_vs_partition.push_back(wu.latency_us / rows["partition"].latency_us);
         const double wl = rows["worl"].latency_us;
         const bool ok = wl <= rows["heft"].latency_us * (1 + 1e-9) &&
                         wl <= rows["partition"].latency_us * (1 + 1e-9);
@@ -278,6 +370,16 @@ int main(int argc, char** argv) {
       std::printf("\nworl no worse than both heft and partition on %d of %d (set, profile) pairs "
                   "(simulated)\n",
                   no_worse, total);
+    if (!unseeded_vs_partition.empty()) {
+      std::sort(unseeded_vs_partition.begin(), unseeded_vs_partition.end());
+      int better = 0;
+      for (double r : unseeded_vs_partition) better += r <= 1 + 1e-9 ? 1 : 0;
+      std::printf("worl-nopart (no partition plan in the start population) / partition: min %.3fx, "
+                  "median %.3fx, max %.3fx; no worse on %d of %zu\n",
+                  unseeded_vs_partition.front(),
+                  unseeded_vs_partition[unseeded_vs_partition.size() / 2],
+                  unseeded_vs_partition.back(), better, unseeded_vs_partition.size());
+    }
   }
 
   // ---- 3. plan distance vs finish-time gap ----------------------------------------

@@ -26,20 +26,23 @@ double Ddqn::epsilon() const {
   return options_.epsilon_start + t * (options_.epsilon_end - options_.epsilon_start);
 }
 
-Eigen::VectorXd Ddqn::QValues(const Eigen::VectorXd& state) const {
-  return online_.Predict(state).col(0);
+Eigen::VectorXd Ddqn::QValues(const Eigen::VectorXd& state, const Eigen::VectorXd* prior) const {
+  Eigen::VectorXd q = online_.Predict(state).col(0);
+  if (prior != nullptr && prior->size() == q.size()) q += *prior;
+  return q;
 }
 
-int Ddqn::Greedy(const Eigen::VectorXd& state, uint32_t mask) const {
-  const Eigen::VectorXd q = QValues(state);
+int Ddqn::Greedy(const Eigen::VectorXd& state, uint32_t mask, const Eigen::VectorXd* prior) const {
+  const Eigen::VectorXd q = QValues(state, prior);
   int best = -1;
   for (int a = 0; a < num_actions_; ++a)
     if ((mask >> a & 1u) && (best < 0 || q(a) > q(best))) best = a;
   return best;
 }
 
-int Ddqn::Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy) {
-  if (greedy) return Greedy(state, mask);
+int Ddqn::Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy,
+              const Eigen::VectorXd* prior) {
+  if (greedy) return Greedy(state, mask, prior);
   const double eps = epsilon();
   ++steps_;
   if (Uniform(rng_) < eps) {
@@ -50,7 +53,7 @@ int Ddqn::Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy) {
     for (int a = 0; a < num_actions_; ++a)
       if ((mask >> a & 1u) && pick-- == 0) return a;
   }
-  return Greedy(state, mask);
+  return Greedy(state, mask, prior);
 }
 
 void Ddqn::Remember(DdqnTransition t) {
@@ -67,8 +70,14 @@ Eigen::VectorXd Ddqn::Targets(std::span<const DdqnTransition* const> batch) cons
   Eigen::MatrixXd s2(state_size_, B);
   for (Eigen::Index b = 0; b < B; ++b) s2.col(b) = batch[static_cast<size_t>(b)]->next_state;
   // Double DQN: the online net picks the next action, the target net values it.
-  const Eigen::MatrixXd q_online = online_.Predict(s2);
-  const Eigen::MatrixXd q_target = target_.Predict(s2);
+  Eigen::MatrixXd q_online = online_.Predict(s2);
+  Eigen::MatrixXd q_target = target_.Predict(s2);
+  for (Eigen::Index b = 0; b < B; ++b) {
+    const Eigen::VectorXd& prior = batch[static_cast<size_t>(b)]->next_prior;
+    if (prior.size() != num_actions_) continue;
+    q_online.col(b) += prior;
+    q_target.col(b) += prior;
+  }
   Eigen::VectorXd y(B);
   for (Eigen::Index b = 0; b < B; ++b) {
     const DdqnTransition& t = *batch[static_cast<size_t>(b)];
@@ -91,7 +100,7 @@ double Ddqn::TdError(std::span<const DdqnTransition> batch) const {
   const Eigen::VectorXd y = Targets(ptrs);
   double sum = 0;
   for (size_t b = 0; b < batch.size(); ++b) {
-    const double q = QValues(batch[b].state)(batch[b].action);
+    const double q = QValues(batch[b].state, &batch[b].prior)(batch[b].action);
     sum += (q - y(static_cast<Eigen::Index>(b))) * (q - y(static_cast<Eigen::Index>(b)));
   }
   return sum / static_cast<double>(batch.size());
@@ -107,8 +116,10 @@ double Ddqn::Step(std::span<const DdqnTransition* const> batch) {
   const double delta = options_.huber_delta;
   double loss = 0;
   for (Eigen::Index b = 0; b < B; ++b) {
-    const int a = batch[static_cast<size_t>(b)]->action;
-    const double err = q(a, b) - y(b);
+    const DdqnTransition& t = *batch[static_cast<size_t>(b)];
+    const int a = t.action;
+    const double known = t.prior.size() == num_actions_ ? t.prior(a) : 0.0;
+    const double err = q(a, b) + known - y(b);
     const double abs_err = std::abs(err);
     loss += abs_err <= delta ? 0.5 * err * err : delta * (abs_err - 0.5 * delta);
     grad(a, b) = std::clamp(err, -delta, delta) / static_cast<double>(B);

@@ -4,6 +4,11 @@
 // and the Double-DQN target r + gamma * Q_target(s', argmax_a Q_online(s', a)).
 // Every random draw comes from the agent's seeded generator.
 //
+// Optionally a state comes with a prior per action, a part of Q known
+// exactly (WORL-RTGS: the simulator's one-step reward of each action);
+// then Q(s, a) = prior(a) + net(s)(a) and the networks learn only the rest
+// (the value of what follows), instead of re-learning the simulator.
+//
 //   braid::DdqnOptions o;
 //   o.seed = 7;
 //   braid::Ddqn agent(/*state_size=*/38, /*num_actions=*/11, o);
@@ -32,6 +37,7 @@ struct DdqnTransition {
   bool done = false;
   uint32_t mask = ~0u;       // allowed actions in state (bit per action)
   uint32_t next_mask = ~0u;  // allowed actions in next_state
+  Eigen::VectorXd prior, next_prior;  // empty: no known part
 };
 
 class Ddqn {
@@ -47,11 +53,14 @@ class Ddqn {
   int64_t updates() const { return updates_; }
   size_t replay_size() const { return replay_.size(); }
 
-  Eigen::VectorXd QValues(const Eigen::VectorXd& state) const;  // online network
+  // Online Q (plus `prior` when given: num_actions entries).
+  Eigen::VectorXd QValues(const Eigen::VectorXd& state, const Eigen::VectorXd* prior = nullptr) const;
   // The allowed action of highest Q (ties: lowest index); -1 for an empty mask.
-  int Greedy(const Eigen::VectorXd& state, uint32_t mask) const;
+  int Greedy(const Eigen::VectorXd& state, uint32_t mask,
+             const Eigen::VectorXd* prior = nullptr) const;
   // Epsilon-greedy (advances the epsilon schedule) or greedy.
-  int Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy);
+  int Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy,
+          const Eigen::VectorXd* prior = nullptr);
 
   void Remember(DdqnTransition t);
   // One Adam step of the online network on a batch sampled from the replay

@@ -74,10 +74,12 @@ Status SetWorlOption(WorlOptions& o, const std::string& key, const std::string& 
     return flag(o.rtgs);
   } else if (key == "worl.slices") {
     return flag(o.allow_slices);
+  } else if (key == "worl.seed_partition") {
+    return flag(o.seed_partition);
   } else {
     return InvalidArgument("unknown policy setting '" + key +
                            "' (known for worl: worl.whales, worl.iterations, worl.seed, "
-                           "worl.ddqn, worl.rtgs, worl.slices)");
+                           "worl.ddqn, worl.rtgs, worl.slices, worl.seed_partition)");
   }
   return Status::Ok();
 }

@@ -21,7 +21,7 @@ namespace braid {
 // The Double DQN that steers the whales (scheduler/worl_ddqn.h).
 struct DdqnOptions {
   int hidden = 64;                // two hidden ReLU layers of this width
-  double gamma = 0.9;
+  double gamma = 0.5;
   double learning_rate = 1e-3;    // Adam
   int batch_size = 32;
   int replay_capacity = 20'000;
@@ -50,6 +50,9 @@ struct WorlOptions {
   // Running time gap strategy: a whale's move radius follows its finish-time
   // gap to the leader through the fitted SPD/FTG slope (docs/scheduler.md).
   bool rtgs = true;
+  // The start population holds HEFT's plan, each single device and, when
+  // set, partition's plan (scheduler/partition_policy.h); the rest random.
+  bool seed_partition = true;
   uint64_t seed = 1;
   DdqnOptions ddqn_options;
 };
@@ -59,7 +62,7 @@ Status ValidateDdqnOptions(const DdqnOptions& options);
 Status ValidateWorlOptions(const WorlOptions& options);
 
 // Applies one "worl.KEY" setting: worl.whales, worl.iterations, worl.seed
-// (integers), worl.ddqn, worl.rtgs, worl.slices (0 or 1). InvalidArgument
+// (integers), worl.ddqn, worl.rtgs, worl.slices, worl.seed_partition (0 or 1). InvalidArgument
 // names the key or the value.
 Status SetWorlOption(WorlOptions& options, const std::string& key, const std::string& value);
 

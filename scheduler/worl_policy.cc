@@ -9,6 +9,7 @@
 
 #include "graph/text.h"
 #include "scheduler/heft_policy.h"
+#include "scheduler/partition_policy.h"
 #include "scheduler/worl_ddqn.h"
 
 namespace braid {
@@ -132,6 +133,7 @@ class MoveEnv {
   const Eigen::VectorXd& State() {
     if (cached_step_ == step_) return state_;
     state_ = Eigen::VectorXd::Zero(kStateSize);
+    prior_ = Eigen::VectorXd::Zero(kActions);
     cached_step_ = step_;
     if (done()) return state_;
     const SimGraph& g = space_.sim;
@@ -169,9 +171,13 @@ class MoveEnv {
       look_j_[ua] = r.energy_j;
       for (const auto& [i, p] : undo_) current_[static_cast<size_t>(i)] = p;
       state_(kFeatures + kActions + a) = std::tanh(200 * (latency_us_ - r.latency_us) / ref_us_);
+      prior_(a) = 100 * (latency_us_ - r.latency_us) / ref_us_;  // = Step's reward
     }
     return state_;
   }
+  // Per action, the reward Step would give (the known part of Q); valid
+  // after State().
+  const Eigen::VectorXd& Prior() const { return prior_; }
 
   // Places the current node by `action` (from Mask()); the reward is the
   // drop in simulated latency, relative to the episode's start, x100.
@@ -218,7 +224,7 @@ class MoveEnv {
   std::vector<SimPlacement> current_;
   double ref_us_ = 1, latency_us_ = 0, energy_j_ = 0;
   int offset_ = 0, length_ = 0, step_ = 0, cached_step_ = -1;
-  Eigen::VectorXd state_;
+  Eigen::VectorXd state_, prior_;
   std::array<double, kActions> look_us_{}, look_j_{};
   std::vector<std::pair<int, SimPlacement>> undo_;
 };
@@ -228,8 +234,9 @@ double RunEpisode(Ddqn& agent, MoveEnv& env, bool learn, double* loss_sum, int* 
   double ret = 0;
   while (!env.done()) {
     const Eigen::VectorXd s = env.State();
+    const Eigen::VectorXd prior = env.Prior();
     const uint32_t mask = env.Mask();
-    const int a = agent.Act(s, mask, !learn);
+    const int a = agent.Act(s, mask, !learn, &prior);
     if (a < 0) {
       env.Step(0);  // a node with no DDQN action keeps its placement
       continue;
@@ -243,7 +250,9 @@ double RunEpisode(Ddqn& agent, MoveEnv& env, bool learn, double* loss_sum, int* 
     t.reward = r;
     t.mask = mask;
     t.done = env.done();
+    t.prior = prior;
     t.next_state = env.State();
+    t.next_prior = env.Prior();
     t.next_mask = t.done ? 0u : env.Mask();
     agent.Remember(std::move(t));
     if (agent.replay_size() > 0) {
@@ -385,9 +394,14 @@ StatusOr<WorlResult> PlaceWorl(const PlacementSpace& space, const WorlOptions& o
     }
   };
 
-  // Start population: HEFT, each single device, then uniform random.
+  // Start population: HEFT, partition, each single device, then uniform random.
   int seeded = 0;
-  if (W > 0) set_whale(seeded++, PlaceHeft(space).placement);
+  set_whale(seeded++, PlaceHeft(space).placement);
+  if (options.seed_partition) {
+    PartitionResult start = PlacePartition(space);
+    stats.evaluations += start.stats.evaluations;
+    set_whale(seeded++, start.placement);
+  }
   for (int d = 0; d < D && seeded < W; ++d) set_whale(seeded++, space.SingleDevice(d));
   for (int w = seeded; w < W; ++w)
     for (int n = 0; n < N; ++n) {
@@ -569,7 +583,7 @@ StatusOr<WorlResult> PlaceWorl(const PlacementSpace& space, const WorlOptions& o
     stats.leader_us.push_back(best_us);
     ++stats.iterations;
   }
-  for (int pass = 0; options.ddqn && pass < 2; ++pass) {
+  for (int pass = 0; options.ddqn && pass < 8; ++pass) {
     // The trained DDQN's greedy passes over every node from the leader.
     for (int n = 0; n < N; ++n)
       plan[static_cast<size_t>(n)] = space.options[static_cast<size_t>(n)][static_cast<size_t>(best_idx[static_cast<size_t>(n)])];

@@ -38,7 +38,8 @@
 //    episode's plan replaces the worst whale (and becomes the leader when
 //    better); the net learns online from a replay buffer during the search.
 // The leader is the best plan seen (elitist). Seeded: same seed, same plan.
-// The start population: HEFT's plan, every node on each device, the rest
+// The start population: HEFT's plan, partition's (WorlOptions::
+// seed_partition, on by default), every node on each device, the rest
 // uniform random.
 #ifndef BRAID_SCHEDULER_WORL_POLICY_H_
 #define BRAID_SCHEDULER_WORL_POLICY_H_

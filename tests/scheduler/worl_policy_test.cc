@@ -10,7 +10,9 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "models/builtin.h"
+#include "scheduler/heft_policy.h"
 #include "scheduler/optimal.h"
+#include "scheduler/partition_policy.h"
 #include "scheduler/policies.h"
 #include "tests/scheduler/baseline_test_util.h"
 
@@ -27,6 +29,7 @@ WorlOptions Small(uint64_t seed = 1) {
   o.iterations = 25;
   o.episode_nodes = 16;
   o.seed = seed;
+  o.seed_partition = false;  // the search does the work, not partition's plan
   return o;
 }
 
@@ -122,6 +125,19 @@ TEST(WorlPolicyTest, SameSeedSamePlanAndTheLeaderNeverGetsWorse) {
   // The result is the simulator's figure for the returned plan.
   Simulator sim(space->sim);
   EXPECT_DOUBLE_EQ(sim.Run(a->placement).latency_us, a->latency_us);
+}
+
+TEST(WorlPolicyTest, SeededWithPartitionItIsNeverWorseThanHeftOrPartition) {
+  ModelSetup s = MakeSetup("squeezenet1_1", "jetson-orin-nx-16gb");
+  StatusOr<PlacementSpace> space = BuildPlacementSpace(s.graph, s.ctx, "worl");
+  ASSERT_TRUE(space.ok());
+  WorlOptions o = Small(3);
+  o.seed_partition = true;
+  StatusOr<WorlResult> r = PlaceWorl(*space, o);
+  ASSERT_TRUE(r.ok());
+  Simulator sim(space->sim);
+  EXPECT_LE(r->latency_us, PlacePartition(*space).latency_us * (1 + 1e-12));
+  EXPECT_LE(r->latency_us, sim.Run(PlaceHeft(*space).placement).latency_us * (1 + 1e-12));
 }
 
 // On random DAGs of 4-6 nodes: WOA + RTGS alone (30 whales) reaches the
