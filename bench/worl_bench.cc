@@ -17,6 +17,7 @@
 //   braid_worl_bench [--profiles a,b] [--models a,b] [--sets a+b+c,d+e]
 //                    [--random-graphs N] [--chains N] [--whales W] [--iterations T]
 //                    [--seed S] [--samples K] [--sa-iterations N] [--skip 1,2,3,4]
+//                    [--no-partition-seed]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -183,7 +184,8 @@ Graph SyntheticChain(uint64_t seed, int nodes) {
 constexpr char kUsage[] =
     "usage: braid_worl_bench [--profiles a,b] [--models a,b] [--sets a+b+c,d+e]\n"
     "                        [--random-graphs N] [--chains N] [--whales W] [--iterations T] [--seed S]\n"
-    "                        [--samples K] [--sa-iterations N] [--skip 1,2,3,4]\n";
+    "                        [--samples K] [--sa-iterations N] [--skip 1,2,3,4]\n"
+    "                        [--no-partition-seed]\n";
 
 }  // namespace
 
@@ -227,6 +229,8 @@ int main(int argc, char** argv) {
       samples = std::clamp(std::atoi(argv[++i]), 1, 1'000'000);
     } else if (!std::strcmp(argv[i], "--sa-iterations") && has_value) {
       sa.search_iterations = std::atoll(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--no-partition-seed")) {
+      worl.seed_partition = false;
     } else if (!std::strcmp(argv[i], "--skip") && has_value) {
       skip = SplitList(argv[++i]);
     } else {
@@ -250,9 +254,9 @@ int main(int argc, char** argv) {
   std::printf("braid WORL-RTGS bench -- ALL FIGURES SIMULATED (cost model + discrete-event "
               "simulator on device profiles), planning times measured on this host's CPU\n");
   std::printf("worl: %d whales x %d iterations, DDQN episode of %d nodes per iteration, RTGS on, "
-              "seed %llu\n",
+              "seed %llu, partition's plan %sin the start population\n",
               worl.whales, worl.iterations, worl.episode_nodes,
-              static_cast<unsigned long long>(worl.seed));
+              static_cast<unsigned long long>(worl.seed), worl.seed_partition ? "" : "NOT ");
 
   // ---- 1. exact references ------------------------------------------------------
   if (run_section("1")) {

@@ -31,7 +31,7 @@ constexpr char kPlanHelp[] =
     "  --profile P   a profile name (braid plan --list-profiles) or a .json file\n"
     "                (default host: this machine, generic estimates)\n"
     "  --policy P    cpu-only (default), gpu-only, threshold, heft, partition\n"
-    "                optimal or sparoa (docs/scheduler.md)\n"
+    "                optimal, sparoa or worl (docs/scheduler.md)\n"
     "  --policy-file F  sparoa: a trained model from `braid train` (default: none,\n"
     "                grid-searched thresholds and no SAC step)\n"
     "  --no-polish   sparoa: skip the final simulator local search (not RL), i.e.\n"
