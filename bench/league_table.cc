@@ -5,6 +5,9 @@
 // speedup over the best single device. All devices are allowed for every
 // node (no kernel registry is consulted: the scheduler's view only).
 //
+// Multi-model sets ("a+b+c", --sets): the models as one combined DAG
+// (scheduler/worl_multi_model.h) sharing every device; latency = makespan.
+//
 // Held-out graphs: braid train's random CNN-like generator
 // (tools/cli_random_graph.h) with seeds from HeldOutGraphSeed, a range no
 // training seed reaches.
@@ -20,7 +23,7 @@
 //
 //   braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]
 //                      [--models a,b] [--profiles p,q] [--sparoa-policy FILE]
-//                      [--random-graphs N] [--real-runs N] [--real-threads T]
+//                      [--sets a+b+c,d+e|none] [--random-graphs N] [--real-runs N] [--real-threads T]
 //                      [--vgpu-timing profile|orin-like|none] [--sac-samples K]
 //                      [--temporl-model FILE]
 //
@@ -42,6 +45,8 @@
 #include "scheduler/sparoa_options.h"
 #include "scheduler/temporl_options.h"
 #include "scheduler/threshold_policy.h"
+#include "scheduler/worl_multi_model.h"
+#include "scheduler/worl_options.h"
 #include "tools/cli_common.h"
 #include "tools/cli_random_graph.h"
 
@@ -61,6 +66,7 @@ struct Instance {
   std::string name;
   bool held_out = false;  // generated graph, never trained on
   Graph graph;
+  bool multi_model = false;  // a set planned jointly: no reality check (not a builtin)
 };
 
 [[noreturn]] void Die(const std::string& what, const Status& s) {
@@ -78,7 +84,7 @@ double GeoMean(const std::vector<double>& logs) {
 constexpr char kUsage[] =
     "usage: braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]\n"
     "                          [--models a,b] [--profiles p,q] [--sparoa-policy FILE]\n"
-    "                          [--random-graphs N] [--real-runs N] [--real-threads T]\n"
+    "                          [--sets a+b+c,d+e|none] [--random-graphs N] [--real-runs N] [--real-threads T]\n"
     "                          [--vgpu-timing profile|orin-like|none] [--sac-samples K]\n"
     "                          [--temporl-model FILE]\n";
 
@@ -98,6 +104,10 @@ int main(int argc, char** argv) {
   SparoaOptions sparoa;
   TemporlOptions temporl;
   int random_graphs = 6;
+  // Multi-model sets (scheduler/worl_multi_model.h): built-in stand-ins for
+  // a detector + segmenter + classifier sharing CPU and GPU.
+  std::vector<std::string> model_sets = {"mobilenet_v2+squeezenet1_1+resnet18",
+                                         "resnet18+vit_tiny"};
   int real_runs = 0;
   int real_threads = 1;
   std::string vgpu_timing = "profile";
@@ -117,6 +127,9 @@ int main(int argc, char** argv) {
       sparoa.policy_file = argv[++i];  // from `braid train`; default: untrained sparoa
     } else if (!std::strcmp(argv[i], "--profiles") && has_value) {
       profiles = SplitList(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--sets") && has_value) {
+      model_sets = SplitList(argv[++i]);
+      if (model_sets.size() == 1 && model_sets[0] == "none") model_sets.clear();
     } else if (!std::strcmp(argv[i], "--random-graphs") && has_value) {
       random_graphs = std::clamp(std::atoi(argv[++i]), 0, 1000);
     } else if (!std::strcmp(argv[i], "--real-runs") && has_value) {
@@ -143,6 +156,7 @@ int main(int argc, char** argv) {
   SparoaOptions unpolished = sparoa;
   unpolished.polish = false;
   RegisterSparoaPolicy(registry, unpolished, "sparoa-nopolish");
+  RegisterWorlPolicy(registry);
   if (!temporl.model_file.empty())
     RegisterTemporlPolicy(registry, temporl, std::make_shared<const PolicyRegistry>(registry));
   std::vector<std::string> policies;
@@ -162,6 +176,20 @@ int main(int argc, char** argv) {
     if (!g.ok()) Die("held-out graph", g.status());
     instances.push_back({"heldout_" + std::to_string(i), true, std::move(*g)});
   }
+  for (const std::string& set : model_sets) {
+    std::vector<Graph> parts;
+    std::vector<NamedGraph> named;
+    for (const std::string& m : SplitList(set, '+')) {
+      StatusOr<Graph> g = profiling::PlannedGraph("builtin:" + m);
+      if (!g.ok()) Die(set, g.status());
+      parts.push_back(std::move(*g));
+    }
+    const std::vector<std::string> names = SplitList(set, '+');
+    for (size_t k = 0; k < parts.size(); ++k) named.push_back({names[k], &parts[k]});
+    StatusOr<Graph> joint = CombineGraphs(named);
+    if (!joint.ok()) Die(set, joint.status());
+    instances.push_back({set, false, std::move(*joint), true});
+  }
 
   if (csv) {
     std::printf("profile,model,held_out,nodes,policy,sim_latency_ms,latency_vs_optimal,"
@@ -180,6 +208,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(optimal.seed));
     std::printf("sparoa = predictor + SAC + fallback, then a simulator local search (not RL); "
                 "sparoa-nopolish = the same without the local search.\n");
+    std::printf("worl = WORL-RTGS (WOA + DDQN + running time gap strategy, start population with "
+                "heft's and partition's plans). a+b+c: models planned jointly as one combined DAG "
+                "(makespan; simulated only, counted under \"zoo only\").\n");
     if (real_runs > 0)
       std::printf("reality check: on cpu + vgpu profiles, zoo models' plans run %d times through "
                   "the engine on CPU + braid's VIRTUAL GPU (timing: %s; a model, never a GPU "
@@ -242,7 +273,7 @@ int main(int argc, char** argv) {
 
       // Reality check: the same plans through the engine (zoo models only).
       double measured_best_single = -1;
-      if (real && !inst.held_out) {
+      if (real && !inst.held_out && !inst.multi_model) {
         for (Row& r : rows) {
           if (!csv) std::fprintf(stderr, "running %s / %s ...\n", inst.name.c_str(),
                                  r.policy.c_str());

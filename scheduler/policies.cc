@@ -7,6 +7,7 @@
 #include "scheduler/sparoa_options.h"
 #include "scheduler/temporl_options.h"
 #include "scheduler/threshold_policy.h"
+#include "scheduler/worl_options.h"
 
 namespace braid {
 namespace {
@@ -27,6 +28,7 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
   ThresholdOptions threshold;
   SparoaOptions sparoa;
   TemporlOptions temporl;
+  WorlOptions worl;
   for (const auto& [key, value] : settings) {
     if (key == "threshold.intensity") {
       ASSIGN_OR_RETURN(threshold.intensity_threshold, Number(key, value));
@@ -48,17 +50,21 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
       if (value != "0" && value != "1")
         return InvalidArgument("policy setting temporl.guard expects 0 or 1, got '" + value + "'");
       temporl.guard = value == "1";
+    } else if (PolicyOfSetting(key) == "worl") {
+      RETURN_IF_ERROR(SetWorlOption(worl, key, value));
     } else {
       return InvalidArgument("unknown policy setting '" + key +
                              "' (known: threshold.intensity, threshold.sparsity, "
                              "sparoa.policy_file, sparoa.polish, sparoa.fallback_profile, "
-                             "temporl.model, temporl.base, temporl.guard)");
+                             "temporl.model, temporl.base, temporl.guard, worl.*: "
+                             "scheduler/worl_options.h)");
     }
   }
   RegisterBasicPolicies(registry);
   RegisterCostModelPolicies(registry, threshold);
   RegisterBaselinePolicies(registry);
   RegisterSparoaPolicy(registry, sparoa);
+  RegisterWorlPolicy(registry, worl);
   // temporl's base is any policy registered before it (a copy: no cycle).
   RegisterTemporlPolicy(registry, temporl, std::make_shared<const PolicyRegistry>(registry));
   return Status::Ok();

@@ -7,7 +7,7 @@
 //   ASSIGN_OR_RETURN(braid::Plan plan, braid::MakePlan(policies, "sparoa", graph, context));
 //
 // Registers cpu-only, gpu-only, random-1..5, threshold, heft, partition,
-// optimal, sparoa and temporl. Policy-specific settings come in one generic form,
+// optimal, sparoa, worl and temporl. Policy-specific settings come in one generic form,
 // "POLICY.KEY" -> value:
 //   threshold.intensity         FLOP/byte at or above which a dense op goes to
 //                               the accelerator (default 8)
@@ -25,6 +25,8 @@
 //                               picks split ratios (default partition)
 //   temporl.guard               1 or 0: keep a split only where simulated
 //                               latency is no worse (default 1)
+//   worl.whales, worl.iterations, worl.seed, worl.ddqn, worl.rtgs, worl.slices
+//                               WORL-RTGS (scheduler/worl_options.h)
 // An unknown key or a malformed value is InvalidArgument naming it.
 #ifndef BRAID_SCHEDULER_POLICIES_H_
 #define BRAID_SCHEDULER_POLICIES_H_

@@ -34,7 +34,7 @@ constexpr char kPlanHelp[] =
     "  --profile P   a profile name (braid plan --list-profiles) or a .json file\n"
     "                (default host: this machine, generic estimates)\n"
     "  --policy P    cpu-only (default), gpu-only, threshold, heft, partition\n"
-    "                optimal, sparoa or temporl (docs/scheduler.md)\n"
+    "                optimal, sparoa, worl or temporl (docs/scheduler.md)\n"
     "  --policy-file F  sparoa: a trained model from `braid train` (default: none,\n"
     "                grid-searched thresholds and no SAC step); temporl: the agent from\n"
     "                `braid train --policy temporl` (required)\n"
