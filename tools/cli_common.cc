@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <ostream>
 
-#include "runtime/model_loader.h"
+#include "api/model_loader.h"
 #include "scheduler/device_profile.h"
 
 namespace braid::cli {

@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
+#include "api/c_api_internal.h"
 #include "braid/braid.h"
-#include "runtime/c_api_internal.h"
 #include "scheduler/plan.h"
 
 extern "C" {
