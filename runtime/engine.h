@@ -202,6 +202,13 @@ class Engine {
     bool ran = false;
     std::chrono::steady_clock::time_point start, end;
   };
+  // The sequential path's loop, one cache line per step: the kernel call's
+  // arguments made at compile time (spans over the step's src / dst).
+  struct SequentialStep {
+    Kernel* kernel = nullptr;  // null: a view, nothing runs
+    RunArgs args;
+    Step* step = nullptr;
+  };
   struct ExecStream {
     std::unique_ptr<Stream> stream;
     std::string track;
@@ -252,6 +259,7 @@ class Engine {
   std::vector<size_t> caller_steps_;  // CPU stream 0, in order
   bool step_times_ = true;            // EngineOptions::step_times
   bool sequential_ = false;           // no streams_: RunSequential
+  std::vector<SequentialStep> sequential_steps_;
   bool sequential_failed_ = false;    // a step's status to clear at the next Run
   std::vector<size_t> ensure_todo_;   // EnsureIssued's worklist (kept: no allocation per Run)
   std::vector<InputPatch> input_patches_;

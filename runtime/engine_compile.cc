@@ -729,6 +729,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
     EngineBuilder builder(*e, registry, channels_last, options.views_in_place);
     RETURN_IF_ERROR(builder.Build(plan));
     e->sequential_ = e->streams_.empty();
+    if (e->sequential_)
+      for (Engine::Step& step : e->steps_)
+        e->sequential_steps_.push_back(
+            {step.view ? nullptr : step.kernel.get(),
+             RunArgs{step.src, step.dst, step.workspace, nullptr}, &step});
     if (options.pin_threads) RETURN_IF_ERROR(e->PinThreads());
     return e;
   };

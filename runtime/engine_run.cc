@@ -347,11 +347,11 @@ Status Engine::RunSequential(std::span<const void* const> inputs) {
   sequential_failed_ = false;
   ScopedOmpThreads team(num_threads_);  // the caller's team size given back after
   if (timed) run_start_ = std::chrono::steady_clock::now();
-  for (Step& step : steps_) {
+  for (const SequentialStep& seq : sequential_steps_) {
+    Step& step = *seq.step;
     if (timed) step.start = std::chrono::steady_clock::now();
     // A view's output is its input's bytes: no kernel runs.
-    Status s = step.view ? Status::Ok() : step.kernel->Run(RunArgs{step.src, step.dst,
-                                                                   step.workspace, nullptr});
+    Status s = seq.kernel ? seq.kernel->Run(seq.args) : Status::Ok();
     if (timed) {
       step.end = std::chrono::steady_clock::now();
       step.ran = true;
