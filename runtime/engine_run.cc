@@ -357,7 +357,7 @@ Status Engine::RunSequential(std::span<const void* const> inputs) {
       step.ran = true;
     }
     if (!s.ok()) {
-      // One device, so the node alone names the step.
+      // Every step is the CPU's, so the node alone names it.
       const std::string where = NodeWhere(*step.node);
       step.status = s.message().find(where) != std::string::npos ? s : s.WithPrefix(where);
       sequential_failed_ = true;
