@@ -1,13 +1,14 @@
-// The heterogeneous engine against the sequential executor.
+// The engine's dispatch cost per plan shape, and its overlap on two devices.
 //
 //   braid_engine_bench --benchmark_filter=Chain     # dispatch overhead per step
 //   braid_engine_bench --benchmark_filter=Overlap   # overlap efficiency
 //
 // Chain: a chain of 200 Relu on a [1,16] f32 tensor, so the time per step is
 // the cost of walking the plan and calling a kernel (CPU measurement):
-// sequential Executor, the Engine with an all-CPU plan (the calling thread),
-// the Engine with the chain on a CPU worker stream, and the Engine with the
-// chain alternating cpu / vgpu (a copy and an event wait per step).
+// the sequential path untimed (Session's fast path: step_times off), the
+// same all-CPU plan with step times (a trace's Run: two clock reads a step),
+// the chain on a CPU worker stream (the issue loop and a cross-thread hand-off),
+// and the chain alternating cpu / vgpu (a copy and an event wait per step).
 // us_per_step is wall-clock microseconds per step (Google Benchmark prints the
 // inverted rate with an "s" suffix; the number is microseconds).
 //
@@ -27,7 +28,6 @@
 #include "kernels/vgpu/vgpu_device.h"
 #include "models/graph_builder.h"
 #include "runtime/engine.h"
-#include "runtime/executor.h"
 
 namespace braid {
 namespace {
@@ -73,9 +73,11 @@ void PerStep(benchmark::State& state, size_t steps) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-void BM_Chain_SequentialExecutor(benchmark::State& state) {
+void BM_Chain_Sequential(benchmark::State& state) {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
-  auto exec = Executor::Create(Chain(), Registry(), *cpu, {1});
+  EngineOptions options;
+  options.step_times = false;
+  auto exec = Engine::CreateSequential(Chain(), Registry(), *cpu, options);
   if (!exec.ok()) return state.SkipWithError(exec.status().message().c_str());
   std::vector<float> x(16, 0.5f);
   const void* in[] = {x.data()};
@@ -83,7 +85,7 @@ void BM_Chain_SequentialExecutor(benchmark::State& state) {
     if (!(*exec)->Run(in).ok()) return state.SkipWithError("run failed");
   PerStep(state, kChain);
 }
-BENCHMARK(BM_Chain_SequentialExecutor)->UseRealTime();
+BENCHMARK(BM_Chain_Sequential)->UseRealTime();
 
 void EngineChain(benchmark::State& state, const std::string& mode) {
   std::unique_ptr<Device> cpu = CreateCpuDevice();

@@ -18,7 +18,7 @@ if(BRAID_HAVE_CUDA AND NOT BRAID_CUDA_PLUGIN)
 endif()
 
 set(BRAID_LIBRARY_OBJECTS
-    $<TARGET_OBJECTS:braid_runtime> $<TARGET_OBJECTS:braid_scheduler>
+    $<TARGET_OBJECTS:braid_api> $<TARGET_OBJECTS:braid_runtime> $<TARGET_OBJECTS:braid_scheduler>
     $<TARGET_OBJECTS:braid_kernels> $<TARGET_OBJECTS:braid_models>
     $<TARGET_OBJECTS:braid_graph>)
 # What the internal libraries link from outside braid (their CMakeLists);

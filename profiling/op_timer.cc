@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "api/model_loader.h"
 #include "braid/braid.h"
 #include "graph/annotate.h"
 #include "graph/op_schema.h"
@@ -18,8 +19,7 @@
 #include "profiling/cache_info.h"
 #include "profiling/energy.h"
 #include "profiling/timed_runs.h"
-#include "runtime/executor.h"
-#include "runtime/model_loader.h"
+#include "runtime/engine.h"
 #include "runtime/session_internal.h"
 #include "runtime/thread_pinning.h"
 #include "scheduler/cache_residency.h"
@@ -100,14 +100,15 @@ StatusOr<Graph> PlannedGraph(const std::string& model) {
 namespace {
 
 // Runs `graph` once keeping every value, then times every node alone in its
-// own executor on those inputs (medians into t.ops). Returns the graph-input
+// own sequential engine on those inputs (medians into t.ops). Returns the graph-input
 // buffers (random) through `input_data` for the caller's end-to-end runs.
 Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
                     const OpTimerOptions& options, ModelTimings& t,
                     std::vector<std::vector<std::byte>>& input_data) {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
-  ExecutorOptions exec_options;
+  EngineOptions exec_options;  // the sequential path, untimed per step
   exec_options.num_threads = t.threads;
+  exec_options.step_times = false;
 
   // 1. Run the whole model once keeping every value (all are outputs).
   std::mt19937_64 rng(options.seed);
@@ -125,8 +126,8 @@ Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
       if (out != kNoValue && !keep_all.IsConstant(out) && !keep_all.IsGraphOutput(out))
         kept.push_back(out);
   for (ValueId v : kept) keep_all.outputs().push_back(v);
-  ASSIGN_OR_RETURN(std::unique_ptr<Executor> whole,
-                   Executor::Create(keep_all, registry, *cpu, exec_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Engine> whole,
+                   Engine::CreateSequential(keep_all, registry, *cpu, exec_options));
   RETURN_IF_ERROR(whole->Run(input_ptrs));
   std::map<ValueId, const void*> value_data;
   for (size_t k = 0; k < graph.inputs().size(); ++k) value_data[graph.inputs()[k]] = input_ptrs[k];
@@ -154,8 +155,8 @@ Status TimeEachNode(const Graph& graph, const KernelRegistry& registry,
     op.annotation = node.annotation;
     std::vector<ValueId> fed;
     Graph one = SingleNodeGraph(graph, node, &fed);
-    StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(std::move(one), registry, *cpu,
-                                                                exec_options);
+    StatusOr<std::unique_ptr<Engine>> exec =
+        Engine::CreateSequential(std::move(one), registry, *cpu, exec_options);
     if (!exec.ok()) return exec.status().WithPrefix("timing node '" + node.name + "'");
     std::vector<const void*> ptrs;
     for (ValueId v : fed) ptrs.push_back(value_data.at(v));

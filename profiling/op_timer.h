@@ -9,7 +9,7 @@
 //     std::cout << op.node << " " << op.median_us << "\n";
 //
 // Each node is timed in isolation: the model runs once with every value kept,
-// then every node runs alone in its own executor on those real inputs,
+// then every node runs alone in its own sequential engine on those real inputs,
 // `warmup` times untimed and `iterations` times timed (median reported).
 // End to end runs through the public Session API. Batch 1 (symbols = 1).
 // Per-op times inside whole engine runs: profiling/plan_timer.h

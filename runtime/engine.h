@@ -1,5 +1,6 @@
-// The heterogeneous asynchronous engine: compiles (static graph, Plan) into
-// steps over several devices and runs them with streams and events.
+// braid's one plan runner: compiles (static graph, Plan) into steps over one
+// or several devices and runs them, with streams and events when the plan
+// needs them and as a plain loop on the calling thread when it does not.
 //
 //   std::unique_ptr<braid::Device> cpu = braid::CreateCpuDevice();
 //   std::unique_ptr<braid::VgpuDevice> vgpu = braid::CreateVgpuDevice();
@@ -11,6 +12,9 @@
 //   const float* logits = static_cast<const float*>(engine->output(0));
 //   braid::TraceWriter trace;
 //   engine->AppendTrace(trace);              // the last Run's per-step timeline
+//
+//   // The sequential path: every node on the host CPU, in order, on the calling thread.
+//   ASSIGN_OR_RETURN(auto seq, braid::Engine::CreateSequential(std::move(g), registry, *cpu, {4}));
 //
 // Compile (Create): slices are expanded into part nodes and a Concat join
 // (runtime/slicing.h); every node gets a kernel prepared for its device
@@ -39,6 +43,13 @@
 // clock. A failing step makes Run return its error, prefixed with the node
 // and device; work that depends on it is skipped, every stream is drained,
 // and the next Run starts clean.
+//
+// The sequential path: a plan whose every step runs on the calling thread
+// (all nodes on the CPU's stream 0, hence no copies, worker streams or
+// events) runs as a loop over the prepared kernels with nothing else per
+// step: no issue order, no event, and no clock read unless step_times. This
+// is what Session's fast path runs; compile, the channels-last retry, views,
+// memory and fallbacks are the same code as for any plan.
 #ifndef BRAID_RUNTIME_ENGINE_H_
 #define BRAID_RUNTIME_ENGINE_H_
 
@@ -73,6 +84,9 @@ struct EngineOptions {
   // Keep 4-D activations nhwc between kernels that handle it, on every
   // device (runtime/layout.h); copies move the bytes as they are.
   bool channels_last = true;
+  // Run views (RunsAsView) in place; false copies them as kernels (a
+  // reference that shares no buffer, for tests).
+  bool views_in_place = true;
   // Pin the threads (runtime/thread_pinning.h): the thread calling Run to
   // the first num_threads cores for the length of each Run, the worker
   // threads (a vgpu's streams, extra CPU streams) to the other cores (to the
@@ -86,7 +100,8 @@ struct EngineOptions {
   // events (docs/engine.md, "Running"). Off: those steps record only the
   // events other streams wait for, and their timeline() entries hold host
   // launch times, not execution times (a plain Run needs none: the Session
-  // turns this on for traces and adaptation only).
+  // turns this on for traces and adaptation only). Off on the sequential
+  // path: no step is timed (timeline() lists none as run, DeviceBusyUs is 0).
   bool step_times = true;
 };
 
@@ -109,6 +124,11 @@ class Engine {
                                                   const KernelRegistry& registry,
                                                   std::span<const EngineDevice> devices,
                                                   const EngineOptions& options);
+  // Every node on `cpu` (the host CPU), stream 0: the sequential path.
+  static StatusOr<std::unique_ptr<Engine>> CreateSequential(Graph graph,
+                                                            const KernelRegistry& registry,
+                                                            Device& cpu,
+                                                            const EngineOptions& options);
   ~Engine();
 
   Status Run(std::span<const void* const> inputs);
@@ -123,6 +143,8 @@ class Engine {
   // With EngineOptions::pin_threads: where the threads run, or why not.
   const std::string& thread_note() const { return thread_note_; }
   size_t arena_bytes() const { return arena_bytes_; }  // all memory spaces
+  // Every step runs on the calling thread (see the top of this file).
+  bool sequential() const { return sequential_; }
   // The host arena's buffers in request order (first_node / last_node are
   // step indices here, copies included): what scheduler/cache_residency.h's
   // HostArenaMirror reproduces for the cost model.
@@ -180,6 +202,13 @@ class Engine {
     bool ran = false;
     std::chrono::steady_clock::time_point start, end;
   };
+  // The sequential path's loop, one cache line per step: the kernel call's
+  // arguments made at compile time (spans over the step's src / dst).
+  struct SequentialStep {
+    Kernel* kernel = nullptr;  // null: a view, nothing runs
+    RunArgs args;
+    Step* step = nullptr;
+  };
   struct ExecStream {
     std::unique_ptr<Stream> stream;
     std::string track;
@@ -209,6 +238,7 @@ class Engine {
   };
 
   Status RunStep(size_t i);
+  Status RunSequential(std::span<const void* const> inputs);
   // The issue order (see the top of this file).
   // A wait on `dep` the stream cannot queue, whose event has not completed.
   static bool HostMustWait(const ExecStream& es, const Step& dep);
@@ -228,6 +258,9 @@ class Engine {
   std::vector<ExecStream> streams_;
   std::vector<size_t> caller_steps_;  // CPU stream 0, in order
   bool step_times_ = true;            // EngineOptions::step_times
+  bool sequential_ = false;           // no streams_: RunSequential
+  std::vector<SequentialStep> sequential_steps_;
+  bool sequential_failed_ = false;    // a step's status to clear at the next Run
   std::vector<size_t> ensure_todo_;   // EnsureIssued's worklist (kept: no allocation per Run)
   std::vector<InputPatch> input_patches_;
   std::vector<OutputCopy> output_copies_;

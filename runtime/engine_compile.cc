@@ -19,8 +19,10 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 
 class EngineBuilder {
  public:
-  EngineBuilder(Engine& e, const KernelRegistry& registry, bool channels_last)
-      : e_(e), registry_(registry), channels_last_(channels_last) {}
+  EngineBuilder(Engine& e, const KernelRegistry& registry, bool channels_last,
+                bool views_in_place)
+      : e_(e), registry_(registry), channels_last_(channels_last),
+        views_in_place_(views_in_place) {}
 
   Status Build(const Plan& plan);
 
@@ -62,6 +64,7 @@ class EngineBuilder {
   Engine& e_;
   const KernelRegistry& registry_;
   const bool channels_last_;
+  const bool views_in_place_;
   std::vector<TensorLayout> layouts_;       // per value; empty: all plain
   std::vector<ChannelsLastProbe> probes_;   // per node
   std::vector<int> node_device_;
@@ -417,7 +420,7 @@ Status EngineBuilder::Build(const Plan& plan) {
       if (key.second >= 0) Read(key, index);
     // A view on a buffer of this space: the output is that buffer, and the
     // step moves nothing (the arena holds one copy instead of two).
-    if (RunsAsView(g, node) && in_keys[0].second == space &&
+    if (views_in_place_ && RunsAsView(g, node) && in_keys[0].second == space &&
         locs_.at(in_keys[0]).kind == Loc::kArena) {
       ASSIGN_OR_RETURN(TensorDesc out_desc, DescOf(node.outputs[0], NodeWhere(node)));
       ASSIGN_OR_RETURN(TensorDesc in_desc, DescOf(node.inputs[0], NodeWhere(node)));
@@ -723,8 +726,14 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
     e->devices_[0].host_addressable = true;
     e->num_threads_ = options.num_threads;
     e->step_times_ = options.step_times;
-    EngineBuilder builder(*e, registry, channels_last);
+    EngineBuilder builder(*e, registry, channels_last, options.views_in_place);
     RETURN_IF_ERROR(builder.Build(plan));
+    e->sequential_ = e->streams_.empty();
+    if (e->sequential_)
+      for (Engine::Step& step : e->steps_)
+        e->sequential_steps_.push_back(
+            {step.view ? nullptr : step.kernel.get(),
+             RunArgs{step.src, step.dst, step.workspace, nullptr}, &step});
     if (options.pin_threads) RETURN_IF_ERROR(e->PinThreads());
     return e;
   };
@@ -738,6 +747,15 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
   if (plain.ok())
     (*plain)->layout_note_ = "channels-last layout turned off: " + e.status().message();
   return plain;
+}
+
+StatusOr<std::unique_ptr<Engine>> Engine::CreateSequential(Graph graph,
+                                                           const KernelRegistry& registry,
+                                                           Device& cpu,
+                                                           const EngineOptions& options) {
+  const Plan plan = SingleDevicePlan(graph, cpu.name(), "sequential");
+  const EngineDevice devices[] = {{&cpu}};
+  return Create(std::move(graph), plan, registry, devices, options);
 }
 
 }  // namespace braid

@@ -7,6 +7,7 @@
 #include "kernels/cpu/omp_team.h"
 #include "kernels/vgpu/precise_wait.h"
 #include "runtime/engine.h"
+#include "runtime/node_args.h"
 
 namespace braid {
 namespace {
@@ -257,6 +258,7 @@ Status Engine::Run(std::span<const void* const> inputs) {
       step.copy_src = inputs[patch.input];
     }
   }
+  if (sequential_) return RunSequential(inputs);
   for (Step& step : steps_) {
     step.status = Status::Ok();
     step.ran = false;
@@ -326,6 +328,42 @@ Status Engine::Run(std::span<const void* const> inputs) {
                  : es.error.WithPrefix(es.track);
   if (!stream_error.ok() && stream_error.message() != Skipped().message()) return stream_error;
 
+  for (const OutputCopy& copy : output_copies_) {
+    const void* src = copy.constant_src ? copy.constant_src : inputs[copy.input];
+    if (copy.bytes > 0) std::memcpy(copy.dst, src, copy.bytes);
+  }
+  return Status::Ok();
+}
+
+Status Engine::RunSequential(std::span<const void* const> inputs) {
+  // Per step only the kernel call: the dispatch cost of every small model
+  // (clock reads with step_times only; statuses cleared after a failure only).
+  const bool timed = step_times_;
+  if (timed || sequential_failed_)
+    for (Step& step : steps_) {
+      step.status = Status::Ok();
+      step.ran = false;
+    }
+  sequential_failed_ = false;
+  ScopedOmpThreads team(num_threads_);  // the caller's team size given back after
+  if (timed) run_start_ = std::chrono::steady_clock::now();
+  for (const SequentialStep& seq : sequential_steps_) {
+    Step& step = *seq.step;
+    if (timed) step.start = std::chrono::steady_clock::now();
+    // A view's output is its input's bytes: no kernel runs.
+    Status s = seq.kernel ? seq.kernel->Run(seq.args) : Status::Ok();
+    if (timed) {
+      step.end = std::chrono::steady_clock::now();
+      step.ran = true;
+    }
+    if (!s.ok()) {
+      // Every step is the CPU's, so the node alone names it.
+      const std::string where = NodeWhere(*step.node);
+      step.status = s.message().find(where) != std::string::npos ? s : s.WithPrefix(where);
+      sequential_failed_ = true;
+      return step.status;
+    }
+  }
   for (const OutputCopy& copy : output_copies_) {
     const void* src = copy.constant_src ? copy.constant_src : inputs[copy.input];
     if (copy.bytes > 0) std::memcpy(copy.dst, src, copy.bytes);

@@ -1,9 +1,9 @@
 // SessionImpl: binds inputs, (re)plans when the bound shapes change, runs.
 // Planning = specialize symbols to the bound extents
 // (graph/passes/specialize.h), make a Plan (policy or plan file, pins,
-// validation), then either the sequential Executor (one CPU device, no
-// slices, no trace: the fast path) or the heterogeneous Engine
-// (runtime/engine.h). A device that stops answering (Unavailable) is dropped
+// validation), then compile it into an Engine (runtime/engine.h): with one
+// CPU device, no slices, no trace and no adaptation the fast path, the
+// engine's sequential path (plus a one-thread twin for thread adaptation). A device that stops answering (Unavailable) is dropped
 // and the model re-planned onto the remaining devices, with a notice.
 #include <algorithm>
 #include <atomic>
@@ -18,7 +18,6 @@
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "runtime/engine.h"
-#include "runtime/executor.h"
 #include "runtime/session_internal.h"
 #include "scheduler/policies.h"
 #include "scheduler/policy.h"
@@ -328,15 +327,15 @@ class SessionImpl final : public Session {
     return Status::Ok();
   }
 
-  // The fast path: the executor with every thread, or its one-thread twin
-  // when thread adaptation measures it faster (runtime/thread_adaptation.h).
+  // The fast path: the sequential engine with every thread, or its one-thread
+  // twin when thread adaptation measures it faster (runtime/thread_adaptation.h).
   Status RunExecutor() {
     if (!thread_adaptation_) {
       ran_ = executor_.get();
       return executor_->Run(input_pointers_);
     }
     const int threads = thread_adaptation_->ThreadsForNextRun();
-    Executor* executor = executor_.get();
+    Engine* executor = executor_.get();
     if (threads == 1 && !serial_executor_) {
       // Without the twin (e.g. its memory could not be had) the session
       // keeps every thread, and says so.
@@ -375,11 +374,18 @@ class SessionImpl final : public Session {
     return executor_->Run(input_pointers_);
   }
 
+  // The fast path times nothing (thread adaptation times whole Runs) and has
+  // no worker thread to pin.
+  static EngineOptions FastPathOptions(int threads) {
+    EngineOptions options;
+    options.num_threads = threads;
+    options.step_times = false;
+    return options;
+  }
+
   Status BuildSerialExecutor() {
-    ExecutorOptions options;
-    options.num_threads = 1;
-    StatusOr<std::unique_ptr<Executor>> executor =
-        Executor::Create(Graph(*serial_source_), *registry_, *devices_.front().device, options);
+    StatusOr<std::unique_ptr<Engine>> executor = Engine::CreateSequential(
+        Graph(*serial_source_), *registry_, *devices_.front().device, FastPathOptions(1));
     if (!executor.ok())
       return executor.status().WithPrefix("preparing the one-thread kernels");
     serial_executor_ = std::move(*executor);
@@ -601,13 +607,12 @@ class SessionImpl final : public Session {
     for (const NodePlan& n : plan->nodes)
       single_cpu = single_cpu && n.device == "cpu" && n.stream == 0 && !n.slice;
     if (single_cpu) {
-      // The fast path: the sequential executor on the calling thread.
-      ExecutorOptions options;
-      options.num_threads = num_threads_;
+      // The fast path: the engine's sequential path on the calling thread.
       // Constants are shared, so keeping the graph for a one-thread twin is cheap.
       if (adapt_threads_) serial_source_ = specialized;
-      StatusOr<std::unique_ptr<Executor>> executor =
-          Executor::Create(std::move(specialized), *registry_, *devices_.front().device, options);
+      StatusOr<std::unique_ptr<Engine>> executor = Engine::CreateSequential(
+          std::move(specialized), *registry_, *devices_.front().device,
+          FastPathOptions(num_threads_));
       if (!executor.ok()) return executor.status().WithPrefix(where);
       executor_ = std::move(*executor);
       if (adapt_threads_) thread_adaptation_.emplace(num_threads_, thread_adaptation_options_);
@@ -669,7 +674,7 @@ class SessionImpl final : public Session {
   std::function<double(int, double)> run_ms_;
   std::optional<ThreadAdaptation> thread_adaptation_;
   std::optional<Graph> serial_source_;         // the specialized graph, for the twin
-  std::unique_ptr<Executor> serial_executor_;  // one thread, built on first need
+  std::unique_ptr<Engine> serial_executor_;    // one thread, built on first need
   std::optional<Graph> planned_graph_;          // specialized + annotated (adaptation)
   std::optional<braid::Plan> current_plan_;     // the plan that runs (SavePlan, adaptation)
   std::optional<braid::Plan> pending_plan_;     // adaptation's choice, built at the next Run
@@ -687,8 +692,8 @@ class SessionImpl final : public Session {
   std::vector<TensorInfo> outputs_;
   std::vector<InputSlot> slots_;
 
-  std::unique_ptr<Executor> executor_;
-  Executor* ran_ = nullptr;  // the executor of the last fast-path Run
+  std::unique_ptr<Engine> executor_;  // the fast path (sequential)
+  Engine* ran_ = nullptr;             // the fast-path engine of the last Run
   std::unique_ptr<Engine> engine_;
   std::vector<std::vector<int64_t>> planned_dims_;
   std::vector<const void*> input_pointers_;

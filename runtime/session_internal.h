@@ -4,7 +4,7 @@
 //
 //   auto registry = std::make_shared<braid::KernelRegistry>();
 //   braid::RegisterReferenceKernels(*registry);
-//   ASSIGN_OR_RETURN(braid::Graph g, braid::LoadGraphForExecution("builtin:resnet18"));
+//   ASSIGN_OR_RETURN(braid::Graph g, braid::LoadGraphForExecution("m.onnx"));  // api/model_loader.h
 //   ASSIGN_OR_RETURN(auto session, braid::CreateSession(std::move(g), {}, registry,
 //                                                        braid::CreateCpuDevice()));
 #ifndef BRAID_RUNTIME_SESSION_INTERNAL_H_
@@ -81,26 +81,11 @@ StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptio
                                                  std::vector<SessionDevice> devices,
                                                  SessionInternals internals = {});
 
-// `graph` has run its passes (runtime/model_loader.h); shapes may keep
+// `graph` has run its passes (api/model_loader.h); shapes may keep
 // symbolic dims, which are bound from the inputs at Run.
 StatusOr<std::unique_ptr<Session>> CreateSession(
     Graph graph, const SessionOptions& options,
     std::shared_ptr<const KernelRegistry> registry, std::unique_ptr<Device> device);
-
-// Session::Open with the model's graph from `load_graph` (run once, after the
-// devices are open, so that an unavailable device is reported first): the
-// graph has run its passes. (runtime/session_open.cc)
-StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
-    const SessionOptions& options, const std::function<StatusOr<Graph>()>& load_graph);
-
-// The cost model's profile when SessionOptions::profile is empty: the
-// built-in host CPU estimate plus, per vgpu, a device from its timing model
-// capped at the host threads it runs on, with copy links. (runtime/session_open.cc)
-DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices);
-// The profile Session::Open predicts with for `options`: SessionOptions::profile
-// loaded, else DerivedSessionProfile of the devices the options name (CUDA
-// devices get no figures: give a profile for them).
-StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options);
 
 // num_threads 0 -> the hardware concurrency (at least 1).
 int ResolveNumThreads(int num_threads);

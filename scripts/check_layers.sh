@@ -5,13 +5,15 @@
 #   kernels          <- graph
 #   scheduler        <- graph (never kernels: it plans with names and costs)
 #   models           <- graph
-#   runtime          <- graph, kernels, scheduler, models
-#   profiling        <- graph, kernels, scheduler, models, runtime
+#   runtime          <- graph, kernels, scheduler (never models: it runs the
+#                       Graph it is handed; "builtin:" names resolve in api/)
+#   api              <- graph, kernels, scheduler, models, runtime
+#   profiling        <- graph, kernels, scheduler, models, runtime, api
 #   tools, bench, examples, tests: anything
-# So nothing under graph, kernels, scheduler, models or runtime includes
+# So nothing under graph, kernels, scheduler, models, runtime or api includes
 # profiling/ or tools/.
-# Libraries (graph, kernels, scheduler, models, runtime, profiling) take options, never
-# the environment: no getenv / secure_getenv / environ / setenv / putenv.
+# Libraries (graph, kernels, scheduler, models, runtime, api, profiling) take
+# options, never the environment: no getenv / secure_getenv / environ / setenv / putenv.
 #
 #   scripts/check_layers.sh          # exit 1 listing every violation
 set -euo pipefail
@@ -23,13 +25,14 @@ allowed() {
     kernels) echo "graph kernels braid" ;;
     scheduler) echo "graph scheduler braid" ;;
     models) echo "graph models braid" ;;
-    runtime) echo "graph kernels scheduler models runtime braid" ;;
-    profiling) echo "graph kernels scheduler models runtime profiling braid" ;;
+    runtime) echo "graph kernels scheduler runtime braid" ;;
+    api) echo "graph kernels scheduler models runtime api braid" ;;
+    profiling) echo "graph kernels scheduler models runtime api profiling braid" ;;
   esac
 }
 
 violations=0
-for layer in graph kernels scheduler models runtime profiling; do
+for layer in graph kernels scheduler models runtime api profiling; do
   ok=$(allowed "$layer")
   while IFS=: read -r file line text; do
     top=$(sed -E 's/.*#include "([a-z_]+)\/.*/\1/' <<< "$text")
@@ -48,4 +51,4 @@ if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s)" >&2
   exit 1
 fi
-echo "check_layers: ok (graph, kernels, scheduler, models, runtime, profiling: includes follow the layers; no environment reads)"
+echo "check_layers: ok (graph, kernels, scheduler, models, runtime, api, profiling: includes follow the layers; no environment reads)"

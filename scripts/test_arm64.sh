@@ -47,8 +47,8 @@ declare -A FILTER=(
   # Models/*/1.. are squeezenet, mobilenet_v2, resnet18, vit_tiny (1-4 minutes
   # each under qemu; tiny_cnn, /0, runs); the adaptation tests measure
   # contention and timing (10-80 s each, and emulation skews them);
-  # ExecutorGivesTheSameOutputs... runs resnet-sized graphs (45 s).
-  [runtime]='-Models/BuiltinModel.*/1:Models/BuiltinModel.*/2:Models/BuiltinModel.*/3:Models/BuiltinModel.*/4:Models/BuiltinAllocation.*/1:SessionThreadAdaptation.*:ThreadAdaptationAllocation.*:AdaptationSession.*:LayoutTest.ExecutorGivesTheSameOutputsWithAndWithoutNhwc'
+  # SequentialEngineGivesTheSameOutputs... runs resnet-sized graphs (45 s).
+  [runtime]='-Models/BuiltinModel.*/1:Models/BuiltinModel.*/2:Models/BuiltinModel.*/3:Models/BuiltinModel.*/4:Models/BuiltinAllocation.*/1:SessionThreadAdaptation.*:ThreadAdaptationAllocation.*:AdaptationSession.*:LayoutTest.SequentialEngineGivesTheSameOutputsWithAndWithoutNhwc'
 )
 
 targets=(braid)

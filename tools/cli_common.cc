@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <ostream>
 
-#include "runtime/model_loader.h"
+#include "api/model_loader.h"
 #include "scheduler/device_profile.h"
 
 namespace braid::cli {
@@ -49,7 +49,7 @@ StatusOr<std::vector<std::string>> ArgScanner::Positionals() const {
 
 StatusOr<LoadedModel> LoadModel(const std::string& path,
                                 bool reject_unsupported_ops) {
-  // One loader for the CLI and the Session (runtime/model_loader.h).
+  // One loader for the CLI and the Session (api/model_loader.h).
   LoadGraphOptions options;
   options.reject_unsupported_ops = reject_unsupported_ops;
   ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraph(path, options));

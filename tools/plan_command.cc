@@ -7,8 +7,8 @@
 #include <fstream>
 #include <ostream>
 
+#include "api/model_loader.h"
 #include "graph/annotate.h"
-#include "runtime/model_loader.h"
 #include "scheduler/policies.h"
 #include "scheduler/simulator.h"
 #include "scheduler/split_metrics.h"

@@ -18,9 +18,9 @@
 #include <thread>
 #include <type_traits>
 
+#include "api/model_loader.h"
+#include "api/session_open.h"
 #include "braid/braid.h"
-#include "runtime/model_loader.h"
-#include "runtime/session_internal.h"
 #include "scheduler/batch_size.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/policies.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <set>
 
-#include "runtime/executor.h"
+#include "runtime/engine.h"
 #include "tests/engine/engine_test_util.h"
 
 namespace braid {
@@ -23,13 +23,13 @@ struct ModelCase {
   int seeds;
 };
 
-// The all-CPU reference: the sequential executor, copying views (the engine
+// The all-CPU reference: the engine's sequential path, copying views (the engine
 // runs them in place: the reference shares no buffer).
 std::vector<std::vector<float>> CpuOutputs(const Graph& g, const test::Inputs& in) {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
-  ExecutorOptions options;
+  EngineOptions options;
   options.views_in_place = false;
-  auto exec = Executor::Create(g, EngineRegistry(), *cpu, options);
+  auto exec = Engine::CreateSequential(g, EngineRegistry(), *cpu, options);
   EXPECT_TRUE(exec.ok()) << exec.status().ToString();
   if (!exec.ok()) return {};
   EXPECT_TRUE((*exec)->Run(in.pointers).ok());

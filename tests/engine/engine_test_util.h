@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/model_loader.h"
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
@@ -22,7 +23,6 @@
 #include "models/architectures.h"
 #include "models/graph_builder.h"
 #include "runtime/engine.h"
-#include "runtime/model_loader.h"
 #include "scheduler/plan.h"
 
 namespace braid::test {
@@ -138,7 +138,7 @@ inline Inputs RandomInputs(const Graph& g, uint32_t seed) {
   return in;
 }
 
-// Copies of every output after a Run (an Engine, or the sequential Executor).
+// Copies of every output after a Run.
 template <typename Runner>
 std::vector<std::vector<float>> Outputs(const Runner& e) {
   std::vector<std::vector<float>> out;

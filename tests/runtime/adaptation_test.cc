@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "api/model_loader.h"
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/vgpu_device.h"
-#include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
 #include "scheduler/policy.h"
 

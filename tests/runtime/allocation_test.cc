@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
+#include "api/model_loader.h"
 #include "braid/braid.h"
 #include "kernels/cpu/cpu_device.h"
-#include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
 #include "tests/runtime/test_kernels.h"
 

@@ -20,9 +20,9 @@
 #include <tuple>
 #include <vector>
 
+#include "api/c_api_internal.h"
 #include "braid/braid.h"
 #include "braid/slimmable.h"
-#include "runtime/c_api_internal.h"
 #include "scheduler/plan.h"
 
 extern "C" {

@@ -1,22 +1,22 @@
-// The sequential executor runs views (RunsAsView) in place: their output is
+// The engine's sequential path runs views (RunsAsView) in place: their output is
 // their input's arena slot and no kernel runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "graph/op_schema.h"
-#include "runtime/executor.h"
+#include "runtime/engine.h"
 #include "tests/engine/engine_test_util.h"
 
 namespace braid {
 namespace {
 
-StatusOr<std::unique_ptr<Executor>> CpuExecutor(Graph g) {
+StatusOr<std::unique_ptr<Engine>> SequentialCpu(Graph g) {
   static const std::unique_ptr<Device> cpu = CreateCpuDevice();
-  return Executor::Create(std::move(g), test::EngineRegistry(), *cpu, {});
+  return Engine::CreateSequential(std::move(g), test::EngineRegistry(), *cpu, {});
 }
 
-TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
+TEST(SequentialViews, AChainOfViewsKeepsOneBuffer) {
   // relu(x) through Reshape, Flatten and Unsqueeze to the output: one 1 KB
   // slot in all (a copy per view would need at least two).
   GraphBuilder b("view_chain", 3);
@@ -28,7 +28,7 @@ TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
   ASSERT_TRUE(InferShapes(g).ok());
   for (const Node& n : g.nodes()) EXPECT_EQ(RunsAsView(g, n), n.op_type != "Relu") << n.name;
   const test::Inputs in = test::RandomInputs(g, 3);
-  StatusOr<std::unique_ptr<Executor>> e = CpuExecutor(std::move(g));
+  StatusOr<std::unique_ptr<Engine>> e = SequentialCpu(std::move(g));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ((*e)->arena_bytes(), 256 * sizeof(float));
   for (const NodePlacement& p : (*e)->placements())
@@ -41,10 +41,10 @@ TEST(ExecutorViews, AChainOfViewsKeepsOneBuffer) {
   }
 }
 
-TEST(ExecutorViews, AViewsInputReadAfterItAndAGraphInputViewStayCorrect) {
+TEST(SequentialViews, AViewsInputReadAfterItAndAGraphInputViewStayCorrect) {
   Graph g = test::ViewsGraph();
   const test::Inputs in = test::RandomInputs(g, 5);
-  StatusOr<std::unique_ptr<Executor>> e = CpuExecutor(std::move(g));
+  StatusOr<std::unique_ptr<Engine>> e = SequentialCpu(std::move(g));
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   std::vector<float> relu, square;
   for (float v : in.data[0]) {

@@ -7,11 +7,11 @@
 #include <cmath>
 #include <random>
 
+#include "api/model_loader.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/cpu/cpu_device.h"
-#include "runtime/executor.h"
-#include "runtime/model_loader.h"
+#include "runtime/engine.h"
 
 namespace braid {
 namespace {
@@ -72,7 +72,7 @@ TEST(LayoutTest, ANodeThatCannotTakeNhwcKeepsItsGroupPlain) {
   for (TensorLayout l : none) EXPECT_EQ(l, TensorLayout::kPlain);
 }
 
-std::vector<float> RunExecutor(Executor& exec, const std::vector<float>& input) {
+std::vector<float> RunSequential(Engine& exec, const std::vector<float>& input) {
   const void* inputs[] = {input.data()};
   Status s = exec.Run(inputs);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -80,17 +80,17 @@ std::vector<float> RunExecutor(Executor& exec, const std::vector<float>& input) 
   return std::vector<float>(out, out + exec.output_desc(0).elements());
 }
 
-TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
+TEST(LayoutTest, SequentialEngineGivesTheSameOutputsWithAndWithoutNhwc) {
   KernelRegistry registry;
   RegisterCpuKernels(registry);
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   for (const char* model : {"mobilenet_v2", "squeezenet1_1"}) {
-    std::vector<std::unique_ptr<Executor>> execs;
+    std::vector<std::unique_ptr<Engine>> execs;
     for (bool nhwc : {true, false}) {
-      ExecutorOptions options;
+      EngineOptions options;
       options.channels_last = nhwc;
-      StatusOr<std::unique_ptr<Executor>> e =
-          Executor::Create(StaticModel(model), registry, *cpu, options);
+      StatusOr<std::unique_ptr<Engine>> e =
+          Engine::CreateSequential(StaticModel(model), registry, *cpu, options);
       ASSERT_TRUE(e.ok()) << e.status().ToString();
       EXPECT_EQ((*e)->layout_note(), "");
       execs.push_back(std::move(*e));
@@ -99,8 +99,8 @@ TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> input(static_cast<size_t>(execs[0]->input_desc(0).elements()));
     for (float& x : input) x = dist(rng);
-    const std::vector<float> a = RunExecutor(*execs[0], input);
-    const std::vector<float> b = RunExecutor(*execs[1], input);
+    const std::vector<float> a = RunSequential(*execs[0], input);
+    const std::vector<float> b = RunSequential(*execs[1], input);
     ASSERT_EQ(a.size(), b.size());
     double max_ref = 0, max_diff = 0;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -116,7 +116,7 @@ TEST(LayoutTest, ExecutorGivesTheSameOutputsWithAndWithoutNhwc) {
 // Conv -> Pad(mode) -> Conv, as CycleGAN-style generators pad between convs.
 // braid's Pad kernel takes channels-last only in constant mode: a reflect or
 // edge Pad must keep its own chain plain (the reference Pad cannot take
-// nhwc) rather than force the executor's whole-graph plain retry; the
+// nhwc) rather than force the engine's whole-graph plain retry; the
 // constant one may go nhwc. Outputs agree either way.
 TEST(LayoutTest, PadsBetweenConvsLoadInEveryModeAndMatch) {
   KernelRegistry registry;
@@ -165,13 +165,13 @@ TEST(LayoutTest, PadsBetweenConvsLoadInEveryModeAndMatch) {
     for (float& v : input) v = dist(rng);
     std::vector<std::vector<float>> outputs;
     for (bool nhwc : {true, false}) {
-      ExecutorOptions options;
+      EngineOptions options;
       options.channels_last = nhwc;
-      StatusOr<std::unique_ptr<Executor>> e = Executor::Create(g, registry, *cpu, options);
+      StatusOr<std::unique_ptr<Engine>> e = Engine::CreateSequential(g, registry, *cpu, options);
       ASSERT_TRUE(e.ok()) << mode << (nhwc ? " nhwc: " : " plain: ") << e.status().ToString();
       // No retry of the whole graph in the plain layout was needed.
       EXPECT_EQ((*e)->layout_note(), "") << mode;
-      outputs.push_back(RunExecutor(**e, input));
+      outputs.push_back(RunSequential(**e, input));
     }
     ASSERT_EQ(outputs[0].size(), outputs[1].size()) << mode;
     for (size_t i = 0; i < outputs[0].size(); ++i)
@@ -183,8 +183,8 @@ TEST(LayoutTest, DenseConvsStayNhwcAndSparseDeclinesAreNotFallbacks) {
   KernelRegistry registry;
   RegisterCpuKernels(registry, CpuKernelOptions());  // sparse kernels first
   std::unique_ptr<Device> cpu = CreateCpuDevice();
-  StatusOr<std::unique_ptr<Executor>> e =
-      Executor::Create(StaticModel("tiny_cnn"), registry, *cpu, ExecutorOptions());
+  StatusOr<std::unique_ptr<Engine>> e =
+      Engine::CreateSequential(StaticModel("tiny_cnn"), registry, *cpu, EngineOptions());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   int convs = 0;
   for (const NodePlacement& p : (*e)->placements()) {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "api/model_loader.h"
 #include "kernels/cpu/cpu_device.h"
-#include "runtime/model_loader.h"
 #include "runtime/session_internal.h"
 
 namespace braid {

@@ -15,7 +15,7 @@
 #include "graph/slimmable.h"
 #include "models/builtin.h"
 #include "models/graph_builder.h"
-#include "runtime/session_internal.h"
+#include "api/session_open.h"
 #include "tests/scoped_temp_dir.h"
 
 namespace braid {

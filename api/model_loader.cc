@@ -1,4 +1,4 @@
-#include "runtime/model_loader.h"
+#include "api/model_loader.h"
 
 #include <fstream>
 

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "graph/slimmable.h"
-#include "runtime/model_loader.h"
-#include "runtime/session_internal.h"
+#include "api/model_loader.h"
+#include "api/session_open.h"
 
 namespace braid {
 namespace {

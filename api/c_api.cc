@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "api/c_api_internal.h"
 #include "braid/braid.h"
 #include "braid/slimmable.h"
 #include "graph/status.h"
-#include "runtime/c_api_internal.h"
 
 #ifndef BRAID_VERSION_STRING
 #error "BRAID_VERSION_STRING (the CMake project version) must be defined"

@@ -1,12 +1,15 @@
-// The one model loader: the Session and the CLI both come through here.
+// The one model loader: Session::Open, the C API, the Python binding, the CLI
+// and the profiling library all come through here.
 //
 //   ASSIGN_OR_RETURN(braid::LoadedGraph raw, braid::LoadGraph("m.onnx"));      // as imported
 //   ASSIGN_OR_RETURN(braid::Graph g, braid::LoadGraphForExecution("m.onnx")); // passes + annotations
 //
 // A model is "builtin:NAME" (models/builtin.h), a .braid file (recognised by
-// its leading bytes, not its extension) or an ONNX file.
-#ifndef BRAID_RUNTIME_MODEL_LOADER_H_
-#define BRAID_RUNTIME_MODEL_LOADER_H_
+// its leading bytes, not its extension) or an ONNX file. It lives above
+// runtime/ (which runs the Graph it is given and never names a model), so
+// "builtin:" names resolve here and the runtime does not link the model zoo.
+#ifndef BRAID_API_MODEL_LOADER_H_
+#define BRAID_API_MODEL_LOADER_H_
 
 #include <string>
 
@@ -37,4 +40,4 @@ StatusOr<Graph> LoadGraphForExecution(const std::string& model, bool fuse = true
 
 }  // namespace braid
 
-#endif  // BRAID_RUNTIME_MODEL_LOADER_H_
+#endif  // BRAID_API_MODEL_LOADER_H_

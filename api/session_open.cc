@@ -1,16 +1,17 @@
-// Session::Open: the public entry point with the full kernel registry and the
-// devices named in SessionOptions::devices. Kept apart from session.cc so a
-// program that builds sessions with its own registry (tests) does not link
-// every backend's kernels.
+// Session::Open: the public entry point with the full kernel registry, the
+// devices named in SessionOptions::devices and every model name
+// (api/model_loader.h, "builtin:NAME" included). Above runtime/, so a
+// program that builds sessions with its own registry and graph (tests,
+// CreateSession) links neither every backend's kernels nor the model zoo.
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 
+#include "api/model_loader.h"
+#include "api/session_open.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/vgpu/vgpu_device.h"
-#include "runtime/model_loader.h"
-#include "runtime/session_internal.h"
 #include "scheduler/policies.h"
 
 namespace braid {

@@ -1,7 +1,7 @@
 // What the C API (include/braid/braid_c.h) maps onto the C++ one, apart so
 // tests can check every option field, and the growth rule, directly.
-#ifndef BRAID_RUNTIME_C_API_INTERNAL_H_
-#define BRAID_RUNTIME_C_API_INTERNAL_H_
+#ifndef BRAID_API_C_API_INTERNAL_H_
+#define BRAID_API_C_API_INTERNAL_H_
 
 #include "braid/braid.h"
 #include "braid/braid_c.h"
@@ -17,4 +17,4 @@ Status SessionOptionsFromC(const braid_session_options& in, SessionOptions& out)
 
 }  // namespace braid
 
-#endif  // BRAID_RUNTIME_C_API_INTERNAL_H_
+#endif  // BRAID_API_C_API_INTERNAL_H_
