@@ -156,13 +156,18 @@ class _SimDevice:
         lo = now - self.window
         return sum(max(0.0, min(e, now) - max(s, lo)) * weight(w) for s, e, w in self.busy)
 
+    def _span(self, now: float) -> float:
+        return min(self.window, now) if now > 0 else self.window  # the device's life so far
+
     def utilisation(self) -> float | None:
+        """Busy share of the last window, counting queued work as busy (a GPU with kernels queued reads ~100%)."""
         now = self.clock()
-        return 100.0 * min(1.0, self._overlap(now, lambda w: 1.0) / self.window)
+        backlog = max(0.0, self.free_at - now)
+        return 100.0 * min(1.0, (self._overlap(now, lambda w: 1.0) + backlog) / self._span(now))
 
     def power(self) -> float:
         now = self.clock()
-        extra = self._overlap(now, lambda w: w - self.spec.p_idle_w) / self.window
+        extra = self._overlap(now, lambda w: w - self.spec.p_idle_w) / self._span(now)
         return self.spec.p_idle_w + extra
 
     # InstanceBackend: loading is free in the model; memory is what GreedyScheduler counts.
@@ -245,7 +250,7 @@ class ClusterSim:
         greedy: GreedyConfig | None = None,
         router_period: float = 0.002,
         fifo_capacity: int = 2048,
-        window: float = 0.25,
+        window: float = 0.1,
     ) -> None:
         self.specs = list(servers)
         self.latency = latency
