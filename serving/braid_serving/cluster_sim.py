@@ -41,16 +41,16 @@ def slim_resnet_weight_bytes(segment: int, width: float, input_width: float) -> 
     """fp32 weight bytes of builtin:slim_resnet's segment at a width (its layer shapes).
 
     Segment 0: 3x3 stem 3->C and a basic block; segments 1-3: a strided basic
-    block with a 1x1 projection; segment 3 adds the 100-class head. Biases and
-    GroupNorm scale/shift are 3 vectors of C per conv. The serving tests check
+    block with a 1x1 projection; segment 3 adds the 100-class head. GroupNorm
+    scale and shift are 2 vectors of C per conv (no conv biases). The serving tests check
     this against braid's segment_weight_bytes when braid is importable.
     """
     c = round(CHANNELS[segment] * width)
     if segment == 0:
-        params = 3 * c * 9 + 2 * (c * c * 9) + 3 * 3 * c
+        params = 3 * c * 9 + 2 * (c * c * 9) + 2 * 3 * c
     else:
         c_in = round(CHANNELS[segment - 1] * input_width)
-        params = c_in * c * 9 + c * c * 9 + c_in * c + 3 * 3 * c
+        params = c_in * c * 9 + c * c * 9 + c_in * c + 2 * 3 * c
     if segment == 3:
         params += c * 100 + 100
     return 4 * params
@@ -102,13 +102,14 @@ class LatencyModel:
         return cls(table, f"measured: braid segment Sessions, threads={threads}")
 
 
-# `python3 -m braid_serving.cluster_sim --measure` prints this table (cpu, threads=1).
-DEFAULT_SOURCE = "braid builtin:slim_resnet segments measured on the 2-core build machine (cpu, 1 thread)"
+# Printed by `PYTHONPATH=build/python:serving python3 -m braid_serving.cluster_sim --measure`
+# (cpu, 1 thread, batches 1 and 8, medians of 5) on the shared 2-core build machine.
+DEFAULT_SOURCE = "braid builtin:slim_resnet segment latencies measured on the 2-core build machine (cpu, 1 thread)"
 DEFAULT_LATENCY: dict[tuple[int, float], tuple[float, float]] = {
-    (0, 1.0): (1.0e-4, 6.0e-4), (1, 1.0): (1.0e-4, 3.0e-4), (2, 1.0): (1.0e-4, 2.5e-4), (3, 1.0): (1.0e-4, 2.5e-4),
-    (0, 0.75): (1.0e-4, 3.6e-4), (1, 0.75): (1.0e-4, 1.8e-4), (2, 0.75): (1.0e-4, 1.5e-4), (3, 0.75): (1.0e-4, 1.5e-4),
-    (0, 0.5): (1.0e-4, 1.8e-4), (1, 0.5): (1.0e-4, 0.9e-4), (2, 0.5): (1.0e-4, 0.7e-4), (3, 0.5): (1.0e-4, 0.7e-4),
-    (0, 0.25): (1.0e-4, 0.6e-4), (1, 0.25): (1.0e-4, 0.3e-4), (2, 0.25): (1.0e-4, 0.3e-4), (3, 0.25): (1.0e-4, 0.3e-4),
+    (0, 1.0): (0.0, 3.37e-04), (1, 1.0): (2.16e-06, 2.08e-04), (2, 1.0): (4.92e-06, 1.51e-04), (3, 1.0): (6.95e-06, 1.44e-04),
+    (0, 0.75): (2.69e-07, 2.77e-04), (1, 0.75): (6.56e-06, 1.43e-04), (2, 0.75): (5.84e-06, 9.31e-05), (3, 0.75): (1.41e-05, 8.37e-05),
+    (0, 0.5): (0.0, 1.31e-04), (1, 0.5): (4.54e-06, 7.07e-05), (2, 0.5): (5.70e-06, 4.92e-05), (3, 0.5): (1.16e-05, 3.34e-05),
+    (0, 0.25): (4.25e-06, 6.67e-05), (1, 0.25): (5.59e-06, 2.79e-05), (2, 0.25): (5.01e-06, 1.83e-05), (3, 0.25): (7.13e-06, 1.18e-05),
 }  # fmt: skip
 
 
