@@ -162,6 +162,18 @@ def build_app(nodes: Sequence[NodeSpec], router: str = "least-loaded", model: st
     return ingress.bind([s.name for s in nodes], router, fifo_capacity, timeout, *bound)
 
 
+def worker_env() -> dict[str, Any]:
+    """A runtime_env whose workers import this braid_serving and this braid (absolute paths)."""
+    import os
+
+    import braid
+
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             os.path.dirname(os.path.dirname(os.path.abspath(braid.__file__)))]  # fmt: skip
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"env_vars": {"PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths)}}
+
+
 def local_cluster(nodes: Sequence[str]) -> Any:
     """A local Ray cluster with one simulated Ray node per name (ray.cluster_utils), connected to."""
     import ray
@@ -170,7 +182,7 @@ def local_cluster(nodes: Sequence[str]) -> Any:
     cluster = RayCluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {f"slim-{nodes[0]}": 1}})
     for name in nodes[1:]:
         cluster.add_node(num_cpus=1, resources={f"slim-{name}": 1})
-    ray.init(address=cluster.address, include_dashboard=False, logging_level="ERROR")
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False, runtime_env=worker_env())
     cluster.wait_for_nodes()
     return cluster
 
@@ -179,9 +191,11 @@ def kill_replica(deployment: str, app: str = "slim") -> str:
     """Kill a deployment's replica actor (a fault: Serve starts a new one). Returns its actor name."""
     import ray
 
+    names = []
     for actor in ray.util.list_named_actors(all_namespaces=True):
-        name = actor["name"] if isinstance(actor, dict) else actor
+        name, namespace = (actor["name"], actor["namespace"]) if isinstance(actor, dict) else (actor, "serve")
+        names.append(name)
         if name.startswith(f"SERVE_REPLICA::{app}#{deployment}#"):
-            ray.kill(ray.get_actor(name, namespace="serve"), no_restart=False)
+            ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
             return name
-    raise LookupError(f"no replica of {app}#{deployment} is running")
+    raise LookupError(f"no replica of {app}#{deployment} is running (actors: {names})")

@@ -45,7 +45,8 @@ def test_requests_run_on_every_node_and_a_killed_replica_loses_nothing(slim_app)
         image = np.random.default_rng(i).standard_normal((3, 32, 32)).astype(np.float32)
         return handle.infer.remote(image).result(timeout_s=120)
 
-    killer = threading.Timer(0.5, lambda: kill_replica(NODES[1].name))
+    killed: list[str] = []
+    killer = threading.Timer(0.5, lambda: killed.append(kill_replica(NODES[1].name)))
     killer.start()
     for i in range(n):
         responses.append(pool.submit(send, i))
@@ -60,10 +61,11 @@ def test_requests_run_on_every_node_and_a_killed_replica_loses_nothing(slim_app)
         except Exception as e:  # noqa: BLE001
             errors.append(str(e))
     killer.join()
+    assert killed, "the replica was not killed"
     counters = handle.counters.remote().result()
     # Every accepted request completed or failed with a clear error, counted by the ingress.
     assert counters["accepted"] == n + 1 == counters["completed"] + counters["failed"]
     assert done == n - len(errors) and counters["failed"] == len(errors)
     assert all("node" in e for e in errors), errors
     assert done >= n // 2 and len(nodes_used) >= 2
-    print(f"ray e2e: {done}/{n} completed, {len(errors)} failed, {counters['retried']} retried, nodes {sorted(nodes_used)}")
+    print(f"ray e2e: killed {killed[0]}; {done}/{n} completed, {len(errors)} failed, {counters['retried']} retried, nodes {sorted(nodes_used)}")
