@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -76,9 +75,6 @@ class GreedyConfig:
             raise ValueError(f"widths must be in (0, 1]: {self.widths}")
 
 
-_ids = itertools.count()
-
-
 @dataclasses.dataclass
 class SegmentRequest:
     """q_t(seg, w_req, t_enq, w_prev): one request's next segment."""
@@ -88,7 +84,6 @@ class SegmentRequest:
     w_prev: float
     payload: Any = None
     t_enq: float = 0.0  # set by submit
-    id: int = dataclasses.field(default_factory=lambda: next(_ids))
 
     @property
     def key(self) -> Key:
@@ -107,7 +102,7 @@ class Instance:
     handle: Any
     busy: bool = False
     t_last: float = 0.0
-    id: int = dataclasses.field(default_factory=lambda: next(_ids))
+    id: int = 0  # per scheduler, in load order
 
 
 @dataclasses.dataclass
@@ -205,7 +200,7 @@ class GreedyScheduler:
     def _load(self, segment: int, width: float, w_prev: float) -> Instance:
         nbytes = self.backend.weight_bytes(segment, width, w_prev)
         handle = self.backend.load(segment, width, w_prev)
-        inst = Instance(segment, width, w_prev, self.backend.device, nbytes, handle, t_last=self.clock())
+        inst = Instance(segment, width, w_prev, self.backend.device, nbytes, handle, t_last=self.clock(), id=self.loads)
         self.instances.append(inst)
         self.loads += 1
         return inst

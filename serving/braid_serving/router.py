@@ -14,6 +14,7 @@ alpha * accuracy prior - beta * latency - gamma * energy - delta * Var(U/100) + 
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import random
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .accuracy import accuracy_prior, paper_table
+from .greedy import OverloadedError
 from .ppo import PPOAgent, PPOConfig
 
 # The width tuples a router picks from: the 8 the paper tabulates (Tables I-II).
@@ -262,17 +264,14 @@ class BoundedFifo:
     """The router's global FIFO with backpressure: push raises OverloadedError when full."""
 
     def __init__(self, capacity: int) -> None:
-        from collections import deque
-
-        from .greedy import OverloadedError
-
-        self._error = OverloadedError
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.capacity = capacity
-        self.items: deque[Any] = deque()
+        self.items: collections.deque[Any] = collections.deque()
 
     def push(self, item: Any) -> None:
         if len(self.items) >= self.capacity:
-            raise self._error(f"overloaded: {len(self.items)} requests await routing (capacity {self.capacity}); retry later")
+            raise OverloadedError(f"overloaded: {len(self.items)} requests await routing (capacity {self.capacity}); retry later")
         self.items.append(item)
 
     def pop_block(self, n: int) -> list[Any]:

@@ -181,7 +181,7 @@ class Cluster:
     """
 
     def __init__(self, nodes: Sequence[NodeLike], router: Router, fifo_capacity: int = 256, period: float = 0.002,
-                 retries: int = 1, cooldown: float = 2.0) -> None:  # fmt: skip
+                 retries: int = 2, cooldown: float = 2.0) -> None:  # fmt: skip
         self.nodes = list(nodes)
         self.cooldown = cooldown  # a node that failed a request is skipped this long (Serve restarts replicas)
         self._down_until = [0.0] * len(self.nodes)
@@ -244,6 +244,8 @@ class Cluster:
                         for p in self.fifo.pop_block(len(self.fifo)):
                             self._fail(p, e)
                     break
+                if not self._alive(decision.server):
+                    continue  # it went down after observe(): decide again on fresh telemetry
                 with self._cond:
                     block = self.fifo.pop_block(decision.group)
                 self._send(block, decision)
