@@ -1,0 +1,281 @@
+"""Routers above the per-server greedy schedulers: random (the paper's baseline),
+round-robin, least-loaded and the PPO router, behind one interface.
+
+    router = PPORouter(n_servers=3, widths=WIDTH_CHOICES, groups=(1, 2, 4, 8), weights=RewardWeights())
+    d = router.decide(obs)                 # Decision(server, widths, group)
+    ...                                    # the block of d.group requests runs on d.server at d.widths
+    router.feedback(d, BlockResult(...))   # PPO learns online from telemetry (others ignore it)
+
+Observation is the paper's state (eq. 1): the global FIFO length, the
+completed count and per server its queue, power and utilisation, plus its
+recent latency (telemetry the issue lists). The reward (eq. 7) is
+alpha * accuracy prior - beta * latency - gamma * energy - delta * Var(U/100) + bonus.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import random
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from .accuracy import accuracy_prior, paper_table
+from .greedy import OverloadedError
+from .ppo import PPOAgent, PPOConfig
+
+# The width tuples a router picks from: the 8 the paper tabulates (Tables I-II).
+WIDTH_CHOICES: tuple[tuple[float, ...], ...] = tuple(sorted(paper_table(), key=lambda w: (-sum(w), w)))
+UNIFORM: dict[float, tuple[float, ...]] = {w: (w, w, w, w) for w in (1.0, 0.75, 0.5, 0.25)}
+
+
+@dataclasses.dataclass
+class ServerStats:
+    queue: int  # requests waiting or running on the server
+    power_w: float
+    utilisation: float  # %
+    latency_s: float = 0.0  # recent mean end-to-end latency
+    alive: bool = True
+
+
+@dataclasses.dataclass
+class Observation:
+    fifo: int  # requests waiting for a routing decision
+    done: int  # requests completed so far
+    servers: list[ServerStats]
+
+
+@dataclasses.dataclass
+class Decision:
+    server: int
+    widths: tuple[float, ...]
+    group: int
+    token: Any = None  # the router's own bookkeeping (PPO: the transition)
+
+
+@dataclasses.dataclass
+class BlockResult:
+    latency_s: float  # mean end-to-end latency of the block's requests
+    energy_j: float  # E_t = mean server power x latency (paper, eq. 7)
+    widths: tuple[float, ...]
+    utilisations: list[float]  # % per server when the block finished
+    failed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardWeights:
+    alpha: float = 1.0
+    beta: float = 1.0  # per second
+    gamma: float = 0.0  # per joule
+    delta: float = 0.0
+    bonus: float = 0.0
+    fail_penalty: float = 1.0  # per failed request of the block (part of the bonus term b_t)
+
+    def reward(self, r: BlockResult) -> float:
+        util = np.asarray(r.utilisations, dtype=np.float64) / 100.0
+        imbalance = float(util.var()) if util.size else 0.0
+        return (
+            self.alpha * accuracy_prior(r.widths)
+            - self.beta * r.latency_s
+            - self.gamma * r.energy_j
+            - self.delta * imbalance
+            + self.bonus
+            - self.fail_penalty * r.failed
+        )
+
+
+# Latency-heavy (the paper's Table IV regime) and balanced (Table V) weightings.
+LATENCY_HEAVY = RewardWeights(alpha=1.0, beta=200.0, gamma=0.5, delta=1.0)
+BALANCED = RewardWeights(alpha=1.0, beta=2.0, gamma=0.01, delta=1.0)
+
+
+class Router(Protocol):
+    name: str
+
+    def decide(self, obs: Observation) -> Decision: ...
+
+    def feedback(self, decision: Decision, result: BlockResult) -> None: ...
+
+
+def _alive(obs: Observation) -> list[int]:
+    alive = [i for i, s in enumerate(obs.servers) if s.alive]
+    if not alive:
+        raise RuntimeError("no server is alive")
+    return alive
+
+
+class _Fixed:
+    """Width and group policy shared by the baselines: a fixed tuple, or random per block."""
+
+    def __init__(self, widths: tuple[float, ...] | None, group: int, seed: int) -> None:
+        self.widths = widths
+        self.group = group
+        self.rng = random.Random(seed)
+
+    def pick_widths(self) -> tuple[float, ...]:
+        return self.widths if self.widths is not None else self.rng.choice(WIDTH_CHOICES)
+
+    def feedback(self, decision: Decision, result: BlockResult) -> None:
+        del decision, result
+
+
+class RandomRouter(_Fixed):
+    """The paper's baseline: a uniformly random server (and width tuple when widths is None)."""
+
+    name = "random"
+
+    def decide(self, obs: Observation) -> Decision:
+        return Decision(self.rng.choice(_alive(obs)), self.pick_widths(), self.group)
+
+
+class RoundRobinRouter(_Fixed):
+    name = "round-robin"
+
+    def __init__(self, widths: tuple[float, ...] | None, group: int, seed: int) -> None:
+        super().__init__(widths, group, seed)
+        self._next = 0
+
+    def decide(self, obs: Observation) -> Decision:
+        alive = _alive(obs)
+        n = len(obs.servers)
+        for k in range(n):
+            i = (self._next + k) % n
+            if i in alive:
+                self._next = i + 1
+                return Decision(i, self.pick_widths(), self.group)
+        raise AssertionError("unreachable")
+
+
+class LeastLoadedRouter(_Fixed):
+    """The server with the fewest requests waiting or running (ties: lowest index)."""
+
+    name = "least-loaded"
+
+    def decide(self, obs: Observation) -> Decision:
+        best = min(_alive(obs), key=lambda i: (obs.servers[i].queue, i))
+        return Decision(best, self.pick_widths(), self.group)
+
+
+def featurize(obs: Observation, p_ref_w: float = 250.0) -> np.ndarray:
+    """Eq. 1's state vector, scaled to O(1) (log of counts, power / p_ref, U / 100)."""
+    feats = [math.log1p(obs.fifo) / 4.0, math.log1p(obs.done) / 10.0]
+    for s in obs.servers:
+        feats += [
+            math.log1p(s.queue) / 4.0,
+            s.power_w / p_ref_w,
+            s.utilisation / 100.0,
+            math.log1p(1000.0 * s.latency_s) / 6.0,
+        ]
+    return np.asarray(feats, dtype=np.float64)
+
+
+@dataclasses.dataclass
+class _Transition:
+    state: np.ndarray
+    action: tuple[int, int, int]
+    logp: float
+    eps: float
+
+
+class PPORouter:
+    """The factored PPO router (ppo.py); learns online from BlockResults unless frozen.
+
+    widths: the width-head's choices (one tuple pins the width: the router
+    then learns server and group only, for comparisons at equal accuracy prior).
+    """
+
+    name = "ppo"
+
+    def __init__(
+        self,
+        n_servers: int,
+        widths: Sequence[tuple[float, ...]] = WIDTH_CHOICES,
+        groups: Sequence[int] = (1, 2, 4, 8),
+        weights: RewardWeights = LATENCY_HEAVY,
+        seed: int = 0,
+        update_every: int = 512,
+        agent: PPOAgent | None = None,
+        **config: Any,
+    ) -> None:
+        self.widths = [tuple(w) for w in widths]
+        self.groups = list(groups)
+        self.weights = weights
+        self.update_every = update_every
+        self.agent = agent or PPOAgent(
+            PPOConfig(state_dim=2 + 4 * n_servers, n_servers=n_servers, n_widths=len(self.widths),
+                      n_groups=len(self.groups), **config),
+            seed=seed,
+        )  # fmt: skip
+        c = self.agent.config
+        if (c.n_servers, c.n_widths, c.n_groups) != (n_servers, len(self.widths), len(self.groups)):
+            raise ValueError(f"agent heads {(c.n_servers, c.n_widths, c.n_groups)} do not match the router")
+        self.training = True  # False: a frozen policy acting in eval_mode
+        self.eval_mode = "sample"
+        self._buffer: list[tuple[_Transition, float]] = []
+        self.updates = 0
+        self.last_info: dict[str, float] = {}
+
+    def decide(self, obs: Observation) -> Decision:
+        state = featurize(obs)
+        srv, w, g, logp, _, eps = self.agent.act(state, "explore" if self.training else self.eval_mode)
+        alive = _alive(obs)
+        if srv not in alive:  # a dead server: the least-loaded live one (not learned from)
+            srv = min(alive, key=lambda i: (obs.servers[i].queue, i))
+            return Decision(srv, self.widths[w], self.groups[g], None)
+        token = _Transition(state, (srv, w, g), logp, eps) if self.training else None
+        return Decision(srv, self.widths[w], self.groups[g], token)
+
+    def feedback(self, decision: Decision, result: BlockResult) -> None:
+        if not self.training or decision.token is None:
+            return
+        self._buffer.append((decision.token, self.weights.reward(result)))
+        if len(self._buffer) >= self.update_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Run a PPO update on the transitions collected so far."""
+        if len(self._buffer) < 8:
+            return
+        tr = [t for t, _ in self._buffer]
+        self.last_info = self.agent.update(
+            np.stack([t.state for t in tr]),
+            np.asarray([t.action for t in tr]),
+            np.asarray([t.logp for t in tr]),
+            np.asarray([t.eps for t in tr]),
+            np.asarray([r for _, r in self._buffer]),
+        )
+        self.updates += 1
+        self._buffer.clear()
+
+    def save(self, path: str) -> None:
+        self.agent.save(path)
+
+    @classmethod
+    def load(cls, path: str, widths: Sequence[tuple[float, ...]] = WIDTH_CHOICES,
+             groups: Sequence[int] = (1, 2, 4, 8), weights: RewardWeights = LATENCY_HEAVY) -> PPORouter:  # fmt: skip
+        agent = PPOAgent.load(path)
+        return cls(agent.config.n_servers, widths, groups, weights, agent=agent)
+
+
+class BoundedFifo:
+    """The router's global FIFO with backpressure: push raises OverloadedError when full."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self.items: collections.deque[Any] = collections.deque()
+
+    def push(self, item: Any) -> None:
+        if len(self.items) >= self.capacity:
+            raise OverloadedError(f"overloaded: {len(self.items)} requests await routing (capacity {self.capacity}); retry later")
+        self.items.append(item)
+
+    def pop_block(self, n: int) -> list[Any]:
+        return [self.items.popleft() for _ in range(min(n, len(self.items)))]
+
+    def __len__(self) -> int:
+        return len(self.items)
