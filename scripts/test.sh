@@ -6,7 +6,8 @@
 # Also exports the torchvision reference models to ONNX once (build-test/zoo/,
 # random weights, no download) for the importer's zoo test, builds the
 # benchmarks and examples so they never rot, checks the installed package
-# (scripts/check_install.sh; build-install/), and builds and checks the
+# (scripts/check_install.sh; build-install/), the Python package and serving
+# (scripts/check_python.sh, scripts/check_serving.sh), and builds and checks the
 # release bundle (scripts/bundle.sh, scripts/check_bundle.sh; build-bundle/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,13 @@ start=$(date +%s)
 BRAID_PYTHON_CMAKE_BUILD_DIR="${BRAID_INSTALL_BUILD_DIR:-$ROOT/build-install}" \
   scripts/check_python.sh "$BUILD/tools/braid"
 echo "test.sh: Python package built and checked in $(( $(date +%s) - start )) s"
+
+# Serving (docs/serving.md): serving/tests and bench/slim_serving.py --quick in a
+# venv with ray[serve], on the wheel check_python.sh just built.
+start=$(date +%s)
+BRAID_WHEEL="$(ls "${BRAID_PYTHON_BUILD_DIR:-$ROOT/build-python}"/dist/braid-*.whl | head -n 1)" \
+  scripts/check_serving.sh
+echo "test.sh: serving checked in $(( $(date +%s) - start )) s"
 
 # libFuzzer smoke (docs/fuzzing.md): the readers' fuzz targets, 10 s each from
 # seed corpora with a fixed seed, after replaying tests/fuzz/regressions/.
