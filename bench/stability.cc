@@ -328,8 +328,9 @@ StatusOr<StabilityReport> RunStability(const StabilityOptions& options) {
     r.notices = static_cast<int64_t>(notices.size());
     r.lost_notices = static_cast<int64_t>(Count(notices, "became unavailable"));
     r.restored_notices = static_cast<int64_t>(Count(notices, "answers again"));
-    r.adaptation_notices = static_cast<int64_t>(Count(notices, "adaptation") +
-                                                Count(notices, "re-planned ("));
+    r.adaptation_replans = static_cast<int64_t>(Count(notices, "re-planned ("));
+    r.adaptation_decisions =
+        static_cast<int64_t>(Count(notices, "adaptation after")) + r.adaptation_replans;
     for (const NodePlacement& p : w.opened.session->placements())
       r.ends_on_vgpu = r.ends_on_vgpu || p.device == "vgpu";
     report.sessions.push_back(r);

@@ -67,7 +67,8 @@ struct StabilitySessionReport {
   int64_t outage_runs = 0;   // Runs that started with the vgpu forced off
   int64_t lost_notices = 0;      // "device 'vgpu' became unavailable"
   int64_t restored_notices = 0;  // "device 'vgpu' answers again"
-  int64_t adaptation_notices = 0;
+  int64_t adaptation_decisions = 0;  // adaptation's notices: re-planned or kept
+  int64_t adaptation_replans = 0;    // of which "re-planned (...)": a new plan
   int64_t notices = 0;
   bool last_identical = false;   // the last Run's output is the first's
   bool ends_on_vgpu = false;     // the final plan places work on the vgpu
