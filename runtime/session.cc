@@ -3,8 +3,11 @@
 // (graph/passes/specialize.h), make a Plan (policy or plan file, pins,
 // validation), then compile it into an Engine (runtime/engine.h): with one
 // CPU device, no slices, no trace and no adaptation the fast path, the
-// engine's sequential path (plus a one-thread twin for thread adaptation). A device that stops answering (Unavailable) is dropped
-// and the model re-planned onto the remaining devices, with a notice.
+// engine's sequential path (plus a one-thread twin for thread adaptation).
+// A device that stops answering (Unavailable) is dropped and the model
+// re-planned onto the remaining devices, with a notice; it is probed again
+// every SessionInternals::lost_device_probe_runs Runs and, when it answers,
+// rejoins (re-planned with it, another notice).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -93,7 +96,8 @@ class SessionImpl final : public Session {
         measure_(std::move(internals.measure)),
         adapt_threads_(options.adapt_threads && num_threads_ > 1),
         thread_adaptation_options_(internals.thread_adaptation),
-        run_ms_(std::move(internals.run_ms)) {
+        run_ms_(std::move(internals.run_ms)),
+        lost_device_probe_runs_(internals.lost_device_probe_runs) {
     if (options.adapt && profile_)
       adapter_ = std::make_unique<PlanAdapter>(*profile_, internals.adaptation);
     min_gain_ = internals.adaptation.min_gain;
@@ -144,6 +148,11 @@ class SessionImpl final : public Session {
                                "' was not set (expects " + slot.info.ToString() +
                                "); call SetInput for every input: " + ListInputs());
     for (size_t k = 0; k < slots_.size(); ++k) input_pointers_[k] = slots_[k].data;
+    if (!lost_devices_.empty() && lost_device_probe_runs_ > 0 &&
+        ++runs_since_probe_ >= lost_device_probe_runs_) {
+      runs_since_probe_ = 0;
+      RestoreAnsweringDevices();
+    }
     for (size_t attempt = 0;; ++attempt) {
       Status s = PlanAndRun();
       if (s.ok()) break;
@@ -642,7 +651,10 @@ class SessionImpl final : public Session {
       if (probe.ok() || probe.status().code() != StatusCode::kUnavailable) continue;
       const std::string name = devices_[d].device->name();
       lost_.push_back(name);
+      // Kept, not destroyed: RestoreAnsweringDevices may take it back.
+      lost_devices_.push_back({d, std::move(devices_[d])});
       devices_.erase(devices_.begin() + static_cast<std::ptrdiff_t>(d));
+      runs_since_probe_ = 0;
       std::string rest;
       for (const std::string& n : DeviceNames()) rest += (rest.empty() ? "" : ", ") + n;
       notices_.push_back("device '" + name + "' became unavailable (" + probe.status().message() +
@@ -651,6 +663,39 @@ class SessionImpl final : public Session {
       dropped = true;
     }
     return dropped;
+  }
+
+  // Probes the dropped devices with a one-byte allocation; the ones that
+  // answer rejoin at their old place and the next Run re-plans with them
+  // (the plan the policy makes for the full device list again).
+  void RestoreAnsweringDevices() {
+    bool restored = false;
+    // By old index, so every device goes back where it was.
+    std::sort(lost_devices_.begin(), lost_devices_.end(),
+              [](const LostDevice& a, const LostDevice& b) { return a.index < b.index; });
+    for (auto it = lost_devices_.begin(); it != lost_devices_.end();) {
+      if (!it->device.device->Allocate(1).ok()) {
+        ++it;
+        continue;
+      }
+      const std::string name = it->device.device->name();
+      const size_t at = std::min(it->index, devices_.size());
+      devices_.insert(devices_.begin() + static_cast<std::ptrdiff_t>(at), std::move(it->device));
+      it = lost_devices_.erase(it);
+      lost_.erase(std::remove(lost_.begin(), lost_.end(), name), lost_.end());
+      std::string all;
+      for (const std::string& n : DeviceNames()) all += (all.empty() ? "" : ", ") + n;
+      notices_.push_back("device '" + name + "' answers again; re-planned onto " + all);
+      restored = true;
+    }
+    if (!restored) return;
+    engine_.reset();
+    executor_.reset();
+    serial_executor_.reset();
+    serial_source_.reset();
+    thread_adaptation_.reset();
+    pending_plan_.reset();
+    ran_ = nullptr;
   }
 
   const Graph graph_;  // after passes; symbolic dims kept
@@ -681,6 +726,13 @@ class SessionImpl final : public Session {
   std::vector<double> busy_us_;                 // per device, last Run
   int64_t adapt_runs_ = 0;
   std::vector<std::string> lost_;
+  struct LostDevice {
+    size_t index;  // its place in devices_ before it was dropped
+    SessionDevice device;
+  };
+  std::vector<LostDevice> lost_devices_;
+  const int lost_device_probe_runs_;
+  int runs_since_probe_ = 0;
   std::vector<std::string> notices_;
   // Records `note` once (re-plans repeat the same note).
   void AddNotice(const std::string& note) {

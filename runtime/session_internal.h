@@ -63,6 +63,9 @@ struct SessionInternals {
   // adaptation sees it, given the thread count it ran with.
   std::function<double(int threads, double measured_ms)> run_ms;
   ThreadAdaptationOptions thread_adaptation;
+  // A device dropped as unavailable is probed (a one-byte allocation) every
+  // this many Runs and rejoins when it answers; 0: dropped for good.
+  int lost_device_probe_runs = 100;
 };
 
 // The policies with default settings (scheduler/policies.h: RegisterPolicies):

@@ -3,7 +3,8 @@
 #
 #   scripts/test.sh            # build dir: build-test/
 #
-# Also exports the torchvision reference models to ONNX once (build-test/zoo/,
+# Then ThreadSanitizer over the engine and runtime suites (scripts/tsan.sh;
+# build-tsan/). Also exports the torchvision reference models to ONNX once (build-test/zoo/,
 # random weights, no download) for the importer's zoo test, builds the
 # benchmarks and examples so they never rot, checks the installed package
 # (scripts/check_install.sh; build-install/), the Python package and serving
@@ -41,6 +42,12 @@ export BRAID_ZOO_DIR="$ZOO"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900) | tee "$BUILD/ctest.log"
+
+# ThreadSanitizer (docs/building.md): the engine and runtime suites, built
+# alone in build-tsan/; fails on any report.
+start=$(date +%s)
+scripts/tsan.sh
+echo "test.sh: TSan subset in $(( $(date +%s) - start )) s"
 
 # The installed package (docs/install.md): a Release build without sanitizers
 # or CUDA, installed to a prefix; examples/ built against it with

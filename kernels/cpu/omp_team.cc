@@ -2,10 +2,15 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 namespace braid {
 
 ScopedOmpThreads::ScopedOmpThreads(int num_threads) : previous_(omp_get_max_threads()) {
-  omp_set_num_threads(num_threads > 0 ? num_threads : 1);
+  // Never more than the OpenMP runtime will give (OMP_THREAD_LIMIT): oneDNN
+  // splits work for omp_get_max_threads() threads and, given a smaller team,
+  // leaves part of the output unwritten.
+  omp_set_num_threads(std::clamp(num_threads, 1, std::max(1, omp_get_thread_limit())));
 }
 
 ScopedOmpThreads::~ScopedOmpThreads() { omp_set_num_threads(previous_); }
