@@ -28,6 +28,7 @@ DiscreteSac::DiscreteSac(int state_size, int num_actions, SacOptions options)
       q2_target_(q2_),
       log_alpha_(std::log(options.initial_alpha)),
       target_entropy_(options.target_entropy_ratio * std::log(static_cast<double>(num_actions))),
+      replay_(static_cast<size_t>(std::max(options.replay_capacity, 1))),
       rng_(options.seed * 0x9E3779B97F4A7C15ULL + 7) {
   const AdamOptions adam{.learning_rate = options.learning_rate, .max_grad_norm = 10};
   actor_adam_ = Adam(actor_, adam);
@@ -83,12 +84,7 @@ int DiscreteSac::Sample(const Eigen::VectorXd& state, uint32_t mask,
 }
 
 void DiscreteSac::Remember(SacTransition t) {
-  if (replay_.size() < static_cast<size_t>(options_.replay_capacity)) {
-    replay_.push_back(std::move(t));
-  } else {
-    replay_[replay_next_] = std::move(t);
-    replay_next_ = (replay_next_ + 1) % replay_.size();
-  }
+  replay_.Add(std::move(t));
 }
 
 SacLosses DiscreteSac::Update() {

@@ -31,6 +31,7 @@
 #include "scheduler/mlp.h"
 #include "scheduler/placement_space.h"
 #include "scheduler/threshold_predictor.h"
+#include "scheduler/replay_buffer.h"
 
 namespace braid {
 
@@ -99,8 +100,7 @@ class DiscreteSac {
   Adam actor_adam_, q1_adam_, q2_adam_;
   double log_alpha_ = 0;
   double target_entropy_ = 0;
-  std::vector<SacTransition> replay_;
-  size_t replay_next_ = 0;
+  ReplayBuffer<SacTransition> replay_;
   std::mt19937_64 rng_;
 };
 

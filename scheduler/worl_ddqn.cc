@@ -17,6 +17,7 @@ Ddqn::Ddqn(int state_size, int num_actions, DdqnOptions options)
       options_(options),
       online_({.sizes = {state_size, options.hidden, options.hidden, num_actions_}}, options.seed),
       target_(online_),
+      replay_(static_cast<size_t>(std::max(options.replay_capacity, 1))),
       rng_(options.seed * 0x9E3779B97F4A7C15ULL + 11) {
   adam_ = Adam(online_, {.learning_rate = options.learning_rate, .max_grad_norm = 10});
 }
@@ -57,12 +58,7 @@ int Ddqn::Act(const Eigen::VectorXd& state, uint32_t mask, bool greedy,
 }
 
 void Ddqn::Remember(DdqnTransition t) {
-  if (replay_.size() < static_cast<size_t>(options_.replay_capacity)) {
-    replay_.push_back(std::move(t));
-  } else {
-    replay_[replay_next_] = std::move(t);
-    replay_next_ = (replay_next_ + 1) % replay_.size();
-  }
+  replay_.Add(std::move(t));
 }
 
 Eigen::VectorXd Ddqn::Targets(std::span<const DdqnTransition* const> batch) const {

@@ -26,6 +26,7 @@
 
 #include "graph/status.h"
 #include "scheduler/mlp.h"
+#include "scheduler/replay_buffer.h"
 #include "scheduler/worl_options.h"
 
 namespace braid {
@@ -82,8 +83,7 @@ class Ddqn {
   DdqnOptions options_;
   Mlp online_, target_;
   Adam adam_;
-  std::vector<DdqnTransition> replay_;
-  size_t replay_next_ = 0;
+  ReplayBuffer<DdqnTransition> replay_;
   int64_t steps_ = 0, updates_ = 0;
   std::mt19937_64 rng_;
 };

@@ -167,26 +167,8 @@ TEST(Engine, NodeWithoutAKernelOnItsDeviceFallsBackToCpuReported) {
   ASSERT_TRUE((*engine)->Run(in.pointers).ok());
 }
 
-// A vgpu Relu that fails while `fail` is set (else the reference Relu).
+// FailOnDemandRelu (engine_test_util.h) fails while this is set.
 std::atomic<bool> g_fail{false};
-class FailOnDemandRelu final : public Kernel {
- public:
-  Status Prepare(const PrepareArgs& args) override {
-    KernelRegistry reference;
-    RegisterReferenceKernels(reference);
-    const auto candidates = reference.Candidates("Relu", DeviceKind::kCpu);
-    if (candidates.empty()) return Internal("no reference Relu");
-    inner_ = candidates.front()->create();
-    return inner_->Prepare(args);
-  }
-  Status Run(const RunArgs& args) override {
-    if (g_fail.load()) return Internal("injected failure");
-    return inner_->Run(args);
-  }
-
- private:
-  std::unique_ptr<Kernel> inner_;
-};
 
 // Unfused tiny_cnn (so Relu nodes exist) with nodes alternating cpu / vgpu,
 // so a failure sits between CPU and vgpu work; its first Relu on `device`,
@@ -208,7 +190,7 @@ void BuildFailingReluEngine(DeviceKind kind, const std::string& device, FailingR
   RegisterCpuKernels(f.registry);
   RegisterVgpuKernels(f.registry);
   f.registry.Register({"Relu", kind, "fail-on-demand", 100,
-                       [] { return std::make_unique<FailOnDemandRelu>(); }});
+                       [] { return std::make_unique<test::FailOnDemandRelu>(&g_fail); }});
   Plan plan = SingleDevicePlan(f.graph, "cpu", "test");
   plan.devices = {"cpu", "vgpu"};
   for (size_t i = 0; i < plan.nodes.size(); ++i) plan.nodes[i].device = i % 2 ? "vgpu" : "cpu";

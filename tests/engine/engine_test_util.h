@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -192,6 +193,29 @@ struct Devices {
   Devices() : vgpu(SuiteVgpu()) { Fill(); }
   explicit Devices(const VgpuOptions& options) : vgpu(SuiteVgpu(options)) { Fill(); }
   void Fill() { list = {{cpu.get(), true, 1}, {vgpu.get(), false, 1}}; }
+};
+
+// A Relu that fails while *fail is set (else the reference Relu): a step
+// failure injected on demand.
+class FailOnDemandRelu final : public Kernel {
+ public:
+  explicit FailOnDemandRelu(const std::atomic<bool>* fail) : fail_(fail) {}
+  Status Prepare(const PrepareArgs& args) override {
+    KernelRegistry reference;
+    RegisterReferenceKernels(reference);
+    const auto candidates = reference.Candidates("Relu", DeviceKind::kCpu);
+    if (candidates.empty()) return Internal("no reference Relu");
+    inner_ = candidates.front()->create();
+    return inner_->Prepare(args);
+  }
+  Status Run(const RunArgs& args) override {
+    if (fail_->load()) return Internal("injected failure");
+    return inner_->Run(args);
+  }
+
+ private:
+  const std::atomic<bool>* fail_;
+  std::unique_ptr<Kernel> inner_;
 };
 
 }  // namespace braid::test

@@ -99,26 +99,8 @@ TEST(SequentialPath, StepsAreTimedOnlyWithStepTimes) {
   }
 }
 
-// A CPU Relu that fails while g_fail is set (else the reference Relu).
+// FailOnDemandRelu (engine_test_util.h) fails while this is set.
 std::atomic<bool> g_fail{false};
-class FailOnDemandRelu final : public Kernel {
- public:
-  Status Prepare(const PrepareArgs& args) override {
-    KernelRegistry reference;
-    RegisterReferenceKernels(reference);
-    const auto candidates = reference.Candidates("Relu", DeviceKind::kCpu);
-    if (candidates.empty()) return Internal("no reference Relu");
-    inner_ = candidates.front()->create();
-    return inner_->Prepare(args);
-  }
-  Status Run(const RunArgs& args) override {
-    if (g_fail.load()) return Internal("injected failure");
-    return inner_->Run(args);
-  }
-
- private:
-  std::unique_ptr<Kernel> inner_;
-};
 
 TEST(SequentialPath, AFailedStepNamesTheNodeStopsTheRunAndTheNextRunIsClean) {
   // Unfused, so Relu nodes exist.
@@ -134,7 +116,7 @@ TEST(SequentialPath, AFailedStepNamesTheNodeStopsTheRunAndTheNextRunIsClean) {
   KernelRegistry registry;
   RegisterCpuKernels(registry);
   registry.Register({"Relu", DeviceKind::kCpu, "fail-on-demand", 100,
-                     [] { return std::make_unique<FailOnDemandRelu>(); }});
+                     [] { return std::make_unique<test::FailOnDemandRelu>(&g_fail); }});
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   const test::Inputs in = test::RandomInputs(*g, 5);
   for (bool step_times : {true, false}) {

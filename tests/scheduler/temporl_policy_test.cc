@@ -15,30 +15,13 @@
 #include "scheduler/optimal.h"
 #include "scheduler/policies.h"
 #include "scheduler/temporl_policy.h"
+#include "tests/scheduler/model_setup_test_util.h"
 
 namespace braid {
 namespace {
 
-struct ModelSetup {
-  Graph graph;
-  std::unique_ptr<CostModel> model;
-  PlacementContext ctx;
-};
-
-ModelSetup MakeSetup(const std::string& model_name, const std::string& profile_name) {
-  ModelSetup s;
-  StatusOr<Graph> g = BuildBuiltinModel(model_name);
-  EXPECT_TRUE(g.ok());
-  s.graph = std::move(*g);
-  EXPECT_TRUE(RunDefaultPasses(s.graph).ok());
-  EXPECT_TRUE(Annotate(s.graph).ok());
-  StatusOr<DeviceProfile> p = LoadDeviceProfile(profile_name);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  s.model = std::make_unique<CostModel>(*p);
-  for (const DeviceSpec& d : p->devices) s.ctx.devices.push_back(d.name);
-  s.ctx.cost_model = s.model.get();
-  return s;
-}
+using testing::MakeSetup;
+using testing::ModelSetup;
 
 std::string TempPath(const std::string& leaf) {
   return ::testing::TempDir() + "/braid_temporl_" + leaf;
