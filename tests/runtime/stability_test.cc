@@ -53,6 +53,16 @@ long long HeapGrowth(const StabilityReport& r) {
          static_cast<long long>(r.quiet_samples.front().heap_bytes);
 }
 
+// The heap is comparable only when no session changed its plan: an
+// adaptation re-plan (sparoa, when the measured times drift, as on a loaded
+// CI machine) builds an engine of another size. The bench says "heap not
+// judged" then; the test does the same.
+bool PlansUnchanged(const StabilityReport& r) {
+  for (const StabilitySessionReport& s : r.sessions)
+    if (s.adaptation_replans != 0) return false;
+  return true;
+}
+
 TEST(Stability, ConcurrentMixedSessionsAreBitIdenticalWithFlatHeapAndNoThreadLeak) {
   StatusOr<StabilityReport> r = RunStability(Short());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -69,7 +79,9 @@ TEST(Stability, ConcurrentMixedSessionsAreBitIdenticalWithFlatHeapAndNoThreadLea
   EXPECT_TRUE(r->sessions[0].ends_on_vgpu) << what;
   EXPECT_TRUE(r->sessions[1].ends_on_vgpu) << what;
   EXPECT_EQ(r->threads_after, r->threads_before) << what;
-  EXPECT_LT(HeapGrowth(*r), 256 * 1024) << what;
+  if (PlansUnchanged(*r)) {
+    EXPECT_LT(HeapGrowth(*r), 256 * 1024) << what;
+  }
   EXPECT_GE(r->samples.size(), 2u);
   EXPECT_EQ(r->quiet_samples.size(), 2u);
 }
@@ -108,7 +120,9 @@ TEST(Stability, AVgpuThatFailsAndReturnsMidwayIsDroppedAndTakenBack) {
     EXPECT_TRUE(s.ends_on_vgpu) << what;
   }
   EXPECT_EQ(r->threads_after, r->threads_before) << what;
-  EXPECT_LT(HeapGrowth(*r), 256 * 1024) << what;
+  if (PlansUnchanged(*r)) {
+    EXPECT_LT(HeapGrowth(*r), 256 * 1024) << what;
+  }
   ASSERT_EQ(r->quiet_samples.size(), 4u);  // before, before off, before on, after
 }
 
