@@ -91,23 +91,20 @@ StatusOr<Graph> LoadModel(const StabilityOptions& options) {
   return g;
 }
 
+}  // namespace
+
 // One session on {cpu, vgpu} as Session::Open builds it (CPU and vgpu
 // kernels, the derived profile, sparoa on host-vgpu), but with the vgpu in
 // hand so the controller can force it off.
-struct Opened {
-  std::unique_ptr<Session> session;
-  VgpuDevice* vgpu = nullptr;  // owned by the session
-};
-
-StatusOr<Opened> OpenSession(const Graph& graph, const StabilityOptions& options,
-                             const std::string& policy) {
+StatusOr<StabilitySession> OpenStabilitySession(const Graph& graph, const StabilityOptions& options,
+                                                const std::string& policy) {
   auto registry = std::make_shared<KernelRegistry>();
   RegisterCpuKernels(*registry);
   RegisterVgpuKernels(*registry);
   std::vector<SessionDevice> devices(2);
   devices[0].device = CreateCpuDevice();
   std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
-  Opened opened;
+  StabilitySession opened;
   opened.vgpu = vgpu.get();
   devices[1].device = std::move(vgpu);
   devices[1].threads = 1;
@@ -127,8 +124,10 @@ StatusOr<Opened> OpenSession(const Graph& graph, const StabilityOptions& options
   return opened;
 }
 
+namespace {
+
 struct Worker {
-  Opened opened;
+  StabilitySession opened;
   std::vector<float> input;
   std::vector<unsigned char> first;     // the first Run's outputs, bytes
   std::vector<unsigned char> cpu_only;  // the all-CPU plan's outputs
@@ -207,12 +206,12 @@ StatusOr<StabilityReport> RunStability(const StabilityOptions& options) {
     const uint32_t seed = options.seed * 1000 + static_cast<uint32_t>(k);
     {
       // The all-CPU plan of the same session, where a lost vgpu leaves it.
-      ASSIGN_OR_RETURN(Opened cpu, OpenSession(graph, options, "cpu-only"));
+      ASSIGN_OR_RETURN(StabilitySession cpu, OpenStabilitySession(graph, options, "cpu-only"));
       RETURN_IF_ERROR(SetInput(*cpu.session, options, w.input, seed).WithPrefix(where));
       RETURN_IF_ERROR(cpu.session->Run().WithPrefix(where + ", all-CPU reference"));
       RETURN_IF_ERROR(ReadOutputs(*cpu.session, w.cpu_only));
     }
-    StatusOr<Opened> opened = OpenSession(graph, options, w.report.policy);
+    StatusOr<StabilitySession> opened = OpenStabilitySession(graph, options, w.report.policy);
     if (!opened.ok()) return opened.status().WithPrefix(where);
     w.opened = std::move(*opened);
     Session& s = *w.opened.session;

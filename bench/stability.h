@@ -20,12 +20,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "braid/types.h"
 
 namespace braid {
+
+class Graph;       // graph/ir.h
+class Session;     // braid/braid.h
+class VgpuDevice;  // kernels/vgpu/vgpu_device.h
 
 struct StabilityOptions {
   std::string model = "builtin:tiny_cnn";
@@ -90,6 +95,16 @@ struct StabilityReport {
 // Opens the sessions, runs them, closes them. Errors: a bad option, a model
 // that does not load, a session that does not open or whose first Run fails.
 StatusOr<StabilityReport> RunStability(const StabilityOptions& options);
+
+// One of the harness's sessions: `graph` on {cpu, vgpu} with `policy`, one
+// thread, options.adapt, lost devices probed every options.probe_runs Runs;
+// `vgpu` (owned by the session) is kept so a caller can force it off.
+struct StabilitySession {
+  std::unique_ptr<Session> session;
+  VgpuDevice* vgpu = nullptr;
+};
+StatusOr<StabilitySession> OpenStabilitySession(const Graph& graph, const StabilityOptions& options,
+                                                const std::string& policy);
 
 // Live heap bytes of the process: the sanitizer allocator's count under
 // ASan / TSan, else glibc's mallinfo2 (in-use bytes of every arena plus

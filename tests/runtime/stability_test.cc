@@ -139,28 +139,18 @@ struct GpuOnly {
 };
 
 GpuOnly OpenGpuOnly(int lost_device_probe_runs) {
-  auto registry = std::make_shared<KernelRegistry>();
-  RegisterCpuKernels(*registry);
-  RegisterVgpuKernels(*registry);
-  std::vector<SessionDevice> devices(2);
-  devices[0].device = CreateCpuDevice();
-  std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice();
   GpuOnly o;
-  o.vgpu = vgpu.get();
-  devices[1].device = std::move(vgpu);
-  SessionInternals internals;
-  internals.lost_device_probe_runs = lost_device_probe_runs;
-  SessionOptions options;
-  options.num_threads = 1;
-  options.devices = {"cpu", "vgpu"};
-  options.policy = "gpu-only";
+  StabilityOptions options;
+  options.adapt = false;
+  options.probe_runs = lost_device_probe_runs;
   StatusOr<Graph> g = LoadGraphForExecution("builtin:tiny_cnn");
   EXPECT_TRUE(g.ok());
   if (!g.ok()) return o;
-  auto s = CreateSession(std::move(*g), options, registry, std::move(devices), internals);
+  StatusOr<StabilitySession> s = OpenStabilitySession(*g, options, "gpu-only");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   if (!s.ok()) return o;
-  o.session = std::move(*s);
+  o.session = std::move(s->session);
+  o.vgpu = s->vgpu;
   const TensorInfo& in = o.session->inputs()[0];
   const std::vector<int64_t> dims = {1, in.dims[1], in.dims[2], in.dims[3]};
   o.input.resize(static_cast<size_t>(dims[1] * dims[2] * dims[3]));
