@@ -136,13 +136,25 @@ void Importer::CollectDimParams(const onnx::GraphProto& g) {
 }
 
 Status Importer::CheckOpSupport(const onnx::GraphProto& g) {
-  if (!options_.reject_unsupported_ops) return Status::Ok();
   std::vector<std::string> unsupported;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
     const std::string name =
         node.name().empty() ? node.op_type() + "_" + std::to_string(i)
                             : node.name();
+    // Checked even when unsupported ops are kept: an older definition
+    // would be read with the wrong meaning, not merely left unrun.
+    const OpSchema* schema = IsDefaultDomain(node.domain())
+                                 ? FindOpSchema(node.op_type())
+                                 : nullptr;
+    if (schema != nullptr && graph_.opset() < kMinFullOnnxOpset &&
+        schema->since_opset > graph_.opset())
+      return Unimplemented(
+          NodeWhere(name, node.op_type()) + ": braid reads " +
+          node.op_type() + " as defined from opset " +
+          std::to_string(schema->since_opset) + "; the model's opset " +
+          std::to_string(graph_.opset()) + " has an older definition");
+    if (!options_.reject_unsupported_ops) continue;
     if (!IsDefaultDomain(node.domain())) {
       unsupported.push_back("node '" + name + "' (op " + node.op_type() +
                             " domain " + node.domain() + ")");

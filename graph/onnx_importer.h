@@ -25,8 +25,13 @@
 
 namespace braid {
 
-// Oldest and newest default-domain opsets the importer accepts.
-inline constexpr int64_t kMinOnnxOpset = 7;
+// Oldest and newest default-domain opsets the importer accepts. Opsets 7-21
+// are read whole; a model of opset 1-6 loads when each of its ops has, at the
+// model's opset, the definition braid reads (its OpSchema::since_opset is not
+// newer): a node whose op changed meaning after that opset (Add before
+// numpy broadcasting, ops with consumed_inputs) is refused by name.
+inline constexpr int64_t kMinOnnxOpset = 1;
+inline constexpr int64_t kMinFullOnnxOpset = 7;
 inline constexpr int64_t kMaxOnnxOpset = 21;
 
 struct OnnxImportOptions {

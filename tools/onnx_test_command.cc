@@ -34,7 +34,7 @@ constexpr char kOnnxTestHelp[] =
     "A DIR is one case (model.onnx + test_data_set_*/input_N.pb, output_N.pb)\n"
     "or a folder of cases, e.g. /usr/share/libonnx-testdata/data/node.\n"
     "A case is skipped (with the reason) when it uses an op braid does not\n"
-    "claim, a dtype braid lacks or an opset outside 7..21, or when braid\n"
+    "claim, a dtype braid lacks or an opset outside 1..21, or when braid\n"
     "reports the configuration as unsupported (an Unimplemented error while\n"
     "opening the model or planning its kernels, e.g. training_mode=1: braid\n"
     "is an inference runtime); any other error is a FAIL. Otherwise every\n"

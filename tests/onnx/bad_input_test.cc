@@ -131,15 +131,30 @@ TEST(OnnxBadInputTest, NewerOpsetIsRejectedByNumber) {
   onnx::ModelProto m = ConvModel();
   m.mutable_opset_import(0)->set_version(22);
   ExpectError(Import(Serialize(m)), StatusCode::kUnimplemented,
-              {"opset 22", "7 to 21"});
+              {"opset 22", "1 to 21"});
   for (int64_t opset : {18, 19, 20, 21}) {  // what current PyTorch exporters write
     m.mutable_opset_import(0)->set_version(opset);
     StatusOr<Graph> g = Import(Serialize(m));
     ASSERT_TRUE(g.ok()) << "opset " << opset << ": " << g.status().ToString();
     EXPECT_EQ(g->opset(), opset);
   }
+  // Before opset 7 a model loads only where each op already had the meaning
+  // braid reads: Conv has not changed since opset 1, Mul gained numpy
+  // broadcasting (and lost `broadcast` / `axis`) in opset 7.
   m.mutable_opset_import(0)->set_version(6);
-  ExpectError(Import(Serialize(m)), StatusCode::kUnimplemented, {"opset 6"});
+  ExpectError(Import(Serialize(m)), StatusCode::kUnimplemented,
+              {"node 'scale' (op Mul)", "defined from opset 7",
+               "model's opset 6"});
+  onnx::ModelProto conv_only = ConvModel();
+  conv_only.mutable_graph()->mutable_node()->RemoveLast();  // Mul
+  conv_only.mutable_graph()->mutable_node()->RemoveLast();  // Constant
+  conv_only.mutable_graph()->mutable_output(0)->set_name("c");
+  conv_only.mutable_opset_import(0)->set_version(1);
+  StatusOr<Graph> legacy = Import(Serialize(conv_only));
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(legacy->opset(), 1);
+  m.mutable_opset_import(0)->set_version(0);
+  ExpectError(Import(Serialize(m)), StatusCode::kUnimplemented, {"opset 0"});
   m.clear_opset_import();
   ExpectError(Import(Serialize(m)), StatusCode::kInvalidArgument,
               {"opset_import"});
