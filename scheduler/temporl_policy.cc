@@ -346,6 +346,15 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
       } else if (auto jt = correction->pair_offset.find(PairKey(k));
                  jt != correction->pair_offset.end()) {
         offset = jt->second;
+        step.pair_corrected = true;
+      } else if (auto rt = correction->pair_offset.find(
+                     g.devices[static_cast<size_t>(other_[k])] + "+" +
+                     g.devices[static_cast<size_t>(main_[k])]);
+                 rt != correction->pair_offset.end()) {
+        // The pair the other way round: the share of this side is 1 - that
+        // side's, so the logit offset changes sign.
+        offset = -rt->second;
+        step.pair_corrected = true;
       }
       step.asked_ratio = std::clamp(Sigmoid(Logit(step.agent_ratio) + offset), 1e-4, 1 - 1e-4);
     }
@@ -368,7 +377,7 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
     step.reward = -weights.gap * m.gap_us / step.scale_us +
                   weights.hidden * (m.hidden_share >= 0 ? m.hidden_share - 1 : 0.0) -
                   weights.latency * std::clamp(step.latency_delta_us / step.scale_us, -2.0, 2.0);
-    if (guard && !step.measured && r.latency_us > latency * (1 + 1e-9)) {
+    if (guard && !step.measured && !step.pair_corrected && r.latency_us > latency * (1 + 1e-9)) {
       step.kept = false;
       pass.placement[static_cast<size_t>(n)] = before;
       sim_->Run(pass.placement, true);

@@ -93,7 +93,8 @@ struct TemporlStep {
   TemporlState state{};
   double agent_ratio = 0.5;  // what the chooser returned
   double asked_ratio = 0.5;  // after the measured correction (= agent_ratio without one)
-  bool measured = false;     // the layer has its own measured correction
+  bool measured = false;        // the layer has its own measured correction
+  bool pair_corrected = false;  // it uses its device pair's (measured on other layers)
   double share = 0.5;        // as run (block rounding)
   double gap_us = 0;         // simulated, with this split
   double hidden_share = -1;
@@ -137,8 +138,8 @@ class TemporlEnv {
   // One pass over the layers in graph order: state, chooser's ratio (plus
   // `correction`'s offset, if any), split, simulate, reward; with `guard` a
   // split that raises the simulated latency is undone, except on layers with
-  // their own measured correction (measured times overrule the simulator
-  // there). Deterministic for a deterministic chooser.
+  // a measured correction, their own or their device pair's (measured times
+  // overrule the simulator there). Deterministic for a deterministic chooser.
   TemporlPass Run(const TemporlChooser& choose, bool guard,
                   const TemporlRewardWeights& weights = {},
                   const TemporlCorrection* correction = nullptr);

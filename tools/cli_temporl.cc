@@ -360,7 +360,7 @@ Status FineTuneTemporlMeasured(const TemporlFineTuneConfig& c, TemporlModel& mod
   const Plan tuned = plan_of(model, nullptr);
   std::vector<MeasuredSeries> series;
   series.push_back({c.base, base, {}, {}, {}});
-  series.push_back({"temporl (simulator-trained)", plan_of(before_model, nullptr), {}, {}, {}});
+  series.push_back({"temporl before fine-tuning", plan_of(before_model, nullptr), {}, {}, {}});
   series.push_back({"temporl fine-tuned", tuned, {}, {}, {}});
   series.push_back({"50/50, same layers",
                     WithSliceRatios(tuned, "half", [](const NodePlan&) { return 0.5; }), {}, {}, {}});
