@@ -375,6 +375,35 @@ TEST(TemporlTest, FineTunedModelRoundTripAndUseByThePolicy) {
   std::remove(plain.c_str());
 }
 
+TEST(TemporlTest, DevicePairOffsetCoversUnmeasuredLayersBothWaysRound) {
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok());
+  const SimGraph& g = (*env)->space().sim;
+  TemporlCorrection c;
+  c.pair_offset["vgpu+cpu"] = 1.0;  // the vgpu's share up wherever it is split with the cpu
+  const TemporlModel& model = TrainedModel();
+  const TemporlPass pass = (*env)->Run(GreedyChooser(model), /*guard=*/true, model.weights, &c);
+  int vgpu_main = 0, cpu_main = 0;
+  for (size_t k = 0; k < (*env)->layers().size(); ++k) {
+    const TemporlStep& step = pass.steps[k];
+    EXPECT_TRUE(step.pair_corrected);
+    EXPECT_FALSE(step.measured);
+    EXPECT_TRUE(step.kept);  // a measured correction is not undone by the simulated guard
+    const double logit_change = std::log(step.asked_ratio / (1 - step.asked_ratio)) -
+                                std::log(step.agent_ratio / (1 - step.agent_ratio));
+    if (g.devices[static_cast<size_t>((*env)->main_device(k))] == "vgpu") {
+      EXPECT_NEAR(logit_change, 1.0, 1e-9);
+      ++vgpu_main;
+    } else {
+      EXPECT_NEAR(logit_change, -1.0, 1e-9);
+      ++cpu_main;
+    }
+  }
+  EXPECT_GT(vgpu_main, 0);
+  EXPECT_GT(cpu_main, 0);
+}
+
 TEST(TemporlTest, VersionOneModelFileStillLoads) {
   // Version 1 (before fine-tuning): magic, version, state size, reward
   // weights, trained_on, episodes, seed, actor; nothing after.
