@@ -12,7 +12,14 @@ namespace braid {
 namespace {
 
 constexpr char kTemporlMagic[] = "BRAIDTRL";
-constexpr uint32_t kTemporlVersion = 1;
+// 1: actor only; 2: + the measured correction.
+constexpr uint32_t kTemporlVersion = 2;
+constexpr uint32_t kMaxCorrectionEntries = 1 << 16;
+
+double Logit(double p) {
+  p = std::clamp(p, 1e-4, 1 - 1e-4);
+  return std::log(p / (1 - p));
+}
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
@@ -55,6 +62,16 @@ Status SaveTemporlModel(const TemporlModel& model, const std::string& path) {
   w.U64(static_cast<uint64_t>(model.episodes));
   w.U64(model.seed);
   model.actor.Save(w);
+  const TemporlCorrection& c = model.correction;
+  for (const auto* table : {&c.layer_offset, &c.pair_offset}) {
+    w.U32(static_cast<uint32_t>(table->size()));
+    for (const auto& [key, offset] : *table) {
+      w.Str(key);
+      w.F64(offset);
+    }
+  }
+  w.U64(static_cast<uint64_t>(c.updates));
+  w.Str(c.measured_on);
   return WriteFileBytes(path, w.bytes());
 }
 
@@ -65,7 +82,8 @@ StatusOr<TemporlModel> LoadTemporlModel(const std::string& path) {
     return r.Error("not a temporl model (expected magic BRAIDTRL; `braid train --policy temporl` "
                    "writes one)");
   ASSIGN_OR_RETURN(uint32_t version, r.U32());
-  if (version != kTemporlVersion) return r.Error("unsupported version " + std::to_string(version));
+  if (version < 1 || version > kTemporlVersion)
+    return r.Error("unsupported version " + std::to_string(version));
   ASSIGN_OR_RETURN(uint32_t state_size, r.U32());
   if (state_size != kTemporlStateSize)
     return r.Error("trained for " + std::to_string(state_size) + " state features, this build has " +
@@ -88,6 +106,22 @@ StatusOr<TemporlModel> LoadTemporlModel(const std::string& path) {
   for (size_t b = 0; b < blocks.size(); ++b)
     for (size_t i = 0; i < sizes[b]; ++i)
       if (!std::isfinite(blocks[b][i])) return r.Error("actor has a non-finite weight");
+  if (version >= 2) {
+    for (auto* table : {&m.correction.layer_offset, &m.correction.pair_offset}) {
+      ASSIGN_OR_RETURN(uint32_t count, r.U32());
+      if (count > kMaxCorrectionEntries) return r.Error("bad correction count");
+      for (uint32_t i = 0; i < count; ++i) {
+        ASSIGN_OR_RETURN(std::string key, r.Str(1 << 12));
+        ASSIGN_OR_RETURN(double offset, r.F64());
+        if (!(std::abs(offset) <= 50)) return r.Error("bad correction offset for " + key);
+        (*table)[key] = offset;
+      }
+    }
+    ASSIGN_OR_RETURN(uint64_t updates, r.U64());
+    if (updates > (uint64_t{1} << 40)) return r.Error("bad fine-tuning count");
+    m.correction.updates = static_cast<int64_t>(updates);
+    ASSIGN_OR_RETURN(m.correction.measured_on, r.Str(1 << 16));
+  }
   if (r.remaining() != 0) return r.Error("trailing bytes");
   return m;
 }
@@ -107,6 +141,42 @@ double PeakRatio(const CostModel& model, const std::string& device, const std::s
   const double pd = model.profile().devices[static_cast<size_t>(d)].peak_gflops;
   const double po = model.profile().devices[static_cast<size_t>(o)].peak_gflops;
   return pd + po > 0 ? pd / (pd + po) : 0.5;
+}
+
+std::string TemporlLayerKey(const std::string& device, const std::string& other,
+                            const std::string& node, int64_t extent) {
+  return device + "+" + other + "/" + node + "/C=" + std::to_string(extent);
+}
+
+double MeasuredBalancedShare(const SplitLayerMetrics& m) {
+  const double r = std::clamp(m.share, 1e-3, 1 - 1e-3);
+  const double t_a = m.part_a_us / r, t_b = m.part_b_us / (1 - r);
+  const double s_a = m.finish_a_us - m.part_a_us, s_b = m.finish_b_us - m.part_b_us;
+  if (!(t_a + t_b > 0)) return r;
+  return std::clamp((s_b - s_a + t_b) / (t_a + t_b), 0.02, 0.98);
+}
+
+int FineTuneTemporl(std::span<const TemporlMeasuredLayer> layers,
+                    const TemporlFineTuneOptions& options, TemporlCorrection& correction) {
+  int updated = 0;
+  for (const TemporlMeasuredLayer& l : layers) {
+    if (!(l.measured.part_a_us > 0 && l.measured.part_b_us > 0)) continue;
+    const double ran = Logit(l.ran_ratio);
+    const double next = ran + options.step * (Logit(MeasuredBalancedShare(l.measured)) - ran);
+    correction.layer_offset[l.key] =
+        std::clamp(next - Logit(l.agent_ratio), -options.max_offset, options.max_offset);
+    ++updated;
+  }
+  // Pair offsets: the mean over the pair's measured layers (for layers not measured).
+  std::map<std::string, std::pair<double, int>> sums;
+  for (const auto& [key, offset] : correction.layer_offset) {
+    auto& s = sums[key.substr(0, key.find('/'))];
+    s.first += offset;
+    s.second += 1;
+  }
+  for (const auto& [pair, s] : sums) correction.pair_offset[pair] = s.first / s.second;
+  if (updated > 0) ++correction.updates;
+  return updated;
 }
 
 // ---- environment ----------------------------------------------------------------
@@ -238,8 +308,22 @@ SplitLayerMetrics TemporlEnv::LayerMetrics(int n, std::span<const SimPlacement> 
   return MeasureSplitLayer(layer);
 }
 
+std::string TemporlEnv::LayerKey(size_t k) const {
+  const SimGraph& g = space_.sim;
+  const int n = layers_[k];
+  return TemporlLayerKey(g.devices[static_cast<size_t>(main_[k])],
+                         g.devices[static_cast<size_t>(other_[k])],
+                         g.node_names[static_cast<size_t>(n)], g.channel_extent[static_cast<size_t>(n)]);
+}
+
+std::string TemporlEnv::PairKey(size_t k) const {
+  const SimGraph& g = space_.sim;
+  return g.devices[static_cast<size_t>(main_[k])] + "+" + g.devices[static_cast<size_t>(other_[k])];
+}
+
 TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
-                            const TemporlRewardWeights& weights) {
+                            const TemporlRewardWeights& weights,
+                            const TemporlCorrection* correction) {
   const SimGraph& g = space_.sim;
   const size_t D = static_cast<size_t>(g.num_devices);
   TemporlPass pass;
@@ -252,7 +336,28 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
     TemporlStep step;
     step.node = n;
     step.state = State(n, main_[k], other_[k], pass.placement, r);
-    step.asked_ratio = std::clamp(choose(step.state), 1e-4, 1 - 1e-4);
+    step.agent_ratio = std::clamp(choose(step.state), 1e-4, 1 - 1e-4);
+    step.asked_ratio = step.agent_ratio;
+    if (correction != nullptr && !correction->empty()) {
+      double offset = 0;
+      if (auto it = correction->layer_offset.find(LayerKey(k)); it != correction->layer_offset.end()) {
+        offset = it->second;
+        step.measured = true;
+      } else if (auto jt = correction->pair_offset.find(PairKey(k));
+                 jt != correction->pair_offset.end()) {
+        offset = jt->second;
+        step.pair_corrected = true;
+      } else if (auto rt = correction->pair_offset.find(
+                     g.devices[static_cast<size_t>(other_[k])] + "+" +
+                     g.devices[static_cast<size_t>(main_[k])]);
+                 rt != correction->pair_offset.end()) {
+        // The pair the other way round: the share of this side is 1 - that
+        // side's, so the logit offset changes sign.
+        offset = -rt->second;
+        step.pair_corrected = true;
+      }
+      step.asked_ratio = std::clamp(Sigmoid(Logit(step.agent_ratio) + offset), 1e-4, 1 - 1e-4);
+    }
     SimPlacement split;
     split.device = static_cast<int16_t>(main_[k]);
     split.other_device = static_cast<int16_t>(other_[k]);
@@ -272,7 +377,7 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
     step.reward = -weights.gap * m.gap_us / step.scale_us +
                   weights.hidden * (m.hidden_share >= 0 ? m.hidden_share - 1 : 0.0) -
                   weights.latency * std::clamp(step.latency_delta_us / step.scale_us, -2.0, 2.0);
-    if (guard && r.latency_us > latency * (1 + 1e-9)) {
+    if (guard && !step.measured && !step.pair_corrected && r.latency_us > latency * (1 + 1e-9)) {
       step.kept = false;
       pass.placement[static_cast<size_t>(n)] = before;
       sim_->Run(pass.placement, true);
@@ -316,7 +421,13 @@ Plan TemporlEnv::ToPlan(const Plan& base_plan, const TemporlPass& pass, const st
   for (const TemporlStep& s : pass.steps) {
     NodePlan& np = plan.nodes[static_cast<size_t>(s.node)];
     const SimPlacement& p = pass.placement[static_cast<size_t>(s.node)];
-    const std::string asked = "agent ratio " + FixedDigits(s.asked_ratio, 3) + " -> " +
+    const std::string asked = "agent ratio " + FixedDigits(s.agent_ratio, 3) +
+                              (s.asked_ratio != s.agent_ratio
+                                   ? std::string(s.measured ? ", measured correction"
+                                                            : ", device pair's measured correction") +
+                                         " -> " + FixedDigits(s.asked_ratio, 3)
+                                   : std::string()) +
+                              " -> " +
                               FixedDigits(s.share, 3) + " as run (channels in blocks of " +
                               std::to_string(kSliceChannelMultiple) + ")";
     if (!s.kept) {
@@ -471,7 +582,7 @@ bool SplitCanMove(const SimGraph& g, int node) {
 TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
                                  bool guard) {
   TemporlComparison c;
-  const TemporlPass pass = env.Run(GreedyChooser(model), guard, model.weights);
+  const TemporlPass pass = env.Run(GreedyChooser(model), guard, model.weights, &model.correction);
   const SimGraph& g = env.space().sim;
   c.base_latency_us = pass.base_latency_us;
   // Metrics come in graph order of the split nodes, the same for all three.
@@ -521,7 +632,8 @@ StatusOr<Plan> TemporlPolicy::Place(const Graph& graph, const PlacementContext& 
                            options_.base + "'");
   ASSIGN_OR_RETURN(Plan base, MakePlan(*base_policies_, options_.base, graph, context));
   ASSIGN_OR_RETURN(std::unique_ptr<TemporlEnv> env, TemporlEnv::Create(graph, context, base));
-  const TemporlPass pass = env->Run(GreedyChooser(*model_), options_.guard, model_->weights);
+  const TemporlPass pass =
+      env->Run(GreedyChooser(*model_), options_.guard, model_->weights, &model_->correction);
   return env->ToPlan(base, pass, name(), options_.base);
 }
 

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -52,17 +53,35 @@ struct TemporlRewardWeights {
   double latency = 1.0;
 };
 
+// Fine-tuning on measured part times (docs/scheduler.md, "TempoRL"): logit
+// offsets added to the actor's mean, learned from the engine's timeline, so
+// a layer balanced on the simulator is balanced on the machine. A layer with
+// its own offset uses it; another layer on a device pair that has measured
+// layers uses the pair's mean offset; else none.
+struct TemporlCorrection {
+  std::map<std::string, double> layer_offset;  // TemporlLayerKey -> logit offset
+  std::map<std::string, double> pair_offset;   // "device+other" -> logit offset
+  int64_t updates = 0;                         // fine-tuning rounds applied
+  std::string measured_on;                     // model / devices (informational)
+  bool empty() const { return layer_offset.empty() && pair_offset.empty(); }
+};
+// "device+other/node/C=extent": the node name alone could repeat across models.
+std::string TemporlLayerKey(const std::string& device, const std::string& other,
+                            const std::string& node, int64_t extent);
+
 struct TemporlModel {
   Mlp actor;  // kTemporlStateSize -> 1: mean of the ratio's logit
   TemporlRewardWeights weights;
   std::string trained_on;  // profiles / graphs (informational)
   int64_t episodes = 0;
   uint64_t seed = 0;
+  TemporlCorrection correction;  // empty until fine-tuned on measured times
 };
 // A fresh (untrained) actor: its output starts near 0, i.e. ratio ~0.5.
 TemporlModel NewTemporlModel(int hidden, uint64_t seed);
-// "BRAIDTRL", version, weights, trained_on, episodes, seed, actor. Errors
-// (DataLoss / NotFound) name the file.
+// "BRAIDTRL", version, weights, trained_on, episodes, seed, actor, and from
+// version 2 the measured correction (version 1 files load with none).
+// Errors (DataLoss / NotFound) name the file.
 Status SaveTemporlModel(const TemporlModel& model, const std::string& path);
 StatusOr<TemporlModel> LoadTemporlModel(const std::string& path);
 
@@ -72,7 +91,10 @@ double TemporlRatio(const TemporlModel& model, const TemporlState& state);
 struct TemporlStep {
   int node = 0;
   TemporlState state{};
-  double asked_ratio = 0.5;  // what the chooser returned
+  double agent_ratio = 0.5;  // what the chooser returned
+  double asked_ratio = 0.5;  // after the measured correction (= agent_ratio without one)
+  bool measured = false;        // the layer has its own measured correction
+  bool pair_corrected = false;  // it uses its device pair's (measured on other layers)
   double share = 0.5;        // as run (block rounding)
   double gap_us = 0;         // simulated, with this split
   double hidden_share = -1;
@@ -113,11 +135,17 @@ class TemporlEnv {
   int other_device(size_t k) const { return other_[k]; }
   double base_latency_us() const { return base_latency_us_; }
 
-  // One pass over the layers in graph order: state, chooser's ratio, split,
-  // simulate, reward; with `guard` a split that raises the simulated latency
-  // is undone. Deterministic for a deterministic chooser.
+  // One pass over the layers in graph order: state, chooser's ratio (plus
+  // `correction`'s offset, if any), split, simulate, reward; with `guard` a
+  // split that raises the simulated latency is undone, except on layers with
+  // a measured correction, their own or their device pair's (measured times
+  // overrule the simulator there). Deterministic for a deterministic chooser.
   TemporlPass Run(const TemporlChooser& choose, bool guard,
-                  const TemporlRewardWeights& weights = {});
+                  const TemporlRewardWeights& weights = {},
+                  const TemporlCorrection* correction = nullptr);
+  // TemporlLayerKey of layers()[k] and its device pair "device+other".
+  std::string LayerKey(size_t k) const;
+  std::string PairKey(size_t k) const;
 
   // `placement` with every split layer's ratio replaced by ratio(node, main,
   // other) (the 50/50 and peak-ratio references), same layers split.
@@ -146,6 +174,32 @@ class TemporlEnv {
   std::vector<int> producer_;  // [value] -> node, -1 for graph inputs
   double base_latency_us_ = 0;
 };
+
+// One split layer as measured: its key, the agent's own ratio, the ratio
+// the plan ran (the corrected one, or the base's split where the guard kept
+// it; before the block rounding) and its measured part times.
+struct TemporlMeasuredLayer {
+  std::string key, pair;
+  double agent_ratio = 0.5;
+  double ran_ratio = 0.5;
+  SplitLayerMetrics measured;  // share as run, part durations, finish times
+};
+struct TemporlFineTuneOptions {
+  double step = 0.7;         // fraction of the logit error corrected per round
+  double max_offset = 4.0;   // |logit offset| cap
+};
+// The share of part a at which both parts would finish together if each
+// part's time per unit of share and its start (relative to the layer's)
+// stay as measured: r* = (s_b - s_a + t_b) / (t_a + t_b), t = part time /
+// its share; in [0.02, 0.98].
+double MeasuredBalancedShare(const SplitLayerMetrics& m);
+// One fine-tuning round: each layer's ratio moves from the one it ran by
+// step * (logit(r*) - logit(ran)) in logit space (its offset is set so that
+// the agent's ratio plus the offset gives that), then every pair's offset
+// becomes the mean of its layers'.
+// Returns the number of layers updated (those with both parts timed).
+int FineTuneTemporl(std::span<const TemporlMeasuredLayer> layers,
+                    const TemporlFineTuneOptions& options, TemporlCorrection& correction);
 
 // The peak-FLOPs split: share of `device` = its peak / (both peaks).
 double PeakRatio(const CostModel& model, const std::string& device, const std::string& other);

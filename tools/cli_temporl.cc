@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -238,6 +239,176 @@ std::string TemporlCurveSvg(const std::vector<TemporlCurvePoint>& curve) {
       << "' font-size='11' fill='seagreen'>greedy agent (no guard): latency / base plan's (right)</text>\n"
       << "</svg>\n";
   return out.str();
+}
+
+}  // namespace braid::cli
+
+namespace braid::cli {
+namespace {
+
+// A plan's split layers, measured: per layer (by node) the gaps of each
+// measurement, and the end-to-end medians.
+struct MeasuredSeries {
+  std::string label;
+  Plan plan;
+  std::vector<double> end_to_end_us, mean_gap_us;
+  std::map<std::string, std::vector<double>> layer_gap_us;
+};
+
+StatusOr<std::vector<SplitLayerMetrics>> MeasureOnce(const Graph& graph,
+                                                     const TemporlFineTuneConfig& c,
+                                                     const Plan& plan, MeasuredSeries* series) {
+  ASSIGN_OR_RETURN(profiling::PlanTimings t,
+                   profiling::MeasurePlanOnGraph(graph, c.model, &plan, c.timer));
+  std::vector<SplitLayerMetrics> layers = MeasuredSplitMetrics(t);
+  if (series != nullptr) {
+    series->end_to_end_us.push_back(t.end_to_end_median_us);
+    series->mean_gap_us.push_back(SummarizeSplits(layers).mean_gap_us);
+    for (const SplitLayerMetrics& m : layers) series->layer_gap_us[m.node].push_back(m.gap_us);
+  }
+  return layers;
+}
+
+Plan WithSliceRatios(Plan plan, const std::string& label,
+                     const std::function<double(const NodePlan&)>& ratio) {
+  plan.policy = label;
+  for (NodePlan& p : plan.nodes)
+    if (p.slice) p.slice->ratio = ratio(p);
+  return plan;
+}
+
+}  // namespace
+
+Status FineTuneTemporlMeasured(const TemporlFineTuneConfig& c, TemporlModel& model,
+                               std::ostream& out) {
+  ASSIGN_OR_RETURN(DeviceProfile profile, LoadDeviceProfile(ResolveProfileName(c.profile)));
+  const CostModel cost(profile);
+  ASSIGN_OR_RETURN(Graph graph, profiling::PlannedGraph(c.model));
+  PolicyRegistry registry;
+  RETURN_IF_ERROR(RegisterPolicies(registry));
+  PlacementContext ctx;
+  ctx.devices = c.timer.devices;
+  ctx.cost_model = &cost;
+  ASSIGN_OR_RETURN(Plan base, MakePlan(registry, c.base, graph, ctx));
+  ASSIGN_OR_RETURN(std::unique_ptr<TemporlEnv> env, TemporlEnv::Create(graph, ctx, base));
+  if (env->layers().empty())
+    return FailedPrecondition("temporl fine-tuning: " + c.model + " has no layer worth splitting on " +
+                              profile.name);
+  bool vgpu = false;
+  for (const std::string& d : c.timer.devices) vgpu |= d == "vgpu";
+  const std::string label = vgpu ? "MEASURED, cpu + vgpu (virtual GPU, a model)" : "MEASURED";
+  auto plan_of = [&](const TemporlModel& m, TemporlPass* pass_out) {
+    TemporlPass pass = env->Run(GreedyChooser(m), c.guard, m.weights, &m.correction);
+    Plan plan = env->ToPlan(base, pass, "temporl", c.base);
+    if (pass_out != nullptr) *pass_out = std::move(pass);
+    return plan;
+  };
+  const TemporlModel before_model = model;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "fine-tuning temporl on %s, %s: %d rounds of %d runs (%d threads), plans from "
+                "profile '%s' over %s\n",
+                c.model.c_str(), label.c_str(), c.rounds, c.timer.iterations, c.timer.threads,
+                profile.name.c_str(), c.base.c_str());
+  out << line;
+  std::vector<SplitLayerMetrics> first, last;
+  std::map<std::string, double> first_share, last_share;
+  for (int round = 0; round <= c.rounds; ++round) {
+    TemporlPass pass;
+    const Plan plan = plan_of(model, &pass);
+    ASSIGN_OR_RETURN(std::vector<SplitLayerMetrics> layers, MeasureOnce(graph, c, plan, nullptr));
+    const SplitSummary s = SummarizeSplits(layers);
+    std::snprintf(line, sizeof line, "  round %d: %d split layers, mean |gap| %.1f us, max %.1f us (%s)\n",
+                  round, s.layers, s.mean_gap_us, s.max_gap_us, label.c_str());
+    out << line;
+    if (round == 0) first = layers;
+    last = layers;
+    if (round == c.rounds) break;
+    // Match the measured layers to the pass's steps (by node name).
+    std::vector<TemporlMeasuredLayer> measured;
+    for (size_t k = 0; k < env->layers().size(); ++k) {
+      // A layer the guard gave back to the base still runs split when the
+      // base split it: its measured times tune it from the base's ratio.
+      const TemporlStep& step = pass.steps[k];
+      const SimPlacement& p = pass.placement[static_cast<size_t>(step.node)];
+      if (p.other_device < 0) continue;
+      const double ran = step.kept ? step.asked_ratio : p.ratio;
+      const std::string& node = env->space().sim.node_names[static_cast<size_t>(step.node)];
+      for (const SplitLayerMetrics& m : layers)
+        if (m.node == node)
+          measured.push_back({env->LayerKey(k), env->PairKey(k), step.agent_ratio, ran, m});
+    }
+    FineTuneTemporl(measured, c.update, model.correction);
+  }
+  model.correction.measured_on = c.model + " on " + label;
+  // Per layer, before and after.
+  out << "split layers (" << label << "), first round -> last round:\n";
+  std::snprintf(line, sizeof line, "  %-32s %15s %21s\n", "node", "share", "|gap| us");
+  out << line;
+  for (const SplitLayerMetrics& a : last) {
+    const SplitLayerMetrics* b = nullptr;
+    for (const SplitLayerMetrics& m : first)
+      if (m.node == a.node) b = &m;
+    const std::string name = a.node.size() > 32 ? "..." + a.node.substr(a.node.size() - 29) : a.node;
+    std::snprintf(line, sizeof line, "  %-32s %6.3f -> %6.3f %9.1f -> %9.1f\n", name.c_str(),
+                  b ? b->share : -1.0, a.share, b ? b->gap_us : -1.0, a.gap_us);
+    out << line;
+  }
+  if (c.compare_rounds <= 0) return Status();
+
+  // Side by side: the plans alternate run by run, medians over the rounds.
+  const Plan tuned = plan_of(model, nullptr);
+  std::vector<MeasuredSeries> series;
+  series.push_back({c.base, base, {}, {}, {}});
+  series.push_back({"temporl before fine-tuning", plan_of(before_model, nullptr), {}, {}, {}});
+  series.push_back({"temporl fine-tuned", tuned, {}, {}, {}});
+  series.push_back({"50/50, same layers",
+                    WithSliceRatios(tuned, "half", [](const NodePlan&) { return 0.5; }), {}, {}, {}});
+  series.push_back({"peak ratio, same layers",
+                    WithSliceRatios(tuned, "peak",
+                                    [&](const NodePlan& p) {
+                                      return PeakRatio(cost, p.device, p.slice->other_device);
+                                    }),
+                    {}, {}, {}});
+  for (int round = 0; round < c.compare_rounds; ++round)
+    for (MeasuredSeries& s : series) RETURN_IF_ERROR(MeasureOnce(graph, c, s.plan, &s).status());
+  std::snprintf(line, sizeof line,
+                "side by side (%s; %d rounds, the plans alternating, each round %d runs per plan; "
+                "medians over rounds):\n",
+                label.c_str(), c.compare_rounds, c.timer.iterations);
+  out << line;
+  std::snprintf(line, sizeof line, "  %-28s %12s %14s %16s\n", "plan", "end to end", "split layers",
+                "mean |gap| us");
+  out << line;
+  for (const MeasuredSeries& s : series) {
+    std::snprintf(line, sizeof line, "  %-28s %9.3f ms %14zu %16.1f\n", s.label.c_str(),
+                  profiling::Median(s.end_to_end_us) / 1e3, s.layer_gap_us.size(),
+                  profiling::Median(s.mean_gap_us));
+    out << line;
+  }
+  // The same layers: fine-tuned against 50/50 and peak, layer by layer.
+  const MeasuredSeries &ft = series[2], &half = series[3], &peak = series[4];
+  for (const MeasuredSeries* ref : {&half, &peak}) {
+    double sum = 0, ref_sum = 0;
+    int halved = 0, n = 0;
+    for (const auto& [node, gaps] : ft.layer_gap_us) {
+      auto it = ref->layer_gap_us.find(node);
+      if (it == ref->layer_gap_us.end()) continue;
+      const double g = profiling::Median(gaps), r = profiling::Median(it->second);
+      sum += g, ref_sum += r, ++n;
+      halved += g <= 0.5 * r ? 1 : 0;
+    }
+    std::snprintf(line, sizeof line,
+                  "  fine-tuned vs %s: summed per-layer median |gap| %.3fx; %d of %d layers at "
+                  "<= 0.5x; end to end %.3fx\n",
+                  ref->label.c_str(), ref_sum > 0 ? sum / ref_sum : 1.0, halved, n,
+                  profiling::Median(ft.end_to_end_us) / profiling::Median(ref->end_to_end_us));
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  fine-tuned vs %s: end to end %.3fx\n", c.base.c_str(),
+                profiling::Median(ft.end_to_end_us) / profiling::Median(series[0].end_to_end_us));
+  out << line;
+  return Status();
 }
 
 }  // namespace braid::cli

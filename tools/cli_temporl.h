@@ -13,6 +13,7 @@
 #define BRAID_TOOLS_CLI_TEMPORL_H_
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,26 @@ std::vector<SplitLayerMetrics> MeasuredSplitMetrics(const profiling::PlanTimings
 // vgpu = virtual GPU"). "" when there are no split layers.
 std::string SplitMetricsTable(const std::vector<SplitLayerMetrics>& layers,
                               const std::string& label);
+
+// Fine-tuning on measured part times (`braid train --policy temporl
+// --fine-tune MODEL`): per round, plan with the model (temporl over `base`),
+// run the plan through the engine (profiling::MeasurePlanOnGraph), read each
+// split layer's two part times from the timeline, update the model's
+// measured correction (FineTuneTemporl). Then `compare_rounds` rounds that
+// run partition, temporl before and after, and the same layers at 50/50 and
+// at the peak ratio, alternating plan by plan, and print medians.
+struct TemporlFineTuneConfig {
+  std::string model;                 // e.g. builtin:squeezenet1_1
+  std::string profile;               // the cost model the plans come from
+  std::string base = "partition";
+  int rounds = 8;
+  int compare_rounds = 10;
+  bool guard = true;
+  profiling::PlanTimerOptions timer;  // devices, threads, vgpu timing, runs per measurement
+  TemporlFineTuneOptions update;
+};
+Status FineTuneTemporlMeasured(const TemporlFineTuneConfig& config, TemporlModel& model,
+                               std::ostream& out);
 
 // The learning curve: per-episode mean reward (moving mean) and the greedy
 // evaluation's gap vs the 50/50 split, titled SIMULATED.

@@ -4,6 +4,9 @@
 // braid train --policy temporl --out TEMPORL.bin [--profiles a,b] [--episodes N]
 //             [--seed S] [--csv curve.csv] [--svg curve.svg] [--random-graphs N]
 //             [--models a,b] [--base POLICY]
+// braid train --policy temporl --fine-tune MODEL --policy-file IN.bin --out OUT.bin
+//             [--devices cpu,vgpu] [--profile P] [--rounds N] [--runs N] [--threads T]
+//             [--compare R]   (MEASURED: fine-tuning on the engine's part times)
 //
 // Trains SparOA (scheduler/sparoa_policy.h) on the simulator: the threshold
 // predictor on grid-searched best thresholds over the built-in zoo plus
@@ -19,6 +22,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph/annotate.h"
@@ -27,6 +31,7 @@
 #include "models/graph_builder.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/device_profile.h"
+#include "profiling/plan_timer.h"
 #include "scheduler/sparoa_policy.h"
 #include "tools/cli_random_graph.h"
 #include "tools/cli_temporl.h"
@@ -59,7 +64,20 @@ constexpr char kTrainHelp[] =
     "partition). Every 4th random graph is held out; the summary compares the greedy agent's\n"
     "split-layer gap with the 50/50 and the peak-FLOPs split of the same layers.\n"
     "  --models L      built-in models to train on (default: all)\n"
-    "  --episodes N    (default 300), --random-graphs N (default 8)\n";
+    "  --episodes N    (default 300), --random-graphs N (default 8)\n\n"
+    "       braid train --policy temporl --fine-tune MODEL --policy-file IN.bin --out OUT.bin\n"
+    "                   [--devices cpu,vgpu] [--profile P] [--rounds N] [--runs N]\n"
+    "                   [--threads T] [--compare R] [--base POLICY]\n\n"
+    "Fine-tunes a trained temporl model on MEASURED part times: each round plans MODEL,\n"
+    "runs the plan through the engine (--runs runs, per-step medians), reads each split\n"
+    "layer's two part times and moves the layer's ratio towards the share at which both\n"
+    "parts finish together (a logit offset per layer and device pair, saved in OUT.bin and\n"
+    "used by --policy temporl afterwards). Then --compare rounds run the base plan, temporl\n"
+    "before and after, and the same layers at 50/50 and at the peak ratio, alternating\n"
+    "plan by plan, and print medians. vgpu is a VIRTUAL GPU: its figures are a model.\n"
+    "  --devices L     (default cpu,vgpu)   --profile P (default host-vgpu with vgpu, else host)\n"
+    "  --rounds N      fine-tuning rounds (default 8)   --runs N runs per measurement (default 5)\n"
+    "  --threads T     CPU threads (default 1)   --compare R (default 10; 0: none)\n";
 
 // prefix + n, built by append (GCC 12's -Wrestrict misfires on "x" + to_string).
 std::string Numbered(const char* prefix, uint64_t n) {
@@ -236,6 +254,60 @@ int RunTrainTemporl(const TemporlTrainFlags& f, std::ostream& out, std::ostream&
 
 }  // namespace
 
+struct FineTuneFlags {
+  std::string model, in, out, devices, profile, rounds, runs, threads, compare, base;
+};
+
+// braid train --policy temporl --fine-tune MODEL: MEASURED through the engine.
+int RunFineTuneTemporl(const FineTuneFlags& f, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const Status& s) { return ReportError(err, "train", s); };
+  if (f.in.empty()) return fail(InvalidArgument("--fine-tune needs --policy-file IN.bin (a trained model)"));
+  if (f.out.empty()) return fail(InvalidArgument("--out OUT.bin is required"));
+  TemporlFineTuneConfig c;
+  c.model = f.model;
+  c.timer.devices = {"cpu"};
+  for (const std::string& d : SplitList(f.devices.empty() ? "cpu,vgpu" : f.devices))
+    if (d != "cpu") c.timer.devices.push_back(d);
+  if (c.timer.devices.size() < 2)
+    return fail(InvalidArgument("--devices: fine-tuning needs a second device besides cpu"));
+  const bool vgpu = std::find(c.timer.devices.begin(), c.timer.devices.end(), "vgpu") !=
+                    c.timer.devices.end();
+  c.profile = !f.profile.empty() ? f.profile : (vgpu ? "host-vgpu" : "host");
+  if (!f.base.empty()) c.base = f.base;
+  if (c.base == "temporl") return fail(InvalidArgument("--base must be another policy"));
+  for (auto [flag, text, target, lo, hi, fallback] :
+       {std::tuple{"--rounds", &f.rounds, &c.rounds, 0, 1000, 8},
+        {"--runs", &f.runs, &c.timer.iterations, 1, 100000, 5},
+        {"--threads", &f.threads, &c.timer.threads, 0, 1024, 1},
+        {"--compare", &f.compare, &c.compare_rounds, 0, 100000, 10}}) {
+    if (text->empty()) {
+      *target = fallback;
+      continue;
+    }
+    char* end = nullptr;
+    const long v = std::strtol(text->c_str(), &end, 10);
+    if (*end != 0 || v < lo || v > hi)
+      return fail(InvalidArgument(std::string(flag) + ": expected an integer " + std::to_string(lo) +
+                                  ".." + std::to_string(hi) + ", got '" + *text + "'"));
+    *target = static_cast<int>(v);
+  }
+  c.timer.warmup = 1;
+  StatusOr<DeviceProfile> profile = LoadDeviceProfile(ResolveProfileName(c.profile));
+  if (!profile.ok()) return fail(profile.status());
+  if (vgpu) {
+    StatusOr<VgpuTiming> timing = profiling::VgpuTimingFromProfile(*profile, "vgpu");
+    if (!timing.ok()) return fail(timing.status().WithPrefix("--profile " + c.profile));
+    c.timer.vgpu_timing = *timing;
+  }
+  StatusOr<TemporlModel> model = LoadTemporlModel(f.in);
+  if (!model.ok()) return fail(model.status());
+  if (Status s = FineTuneTemporlMeasured(c, *model, out); !s.ok()) return fail(s);
+  if (Status s = SaveTemporlModel(*model, f.out); !s.ok()) return fail(s);
+  out << "wrote " << f.out << " (" << model->correction.layer_offset.size()
+      << " layer corrections, " << model->correction.updates << " rounds)\n";
+  return kExitOk;
+}
+
 int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   ArgScanner scan(args);
   if (scan.Flag("--help") || scan.Flag("-h")) {
@@ -258,12 +330,36 @@ int RunTrain(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::string> energy_flag = value("--energy-weight", "0");
   StatusOr<std::string> models_flag = value("--models", "");
   StatusOr<std::string> base_flag = value("--base", "");
+  StatusOr<std::string> fine_tune = value("--fine-tune", "");
+  StatusOr<std::string> policy_file = value("--policy-file", "");
+  StatusOr<std::string> devices_flag = value("--devices", "");
+  StatusOr<std::string> profile_flag = value("--profile", "");
+  StatusOr<std::string> rounds_flag = value("--rounds", "");
+  StatusOr<std::string> runs_flag = value("--runs", "");
+  StatusOr<std::string> threads_flag = value("--threads", "");
+  StatusOr<std::string> compare_flag = value("--compare", "");
   for (const auto* s : {&policy, &profiles_flag, &out_path, &episodes_flag, &seed_flag, &csv_path,
-                        &svg_path, &random_flag, &energy_flag, &models_flag, &base_flag})
+                        &svg_path, &random_flag, &energy_flag, &models_flag, &base_flag, &fine_tune,
+                        &policy_file, &devices_flag, &profile_flag, &rounds_flag, &runs_flag,
+                        &threads_flag, &compare_flag})
     if (!s->ok()) return fail(s->status());
   StatusOr<std::vector<std::string>> pos = scan.Positionals();
   if (!pos.ok()) return fail(pos.status());
   if (!pos->empty()) return fail(InvalidArgument("unexpected argument " + (*pos)[0]));
+  const bool measured_flags = !policy_file->empty() || !devices_flag->empty() ||
+                              !profile_flag->empty() || !rounds_flag->empty() ||
+                              !runs_flag->empty() || !threads_flag->empty() ||
+                              !compare_flag->empty();
+  if (*policy == "temporl" && !fine_tune->empty())
+    return RunFineTuneTemporl({*fine_tune, *policy_file, *out_path, *devices_flag, *profile_flag,
+                               *rounds_flag, *runs_flag, *threads_flag, *compare_flag, *base_flag},
+                              out, err);
+  if (!fine_tune->empty() && *policy != "temporl")
+    return fail(InvalidArgument("--fine-tune applies to --policy temporl only"));
+  if (measured_flags)
+    return fail(InvalidArgument(
+        "--policy-file, --devices, --profile, --rounds, --runs, --threads and --compare apply to "
+        "--policy temporl --fine-tune only"));
   if (*policy == "temporl") {
     TemporlTrainFlags f{*profiles_flag, *out_path,   *episodes_flag, *seed_flag, *csv_path,
                         *svg_path,      *random_flag, *models_flag,  *base_flag};

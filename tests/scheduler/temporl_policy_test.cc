@@ -4,7 +4,9 @@
 // Every latency and gap here is simulated (cost model + simulator).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -225,6 +227,216 @@ TEST(TemporlTest, SameSeedSameAgent) {
   ASSERT_EQ(pa.steps.size(), pb.steps.size());
   for (size_t i = 0; i < pa.steps.size(); ++i)
     EXPECT_EQ(pa.steps[i].asked_ratio, pb.steps[i].asked_ratio);
+}
+
+TEST(TemporlTest, MeasuredBalancedShareFromPartTimes) {
+  // Half each, part a twice as slow per unit of share: a's share should be 1/3.
+  SplitLayerMetrics m;
+  m.share = 0.5;
+  m.part_a_us = 200, m.finish_a_us = 200;
+  m.part_b_us = 100, m.finish_b_us = 100;
+  EXPECT_NEAR(MeasuredBalancedShare(m), 1.0 / 3.0, 1e-12);
+  // Part b starts 60 us late (its input copy): a takes more.
+  m.finish_b_us = 160;
+  EXPECT_NEAR(MeasuredBalancedShare(m), (60.0 + 200.0) / 600.0, 1e-12);
+}
+
+// A made-up machine where the CPU runs every part `cpu_factor` times slower
+// than the cost model says (the accelerator as modelled): part times from
+// the sim graph's per-device overhead and work, both parts starting together.
+SplitLayerMetrics FakeMeasured(const SimGraph& g, int node, int main, int other, double share,
+                               double cpu_factor) {
+  const size_t D = static_cast<size_t>(g.num_devices);
+  auto part = [&](int dev, double s) {
+    const size_t k = static_cast<size_t>(node) * D + static_cast<size_t>(dev);
+    const double t = g.overhead_us[k] + s * g.work_us[k];
+    return g.devices[static_cast<size_t>(dev)] == "cpu" ? cpu_factor * t : t;
+  };
+  SplitLayerMetrics m;
+  m.node = g.node_names[static_cast<size_t>(node)];
+  m.share = share;
+  m.part_a_us = m.finish_a_us = part(main, share);
+  m.part_b_us = m.finish_b_us = part(other, 1 - share);
+  m.gap_us = std::abs(m.finish_a_us - m.finish_b_us);
+  return m;
+}
+
+// Per node of the layers whose split can move: its fake measured gap and the CPU's share.
+struct FakeRound {
+  std::vector<TemporlMeasuredLayer> layers;
+  std::map<int, double> gap, cpu_share;
+};
+
+// An untrained agent (ratio ~0.5, no guard: the same layers every round)
+// fine-tuned for `rounds` rounds on the fake machine; the first and last
+// rounds' measurements.
+std::pair<FakeRound, FakeRound> FineTuneOnFake(TemporlEnv& e, double cpu_factor, int rounds,
+                                               TemporlCorrection* correction) {
+  const SimGraph& g = e.space().sim;
+  const TemporlModel model = NewTemporlModel(32, 7);
+  auto measure = [&] {
+    FakeRound r;
+    const TemporlPass pass = e.Run(GreedyChooser(model), false, model.weights, correction);
+    for (size_t k = 0; k < e.layers().size(); ++k) {
+      const TemporlStep& step = pass.steps[k];
+      if (!SplitCanMove(g, step.node)) continue;
+      const SplitLayerMetrics m =
+          FakeMeasured(g, step.node, e.main_device(k), e.other_device(k), step.share, cpu_factor);
+      r.layers.push_back({e.LayerKey(k), e.PairKey(k), step.agent_ratio, step.asked_ratio, m});
+      r.gap[step.node] = m.gap_us;
+      r.cpu_share[step.node] =
+          g.devices[static_cast<size_t>(e.main_device(k))] == "cpu" ? step.share : 1 - step.share;
+    }
+    return r;
+  };
+  const FakeRound first = measure();
+  FakeRound last = first;
+  for (int round = 0; round < rounds; ++round) {
+    EXPECT_EQ(FineTuneTemporl(last.layers, {}, *correction), static_cast<int>(last.layers.size()));
+    last = measure();
+  }
+  return {first, last};
+}
+
+TEST(TemporlTest, FineTuningOnMeasuredTimesMovesTheRatioAndLowersTheGap) {
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  const SimGraph& g = (*env)->space().sim;
+  // The CPU 2x slower than modelled, and as modelled (the reference).
+  TemporlCorrection slow_cpu, as_modelled;
+  const auto [first, slow] = FineTuneOnFake(**env, 2.0, 6, &slow_cpu);
+  const auto [first_modelled, modelled] = FineTuneOnFake(**env, 1.0, 6, &as_modelled);
+  ASSERT_GE(first.layers.size(), 5u);
+  EXPECT_EQ(slow_cpu.updates, 6);
+  // A slower CPU must get a smaller share than the cost model's balance on
+  // every layer (smaller on most, equal only where the channel blocks leave
+  // no split point in between), and the summed gap must more than halve.
+  int lower = 0;
+  double gap_before = 0, gap_after = 0, modelled_before = 0, modelled_after = 0;
+  for (const auto& [node, share] : slow.cpu_share) {
+    const std::string& name = g.node_names[static_cast<size_t>(node)];
+    EXPECT_LE(share, modelled.cpu_share.at(node) + 1e-12) << name;
+    lower += share < modelled.cpu_share.at(node) ? 1 : 0;
+    gap_before += first.gap.at(node);
+    gap_after += slow.gap.at(node);
+    modelled_before += first_modelled.gap.at(node);
+    modelled_after += modelled.gap.at(node);
+  }
+  EXPECT_GE(lower, static_cast<int>(slow.cpu_share.size()) / 2);
+  EXPECT_LT(gap_after, 0.5 * gap_before) << "fake measured gap " << gap_before << " -> " << gap_after;
+  EXPECT_LT(modelled_after, 0.5 * modelled_before);
+}
+
+TEST(TemporlTest, FineTunedModelRoundTripAndUseByThePolicy) {
+  TemporlModel model = TrainedModel();
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok());
+  // Every layer's CPU part said to be 3x the accelerator's: offsets learned.
+  std::vector<TemporlMeasuredLayer> layers;
+  const TemporlPass pass = (*env)->Run(GreedyChooser(model), false, model.weights);
+  for (size_t k = 0; k < (*env)->layers().size(); ++k) {
+    SplitLayerMetrics m;
+    m.share = pass.steps[k].share;
+    m.part_a_us = m.finish_a_us = 300 * m.share;
+    m.part_b_us = m.finish_b_us = 100 * (1 - m.share);
+    layers.push_back({(*env)->LayerKey(k), (*env)->PairKey(k), pass.steps[k].agent_ratio,
+                      pass.steps[k].asked_ratio, m});
+  }
+  ASSERT_GT(FineTuneTemporl(layers, {}, model.correction), 0);
+  model.correction.measured_on = "test";
+  const std::string path = TempPath("tuned.bin"), plain = TempPath("plain.bin");
+  ASSERT_TRUE(SaveTemporlModel(model, path).ok());
+  ASSERT_TRUE(SaveTemporlModel(TrainedModel(), plain).ok());
+  StatusOr<TemporlModel> again = LoadTemporlModel(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->correction.layer_offset, model.correction.layer_offset);
+  EXPECT_EQ(again->correction.pair_offset, model.correction.pair_offset);
+  EXPECT_EQ(again->correction.updates, 1);
+  EXPECT_EQ(again->correction.measured_on, "test");
+  // The policy plans with the loaded correction: other ratios than without.
+  auto plan_with = [&](const std::string& file) {
+    PolicyRegistry r;
+    EXPECT_TRUE(RegisterPolicies(r, {{"temporl.model", file}}).ok());
+    StatusOr<Plan> plan = MakePlan(r, "temporl", s.graph, s.ctx);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return plan.ok() ? PlanToJson(*plan) : std::string();
+  };
+  const std::string tuned_plan = plan_with(path), plain_plan = plan_with(plain);
+  EXPECT_NE(tuned_plan, plain_plan);
+  EXPECT_NE(tuned_plan.find("measured correction"), std::string::npos);
+  // A corrupt correction count fails cleanly.
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteFileBytes(path, bytes->substr(0, bytes->size() - 3)).ok());
+  EXPECT_FALSE(LoadTemporlModel(path).ok());
+  std::remove(path.c_str());
+  std::remove(plain.c_str());
+}
+
+TEST(TemporlTest, DevicePairOffsetCoversUnmeasuredLayersBothWaysRound) {
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, BasePlan(s));
+  ASSERT_TRUE(env.ok());
+  const SimGraph& g = (*env)->space().sim;
+  TemporlCorrection c;
+  c.pair_offset["vgpu+cpu"] = 1.0;  // the vgpu's share up wherever it is split with the cpu
+  const TemporlModel& model = TrainedModel();
+  const TemporlPass pass = (*env)->Run(GreedyChooser(model), /*guard=*/true, model.weights, &c);
+  int vgpu_main = 0, cpu_main = 0;
+  for (size_t k = 0; k < (*env)->layers().size(); ++k) {
+    const TemporlStep& step = pass.steps[k];
+    EXPECT_TRUE(step.pair_corrected);
+    EXPECT_FALSE(step.measured);
+    EXPECT_TRUE(step.kept);  // a measured correction is not undone by the simulated guard
+    const double logit_change = std::log(step.asked_ratio / (1 - step.asked_ratio)) -
+                                std::log(step.agent_ratio / (1 - step.agent_ratio));
+    if (g.devices[static_cast<size_t>((*env)->main_device(k))] == "vgpu") {
+      EXPECT_NEAR(logit_change, 1.0, 1e-9);
+      ++vgpu_main;
+    } else {
+      EXPECT_NEAR(logit_change, -1.0, 1e-9);
+      ++cpu_main;
+    }
+  }
+  EXPECT_GT(vgpu_main, 0);
+  EXPECT_GT(cpu_main, 0);
+}
+
+TEST(TemporlTest, VersionOneModelFileStillLoads) {
+  // Version 1 (before fine-tuning): magic, version, state size, reward
+  // weights, trained_on, episodes, seed, actor; nothing after.
+  const TemporlModel& model = TrainedModel();
+  BinaryWriter w;
+  w.Bytes("BRAIDTRL");
+  w.U32(1);
+  w.U32(kTemporlStateSize);
+  w.F64(model.weights.gap);
+  w.F64(model.weights.hidden);
+  w.F64(model.weights.latency);
+  w.Str("old");
+  w.U64(123);
+  w.U64(model.seed);
+  model.actor.Save(w);
+  const std::string path = TempPath("v1.bin");
+  ASSERT_TRUE(WriteFileBytes(path, w.bytes()).ok());
+  StatusOr<TemporlModel> loaded = LoadTemporlModel(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->trained_on, "old");
+  EXPECT_EQ(loaded->episodes, 123);
+  EXPECT_TRUE(loaded->correction.empty());
+  TemporlState state{};
+  for (int i = 0; i < kTemporlStateSize; ++i) state[static_cast<size_t>(i)] = 0.03 * i;
+  EXPECT_EQ(TemporlRatio(*loaded, state), TemporlRatio(model, state));
+  // Version 3 is refused by number.
+  std::string future = w.bytes();
+  future[8] = 3;
+  ASSERT_TRUE(WriteFileBytes(path, future).ok());
+  StatusOr<TemporlModel> refused = LoadTemporlModel(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("version 3"), std::string::npos);
+  std::remove(path.c_str());
 }
 
 }  // namespace
