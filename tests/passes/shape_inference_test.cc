@@ -853,7 +853,8 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
       "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
       "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
-      "DequantizeLinear"};
+      "DequantizeLinear", "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul",
+      "DynamicQuantizeLinear"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
