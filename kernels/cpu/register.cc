@@ -29,7 +29,8 @@ void Add(KernelRegistry& registry, const char* op_type, const char* impl,
 // layout (onednn::DescOf), so they read and write nhwc tensors too.
 bool OnednnHandlesChannelsLast(std::string_view op) {
   return op != "MatMul" && op != "Gemm" && op != "Softmax" && op != "LayerNormalization" &&
-         op != "BatchNormalization" && op != "ConvTranspose";
+         op != "BatchNormalization" && op != "ConvTranspose" && op != "ConvInteger" &&
+         op != "QLinearConv" && op != "MatMulInteger" && op != "QLinearMatMul";
 }
 
 }  // namespace
@@ -67,6 +68,8 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   onednn("LayerNormalization", CreateLayerNormOnednn);
   onednn("BatchNormalization", CreateBatchNormOnednn);
   onednn("Concat", CreateConcatOnednn);
+  for (const char* op : {"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul"})
+    onednn(op, CreateQuantizedOnednn);
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
   Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
