@@ -3,6 +3,7 @@
 // DynamicQuantizeLinear. Scales are f32; a zero point has its data's type
 // (uint8 or int8). Per-tensor parameters are scalars (or one element), per
 // channel / row / column ones 1-D with one entry per slice.
+#include <cmath>
 #include <string>
 
 #include "graph/ops/shape_functions.h"
@@ -32,6 +33,7 @@ Status CheckParam(ShapeInferenceContext& ctx, size_t i, const char* name, bool s
   if (ctx.input_dtype(i) != want)
     return ctx.Error(std::string(name) + " is " + DataTypeName(ctx.input_dtype(i)) + ", not " +
                      DataTypeName(want));
+  if (scale) RETURN_IF_ERROR(CheckConstantScale(ctx, i, name));
   const Shape& s = ctx.input_shape(i);
   const int64_t n = StaticElements(s);
   if (n == 1 && s.size() <= 1) return Status::Ok();
@@ -64,6 +66,15 @@ int64_t MatCols(const ShapeInferenceContext& ctx, size_t b) {
 }
 
 }  // namespace
+
+Status CheckConstantScale(ShapeInferenceContext& ctx, size_t i, const char* name) {
+  if (!ctx.has_input(i) || ctx.input_dtype(i) != DataType::kF32 || !ctx.input(i).constant)
+    return Status::Ok();
+  for (float s : ctx.input(i).constant->as<float>())
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return ctx.Error(std::string(name) + " " + std::to_string(s) + " is not a finite positive scale");
+  return Status::Ok();
+}
 
 // ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32: x's zero point per
 // tensor, w's per tensor or per output channel.

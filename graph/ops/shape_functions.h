@@ -58,6 +58,9 @@ Status InferGemm(ShapeInferenceContext& ctx);
 Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_equation.h
 
 // quantized.cc
+// A constant scale input i (f32) whose elements are not all finite and > 0
+// is an error naming the node (a QDQ model's bad scale, caught at load).
+Status CheckConstantScale(ShapeInferenceContext& ctx, size_t i, const char* name);
 Status InferConvInteger(ShapeInferenceContext& ctx);
 Status InferQLinearConv(ShapeInferenceContext& ctx);
 Status InferMatMulInteger(ShapeInferenceContext& ctx);
