@@ -177,6 +177,48 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
   }
 }
 
+// Two folded convs back to back: on the CPU registry the uint8 tensor
+// between them goes nhwc (runtime/layout.cc) through oneDNN's int8 kernels
+// and the per-tensor (de)quantize kernels; it must match the reference
+// kernels (plain) within one output step for >= 99% of the elements.
+TEST(FoldQdq, ChainRunsChannelsLastLikeTheReference) {
+  Graph g = QdqGraph({}, 21);
+  // Append DQ -> Conv(DQ w2) -> Q -> DQ behind the first conv's Q output.
+  std::mt19937 rng(22);
+  const ValueId yq = g.node(g.value(g.outputs()[0]).producer).inputs[0];
+  const ValueId ys = g.FindValue("ys"), yz = g.FindValue("yz");
+  const ValueId xd = AddNode(g, "DequantizeLinear", "dq_mid", {yq, ys, yz});
+  std::uniform_int_distribution<int> wdist(-127, 127);
+  std::vector<int8_t> w(6 * 6 * 3 * 3);
+  for (int8_t& v : w) v = static_cast<int8_t>(wdist(rng) | 1);
+  Attributes w_attrs;
+  w_attrs.Set("axis", int64_t{0});
+  const ValueId wd = AddNode(g, "DequantizeLinear", "dq_w2",
+                             {AddConst(g, "w2_q", DataType::kI8, {6, 6, 3, 3}, w),
+                              AddConst(g, "ws2", DataType::kF32, {6}, std::vector<float>(6, 0.004f)),
+                              AddConst(g, "wz2", DataType::kI8, {6}, std::vector<int8_t>(6, 0))},
+                             w_attrs);
+  Attributes conv_attrs;
+  conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId conv2 = AddNode(g, "Conv", "conv2", {xd, wd}, conv_attrs);
+  const ValueId q2 = AddNode(g, "QuantizeLinear", "q_y2", {conv2, ys, yz});
+  g.outputs()[0] = AddNode(g, "DequantizeLinear", "dq_y2", {q2, ys, yz});
+  ASSERT_TRUE(FoldQdq(g).ok());
+  ASSERT_TRUE(InferShapes(g).ok());
+  ASSERT_EQ(CountOps(g, "QLinearConv"), 2);
+  std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+  RegisterCpuKernels(*cpu);
+  const std::vector<float> x = RandomInput(g, 9);
+  const auto want = RunOnReference(g, {x});
+  const auto got = RunOnReference(g, {x}, cpu);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(BeyondOneStep(got[0], want[0]), static_cast<int>(want[0].size() / 100));
+  int nonzero = 0;
+  for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+  EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+}
+
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
   // The float Conv output is read elsewhere, or the output scale is computed
   // at run time: nothing to fold.
