@@ -8,12 +8,18 @@ more seeded input. Prints per model the max |braid - ORT| on the QDQ model
 relative to the output's max |value|, the same for the fp32 model, and how far
 the QDQ output is from fp32 (the quantization error, for scale).
 
-braid runs QDQ models by folding each weight's DequantizeLinear into f32
-weights at load and computing Quantize/DequantizeLinear on activations (fake
-quantization in f32); ONNX Runtime runs int8 kernels. Agreement is therefore to
-about one quantization step, not bit-exact.
+braid folds QDQ Conv / MatMul into QLinearConv / QLinearMatMul (oneDNN int8)
+and runs the rest as fake quantization in f32 (docs/quantization.md); ONNX
+Runtime runs int8 kernels. Agreement is therefore to about one quantization
+step, not bit-exact: the fraction of output elements within one step (the
+output DequantizeLinear's scale) of ONNX Runtime's int8 output is printed.
+
+Then latency, side by side in one run: braid int8 (the QDQ file), braid fp32
+and ONNX Runtime int8 (the same QDQ file), alternating, --rounds times, each
+`--threads` threads; the median of the rounds' medians, and the ratios.
 
   bench/qdq_vs_ort.py --build-dir build [--zoo DIR] [--models resnet18 mobilenet_v2 squeezenet1_0]
+      [--threads 1] [--rounds 5] [--iterations 20]
 """
 import argparse
 import os
@@ -65,6 +71,46 @@ def run_braid(braid: str, model: str, x, workdir: str):
     return np.load(os.path.join(out_dir, files[0]))
 
 
+def braid_latency_ms(braid: str, model: str, threads: int, iterations: int) -> float:
+    import json
+    out = subprocess.run([braid, "run", model, "--threads", str(threads), "--iterations",
+                          str(iterations), "--warmup", "3", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return float(json.loads(out)["latency_ms"]["median"])
+
+
+def ort_latency_ms(model: str, x, threads: int, iterations: int) -> float:
+    import time
+    session = bench_common.ort_session(model, threads)
+    feed = {session.get_inputs()[0].name: x}
+    for _ in range(3):
+        session.run(None, feed)
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        session.run(None, feed)
+        times.append((time.perf_counter() - start) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def output_step(qdq_path: str) -> float:
+    """The scale of the DequantizeLinear producing the model's first output."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(qdq_path)
+    out = model.graph.output[0].name
+    inits = {i.name: i for i in model.graph.initializer}
+    for node in model.graph.node:
+        if out in node.output and node.op_type == "DequantizeLinear" and node.input[1] in inits:
+            return float(numpy_helper.to_array(inits[node.input[1]]).max())
+    return float("nan")
+
+
+def within_one_step(a, b, step: float) -> float:
+    import numpy as np
+    return float(np.mean(np.abs(a.astype(np.float64) - b) <= step * 1.001))
+
+
 def run_ort(model: str, x):
     session = bench_common.ort_session(model, 1)
     return session.run(None, {session.get_inputs()[0].name: x})[0]
@@ -81,6 +127,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--braid", default=None)
     parser.add_argument("--zoo", default=None)
     parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=20)
     args = parser.parse_args(argv)
     bench_common.ensure_venv(args.build_dir)
     braid = args.braid or bench_common.default_braid(args.build_dir)
@@ -96,13 +145,30 @@ def main(argv: List[str]) -> int:
             braid_q, braid_f = run_braid(braid, qdq, x, workdir), run_braid(braid, fp32, x, workdir)
             rows[name] = {"qdq": relative(braid_q, ort_q), "fp32": relative(braid_f, ort_f),
                           "quant_error": relative(ort_q, ort_f),
-                          "top1": float((braid_q.argmax() == ort_q.argmax()))}
-    print(f"{'model':<16} {'braid vs ORT (QDQ)':>20} {'braid vs ORT (fp32)':>20} "
+                          "top1": float((braid_q.argmax() == ort_q.argmax())),
+                          "step": within_one_step(braid_q, ort_q, output_step(qdq))}
+            lat: Dict[str, List[float]] = {"int8": [], "fp32": [], "ort": []}
+            for _ in range(args.rounds):  # alternating, so drift hits all three alike
+                lat["int8"].append(braid_latency_ms(braid, qdq, args.threads, args.iterations))
+                lat["fp32"].append(braid_latency_ms(braid, fp32, args.threads, args.iterations))
+                lat["ort"].append(ort_latency_ms(qdq, x, args.threads, args.iterations))
+            for k, v in lat.items():
+                rows[name]["ms_" + k] = sorted(v)[len(v) // 2]
+    print(f"{'model':<16} {'braid vs ORT (QDQ)':>20} {'within 1 step':>14} {'braid vs ORT (fp32)':>20} "
           f"{'ORT QDQ vs fp32':>16} {'top-1 same':>10}")
     for name, r in rows.items():
-        print(f"{name:<16} {r['qdq']:>20.2e} {r['fp32']:>20.2e} {r['quant_error']:>16.2e} "
-              f"{'yes' if r['top1'] else 'no':>10}")
-    print("CPU, 1 thread; errors are max |difference| / max |reference|.")
+        print(f"{name:<16} {r['qdq']:>20.2e} {r['step']:>14.4f} {r['fp32']:>20.2e} "
+              f"{r['quant_error']:>16.2e} {'yes' if r['top1'] else 'no':>10}")
+    print("errors are max |difference| / max |reference|; 'within 1 step': fraction of output "
+          "elements within one output quantization step of ORT's int8 output.")
+    print()
+    print(f"{'model':<16} {'braid int8 ms':>14} {'braid fp32 ms':>14} {'ORT int8 ms':>12} "
+          f"{'fp32/int8':>10} {'int8/ORT':>9}")
+    for name, r in rows.items():
+        print(f"{name:<16} {r['ms_int8']:>14.2f} {r['ms_fp32']:>14.2f} {r['ms_ort']:>12.2f} "
+              f"{r['ms_fp32'] / r['ms_int8']:>10.2f} {r['ms_int8'] / r['ms_ort']:>9.2f}")
+    print(f"CPU, {args.threads} thread(s), median of {args.rounds} alternating rounds of "
+          f"{args.iterations} runs each.")
     return 0
 
 

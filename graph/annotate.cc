@@ -33,7 +33,7 @@ const std::unordered_map<std::string_view, double>& ElementwiseCosts() {
       // multiply, add, clamp
       {"HardSigmoid", 3},
       // (De)quantization: divide or subtract-multiply, round, clamp
-      {"QuantizeLinear", 4}, {"DequantizeLinear", 2},
+      {"QuantizeLinear", 4}, {"DequantizeLinear", 2}, {"DynamicQuantizeLinear", 6},
       // division, roots and transcendental functions
       {"Div", 4}, {"Reciprocal", 4}, {"Sqrt", 4}, {"Pow", 4}, {"Exp", 4},
       {"Log", 4}, {"Erf", 4}, {"Tanh", 4}, {"Sigmoid", 4}, {"Sin", 4},
@@ -85,6 +85,12 @@ class NodeCost {
     if (op == "ConvTranspose") return ConvTransposeFlops() + EpilogueFlops();
     if (op == "Gemm") return GemmFlops() + EpilogueFlops();
     if (op == "MatMul") return MatMulFlops() + EpilogueFlops();
+    // Integer products count as their float ones; QLinear* add the
+    // requantization (multiply, round, add, clamp) per output.
+    if (op == "ConvInteger") return ConvFlops();
+    if (op == "QLinearConv") return ConvFlops(3) + 4 * OutputElements();
+    if (op == "MatMulInteger") return MatMulFlops();
+    if (op == "QLinearMatMul") return MatMulFlops() + 4 * OutputElements();
     if (op == "BatchNormalization") return kBatchNormFlops * OutputElements();
     if (op == "Softmax" || op == "LogSoftmax")
       return kSoftmaxFlops * OutputElements();
@@ -179,10 +185,11 @@ class NodeCost {
   // 2 * Cout * spatial_out * (Cin / groups) * prod(kernel) per image: the
   // weight [Cout, Cin/groups, k...] holds exactly Cin/groups * prod(k) taps
   // per output channel.
-  double ConvFlops() const {
-    if (!HasInput(1) || InputDim(1, 0) <= 0) return 0;
+  // `weight`: the weight's input index (3 in QLinearConv).
+  double ConvFlops(size_t weight = 1) const {
+    if (!HasInput(weight) || InputDim(weight, 0) <= 0) return 0;
     const double taps_per_output =
-        static_cast<double>(ElementCount(ShapeOf(1))) / InputDim(1, 0);
+        static_cast<double>(ElementCount(ShapeOf(weight))) / InputDim(weight, 0);
     return 2 * OutputElements() * taps_per_output;
   }
 

@@ -58,6 +58,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Mod", ops::InferMod, 10},
       {"QuantizeLinear", ops::InferQuantizeLinear, 10},
       {"DequantizeLinear", ops::InferDequantizeLinear, 10},
+      {"DynamicQuantizeLinear", ops::InferDynamicQuantizeLinear, 11},
       {"Mul", ops::InferMul, 7},
       {"Neg", ops::InferNeg, 6},
       {"Not", ops::InferNot, 1},
@@ -86,6 +87,8 @@ const std::vector<OpSchema>& SchemaTable() {
       // convolution and pooling
       {"AveragePool", ops::InferPool, 7},
       {"Conv", ops::InferConv, 1},
+      {"ConvInteger", ops::InferConvInteger, 10},
+      {"QLinearConv", ops::InferQLinearConv, 10},
       {"ConvTranspose", ops::InferConvTranspose, 1},
       {"GlobalAveragePool", ops::InferGlobalPool, 1},
       {"GlobalMaxPool", ops::InferGlobalPool, 1},
@@ -94,6 +97,8 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Einsum", ops::InferEinsum, 12},
       {"Gemm", ops::InferGemm, 7},
       {"MatMul", ops::InferMatMul, 1},
+      {"MatMulInteger", ops::InferMatMulInteger, 10},
+      {"QLinearMatMul", ops::InferQLinearMatMul, 10},
       // shape manipulation
       {"Concat", ops::InferConcat, 4},
       {"Constant", ops::InferConstant, 1},

@@ -7,14 +7,28 @@
 namespace braid {
 namespace {
 
-bool IsConv(const Node& node) { return node.op_type == "Conv"; }
+bool IsConv(const Node& node) {
+  return node.op_type == "Conv" || node.op_type == "QLinearConv" || node.op_type == "ConvInteger";
+}
 
-// A 4-D f32 activation with a static shape and more than one pixel: the
-// tensors whose layout matters.
+// f32, and the int8 / uint8 activations of a quantized model.
+bool IsLayoutType(DataType t) {
+  return t == DataType::kF32 || t == DataType::kU8 || t == DataType::kI8;
+}
+
+// The ops an int8 / uint8 activation may go nhwc through: others (a u8
+// MaxPool, say) keep theirs plain, since their nhwc kernels are f32 only.
+bool TakesQuantizedChannelsLast(const Node& node) {
+  return node.op_type == "QLinearConv" || node.op_type == "ConvInteger" ||
+         node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear";
+}
+
+// A 4-D f32 (or int8 / uint8) activation with a static shape and more than
+// one pixel: the tensors whose layout matters.
 bool IsSpatialActivation(const Graph& graph, ValueId id) {
   if (id == kNoValue || graph.IsConstant(id)) return false;
   const Value& v = graph.value(id);
-  if (v.dtype != DataType::kF32 || v.shape.size() != 4 || !IsStatic(v.shape)) return false;
+  if (!IsLayoutType(v.dtype) || v.shape.size() != 4 || !IsStatic(v.shape)) return false;
   return v.shape[2].extent() * v.shape[3].extent() > 1;
 }
 
@@ -31,9 +45,10 @@ class Groups {
   std::vector<size_t> parent_;
 };
 
-// A 4-D f32 tensor with more than one pixel: what goes nhwc in a chain.
+// A 4-D f32 (or int8 / uint8) tensor with more than one pixel: what goes
+// nhwc in a chain.
 bool IsRelayable(const TensorDesc& d) {
-  return d.dtype == DataType::kF32 && d.rank() == 4 && d.dims[2] * d.dims[3] > 1;
+  return IsLayoutType(d.dtype) && d.rank() == 4 && d.dims[2] * d.dims[3] > 1;
 }
 
 }  // namespace
@@ -42,7 +57,8 @@ bool TakesPartInChannelsLast(const Node& node) {
   static constexpr std::string_view kOps[] = {
       "Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Add", "Sub",
       "Mul", "Div", "Min", "Max", "Relu", "Sigmoid", "Tanh", "Clip", "HardSwish", "HardSigmoid",
-      "LeakyRelu", "Concat", "BatchNormalization", "Pad"};
+      "LeakyRelu", "Concat", "BatchNormalization", "Pad", "QLinearConv", "ConvInteger",
+      "QuantizeLinear", "DequantizeLinear"};
   for (std::string_view op : kOps)
     if (node.op_type == op) return true;
   return false;
@@ -71,6 +87,9 @@ std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,
       produced[static_cast<size_t>(out)] = true;
       if (!handles(n)) can[static_cast<size_t>(out)] = false;
     }
+    if (!TakesQuantizedChannelsLast(node))
+      for (ValueId v : node.inputs)
+        if (v != kNoValue && graph.value(v).dtype != DataType::kF32) can[static_cast<size_t>(v)] = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       // A conv reads only its data input (0) in either layout; weights and
       // bias are plain.

@@ -27,7 +27,9 @@
 namespace braid {
 
 // Ops the pass can route channels-last tensors through (when their kernel
-// handles it): Conv, pools, binary elementwise, unary activations, Concat.
+// handles it): Conv, pools, binary elementwise, unary activations, Concat,
+// and for int8 / uint8 tensors QLinearConv, ConvInteger, QuantizeLinear and
+// DequantizeLinear only.
 bool TakesPartInChannelsLast(const Node& node);
 
 // One layout per graph value. `node_handles_channels_last[i]` says whether

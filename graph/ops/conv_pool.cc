@@ -104,11 +104,13 @@ Status CheckSpatialInput(const ShapeInferenceContext& ctx, size_t min_rank) {
 
 }  // namespace
 
-Status InferConv(ShapeInferenceContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
-  RETURN_IF_ERROR(CheckSpatialInput(ctx, 3));
-  const Shape& x = ctx.input_shape(0);
-  const Shape& w = ctx.input_shape(1);
+// Conv's shape rule on inputs x, w (and bias when bias >= 0) of the node,
+// shared by Conv, ConvInteger and QLinearConv; the output is of type `out`.
+Status InferConvShape(ShapeInferenceContext& ctx, size_t xi, size_t wi, int bias,
+                      DataType out_dtype) {
+  const Shape& x = ctx.input_shape(xi);
+  const Shape& w = ctx.input_shape(wi);
+  if (x.size() < 3) return ctx.Error("input must have rank >= 3 (N, C, spatial...)");
   if (w.size() != x.size())
     return ctx.Error("weight rank " + std::to_string(w.size()) +
                      " differs from input rank " + std::to_string(x.size()));
@@ -134,8 +136,8 @@ Status InferConv(ShapeInferenceContext& ctx) {
   if (kernel != weight_kernel)
     return ctx.Error("kernel_shape " + IntsToString(kernel) +
                      " does not match the weight " + ShapeToString(w));
-  if (ctx.has_input(2)) {
-    const Shape& b = ctx.input_shape(2);
+  if (bias >= 0 && ctx.has_input(static_cast<size_t>(bias))) {
+    const Shape& b = ctx.input_shape(static_cast<size_t>(bias));
     if (b.size() != 1 || !(b[0] == Dim(m)))
       return ctx.Error("bias shape " + ShapeToString(b) + " is not [" +
                        std::to_string(m) + "]");
@@ -144,8 +146,13 @@ Status InferConv(ShapeInferenceContext& ctx) {
   ASSIGN_OR_RETURN(Shape spatial, SpatialOutput(ctx, x, win));
   Shape out{x[0], Dim(m)};
   out.insert(out.end(), spatial.begin(), spatial.end());
-  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  ctx.SetOutput(0, out_dtype, std::move(out));
   return Status::Ok();
+}
+
+Status InferConv(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  return InferConvShape(ctx, 0, 1, 2, ctx.input_dtype(0));
 }
 
 Status InferConvTranspose(ShapeInferenceContext& ctx) {

@@ -225,6 +225,7 @@ namespace {
 Status CheckQuantParams(ShapeInferenceContext& ctx) {
   if (ctx.attrs().GetInt("block_size", 0) != 0)
     return ctx.Unsupported("blocked quantization (block_size) is not supported");
+  RETURN_IF_ERROR(CheckConstantScale(ctx, 1, "scale"));
   const Shape& x = ctx.input_shape(0);
   const Shape& scale = ctx.input_shape(1);
   if (ctx.has_input(2) && !(ctx.input_shape(2) == scale))

@@ -21,12 +21,11 @@ bool DimsCompatible(const Dim& a, const Dim& b) {
 
 }  // namespace
 
-Status InferMatMul(ShapeInferenceContext& ctx) {
-  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
-  if (ctx.input_dtype(0) != ctx.input_dtype(1))
-    return ctx.Error("input dtypes differ");
-  Shape a = ctx.input_shape(0);
-  Shape b = ctx.input_shape(1);
+// MatMul's shape rule on inputs ai and bi of the node, shared by MatMul,
+// MatMulInteger and QLinearMatMul; the output is of type `out`.
+Status InferMatMulShape(ShapeInferenceContext& ctx, size_t ai, size_t bi, DataType out_dtype) {
+  Shape a = ctx.input_shape(ai);
+  Shape b = ctx.input_shape(bi);
   if (a.empty() || b.empty()) return ctx.Error("operands must have rank >= 1");
   const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
   if (a_vector) a.insert(a.begin(), Dim(1));
@@ -43,8 +42,15 @@ Status InferMatMul(ShapeInferenceContext& ctx) {
   Shape out = *batch;
   if (!a_vector) out.push_back(a[a.size() - 2]);
   if (!b_vector) out.push_back(b[b.size() - 1]);
-  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  ctx.SetOutput(0, out_dtype, std::move(out));
   return Status::Ok();
+}
+
+Status InferMatMul(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  if (ctx.input_dtype(0) != ctx.input_dtype(1))
+    return ctx.Error("input dtypes differ");
+  return InferMatMulShape(ctx, 0, 1, ctx.input_dtype(0));
 }
 
 Status InferGemm(ShapeInferenceContext& ctx) {

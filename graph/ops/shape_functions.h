@@ -44,14 +44,28 @@ Status InferWhere(ShapeInferenceContext& ctx);
 
 // conv_pool.cc
 Status InferConv(ShapeInferenceContext& ctx);
+// Conv's rule on inputs x, w (bias input index, -1: none); output of type out.
+Status InferConvShape(ShapeInferenceContext& ctx, size_t x, size_t w, int bias, DataType out);
 Status InferConvTranspose(ShapeInferenceContext& ctx);
 Status InferPool(ShapeInferenceContext& ctx);  // MaxPool, AveragePool
 Status InferGlobalPool(ShapeInferenceContext& ctx);
 
 // matmul.cc
 Status InferMatMul(ShapeInferenceContext& ctx);
+// MatMul's rule on inputs a, b; output of type out.
+Status InferMatMulShape(ShapeInferenceContext& ctx, size_t a, size_t b, DataType out);
 Status InferGemm(ShapeInferenceContext& ctx);
 Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_equation.h
+
+// quantized.cc
+// A constant scale input i (f32) whose elements are not all finite and > 0
+// is an error naming the node (a QDQ model's bad scale, caught at load).
+Status CheckConstantScale(ShapeInferenceContext& ctx, size_t i, const char* name);
+Status InferConvInteger(ShapeInferenceContext& ctx);
+Status InferQLinearConv(ShapeInferenceContext& ctx);
+Status InferMatMulInteger(ShapeInferenceContext& ctx);
+Status InferQLinearMatMul(ShapeInferenceContext& ctx);
+Status InferDynamicQuantizeLinear(ShapeInferenceContext& ctx);
 
 // shape_ops.cc
 Status InferReshape(ShapeInferenceContext& ctx);

@@ -68,6 +68,11 @@ Status FuseMatMulBias(Graph& graph);
 // "bhid,bhjd->bhij") becomes Transposes around a MatMul (graph/passes/
 // lower_einsum.cc); other equations stay for the reference kernel.
 Status LowerEinsum(Graph& graph);
+// The QDQ form of an int8 Conv / MatMul (DQ -> Conv / MatMul with constant
+// DQ weights -> Q, constant scales and zero points) becomes QLinearConv /
+// QLinearMatMul (graph/passes/fold_qdq.cc). Runs before FoldConstants, which
+// would turn the weight DQ into f32 weights.
+Status FoldQdq(Graph& graph);
 // A zero-valued constant Pad of the spatial axes read only by a Conv or an
 // AveragePool becomes that node's pads (graph/passes/fold_pad.cc).
 Status FoldPad(Graph& graph);
@@ -82,11 +87,12 @@ Status EliminateDeadNodes(Graph& graph);
 
 struct PassOptions {
   // BN folding, parallel Conv merging, channel scale folding, GELU, Einsum lowering, MatMul bias and
-  // activation fusion, Pad folding, spatial reductions as global pooling
+  // activation fusion, Pad folding, spatial reductions as global pooling,
+  // QDQ Conv / MatMul as QLinearConv / QLinearMatMul (int8 kernels)
   bool fuse = true;
 };
 
-// RemoveIdentities, FoldConstants (which infers shapes), RemoveIdentities (whole-input
+// RemoveIdentities, [FoldQdq], FoldConstants (which infers shapes), RemoveIdentities (whole-input
 // Slices, now that shapes are known), [FoldBatchNorm, MergeParallelConvs,
 // FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
 // EliminateDeadNodes, InferShapes.

@@ -7,6 +7,8 @@ namespace braid {
 
 Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   RETURN_IF_ERROR(RemoveIdentities(graph));
+  // Before FoldConstants, which evaluates weight DequantizeLinear to f32.
+  if (options.fuse) RETURN_IF_ERROR(FoldQdq(graph));
   // FoldConstants infers shapes itself, first skipping what is not yet
   // inferable (a Pad whose amounts a foldable chain computes), and fails as
   // InferShapes would on what stays uninferable.

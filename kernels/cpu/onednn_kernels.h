@@ -22,6 +22,8 @@ std::unique_ptr<Kernel> CreateSoftmaxOnednn();
 std::unique_ptr<Kernel> CreateLayerNormOnednn();
 std::unique_ptr<Kernel> CreateBatchNormOnednn();
 std::unique_ptr<Kernel> CreateConcatOnednn();
+// ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul (int8, plain).
+std::unique_ptr<Kernel> CreateQuantizedOnednn();
 
 // braid's own CPU kernels ("cpu").
 std::unique_ptr<Kernel> CreateTransposeCpu();

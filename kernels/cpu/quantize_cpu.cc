@@ -19,8 +19,13 @@ class QuantizeLinearCpu final : public Kernel {
 
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(p_, quantize_ ? ParseQuantizeLinear(args) : ParseDequantizeLinear(args));
-    if (args.inputs[0].layout != TensorLayout::kPlain)
-      return Unimplemented(args.Where() + ": plain layout only");
+    // Per tensor, every element is treated alike: any layout (the same on
+    // input and output, which the runtime's channels-last pass ensures).
+    if (p_.per_axis && (args.inputs[0].layout != TensorLayout::kPlain ||
+                        args.outputs[0].layout != TensorLayout::kPlain))
+      return Unimplemented(args.Where() + ": per-axis (de)quantization in plain layout only");
+    if (args.inputs[0].layout != args.outputs[0].layout)
+      return Unimplemented(args.Where() + ": input and output layouts differ");
     threads_ = ThreadsFor(p_.elements(), std::max(args.num_threads, 1));
     return Status::Ok();
   }

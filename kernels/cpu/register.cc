@@ -29,7 +29,8 @@ void Add(KernelRegistry& registry, const char* op_type, const char* impl,
 // layout (onednn::DescOf), so they read and write nhwc tensors too.
 bool OnednnHandlesChannelsLast(std::string_view op) {
   return op != "MatMul" && op != "Gemm" && op != "Softmax" && op != "LayerNormalization" &&
-         op != "BatchNormalization" && op != "ConvTranspose";
+         op != "BatchNormalization" && op != "ConvTranspose" && op != "ConvInteger" &&
+         op != "QLinearConv" && op != "MatMulInteger" && op != "QLinearMatMul";
 }
 
 }  // namespace
@@ -67,12 +68,29 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   onednn("LayerNormalization", CreateLayerNormOnednn);
   onednn("BatchNormalization", CreateBatchNormOnednn);
   onednn("Concat", CreateConcatOnednn);
+  for (const char* op : {"MatMulInteger", "QLinearMatMul"}) onednn(op, CreateQuantizedOnednn);
+  // nhwc where it accepts the node (constant weights and parameters): the
+  // channels-last probe prepares it to find out.
+  for (const char* op : {"ConvInteger", "QLinearConv"}) {
+    KernelEntry conv{op, DeviceKind::kCpu, "onednn", kOnednnPriority,
+                     [] { return CreateQuantizedOnednn(); }, /*channels_last=*/true};
+    conv.specialized = true;
+    registry.Register(std::move(conv));
+  }
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
   Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
   Add(registry, "GroupNormalization", "cpu", kCpuPriority, CreateGroupNormCpu);
-  Add(registry, "QuantizeLinear", "cpu", kCpuPriority, CreateQuantizeLinearCpu);
-  Add(registry, "DequantizeLinear", "cpu", kCpuPriority, CreateDequantizeLinearCpu);
+  // Per tensor in either layout (so a quantized conv chain stays nhwc);
+  // per axis plain only, which the channels-last probe finds out.
+  auto quantize = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {
+    KernelEntry q{op, DeviceKind::kCpu, "cpu", kCpuPriority, [create] { return create(); },
+                  /*channels_last=*/true};
+    q.specialized = true;
+    registry.Register(std::move(q));
+  };
+  quantize("QuantizeLinear", CreateQuantizeLinearCpu);
+  quantize("DequantizeLinear", CreateDequantizeLinearCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,

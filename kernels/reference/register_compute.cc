@@ -22,6 +22,7 @@ void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
 void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
 void RegisterReferenceGridSample(KernelRegistry& registry);    // grid_sample.cc
 void RegisterReferenceQuantizeLinear(KernelRegistry& registry);  // quantize.cc
+void RegisterReferenceQuantizedProducts(KernelRegistry& registry);  // quantized.cc
 
 void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceConv(registry);
@@ -42,6 +43,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceMeanVarianceNorm(registry);
   RegisterReferenceGridSample(registry);
   RegisterReferenceQuantizeLinear(registry);
+  RegisterReferenceQuantizedProducts(registry);
 }
 
 }  // namespace braid

@@ -2,7 +2,10 @@
 // normalizations, Softmax / LogSoftmax / Hardmax, losses, reductions). Tolerances: fp32 products and sums
 // (Conv, Gemm, MatMul, pools, reductions) abs 1e-4 + rel 1e-4, since other
 // implementations accumulate in float in another order; normalizations and
-// Softmax abs 1e-5 + rel 1e-4; integer outputs are compared exactly.
+// Softmax abs 1e-5 + rel 1e-4; integer outputs are compared exactly, except
+// the requantized outputs of QLinearConv / QLinearMatMul: within one
+// quantization step (oneDNN scales the int32 sum in float, the reference in
+// double, so a value near a rounding tie may land on the other side).
 #include <string>
 #include <vector>
 
@@ -104,6 +107,52 @@ OpCase Reduce(std::string name, std::string op, int64_t opset, std::vector<OpInp
               std::vector<Attr> attrs) {
   OpCase c{std::move(name), std::move(op), opset, std::move(attrs), std::move(inputs)};
   c.abs_tolerance = c.rel_tolerance = kProductTol;
+  return c;
+}
+
+// Quantized operands: u8 over [0, 255], i8 over [-127, 127].
+OpInput Q(DataType t, Ints dims, bool constant = false) {
+  OpInput in{t, std::move(dims)};
+  in.constant = constant;
+  in.low = t == DataType::kU8 ? 0 : -127;
+  in.high = t == DataType::kU8 ? 255 : 127;
+  return in;
+}
+OpInput Scale(Ints dims, double low, double high) {
+  OpInput in = Const(std::move(dims));
+  in.low = low;
+  in.high = high;
+  return in;
+}
+// A constant zero point: all `value` (0 is what oneDNN needs for weights).
+OpInput ZeroPoint(DataType t, Ints dims, int64_t value) {
+  OpInput in{t, dims, true};
+  in.values.assign(static_cast<size_t>(dims.empty() ? 1 : dims[0]), value);
+  return in;
+}
+OpInput RandomZeroPoint(DataType t, Ints dims) {
+  OpInput in{t, std::move(dims), true};
+  in.low = t == DataType::kU8 ? 100 : -20;
+  in.high = t == DataType::kU8 ? 150 : 20;
+  return in;
+}
+
+// QLinearConv: x scale 0.01-0.02, weight scales 0.002-0.005 (per output
+// channel when per_channel), y scale 0.1-0.2 so outputs spread over the range.
+OpCase QLinearConv(std::string name, DataType xt, DataType wt, Ints x, Ints w, bool per_channel,
+                   int64_t w_zp, bool bias, std::vector<Attr> attrs, DataType yt = DataType::kU8) {
+  const Ints wp = per_channel ? Ints{w[0]} : Ints{};
+  OpCase c{std::move(name), "QLinearConv", 13, std::move(attrs),
+           {Q(xt, x), Scale({}, 0.01, 0.02), RandomZeroPoint(xt, {}), Q(wt, w, true),
+            Scale(wp, 0.002, 0.005), ZeroPoint(wt, wp, w_zp), Scale({}, 0.1, 0.2),
+            RandomZeroPoint(yt, {})}};
+  if (bias) {
+    OpInput b{DataType::kI32, {w[0]}, true};
+    b.low = -2000;
+    b.high = 2000;
+    c.inputs.push_back(b);
+  }
+  c.int_tolerance = 1;
   return c;
 }
 
@@ -280,6 +329,63 @@ std::vector<OpCase> MakeCases() {
     c = MatMul("matmul_input_sparse", pruned(X({2, 64}), 0.7), Const({64, 24}));
     c.activation_sparsity = 0.7;
     add(std::move(c));
+  }
+
+  // --- quantized products (kernels/params/quantized.h) ---
+  {
+    const DataType u8 = DataType::kU8, i8 = DataType::kI8;
+    add(QLinearConv("qlinearconv_u8s8_per_channel", u8, i8, {1, 8, 10, 10}, {16, 8, 3, 3}, true, 0,
+                    true, {L("pads", {1, 1, 1, 1})}));
+    add(QLinearConv("qlinearconv_u8s8_per_tensor_s2", u8, i8, {2, 4, 11, 9}, {8, 4, 3, 3}, false, 0,
+                    false, {L("pads", {1, 1, 1, 1}), L("strides", {2, 2})}));
+    add(QLinearConv("qlinearconv_s8s8_to_s8", i8, i8, {1, 6, 7, 7}, {12, 6, 1, 1}, true, 0, true,
+                    {}, i8));
+    add(QLinearConv("qlinearconv_depthwise", u8, i8, {1, 8, 9, 9}, {8, 1, 3, 3}, true, 0, true,
+                    {I("group", 8), L("pads", {1, 1, 1, 1})}));
+    add(QLinearConv("qlinearconv_grouped_dilated", u8, i8, {1, 8, 12, 12}, {6, 4, 3, 3}, false, 0,
+                    true, {I("group", 2), L("dilations", {2, 2})}));
+    // A non-zero weight zero point and u8 weights: oneDNN declines these.
+    add(QLinearConv("qlinearconv_u8u8_weight_zero_point", u8, u8, {1, 3, 8, 8}, {4, 3, 3, 3}, false,
+                    128, true, {}));
+    add(QLinearConv("qlinearconv_1d", u8, i8, {2, 4, 15}, {6, 4, 3}, true, 0, true, {}));
+    OpCase ci{"convinteger_u8s8", "ConvInteger", 13, {L("pads", {1, 1, 1, 1})},
+              {Q(u8, {1, 8, 9, 9}), Q(i8, {12, 8, 3, 3}, true), RandomZeroPoint(u8, {})}};
+    add(ci);
+    OpCase ci_s8{"convinteger_s8s8_strided", "ConvInteger", 13, {L("strides", {2, 2})},
+                 {Q(i8, {2, 4, 9, 9}), Q(i8, {8, 4, 3, 3}, true), RandomZeroPoint(i8, {}),
+                  ZeroPoint(i8, {}, 0)}};
+    add(ci_s8);
+    OpCase ci_wzp{"convinteger_weight_zero_point_per_channel", "ConvInteger", 13, {},
+                  {Q(u8, {1, 3, 6, 6}), Q(u8, {4, 3, 3, 3}, true), RandomZeroPoint(u8, {}),
+                   RandomZeroPoint(u8, {4})}};
+    add(ci_wzp);
+    OpCase qmm{"qlinearmatmul_2d", "QLinearMatMul", 13, {},
+               {Q(u8, {6, 40}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}), Q(i8, {40, 24}, true),
+                Scale({}, 0.002, 0.005), ZeroPoint(i8, {}, 0), Scale({}, 0.05, 0.1),
+                RandomZeroPoint(u8, {})}};
+    qmm.int_tolerance = 1;
+    add(qmm);
+    OpCase qmm3{"qlinearmatmul_3d_per_column", "QLinearMatMul", 13, {},
+                {Q(i8, {2, 5, 32}), Scale({}, 0.01, 0.02), RandomZeroPoint(i8, {}),
+                 Q(i8, {32, 16}, true), Scale({16}, 0.002, 0.005), ZeroPoint(i8, {16}, 0),
+                 Scale({}, 0.05, 0.1), RandomZeroPoint(i8, {})}};
+    qmm3.int_tolerance = 1;
+    add(qmm3);
+    OpCase qmm_rt{"qlinearmatmul_runtime_b", "QLinearMatMul", 13, {},
+                  {Q(u8, {3, 4, 20}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                   Q(u8, {3, 20, 7}), Scale({}, 0.002, 0.005), RandomZeroPoint(u8, {}),
+                   Scale({}, 0.05, 0.1), RandomZeroPoint(u8, {})}};
+    qmm_rt.int_tolerance = 1;
+    add(qmm_rt);
+    OpCase mmi{"matmulinteger_per_row_column", "MatMulInteger", 13, {},
+               {Q(u8, {5, 24}), Q(u8, {24, 9}, true), RandomZeroPoint(u8, {5}),
+                RandomZeroPoint(u8, {9})}};
+    add(mmi);
+    OpCase mmi_s8{"matmulinteger_u8s8_batched", "MatMulInteger", 13, {},
+                  {Q(u8, {2, 3, 64}), Q(i8, {64, 32}, true), RandomZeroPoint(u8, {})}};
+    add(mmi_s8);
+    OpCase dql{"dynamicquantizelinear", "DynamicQuantizeLinear", 13, {}, {X({4, 30})}, 3};
+    add(dql);
   }
 
   // --- MatMul ---

@@ -136,7 +136,7 @@ std::string CompareOutput(const OpCase& c, size_t index, const TensorDesc& desc,
     if ((std::isnan(g) && std::isnan(w)) || g == w) continue;
     const double err = std::fabs(g - w);
     if (!std::isnan(err)) *max_abs = std::max(*max_abs, err);
-    const double bound = exact ? 0.0 : c.abs_tolerance + c.rel_tolerance * std::fabs(w);
+    const double bound = exact ? c.int_tolerance : c.abs_tolerance + c.rel_tolerance * std::fabs(w);
     if (!(err <= bound)) {
       if (bad < 4)
         why << (bad ? "; " : "") << "output " << index << "[" << i << "] = " << g

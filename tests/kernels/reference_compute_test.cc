@@ -101,6 +101,9 @@ Bound Bind(const Node& node, int64_t opset, const std::vector<In>& inputs,
     } else if (in.desc.dtype == DataType::kU8) {
       for (size_t k = 0; k < in.ints.size(); ++k)
         b.data[i].mutable_as<uint8_t>()[k] = static_cast<uint8_t>(in.ints[k]);
+    } else if (in.desc.dtype == DataType::kI8) {
+      for (size_t k = 0; k < in.ints.size(); ++k)
+        b.data[i].mutable_as<int8_t>()[k] = static_cast<int8_t>(in.ints[k]);
     }
   }
   b.args.node = &node;
@@ -147,6 +150,7 @@ StatusOr<std::vector<std::vector<double>>> RunReference(
         case DataType::kI64: v.push_back(static_cast<double>(reinterpret_cast<const int64_t*>(p)[i])); break;
         case DataType::kI32: v.push_back(reinterpret_cast<const int32_t*>(p)[i]); break;
         case DataType::kU8: v.push_back(reinterpret_cast<const uint8_t*>(p)[i]); break;
+        case DataType::kI8: v.push_back(reinterpret_cast<const int8_t*>(p)[i]); break;
         default: return Internal("test cannot read this output dtype");
       }
     }
@@ -968,6 +972,127 @@ TEST(ReferenceReduce, BadAxesNameTheNode) {
                     StatusCode::kInvalidArgument, "n_ReduceSum", "output");
 }
 
+// ------------------------------------------------- quantized products
+
+In U8(Ints dims, Ints v, bool constant = true) {
+  return In{{DataType::kU8, std::move(dims)}, {}, std::move(v), constant};
+}
+In S8(Ints dims, Ints v, bool constant = true) {
+  return In{{DataType::kI8, std::move(dims)}, {}, std::move(v), constant};
+}
+In Sc(Ints dims, Floats v) { return F(std::move(dims), std::move(v), true); }
+
+TEST(ReferenceQuantized, QLinearMatMulPerColumnScaleRoundsHalfToEven) {
+  // a - 1 = [[2, 4], [6, 8]]; b = [[1, -2], [3, 4]]:
+  // acc = [[2+12, -4+16], [6+24, -12+32]] = [[14, 12], [30, 20]];
+  // multipliers a_scale * b_scale / y_scale = [0.5*0.25, 0.5*0.5] = [0.125, 0.25]
+  // (per column): [[1.75, 3], [3.75, 5]] -> round [[2, 3], [4, 5]] + 10.
+  const std::vector<In> in = {U8({2, 2}, {3, 5, 7, 9}, false), Sc({}, {0.5f}), U8({}, {1}),
+                              S8({2, 2}, {1, -2, 3, 4}), Sc({2}, {0.25f, 0.5f}), S8({2}, {0, 0}),
+                              Sc({}, {1.0f}), U8({}, {10})};
+  ExpectNear(Run1(MakeNode("QLinearMatMul"), in, Out({2, 2}, DataType::kU8), 13), {12, 13, 14, 15}, 0);
+  // y_scale 0.25: multipliers [0.5, 1]: [[7, 12], [15, 20]] with zero point 0.
+  std::vector<In> tie = in;
+  tie[6] = Sc({}, {0.25f});
+  tie[7] = U8({}, {0});
+  ExpectNear(Run1(MakeNode("QLinearMatMul"), tie, Out({2, 2}, DataType::kU8), 13), {7, 12, 15, 20}, 0);
+  // Saturation: y_zp 250 pushes every value past 255.
+  tie[7] = U8({}, {250});
+  ExpectNear(Run1(MakeNode("QLinearMatMul"), tie, Out({2, 2}, DataType::kU8), 13),
+             {255, 255, 255, 255}, 0);
+  // Ties: b_scale 0.25 for both columns, multiplier 0.125:
+  // [[1.75, 1.5], [3.75, 2.5]] -> [[2, 2], [4, 2]] (1.5 up, 2.5 down: half to even).
+  std::vector<In> halves = in;
+  halves[4] = Sc({2}, {0.25f, 0.25f});
+  halves[7] = U8({}, {0});
+  ExpectNear(Run1(MakeNode("QLinearMatMul"), halves, Out({2, 2}, DataType::kU8), 13), {2, 2, 4, 2}, 0);
+}
+
+TEST(ReferenceQuantized, ConvIntegerSubtractsZeroPoints) {
+  // x - 1 = 0..8 in a 3x3 plane; a 2x2 kernel of ones (w - 0): window sums
+  // 0+1+3+4 = 8, 1+2+4+5 = 12, 3+4+6+7 = 20, 4+5+7+8 = 24.
+  const std::vector<In> in = {U8({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, false), U8({1, 1, 2, 2}, {1, 1, 1, 1}),
+                              U8({}, {1})};
+  ExpectNear(Run1(MakeNode("ConvInteger"), in, Out({1, 1, 2, 2}, DataType::kI32), 10), {8, 12, 20, 24}, 0);
+  // Padding holds the zero point: with pads 1, the corner output reads only
+  // x[0][0] - 1 = 0 plus three padded taps, 0 in total.
+  auto padded = Run1(MakeNode("ConvInteger", {{"pads", Ints{1, 1, 1, 1}}}), in,
+                     Out({1, 1, 4, 4}, DataType::kI32), 10);
+  ASSERT_EQ(padded.size(), 16u);
+  EXPECT_EQ(padded[0], 0);
+  EXPECT_EQ(padded[5], 8);   // the unpadded first window
+  EXPECT_EQ(padded[15], 8);  // x[2][2] - 1 alone
+  // A per-output-channel weight zero point: w - [1, 0] gives kernels of 0
+  // and of 1.
+  const std::vector<In> per_channel = {in[0], U8({2, 1, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1}), U8({}, {1}),
+                                       U8({2}, {1, 0})};
+  ExpectNear(Run1(MakeNode("ConvInteger"), per_channel, Out({1, 2, 2, 2}, DataType::kI32), 10),
+             {0, 0, 0, 0, 8, 12, 20, 24}, 0);
+}
+
+TEST(ReferenceQuantized, MatMulIntegerPerRowZeroPoint) {
+  // a - [1, 4] per row = [[0, 1, 2], [0, 1, 2]]; b - 2 = [[-1], [0], [3]]:
+  // 0 + 0 + 6 = 6 for both rows.
+  const std::vector<In> in = {U8({2, 3}, {1, 2, 3, 4, 5, 6}, false), U8({3, 1}, {1, 2, 5}),
+                              U8({2}, {1, 4}), U8({}, {2})};
+  ExpectNear(Run1(MakeNode("MatMulInteger"), in, Out({2, 1}, DataType::kI32), 10), {6, 6}, 0);
+}
+
+TEST(ReferenceQuantized, DynamicQuantizeLinearRangeIncludesZero) {
+  // min(0, min x) = 0, max = 5.1: scale 5.1 / 255 = 0.02, zero point 0;
+  // x / scale = [25, 255, 127.5 -> 128 (half to even), 50].
+  auto r = RunReference(MakeNode("DynamicQuantizeLinear"), 11, {F({4}, {0.5f, 5.1f, 2.55f, 1.0f})},
+                        {Out({4}, DataType::kU8), Out({}), Out({}, DataType::kU8)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR((*r)[1][0], 0.02, 1e-7);
+  EXPECT_EQ((*r)[2][0], 0);
+  ExpectNear((*r)[0], {25, 255, 128, 50}, 0);
+  // All zeros: range 0, scale 1 (as ONNX Runtime) instead of a division by 0.
+  r = RunReference(MakeNode("DynamicQuantizeLinear"), 11, {F({2}, {0.0f, 0.0f})},
+                   {Out({2}, DataType::kU8), Out({}), Out({}, DataType::kU8)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[1][0], 1.0);
+  ExpectNear((*r)[0], {0, 0}, 0);
+}
+
+TEST(ReferenceQuantized, BadParametersNameTheNode) {
+  const std::vector<In> good = {U8({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, false), Sc({}, {0.5f}),
+                                U8({}, {1}), S8({2, 1, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1}),
+                                Sc({2}, {0.1f, 0.2f}), S8({2}, {0, 0}), Sc({}, {1.0f}), U8({}, {0})};
+  const TensorDesc out = Out({1, 2, 2, 2}, DataType::kU8);
+  EXPECT_TRUE(PrepareOnly(MakeNode("QLinearConv"), good, {out}, 10).ok());
+  std::vector<In> bad = good;
+  bad[1] = Sc({}, {0.0f});
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "a_scale 0.0");
+  bad = good;
+  bad[4] = Sc({2}, {0.1f, -0.2f});
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "not a finite positive scale");
+  bad = good;
+  bad[4] = Sc({3}, {0.1f, 0.2f, 0.3f});  // 3 scales for 2 output channels
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "mismatched axis");
+  bad = good;
+  bad[2] = S8({}, {1});  // an int8 zero point for uint8 data
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "a_zero_point");
+  bad = good;
+  bad[5] = S8({2, 1}, {0, 0});  // not 1-D
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "b_zero_point");
+  // Float data is not quantized: declined (Unimplemented) naming the node.
+  bad = good;
+  bad[0] = F({1, 1, 3, 3}, Random(9, 5));
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kUnimplemented,
+                    "n_QLinearConv", "int8 and uint8");
+  // Geometry errors are ParseConv's, naming the node.
+  bad = good;
+  bad[3] = S8({2, 2, 2, 2}, Ints(16, 1));
+  ExpectErrorNaming(PrepareOnly(MakeNode("QLinearConv"), bad, {out}, 10), StatusCode::kInvalidArgument,
+                    "n_QLinearConv", "input channels");
+}
+
 // ------------------------------------------------- ONNX backend node cases
 
 namespace fs = std::filesystem;
@@ -982,6 +1107,7 @@ In ToIn(const TensorAttr& t, bool constant) {
       case DataType::kI64: in.ints.push_back(t.data.as<int64_t>()[i]); break;
       case DataType::kI32: in.ints.push_back(t.data.as<int32_t>()[i]); break;
       case DataType::kU8: in.ints.push_back(t.data.as<uint8_t>()[i]); break;
+      case DataType::kI8: in.ints.push_back(t.data.as<int8_t>()[i]); break;
       default: break;
     }
   }
@@ -998,7 +1124,9 @@ std::vector<std::string> OnnxComputeCases() {
                                   "test_globalaveragepool", "test_globalmaxpool", "test_gemm_",
                                   "test_matmul_", "test_batchnorm_", "test_layer_normalization_",
                                   "test_softmax_", "test_reduce_sum_", "test_reduce_mean_",
-                                  "test_reduce_max_"};
+                                  "test_reduce_max_", "test_basic_convinteger", "test_convinteger_",
+                                  "test_matmulinteger", "test_qlinearconv", "test_qlinearmatmul_",
+                                  "test_dynamicquantizelinear"};
   const char* const excluded[] = {"expanded", "training_mode", "with_argmax", "reduce_sum_square"};
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();

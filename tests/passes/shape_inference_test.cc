@@ -853,7 +853,8 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
       "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
       "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
-      "DequantizeLinear"};
+      "DequantizeLinear", "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul",
+      "DynamicQuantizeLinear"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
@@ -864,6 +865,85 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
   EXPECT_EQ(ops.size(), std::size(required));
   EXPECT_EQ(FindOpSchema("LayerNormalization")->since_opset, 17);
+}
+
+// The quantized ops: shapes and output types, and a QDQ model's bad
+// parameters as errors naming the node (issue 28 "Bad input").
+TEST(ShapeInference, QuantizedProducts) {
+  auto scale = [](Builder& b, const std::string& name, Shape shape, float v) {
+    std::vector<float> values(static_cast<size_t>(ElementCount(shape)), v);
+    return b.graph().AddConstant(name, DataType::kF32, std::move(shape),
+                                 TensorData::Copy(values.data(), values.size() * 4));
+  };
+  auto u8 = [](Builder& b, const std::string& name, Shape shape) {
+    std::vector<uint8_t> values(static_cast<size_t>(ElementCount(shape)), 3);
+    return b.graph().AddConstant(name, DataType::kU8, std::move(shape),
+                                 TensorData::Copy(values.data(), values.size()));
+  };
+  {
+    Builder b;
+    const ValueId x = b.Input("x", {Dim(1), Dim(3), Dim(8), Dim(8)}, DataType::kU8);
+    const ValueId w = u8(b, "w", {Dim(4), Dim(3), Dim(3), Dim(3)});
+    const ValueId y = b.Op1("QLinearConv", "qconv",
+                            {x, scale(b, "xs", {}, 0.1f), u8(b, "xz", {}), w, scale(b, "ws", {Dim(4)}, 0.01f),
+                             u8(b, "wz", {Dim(4)}), scale(b, "ys", {}, 0.2f), u8(b, "yz", {})},
+                            A({{"pads", Ints{1, 1, 1, 1}}}));
+    const ValueId z = b.Op1("ConvInteger", "iconv", {x, w}, A({{"strides", Ints{2, 2}}}));
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.dtype(y), DataType::kU8);
+    EXPECT_EQ(ShapeToString(b.shape(y)), "[1,4,8,8]");
+    EXPECT_EQ(b.dtype(z), DataType::kI32);
+    EXPECT_EQ(ShapeToString(b.shape(z)), "[1,4,3,3]");
+  }
+  {
+    Builder b;
+    const ValueId a = b.Input("a", {Dim(2), Dim(5), Dim(7)}, DataType::kU8);
+    const ValueId m = b.Op1("MatMulInteger", "imm", {a, u8(b, "b", {Dim(7), Dim(6)})});
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.dtype(m), DataType::kI32);
+    EXPECT_EQ(ShapeToString(b.shape(m)), "[2,5,6]");
+  }
+  {
+    Builder b;
+    const std::vector<ValueId> out =
+        b.Op("DynamicQuantizeLinear", "dq", {b.Input("x", {Dim(3), Dim(4)})}, {}, 3);
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.dtype(out[0]), DataType::kU8);
+    EXPECT_EQ(b.dtype(out[1]), DataType::kF32);
+    EXPECT_TRUE(b.shape(out[1]).empty());
+    EXPECT_EQ(b.dtype(out[2]), DataType::kU8);
+  }
+  // Bad input: a zero scale on DequantizeLinear, a negative one on
+  // QLinearMatMul, 3 weight scales for 4 output channels.
+  {
+    Builder b;
+    b.Op1("DequantizeLinear", "dq_w", {u8(b, "w", {Dim(4)}), scale(b, "s", {}, 0.0f)});
+    Status s = InferShapes(b.graph());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("dq_w"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("not a finite positive scale"), std::string::npos) << s.message();
+  }
+  {
+    Builder b;
+    const ValueId a = b.Input("a", {Dim(2), Dim(7)}, DataType::kU8);
+    b.Op1("QLinearMatMul", "qmm",
+          {a, scale(b, "as", {}, 0.1f), u8(b, "az", {}), u8(b, "b", {Dim(7), Dim(6)}),
+           scale(b, "bs", {}, -0.1f), u8(b, "bz", {}), scale(b, "ys", {}, 0.1f), u8(b, "yz", {})});
+    Status s = InferShapes(b.graph());
+    EXPECT_NE(s.message().find("qmm"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("b_scale"), std::string::npos) << s.message();
+  }
+  {
+    Builder b;
+    const ValueId x = b.Input("x", {Dim(1), Dim(3), Dim(8), Dim(8)}, DataType::kU8);
+    b.Op1("QLinearConv", "qconv",
+          {x, scale(b, "xs", {}, 0.1f), u8(b, "xz", {}), u8(b, "w", {Dim(4), Dim(3), Dim(3), Dim(3)}),
+           scale(b, "ws", {Dim(3)}, 0.01f), u8(b, "wz", {Dim(4)}), scale(b, "ys", {}, 0.2f), u8(b, "yz", {})});
+    Status s = InferShapes(b.graph());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("qconv"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("w_scale"), std::string::npos) << s.message();
+  }
 }
 
 TEST(ShapeInferenceErrors, UnknownOpNamesNode) {

@@ -12,40 +12,12 @@
 #include <vector>
 
 #include "graph/passes/passes.h"
-#include "kernels/cpu/cpu_device.h"
-#include "runtime/session_internal.h"
+#include "tests/runtime/reference_session_test_util.h"
 
 namespace braid {
 namespace {
 
-// Runs `graph` (passes already applied, or none) on reference kernels.
-std::vector<std::vector<float>> RunOnReference(Graph graph,
-                                               const std::vector<std::vector<float>>& inputs) {
-  auto registry = std::make_shared<KernelRegistry>();
-  RegisterReferenceKernels(*registry);
-  SessionOptions options;
-  options.num_threads = 1;
-  StatusOr<std::unique_ptr<Session>> session =
-      CreateSession(std::move(graph), options, std::move(registry), CreateCpuDevice());
-  EXPECT_TRUE(session.ok()) << session.status().ToString();
-  if (!session.ok()) return {};
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo& info = (*session)->inputs().at(i);
-    std::vector<int64_t> dims(info.dims.begin(), info.dims.end());
-    Status s = (*session)->SetInput(
-        info.name, Tensor::Borrow(DataType::kF32, dims, const_cast<float*>(inputs[i].data())));
-    EXPECT_TRUE(s.ok()) << s.ToString();
-  }
-  Status s = (*session)->Run();
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::vector<std::vector<float>> outputs;
-  for (const TensorInfo& info : (*session)->outputs()) {
-    StatusOr<Tensor> out = (*session)->GetOutput(info.name);
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    if (out.ok()) outputs.emplace_back(out->data<float>(), out->data<float>() + out->elements());
-  }
-  return outputs;
-}
+using test::RunOnReference;
 
 int CountOps(const Graph& g, const std::string& op) {
   int n = 0;

@@ -1,0 +1,215 @@
+// FoldQdq: the QDQ form of a quantized Conv / MatMul (ONNX Runtime's
+// quantize_static, PyTorch, NNCF) becomes one QLinearConv / QLinearMatMul
+// that the int8 kernels run:
+//
+//   Q(Conv(DQ(x_q, xs, xz), DQ(w_q, ws, wz), bias), ys, yz)
+//       -> QLinearConv(x_q, xs, xz, w_q, ws, wz, ys, yz, bias_i32)
+//   Q(MatMul(DQ(a_q, as, az), DQ(b_q, bs, bz)), ys, yz)
+//       -> QLinearMatMul(a_q, as, az, b_q, bs, bz, ys, yz)
+//
+// Conditions: every scale and zero point is a constant, per tensor except
+// the weights' (per output channel: DQ axis 0 for Conv, the last axis for a
+// 2-D MatMul B); the weights are constant; the float Conv / MatMul output
+// is read only by the Q (or by a Relu read only by the Q, when the Q's zero
+// point is its type's minimum, so saturation is the Relu). The bias is
+// DQ(int32 constant) with scale xs * ws (used as is) or an f32 constant,
+// quantized here to round(b / (xs * ws)) in int32 (ONNX Runtime's rule; at
+// most half a step of xs * ws per channel). The fused node takes the Conv's
+// name and the Q's output value; the DQs left unread go with
+// EliminateDeadNodes. It runs before FoldConstants, which would otherwise
+// turn the weight DQ into f32 weights.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "graph/passes/pattern_util.h"
+
+namespace braid {
+namespace {
+
+using pass_util::InputOrNone;
+
+bool IsQuantizedType(DataType t) { return t == DataType::kI8 || t == DataType::kU8; }
+
+// Element count of a constant, or -1 when `v` is not a constant.
+int64_t ConstantElements(const Graph& g, ValueId v) {
+  if (!g.IsConstant(v)) return -1;
+  return static_cast<int64_t>(g.value(v).constant->size() / DataTypeSize(g.value(v).dtype));
+}
+
+// The f32 elements of a constant, or empty.
+std::vector<float> ConstantFloats(const Graph& g, ValueId v) {
+  if (!g.IsConstant(v) || g.value(v).dtype != DataType::kF32) return {};
+  const auto s = g.value(v).constant->as<float>();
+  return {s.begin(), s.end()};
+}
+
+// A DequantizeLinear (or QuantizeLinear) with constant parameters: scale
+// (f32, `per_axis` entries or 1, never <= 0) and zero point (absent, or a
+// constant of the data's type). `axis` the per-axis axis (normalized by the
+// data rank when known; -1 accepted for the last axis).
+struct QParams {
+  ValueId data = kNoValue, scale = kNoValue, zero_point = kNoValue;
+  int64_t count = 0;  // scale entries
+  int64_t axis = 1;
+};
+
+bool ReadQParams(const Graph& g, const Node& n, QParams* q) {
+  if (n.attrs.GetInt("block_size", 0) != 0) return false;
+  q->data = InputOrNone(n, 0);
+  q->scale = InputOrNone(n, 1);
+  q->zero_point = InputOrNone(n, 2);
+  q->axis = n.attrs.GetInt("axis", 1);
+  const std::vector<float> s = ConstantFloats(g, q->scale);
+  if (s.empty()) return false;
+  for (float v : s)
+    if (!(v > 0.0f) || !std::isfinite(v)) return false;  // left for the kernels to reject
+  q->count = static_cast<int64_t>(s.size());
+  if (q->zero_point != kNoValue && ConstantElements(g, q->zero_point) != q->count) return false;
+  return true;
+}
+
+const Node* Producer(const Graph& g, ValueId v, const char* op) {
+  if (v == kNoValue) return nullptr;
+  const NodeId p = g.value(v).producer;
+  if (p == kNoNode || g.node(p).op_type != op) return nullptr;
+  return &g.node(p);
+}
+
+// The zero point input for a fused node: the given one, or a new zero of
+// `dtype` (the QDQ form leaves it out for uint8 0).
+ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataType dtype,
+                    const std::string& base) {
+  if (zp != kNoValue) return zp;
+  const uint8_t zero = 0;
+  return g.AddConstant(names.Make(base), dtype, Shape{}, TensorData::Copy(&zero, 1));
+}
+
+}  // namespace
+
+Status FoldQdq(Graph& graph) {
+  RETURN_IF_ERROR(graph.Validate().WithPrefix("FoldQdq"));
+  const pass_util::GraphUses uses(graph);
+  pass_util::NameAllocator names(graph);
+  std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  const int num_nodes = graph.num_nodes();
+  for (NodeId qid = 0; qid < num_nodes; ++qid) {
+    const Node q = graph.node(qid);  // a copy: AddConstant may grow the node list's values
+    if (q.op_type != "QuantizeLinear" || q.outputs.size() != 1) continue;
+    QParams yq;
+    if (!ReadQParams(graph, q, &yq) || yq.count != 1 || yq.zero_point == kNoValue) continue;
+    const DataType y_type = graph.value(yq.zero_point).dtype;
+    if (!IsQuantizedType(y_type)) continue;
+    // Optional Relu between the product and Q, when saturation does its work.
+    ValueId product_out = yq.data;
+    NodeId relu_id = kNoNode;
+    if (const Node* relu = Producer(graph, product_out, "Relu")) {
+      const TensorData& zp = *graph.value(yq.zero_point).constant;
+      const bool at_min = y_type == DataType::kU8 ? zp.as<uint8_t>()[0] == 0
+                                                  : zp.as<int8_t>()[0] == -128;
+      if (!at_min || uses.OnlyReader(product_out) != qid) continue;
+      relu_id = graph.value(product_out).producer;
+      product_out = InputOrNone(*relu, 0);
+    }
+    const NodeId pid = product_out == kNoValue ? kNoNode : graph.value(product_out).producer;
+    if (pid == kNoNode || uses.OnlyReader(product_out) != (relu_id != kNoNode ? relu_id : qid))
+      continue;
+    const Node product = graph.node(pid);
+    const bool conv = product.op_type == "Conv";
+    if (!conv && product.op_type != "MatMul") continue;
+    if (product.attrs.Has("activation")) continue;
+    const Node* dx = Producer(graph, InputOrNone(product, 0), "DequantizeLinear");
+    const Node* dw = Producer(graph, InputOrNone(product, 1), "DequantizeLinear");
+    if (dx == nullptr || dw == nullptr) continue;
+    QParams xq, wq;
+    if (!ReadQParams(graph, *dx, &xq) || !ReadQParams(graph, *dw, &wq) || xq.count != 1) continue;
+    // Before shape inference only constants have dtypes: x's type is its
+    // zero point's.
+    const DataType x_type = xq.zero_point != kNoValue ? graph.value(xq.zero_point).dtype
+                                                      : graph.value(xq.data).dtype;
+    const DataType w_type = graph.value(wq.data).dtype;
+    if (!IsQuantizedType(x_type) || !IsQuantizedType(w_type) || !graph.IsConstant(wq.data)) continue;
+    const Value& w = graph.value(wq.data);
+    if (!w.has_shape || w.shape.size() < 2) continue;
+    // Per-channel weights: Conv's output channels (axis 0) or B's columns.
+    const int64_t rank = static_cast<int64_t>(w.shape.size());
+    const int64_t channel_axis = conv ? 0 : rank - 1;
+    const int64_t channels = w.shape[static_cast<size_t>(channel_axis)].extent();
+    if (wq.count > 1 &&
+        (wq.count != channels || (wq.axis != channel_axis && wq.axis != channel_axis - rank) ||
+         (!conv && rank != 2)))
+      continue;
+    // Bias: DQ(int32) at scale xs * ws, or f32 quantized here.
+    ValueId bias = kNoValue;
+    const ValueId b = InputOrNone(product, 2);
+    if (conv && b != kNoValue) {
+      const float xs = ConstantFloats(graph, xq.scale)[0];
+      const std::vector<float> ws = ConstantFloats(graph, wq.scale);
+      auto bias_scale = [&](int64_t c) {
+        return static_cast<double>(xs) * ws[static_cast<size_t>(wq.count > 1 ? c : 0)];
+      };
+      if (const Node* db = Producer(graph, b, "DequantizeLinear")) {
+        QParams bq;
+        if (!ReadQParams(graph, *db, &bq) || graph.value(bq.data).dtype != DataType::kI32 ||
+            !graph.IsConstant(bq.data) || ConstantElements(graph, bq.data) != channels)
+          continue;
+        const std::vector<float> bs = ConstantFloats(graph, bq.scale);
+        bool matches = true;
+        for (int64_t c = 0; c < channels; ++c) {
+          const double want = bias_scale(c), got = bs[static_cast<size_t>(bq.count > 1 ? c : 0)];
+          matches = matches && std::fabs(got - want) <= 1e-6 * want;
+        }
+        if (bq.zero_point != kNoValue) {
+          for (int32_t z : graph.value(bq.zero_point).constant->as<int32_t>()) matches = matches && z == 0;
+        }
+        if (!matches) continue;
+        bias = bq.data;
+      } else {
+        const std::vector<float> bf = ConstantFloats(graph, b);
+        if (static_cast<int64_t>(bf.size()) != channels) continue;
+        std::vector<int32_t> bi(bf.size());
+        bool fits = true;
+        for (int64_t c = 0; c < channels; ++c) {
+          const double v = std::nearbyint(bf[static_cast<size_t>(c)] / bias_scale(c));
+          fits = fits && std::fabs(v) < 2147483647.0;
+          bi[static_cast<size_t>(c)] = fits ? static_cast<int32_t>(v) : 0;
+        }
+        if (!fits) continue;
+        bias = graph.AddConstant(names.Make(product.name + "_bias_i32"), DataType::kI32,
+                                 Shape{Dim(channels)},
+                                 TensorData::Copy(bi.data(), bi.size() * sizeof(int32_t)));
+      }
+    } else if (b != kNoValue) {
+      continue;  // MatMul has no third input
+    }
+    Node fused;
+    fused.name = product.name;
+    fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
+    fused.attrs = product.attrs;
+    fused.inputs = {xq.data,
+                    xq.scale,
+                    ZeroPointOr(graph, names, xq.zero_point, x_type, dx->name + "_zero_point"),
+                    wq.data,
+                    wq.scale,
+                    ZeroPointOr(graph, names, wq.zero_point, w_type, dw->name + "_zero_point"),
+                    yq.scale,
+                    yq.zero_point};
+    if (bias != kNoValue) fused.inputs.push_back(bias);
+    fused.outputs = q.outputs;
+    remove[static_cast<size_t>(pid)] = true;
+    remove[static_cast<size_t>(qid)] = true;
+    if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
+    graph.node(qid).outputs.clear();  // the fused node produces the Q's output now
+    graph.AddNode(std::move(fused));
+    remove.push_back(false);
+  }
+  graph.RemoveNodes(remove);
+  RETURN_IF_ERROR(pass_util::FinishPass(graph, "FoldQdq"));
+  // The weight DQs the fused nodes bypass, so FoldConstants does not fold them.
+  return EliminateDeadNodes(graph);
+}
+
+}  // namespace braid

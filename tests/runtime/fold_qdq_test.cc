@@ -1,0 +1,247 @@
+// FoldQdq (graph/passes/fold_qdq.cc): QDQ Conv / MatMul graphs, before and
+// after the fold, run on the same seeded random inputs (reference kernels,
+// and the CPU registry with oneDNN's int8 kernels for the folded graph):
+// outputs agree within one quantization step of the output; patterns the
+// pass must leave alone stay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "tests/runtime/reference_session_test_util.h"
+
+namespace braid {
+namespace {
+
+using test::RunOnReference;
+
+int CountOps(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.op_type == op;
+  return n;
+}
+
+template <typename T>
+ValueId AddConst(Graph& g, const std::string& name, DataType t, std::vector<int64_t> dims,
+                 const std::vector<T>& v) {
+  return g.AddConstant(name, t, StaticShape(dims), TensorData::Copy(v.data(), v.size() * sizeof(T)));
+}
+
+ValueId AddNode(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> in,
+                Attributes attrs = {}) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.inputs = std::move(in);
+  n.attrs = std::move(attrs);
+  n.outputs = {g.AddValue(name + "_out")};
+  const ValueId out = n.outputs[0];
+  g.AddNode(std::move(n));
+  return out;
+}
+
+struct QdqOptions {
+  bool matmul = false;
+  bool relu = false;          // Conv -> Relu -> Q (Q zero point 0)
+  bool int32_bias = false;    // bias as DQ(int32), else f32
+  bool extra_reader = false;  // the Conv's float output is also a graph output
+  bool runtime_scale = false; // the output Q's scale is a graph input: not folded
+};
+
+constexpr float kYScale = 0.05f;
+
+// x -> Q -> DQ -> Conv / MatMul (DQ weights, per output channel) [-> Relu]
+// -> Q -> DQ -> y.
+Graph QdqGraph(const QdqOptions& o, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  g.set_opset(13);
+  const int64_t m = 6, c = 4;
+  const std::vector<int64_t> x_dims = o.matmul ? std::vector<int64_t>{3, 5, 16}
+                                               : std::vector<int64_t>{1, c, 8, 8};
+  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(x_dims));
+  const ValueId xs = AddConst(g, "xs", DataType::kF32, {}, std::vector<float>{0.02f});
+  const ValueId xz = AddConst(g, "xz", DataType::kU8, {}, std::vector<uint8_t>{128});
+  const ValueId xq = AddNode(g, "QuantizeLinear", "q_x", {x, xs, xz});
+  const ValueId xd = AddNode(g, "DequantizeLinear", "dq_x", {xq, xs, xz});
+  const std::vector<int64_t> w_dims = o.matmul ? std::vector<int64_t>{16, m}
+                                               : std::vector<int64_t>{m, c, 3, 3};
+  int64_t w_count = 1;
+  for (int64_t d : w_dims) w_count *= d;
+  std::uniform_int_distribution<int> wdist(-127, 127);
+  std::vector<int8_t> w(static_cast<size_t>(w_count));
+  for (int8_t& v : w) v = static_cast<int8_t>(wdist(rng) | 1);  // odd: never 0
+  std::uniform_real_distribution<float> sdist(0.002f, 0.005f);
+  std::vector<float> ws(static_cast<size_t>(m));
+  for (float& s : ws) s = sdist(rng);
+  const ValueId wq = AddConst(g, "w_q", DataType::kI8, w_dims, w);
+  const ValueId wsv = AddConst(g, "ws", DataType::kF32, {m}, ws);
+  const ValueId wz = AddConst(g, "wz", DataType::kI8, {m}, std::vector<int8_t>(m, 0));
+  Attributes w_attrs;
+  w_attrs.Set("axis", int64_t{o.matmul ? 1 : 0});
+  const ValueId wd = AddNode(g, "DequantizeLinear", "dq_w", {wq, wsv, wz}, w_attrs);
+  ValueId product;
+  if (o.matmul) {
+    product = AddNode(g, "MatMul", "mm", {xd, wd});
+  } else {
+    std::uniform_real_distribution<float> bdist(-0.3f, 0.3f);
+    std::vector<float> bf(static_cast<size_t>(m));
+    for (float& b : bf) b = bdist(rng);
+    ValueId bias;
+    if (o.int32_bias) {
+      std::vector<int32_t> bi(bf.size());
+      std::vector<float> bs(bf.size());
+      for (size_t i = 0; i < bf.size(); ++i) {
+        bs[i] = 0.02f * ws[i];
+        bi[i] = static_cast<int32_t>(std::nearbyint(bf[i] / bs[i]));
+      }
+      Attributes b_attrs;
+      b_attrs.Set("axis", int64_t{0});
+      bias = AddNode(g, "DequantizeLinear", "dq_b",
+                     {AddConst(g, "b_q", DataType::kI32, {m}, bi),
+                      AddConst(g, "bs", DataType::kF32, {m}, bs)},
+                     b_attrs);
+    } else {
+      bias = AddConst(g, "b", DataType::kF32, {m}, bf);
+    }
+    Attributes conv_attrs;
+    conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    product = AddNode(g, "Conv", "conv", {xd, wd, bias}, conv_attrs);
+  }
+  if (o.extra_reader) g.outputs().push_back(product);
+  ValueId pre_q = product;
+  if (o.relu) pre_q = AddNode(g, "Relu", "relu", {product});
+  const ValueId ys = o.runtime_scale ? g.AddInput("ys", DataType::kF32, Shape{})
+                                     : AddConst(g, "ys", DataType::kF32, {}, std::vector<float>{kYScale});
+  const ValueId yz = AddConst(g, "yz", DataType::kU8, {}, std::vector<uint8_t>{static_cast<uint8_t>(o.relu ? 0 : 120)});
+  const ValueId yq = AddNode(g, "QuantizeLinear", "q_y", {pre_q, ys, yz});
+  g.outputs().insert(g.outputs().begin(), AddNode(g, "DequantizeLinear", "dq_y", {yq, ys, yz}));
+  return g;  // no shapes yet: FoldQdq runs before shape inference in the pipeline
+}
+
+std::vector<float> RandomInput(const Graph& g, uint32_t seed) {  // g: shapes inferred
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(ElementCount(g.value(g.inputs()[0]).shape)));
+  for (float& v : x) {
+    do v = dist(rng); while (std::fabs(v) < 0.01f);
+  }
+  return x;
+}
+
+// Elements of `got` more than one output step from `want`.
+int BeyondOneStep(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+    bad += std::fabs(got[i] - want[i]) > kYScale * 1.001f;
+  return bad;
+}
+
+TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
+  const QdqOptions cases[] = {{}, {.relu = true}, {.int32_bias = true}, {.matmul = true}};
+  std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+  RegisterCpuKernels(*cpu);
+  for (size_t k = 0; k < std::size(cases); ++k) {
+    SCOPED_TRACE("case " + std::to_string(k));
+    Graph before = QdqGraph(cases[k], 11 + static_cast<uint32_t>(k));
+    Graph after = before;
+    ASSERT_TRUE(InferShapes(before).ok());
+    const Status folded = FoldQdq(after);
+    ASSERT_TRUE(folded.ok()) << folded.ToString();
+    ASSERT_TRUE(InferShapes(after).ok());
+    const char* fused = cases[k].matmul ? "QLinearMatMul" : "QLinearConv";
+    EXPECT_EQ(CountOps(after, fused), 1);
+    EXPECT_EQ(CountOps(after, cases[k].matmul ? "MatMul" : "Conv"), 0);
+    EXPECT_EQ(CountOps(after, "Relu"), 0);
+    EXPECT_EQ(CountOps(after, "QuantizeLinear"), 1);    // the input's
+    EXPECT_EQ(CountOps(after, "DequantizeLinear"), 1);  // the output's
+    for (uint32_t seed = 0; seed < 3; ++seed) {
+      const std::vector<float> x = RandomInput(before, 100 + seed);
+      const auto want = RunOnReference(before, {x});
+      const auto got = RunOnReference(after, {x});
+      const auto got_cpu = RunOnReference(after, {x}, cpu);
+      ASSERT_EQ(want.size(), 1u);
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(got_cpu.size(), 1u);
+      EXPECT_EQ(BeyondOneStep(got[0], want[0]), 0);
+      EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
+      // Not a trivial output: most elements are away from the zero point.
+      int nonzero = 0;
+      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+    }
+  }
+}
+
+// Two folded convs back to back: on the CPU registry the uint8 tensor
+// between them goes nhwc (runtime/layout.cc) through oneDNN's int8 kernels
+// and the per-tensor (de)quantize kernels; it must match the reference
+// kernels (plain) within one output step for >= 99% of the elements.
+TEST(FoldQdq, ChainRunsChannelsLastLikeTheReference) {
+  Graph g = QdqGraph({}, 21);
+  // Append DQ -> Conv(DQ w2) -> Q -> DQ behind the first conv's Q output.
+  std::mt19937 rng(22);
+  const ValueId yq = g.node(g.value(g.outputs()[0]).producer).inputs[0];
+  const ValueId ys = g.FindValue("ys"), yz = g.FindValue("yz");
+  const ValueId xd = AddNode(g, "DequantizeLinear", "dq_mid", {yq, ys, yz});
+  std::uniform_int_distribution<int> wdist(-127, 127);
+  std::vector<int8_t> w(6 * 6 * 3 * 3);
+  for (int8_t& v : w) v = static_cast<int8_t>(wdist(rng) | 1);
+  Attributes w_attrs;
+  w_attrs.Set("axis", int64_t{0});
+  const ValueId wd = AddNode(g, "DequantizeLinear", "dq_w2",
+                             {AddConst(g, "w2_q", DataType::kI8, {6, 6, 3, 3}, w),
+                              AddConst(g, "ws2", DataType::kF32, {6}, std::vector<float>(6, 0.004f)),
+                              AddConst(g, "wz2", DataType::kI8, {6}, std::vector<int8_t>(6, 0))},
+                             w_attrs);
+  Attributes conv_attrs;
+  conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId conv2 = AddNode(g, "Conv", "conv2", {xd, wd}, conv_attrs);
+  const ValueId q2 = AddNode(g, "QuantizeLinear", "q_y2", {conv2, ys, yz});
+  g.outputs()[0] = AddNode(g, "DequantizeLinear", "dq_y2", {q2, ys, yz});
+  ASSERT_TRUE(FoldQdq(g).ok());
+  ASSERT_TRUE(InferShapes(g).ok());
+  ASSERT_EQ(CountOps(g, "QLinearConv"), 2);
+  std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+  RegisterCpuKernels(*cpu);
+  const std::vector<float> x = RandomInput(g, 9);
+  const auto want = RunOnReference(g, {x});
+  const auto got = RunOnReference(g, {x}, cpu);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_LE(BeyondOneStep(got[0], want[0]), static_cast<int>(want[0].size() / 100));
+  int nonzero = 0;
+  for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+  EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+}
+
+TEST(FoldQdq, LeavesOtherPatternsAlone) {
+  // The float Conv output is read elsewhere, or the output scale is computed
+  // at run time: nothing to fold.
+  for (const QdqOptions& o : {QdqOptions{.extra_reader = true}, QdqOptions{.runtime_scale = true}}) {
+    Graph g = QdqGraph(o, 5);
+    ASSERT_TRUE(FoldQdq(g).ok());
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 0);
+    EXPECT_EQ(CountOps(g, "Conv"), 1);
+  }
+}
+
+TEST(FoldQdq, DefaultPipelineRunsItBeforeFoldingWeights) {
+  Graph g = QdqGraph({}, 7);
+  const Status s = RunDefaultPasses(g);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(CountOps(g, "QLinearConv"), 1);
+  Graph unfused = QdqGraph({}, 7);
+  PassOptions no_fuse;
+  no_fuse.fuse = false;
+  ASSERT_TRUE(RunDefaultPasses(unfused, no_fuse).ok());
+  EXPECT_EQ(CountOps(unfused, "QLinearConv"), 0);
+  EXPECT_EQ(CountOps(unfused, "Conv"), 1);  // weights folded to f32
+}
+
+}  // namespace
+}  // namespace braid
