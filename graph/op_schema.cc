@@ -94,6 +94,10 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Einsum", ops::InferEinsum, 12},
       {"Gemm", ops::InferGemm, 7},
       {"MatMul", ops::InferMatMul, 1},
+      // recurrent
+      {"GRU", ops::InferRecurrent, 7},
+      {"LSTM", ops::InferRecurrent, 7},
+      {"RNN", ops::InferRecurrent, 7},
       // shape manipulation
       {"Concat", ops::InferConcat, 4},
       {"Constant", ops::InferConstant, 1},

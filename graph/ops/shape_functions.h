@@ -70,6 +70,9 @@ Status InferConstant(ShapeInferenceContext& ctx);
 Status InferDepthToSpace(ShapeInferenceContext& ctx);
 Status InferSpaceToDepth(ShapeInferenceContext& ctx);
 
+// recurrent.cc: RNN, GRU, LSTM (attributes: graph/ops/recurrent_attrs.h)
+Status InferRecurrent(ShapeInferenceContext& ctx);
+
 // indexing.cc
 // ONNX Slice on one axis of extent `dim` (clamped start/end, any non-zero
 // step): the first selected index and how many are selected. Shared by shape

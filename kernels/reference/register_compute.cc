@@ -21,6 +21,7 @@ void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
 void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
 void RegisterReferenceGridSample(KernelRegistry& registry);    // grid_sample.cc
+void RegisterReferenceRecurrent(KernelRegistry& registry);     // recurrent.cc
 void RegisterReferenceQuantizeLinear(KernelRegistry& registry);  // quantize.cc
 
 void RegisterReferenceComputeKernels(KernelRegistry& registry) {
@@ -41,6 +42,7 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceLRN(registry);
   RegisterReferenceMeanVarianceNorm(registry);
   RegisterReferenceGridSample(registry);
+  RegisterReferenceRecurrent(registry);
   RegisterReferenceQuantizeLinear(registry);
 }
 

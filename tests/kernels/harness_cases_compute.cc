@@ -340,6 +340,30 @@ std::vector<OpCase> MakeCases() {
            {S("mode", "bicubic"), S("padding_mode", "border"), I("align_corners", 1)}));
   add(Norm("gridsample_nearest_reflection", "GridSample", 16, {X({2, 3, 4, 6}), grid},
            {S("mode", "nearest"), S("padding_mode", "reflection")}));
+  // RNN / GRU / LSTM: every optional input and output, both layouts and all
+  // three directions; sequence_lens [4, 2, 3] leave zero-padded steps.
+  OpInput lens{DataType::kI32, {3}};
+  lens.values = {4, 2, 3};
+  add(Norm("rnn_forward_all_inputs", "RNN", 14,
+           {X({4, 3, 5}), Const({1, 6, 5}), Const({1, 6, 6}), Const({1, 12}), lens, X({1, 3, 6})},
+           {I("hidden_size", 6)}, 2));
+  add(Norm("gru_bidirectional_lbr", "GRU", 14,
+           {X({4, 3, 5}), Const({2, 18, 5}), Const({2, 18, 6}), Const({2, 36}), lens, X({2, 3, 6})},
+           {S("direction", "bidirectional"), I("linear_before_reset", 1)}, 2));
+  add(Norm("gru_reverse_layout1_clip", "GRU", 14,
+           {X({3, 4, 5}), Const({1, 18, 5}), Const({1, 18, 6})},
+           {S("direction", "reverse"), I("layout", 1), F("clip", 0.5f)}, 2));
+  add(Norm("lstm_bidirectional_peepholes", "LSTM", 14,
+           {X({4, 3, 5}), Const({2, 24, 5}), Const({2, 24, 6}), Const({2, 48}), lens, X({2, 3, 6}),
+            X({2, 3, 6}), Const({2, 18})},
+           {S("direction", "bidirectional")}, 3));
+  add(Norm("lstm_layout1_activations", "LSTM", 14,
+           {X({3, 4, 5}), Const({1, 24, 5}), Const({1, 24, 6})},
+           {I("layout", 1), I("input_forget", 1),
+            {"activations", std::vector<std::string>{"HardSigmoid", "LeakyRelu", "ScaledTanh"}},
+            {"activation_alpha", std::vector<float>{0.3f, 0.1f, 1.5f}},
+            {"activation_beta", std::vector<float>{0.4f, 0.7f}}},
+           3));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,
