@@ -47,10 +47,12 @@ Status InferConv(ShapeInferenceContext& ctx);
 Status InferConvTranspose(ShapeInferenceContext& ctx);
 Status InferPool(ShapeInferenceContext& ctx);  // MaxPool, AveragePool
 Status InferGlobalPool(ShapeInferenceContext& ctx);
+Status InferMaxUnpool(ShapeInferenceContext& ctx);  // output_shape known at load time
 
 // matmul.cc
 Status InferMatMul(ShapeInferenceContext& ctx);
 Status InferGemm(ShapeInferenceContext& ctx);
+Status InferDet(ShapeInferenceContext& ctx);
 Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_equation.h
 
 // shape_ops.cc
@@ -100,6 +102,8 @@ Status InferTrilu(ShapeInferenceContext& ctx);  // k may be a run-time scalar
 Status InferTopK(ShapeInferenceContext& ctx);   // K known at load time
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 Status InferGridSample(ShapeInferenceContext& ctx);  // 4-D (graph/ops/resize.cc)
+Status InferRoiAlign(ShapeInferenceContext& ctx);    // graph/ops/resize.cc
+Status InferReverseSequence(ShapeInferenceContext& ctx);
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max

@@ -49,7 +49,7 @@ TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
         "Conv", "ConvTranspose", "InstanceNormalization", "GroupNormalization", "ReduceMin", "ReduceProd", "ReduceL1",
         "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LRN",
         "MeanVarianceNormalization", "GridSample", "LogSoftmax", "Hardmax",
-        "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM"};
+        "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM", "Det", "MaxUnpool", "RoiAlign"};
     if (kNoCudaKernel.count(c.op_type) != 0) continue;
     auto inst = OpCaseInstance::Build(c);
     ASSERT_TRUE(inst.ok());

@@ -364,6 +364,34 @@ std::vector<OpCase> MakeCases() {
             {"activation_alpha", std::vector<float>{0.3f, 0.1f, 1.5f}},
             {"activation_beta", std::vector<float>{0.4f, 0.7f}}},
            3));
+  // Det of a batch of 3x3 and 5x5 matrices (LU with pivoting).
+  add(Norm("det_batch3x3", "Det", 11, {X({2, 4, 3, 3})}, {}));
+  add(Norm("det_5x5", "Det", 11, {X({5, 5})}, {}));
+  // MaxUnpool: indices as MaxPool (kernel 2, stride 2) gives them on [2, 3, 4, 6],
+  // into the unpooled [2, 3, 4, 6] and into a larger output_shape.
+  OpInput unpool_indices{DataType::kI64, {2, 3, 2, 3}};
+  for (int64_t p = 0; p < 6; ++p)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j)
+        unpool_indices.values.push_back(p * 24 + (2 * i + (p + j) % 2) * 6 + 2 * j + (p + i) % 2);
+  OpInput unpool_shape{DataType::kI64, {4}};
+  unpool_shape.constant = true;
+  unpool_shape.values = {2, 3, 5, 7};
+  add(Norm("maxunpool_2x2", "MaxUnpool", 11, {X({2, 3, 2, 3}), unpool_indices},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  add(Norm("maxunpool_output_shape", "MaxUnpool", 11, {X({2, 3, 2, 3}), unpool_indices, unpool_shape},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  // RoiAlign: rois inside and partly outside an 8x10 map, both batch entries.
+  OpInput rois = X({3, 4});
+  rois.low = 0.5;
+  rois.high = 9.5;
+  OpInput roi_batch{DataType::kI64, {3}};
+  roi_batch.values = {1, 0, 1};
+  add(Norm("roialign_avg_adaptive", "RoiAlign", 16, {X({2, 3, 8, 10}), rois, roi_batch},
+           {I("output_height", 3), I("output_width", 2), F("spatial_scale", 0.8f)}));
+  add(Norm("roialign_max_ratio2_output_half_pixel", "RoiAlign", 16, {X({2, 3, 8, 10}), rois, roi_batch},
+           {S("mode", "max"), I("sampling_ratio", 2), S("coordinate_transformation_mode", "output_half_pixel"),
+            I("output_height", 2), I("output_width", 4)}));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,

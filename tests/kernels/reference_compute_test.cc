@@ -999,7 +999,7 @@ std::vector<std::string> OnnxComputeCases() {
                                   "test_matmul_", "test_batchnorm_", "test_layer_normalization_",
                                   "test_softmax_", "test_reduce_sum_", "test_reduce_mean_",
                                   "test_reduce_max_", "test_rnn_", "test_simple_rnn_", "test_gru_",
-                                  "test_lstm_"};
+                                  "test_lstm_", "test_det_", "test_maxunpool_", "test_roialign_"};
   const char* const excluded[] = {"expanded", "training_mode", "with_argmax", "reduce_sum_square"};
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();
@@ -1066,7 +1066,8 @@ TEST_P(ReferenceOnnxComputeTest, MatchesExpectedOutputs) {
     std::vector<double> w(want.f.begin(), want.f.end());
     if (w.empty()) w.assign(want.ints.begin(), want.ints.end());
     SCOPED_TRACE("output " + std::to_string(o));
-    ExpectNear((*got)[o], w, 1e-5);  // the test data is computed in float
+    // The test data is computed in float; RoiAlign's is written out to 4 decimals.
+    ExpectNear((*got)[o], w, GetParam().rfind("test_roialign_", 0) == 0 ? 1e-4 : 1e-5);
   }
 }
 
@@ -1385,6 +1386,103 @@ TEST(ReferenceRecurrent, BadAttributesNameTheNode) {
                     StatusCode::kInvalidArgument, "n_RNN", "unknown function 'Gelu'");
   ExpectErrorNaming(PrepareOnly(MakeNode("RNN"), {x, F({1, 2, 1}, {1, 1}), r}, {Out({2, 1, 1, 1})}),
                     StatusCode::kInvalidArgument, "n_RNN", "W ");
+}
+
+// ---------------------------------------------------------------- Det, MaxUnpool, RoiAlign
+
+TEST(ReferenceDet, ByHandAndRowOperations) {
+  // det [[1, 2], [3, 4]] = -2; det [[2, 0, 1], [1, 3, 2], [1, 1, 2]] = 2 * 4 - 0 + 1 * -2 = 6;
+  // a matrix with equal rows is singular.
+  ExpectNear(Run1(MakeNode("Det"), {F({2, 2}, {1, 2, 3, 4})}, Out({})), {-2}, 1e-6);
+  ExpectNear(Run1(MakeNode("Det"), {F({2, 3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2, 1, 2, 3, 1, 2, 3, 4, 5, 6})},
+                  Out({2})),
+             {6, 0}, 1e-6);
+  // Seeded random 4x4: swapping two rows negates, doubling one row doubles.
+  const Floats a = Random(16, 71);
+  Floats swapped = a, doubled = a;
+  for (int j = 0; j < 4; ++j) {
+    std::swap(swapped[static_cast<size_t>(j)], swapped[static_cast<size_t>(8 + j)]);
+    doubled[static_cast<size_t>(4 + j)] *= 2;
+  }
+  const auto d = Run1(MakeNode("Det"), {F({3, 4, 4}, [&] {
+                        Floats all = a;
+                        all.insert(all.end(), swapped.begin(), swapped.end());
+                        all.insert(all.end(), doubled.begin(), doubled.end());
+                        return all;
+                      }())},
+                      Out({3}));
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_GT(std::fabs(d[0]), 1e-3);
+  EXPECT_NEAR(d[1], -d[0], 1e-5);
+  EXPECT_NEAR(d[2], 2 * d[0], 1e-5);
+  ExpectErrorNaming(PrepareOnly(MakeNode("Det"), {F({2, 3}, Random(6, 1))}, {Out({})}),
+                    StatusCode::kInvalidArgument, "n_Det", "[*, M, M]");
+}
+
+TEST(ReferenceMaxUnpool, ScattersByIndexIntoTheUnpooledOrLargerShape) {
+  // kernel 2, stride 2: [1, 1, 2, 2] unpools to [1, 1, 4, 4].
+  const std::vector<std::pair<std::string, AttributeValue>> attrs = {{"kernel_shape", Ints{2, 2}},
+                                                                     {"strides", Ints{2, 2}}};
+  const In x = F({1, 1, 2, 2}, {1, 2, 3, 4});
+  const In indices = I64({1, 1, 2, 2}, {0, 3, 9, 14}, false);
+  std::vector<double> want(16, 0.0);
+  want[0] = 1, want[3] = 2, want[9] = 3, want[14] = 4;
+  ExpectNear(Run1(MakeNode("MaxUnpool", attrs), {x, indices}, Out({1, 1, 4, 4}), 11), want, 0);
+  // output_shape [1, 1, 5, 5] keeps the coordinates: 3 = (0, 3) -> 3, 9 = (2, 1) -> 11, 14 = (3, 2) -> 17.
+  std::vector<double> wide(25, 0.0);
+  wide[0] = 1, wide[3] = 2, wide[11] = 3, wide[17] = 4;
+  ExpectNear(Run1(MakeNode("MaxUnpool", attrs), {x, indices, I64({4}, {1, 1, 5, 5})}, Out({1, 1, 5, 5}), 11),
+             wide, 0);
+  auto bad = RunReference(MakeNode("MaxUnpool", attrs), 11, {x, I64({1, 1, 2, 2}, {0, 3, 9, 16}, false)},
+                          {Out({1, 1, 4, 4})});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("I[3] = 16"), std::string::npos) << bad.status().ToString();
+}
+
+TEST(ReferenceRoiAlign, ModesCoordinatesAndSamplingByHand) {
+  // X[h][w] = 4h + w: bilinear sampling of a linear function is exact, so a
+  // bin's average is 4 * mean(y) + mean(x) over its samples.
+  Floats ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[static_cast<size_t>(i)] = static_cast<float>(i);
+  const In x = F({1, 1, 4, 4}, ramp);
+  using A = std::vector<std::pair<std::string, AttributeValue>>;
+  auto run = [&](A attrs, Floats roi, Ints out_hw, int64_t opset = 16) {
+    const int64_t n = static_cast<int64_t>(roi.size()) / 4;
+    attrs.push_back({"output_height", out_hw[0]});
+    attrs.push_back({"output_width", out_hw[1]});
+    return Run1(MakeNode("RoiAlign", std::move(attrs)),
+                {x, F({n, 4}, std::move(roi)), I64({n}, Ints(static_cast<size_t>(n), 0), false)},
+                Out({n, 1, out_hw[0], out_hw[1]}), opset);
+  };
+  // half_pixel, roi (0, 0)-(2, 2) -> [-0.5, 1.5], 2x2 samples at 0 and 1: 4 * 0.5 + 0.5.
+  ExpectNear(run({{"sampling_ratio", int64_t{2}}}, {0, 0, 2, 2}, {1, 1}), {2.5}, 1e-6);
+  // output_half_pixel (opset 10's only mode): samples at 0.5 and 1.5: 4 + 1.
+  const A output_half = {{"sampling_ratio", int64_t{2}},
+                         {"coordinate_transformation_mode", std::string("output_half_pixel")}};
+  ExpectNear(run(output_half, {0, 0, 2, 2}, {1, 1}), {5.0}, 1e-6);
+  ExpectNear(run({{"sampling_ratio", int64_t{2}}}, {0, 0, 2, 2}, {1, 1}, 10), {5.0}, 1e-6);
+  // spatial_scale 0.5 on (0, 0)-(4, 4) is the same box.
+  A scaled = output_half;
+  scaled.push_back({"spatial_scale", 0.5f});
+  ExpectNear(run(scaled, {0, 0, 4, 4}, {1, 1}), {5.0}, 1e-6);
+  // max: the largest weighted tap (each tap 0.25 here): the sample (1.5, 1.5)
+  // has taps 5, 6, 9, 10 -> 0.25 * 10.
+  A max = output_half;
+  max.push_back({"mode", std::string("max")});
+  ExpectNear(run(max, {0, 0, 2, 2}, {1, 1}), {2.5}, 1e-6);
+  // sampling_ratio 0 (adaptive): roi 3, 2x2 bins of 1.5 -> ceil(1.5) = 2 samples a
+  // side at 0.375, 1.125 | 1.875, 2.625: bin means 0.75 and 2.25.
+  const A adaptive = {{"coordinate_transformation_mode", std::string("output_half_pixel")}};
+  ExpectNear(run(adaptive, {0, 0, 3, 3}, {2, 2}), {3.75, 5.25, 9.75, 11.25}, 1e-6);
+  // A roi past the image samples nothing.
+  ExpectNear(run({{"sampling_ratio", int64_t{2}}}, {10, 10, 12, 12}, {1, 1}), {0.0}, 0);
+  ExpectErrorNaming(PrepareOnly(MakeNode("RoiAlign", {{"mode", std::string("min")}}),
+                                {x, F({1, 4}, {0, 0, 1, 1}), I64({1}, {0}, false)}, {Out({1, 1, 1, 1})}, 16),
+                    StatusCode::kInvalidArgument, "n_RoiAlign", "mode 'min'");
+  auto bad = RunReference(MakeNode("RoiAlign"), 16, {x, F({1, 4}, {0, 0, 1, 1}), I64({1}, {1}, false)},
+                          {Out({1, 1, 1, 1})});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("batch_indices[0] = 1"), std::string::npos);
 }
 
 }  // namespace

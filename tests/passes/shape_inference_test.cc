@@ -882,6 +882,66 @@ TEST(ShapeInferenceRecurrent, BadAttributesNameNodeAttributeAndValue) {
             std::string::npos);
 }
 
+TEST(ShapeInferenceMisc, DetMaxUnpoolRoiAlignReverseSequence) {
+  const Dim kN = Dim::Symbol("N");
+  Builder b(16);
+  const ValueId det = b.Op1("Det", "det", {b.Input("m", {kN, 3, 3})});
+  const ValueId unpooled = b.Op1("MaxUnpool", "unpool",
+                                 {b.Input("x", {kN, 2, 3, 4}), b.Input("i", {kN, 2, 3, 4}, DataType::kI64)},
+                                 A({{"kernel_shape", Ints{2, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{0, 1, 1, 0}}}));
+  const ValueId wide = b.Op1("MaxUnpool", "unpool_shape",
+                             {b.Input("x2", {1, 1, 2, 2}), b.Input("i2", {1, 1, 2, 2}, DataType::kI64),
+                              b.Ints("shape", {1, 1, 5, 5})},
+                             A({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+  const ValueId roi = b.Op1("RoiAlign", "roi",
+                            {b.Input("f", {kN, 8, 14, 14}), b.Input("boxes", {Dim::Symbol("R"), 4}),
+                             b.Input("bi", {Dim::Symbol("R")}, DataType::kI64)},
+                            A({{"output_height", int64_t{7}}, {"output_width", int64_t{5}}}));
+  const ValueId rev = b.Op1("ReverseSequence", "rev",
+                            {b.Input("s", {6, kN, 3}), b.Input("lens", {kN}, DataType::kI64)});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(det), (Shape{kN}));
+  // (3 - 1) * 2 + 2 - 0 - 1 = 5 and (4 - 1) * 2 + 3 - 1 - 0 = 8.
+  EXPECT_EQ(b.shape(unpooled), (Shape{kN, 2, 5, 8}));
+  EXPECT_EQ(b.shape(wide), (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(b.shape(roi), (Shape{Dim::Symbol("R"), 8, 7, 5}));
+  EXPECT_EQ(b.shape(rev), (Shape{6, kN, 3}));
+}
+
+TEST(ShapeInferenceMisc, DetMaxUnpoolRoiAlignReverseSequenceErrors) {
+  auto message = [](Builder& b) {
+    Status s = InferShapes(b.graph());
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  {
+    Builder b;
+    b.Op1("Det", "det", {b.Input("m", {2, 3, 4})});
+    EXPECT_NE(message(b).find("square"), std::string::npos);
+  }
+  {
+    Builder b;
+    b.Op1("RoiAlign", "roi", {b.Input("f", {1, 2, 4, 4}), b.Input("r", {3, 4}), b.Input("i", {3}, DataType::kI64)},
+          A({{"coordinate_transformation_mode", std::string("corners")}}));
+    const std::string m = message(b);
+    EXPECT_NE(m.find("roi"), std::string::npos);
+    EXPECT_NE(m.find("coordinate_transformation_mode 'corners'"), std::string::npos) << m;
+  }
+  {
+    Builder b;
+    b.Op1("MaxUnpool", "unpool", {b.Input("x", {1, 1, 2, 2}), b.Input("i", {1, 1, 2, 2}, DataType::kI64),
+                                  b.Ints("shape", {1, 1, 3, 3})},
+          A({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+    EXPECT_NE(message(b).find("output_shape [1,1,3,3] is smaller"), std::string::npos);
+  }
+  {
+    Builder b;
+    b.Op1("ReverseSequence", "rev", {b.Input("s", {4, 2}), b.Input("lens", {2}, DataType::kI64)},
+          A({{"time_axis", int64_t{1}}}));
+    EXPECT_NE(message(b).find("time_axis 1 and batch_axis 1"), std::string::npos);
+  }
+}
+
 // ---- registry and errors ------------------------------------------------------------
 
 TEST(OpRegistry, ListsEveryRequiredOp) {
@@ -905,7 +965,7 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
       "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
       "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
-      "DequantizeLinear", "RNN", "GRU", "LSTM"};
+      "DequantizeLinear", "RNN", "GRU", "LSTM", "ReverseSequence", "Det", "MaxUnpool", "RoiAlign"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
