@@ -1281,7 +1281,8 @@ TEST(ReferenceRecurrent, SequenceLensZeroPadsAndStopsEachRow) {
                           14, {x, F({1, 1, 1}, {2}), F({1, 1, 1}, {0.5f}), Missing(), I32({2}, {3, 4})},
                           {Out({3, 1, 2, 1})});
   EXPECT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("sequence_lens[1] = 4"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("node 'n_RNN' (RNN): sequence_lens[1] = 4"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(ReferenceRecurrent, LstmOneStepByHand) {
