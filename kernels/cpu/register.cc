@@ -71,6 +71,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
   Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
   Add(registry, "GroupNormalization", "cpu", kCpuPriority, CreateGroupNormCpu);
+  for (const char* op : {"RNN", "GRU", "LSTM"}) Add(registry, op, "cpu", kCpuPriority, CreateRecurrentCpu);
   Add(registry, "QuantizeLinear", "cpu", kCpuPriority, CreateQuantizeLinearCpu);
   Add(registry, "DequantizeLinear", "cpu", kCpuPriority, CreateDequantizeLinearCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
