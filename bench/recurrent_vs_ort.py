@@ -70,6 +70,9 @@ CASES = [
         "activation_alpha": [0.3], "activation_beta": [0.45]}, lens=[3, 5, 1], initial=True)),
     ("lstm_bidirectional_peepholes_lens", recurrent("LSTM", 5, 3, 4, 6, {"direction": "bidirectional"},
                                                     lens=[5, 3, 2], initial=True, peepholes=True)),
+    # A row of length 0: Y_h / Y_c are zeros in ONNX Runtime, not the initial states.
+    ("lstm_empty_row", recurrent("LSTM", 4, 3, 3, 4, {}, lens=[4, 0, 2], initial=True)),
+    ("gru_empty_row", recurrent("GRU", 4, 3, 3, 4, {}, lens=[0, 4, 2], initial=True)),
     ("lstm_clip_scaledtanh_elu", recurrent("LSTM", 4, 2, 3, 5, {
         "clip": 0.9, "activations": ["Sigmoid", "ScaledTanh", "Elu"],
         "activation_alpha": [1.3, 0.8], "activation_beta": [0.7]}, initial=True)),

@@ -150,12 +150,14 @@ class RecurrentCpu final : public Kernel {
         if (y != nullptr) std::copy_n(hb, hs, y + p_.YRow(t, d, b) * hs);
       }
     }
-    for (int64_t b = 0; b < batch; ++b)
+    for (int64_t b = 0; b < batch; ++b) {
+      const bool empty = lens != nullptr && lens[b] == 0;  // zero states, as the reference
       for (int64_t k = 0; k < hs; ++k) {
         const int64_t at = p_.StateRow(d, b) * hs + k;
-        if (p_.has_yh) static_cast<float*>(args.dst[1])[at] = h[b * hs + k];
-        if (p_.has_yc) static_cast<float*>(args.dst[2])[at] = c[b * hs + k];
+        if (p_.has_yh) static_cast<float*>(args.dst[1])[at] = empty ? 0.0f : h[b * hs + k];
+        if (p_.has_yc) static_cast<float*>(args.dst[2])[at] = empty ? 0.0f : c[b * hs + k];
       }
+    }
   }
 
   RecurrentParams p_;

@@ -10,7 +10,7 @@
 //         C = f * C + i * g(..), o = f(.. + Po * C_new), H = o * h(C)
 // clip bounds every pre-activation. With sequence_lens a row runs its own
 // length (backwards from its last step in reverse), Y is 0 past it and Y_h /
-// Y_c hold the state after its last step.
+// Y_c hold the state after its last step (zeros for length 0, as ONNX Runtime).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -124,10 +124,13 @@ class ReferenceRecurrent final : public Kernel {
       if (y != nullptr)
         for (int64_t k = 0; k < hs; ++k) y[p_.YRow(t, d, b) * hs + k] = static_cast<float>(h[k]);
     }
+    // A row of length 0 ends with zero states (as ONNX Runtime), not the initial ones.
     if (p_.has_yh)
-      for (int64_t k = 0; k < hs; ++k) static_cast<float*>(args.dst[1])[state + k] = static_cast<float>(h[k]);
+      for (int64_t k = 0; k < hs; ++k)
+        static_cast<float*>(args.dst[1])[state + k] = len == 0 ? 0.0f : static_cast<float>(h[k]);
     if (p_.has_yc)
-      for (int64_t k = 0; k < hs; ++k) static_cast<float*>(args.dst[2])[state + k] = static_cast<float>(c[k]);
+      for (int64_t k = 0; k < hs; ++k)
+        static_cast<float*>(args.dst[2])[state + k] = len == 0 ? 0.0f : static_cast<float>(c[k]);
   }
 
   RecurrentParams p_;

@@ -350,8 +350,11 @@ std::vector<OpCase> MakeCases() {
   add(Norm("gru_bidirectional_lbr", "GRU", 14,
            {X({4, 3, 5}), Const({2, 18, 5}), Const({2, 18, 6}), Const({2, 36}), lens, X({2, 3, 6})},
            {S("direction", "bidirectional"), I("linear_before_reset", 1)}, 2));
+  OpInput lens_with_empty{DataType::kI32, {3}};
+  lens_with_empty.values = {4, 0, 3};
   add(Norm("gru_forward_bias_lens_initial", "GRU", 14,
-           {X({4, 3, 5}), Const({1, 18, 5}), Const({1, 18, 6}), Const({1, 36}), lens, X({1, 3, 6})}, {}, 2));
+           {X({4, 3, 5}), Const({1, 18, 5}), Const({1, 18, 6}), Const({1, 36}), lens_with_empty, X({1, 3, 6})},
+           {}, 2));
   add(Norm("gru_reverse_layout1_clip", "GRU", 14,
            {X({3, 4, 5}), Const({1, 18, 5}), Const({1, 18, 6})},
            {S("direction", "reverse"), I("layout", 1), F("clip", 0.5f)}, 2));

@@ -1276,6 +1276,13 @@ TEST(ReferenceRecurrent, SequenceLensZeroPadsAndStopsEachRow) {
   const double h1 = std::tanh(2 + 0.25), h2 = std::tanh(4 + 0.5 * h1), h3 = std::tanh(6 + 0.5 * h2);
   ExpectNear(out[0], {h1, std::tanh(7.5), h2, 0, h3, 0}, 1e-6);
   ExpectNear(out[1], {h3, std::tanh(7.5)}, 1e-6);
+  // A row of length 0 gives Y 0 and a zero Y_h (ONNX Runtime's choice), not H_0.
+  auto empty = RunAll(MakeNode("RNN"),
+                      {x, F({1, 1, 1}, {2}), F({1, 1, 1}, {0.5f}), Missing(), I32({2}, {3, 0}),
+                       F({1, 2, 1}, {0.5f, -1})},
+                      {Out({3, 1, 2, 1}), Out({1, 2, 1})});
+  ExpectNear(empty[0], {h1, 0, h2, 0, h3, 0}, 1e-6);
+  ExpectNear(empty[1], {h3, 0}, 1e-6);
   // A length past seq_length is an error naming the row.
   auto bad = RunReference(MakeNode("RNN"),
                           14, {x, F({1, 1, 1}, {2}), F({1, 1, 1}, {0.5f}), Missing(), I32({2}, {3, 4})},
