@@ -1,7 +1,8 @@
 // CPU kernels: oneDNN vs reference on the shapes that dominate CNN / ViT
 // inference, reported in GFLOP/s (multiply-add = 2 FLOPs); Concat: braid's
 // own kernel vs oneDNN's, and Transpose: braid's against the reference, and
-// Softmax: braid's against oneDNN's, in GB/s (bytes read + written); HugePages: an Add
+// Softmax: braid's against oneDNN's, in GB/s (bytes read + written); LSTM / GRU:
+// braid's CPU kernel against the reference, in GFLOP/s; HugePages: an Add
 // inside an arena on huge pages vs small ones, after a TLB-evicting walk.
 //
 //   braid_kernels_bench --benchmark_min_time=0.05
@@ -153,6 +154,26 @@ Case TransposeCase(std::string name, std::vector<int64_t> dims, std::vector<int6
   c.constant = {false};
   c.outputs = {F32(std::move(out))};
   c.bytes = 2.0 * static_cast<double>(c.outputs[0].bytes());
+  c.impls = {"cpu", "reference"};
+  return c;
+}
+
+// A bidirectional GRU / LSTM over `seq` steps (braid's CPU kernel, one pass
+// of input projections, against the reference's per-step double products).
+Case RecurrentCase(const std::string& op, int64_t seq, int64_t batch, int64_t in, int64_t hidden) {
+  const int64_t gates = op == "GRU" ? 3 : 4;
+  Case c;
+  c.name = op + "_bidirectional_s" + std::to_string(seq) + "_b" + std::to_string(batch) + "_" +
+           std::to_string(in) + "x" + std::to_string(hidden);
+  c.node.name = c.name;
+  c.node.op_type = op;
+  c.node.attrs.Set("direction", std::string("bidirectional"));
+  c.node.attrs.Set("hidden_size", hidden);
+  c.inputs = {F32({seq, batch, in}), F32({2, gates * hidden, in}), F32({2, gates * hidden, hidden}),
+              F32({2, 2 * gates * hidden})};
+  c.constant = {false, true, true, true};
+  c.outputs = {F32({seq, 2, batch, hidden}), F32({2, batch, hidden})};
+  c.flops = 2.0 * seq * batch * 2 * gates * hidden * (in + hidden);
   c.impls = {"cpu", "reference"};
   return c;
 }
@@ -313,6 +334,9 @@ void RegisterAll() {
       // classifier's 1000 logits.
       SoftmaxCase("Softmax_attention_3x197x197", {1, 3, 197, 197}),
       SoftmaxCase("Softmax_logits_1x1000", {1, 1000}),
+      // A speech / text encoder's recurrent layers.
+      RecurrentCase("LSTM", 32, 4, 64, 128),
+      RecurrentCase("GRU", 32, 4, 64, 128),
   };
   for (const Case& c : cases)
     for (const char* impl : c.impls)

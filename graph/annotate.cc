@@ -122,6 +122,20 @@ class NodeCost {
       if (mode == "cubic") return 32 * OutputElements();
       return 0;
     }
+    if (op == "RNN" || op == "GRU" || op == "LSTM") {
+      // The input and recurrent products of every gate, step and direction:
+      // 2 * (seq * batch) * directions * gates*hidden * (input + hidden).
+      const double input = InputDim(0, -1), hidden = InputDim(2, -1);
+      const double steps = input > 0 ? InputElements(0) / input : 0;
+      return 2 * steps * InputDim(1, 0) * InputDim(1, 1) * (input + hidden);
+    }
+    if (op == "RoiAlign") {
+      // Per output element about 4 samples of 4 weighted taps (the grid is
+      // data dependent when sampling_ratio is 0).
+      const int64_t ratio = node_.attrs.GetInt("sampling_ratio", 0);
+      const double samples = ratio > 0 ? static_cast<double>(ratio * ratio) : 4;
+      return 8 * samples * OutputElements();
+    }
     // Data movement (Reshape, Transpose, Concat, Gather, ...) and unknown ops.
     return 0;
   }

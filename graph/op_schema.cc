@@ -93,12 +93,18 @@ const std::vector<OpSchema>& SchemaTable() {
       {"GlobalAveragePool", ops::InferGlobalPool, 1},
       {"GlobalMaxPool", ops::InferGlobalPool, 1},
       {"MaxPool", ops::InferPool, 8},
+      {"MaxUnpool", ops::InferMaxUnpool, 9},
       // matrix products
+      {"Det", ops::InferDet, 11},
       {"Einsum", ops::InferEinsum, 12},
       {"Gemm", ops::InferGemm, 7},
       {"MatMul", ops::InferMatMul, 1},
       {"MatMulInteger", ops::InferMatMulInteger, 10},
       {"QLinearMatMul", ops::InferQLinearMatMul, 10},
+      // recurrent
+      {"GRU", ops::InferRecurrent, 7},
+      {"LSTM", ops::InferRecurrent, 7},
+      {"RNN", ops::InferRecurrent, 7},
       // shape manipulation
       {"Concat", ops::InferConcat, 4},
       {"Constant", ops::InferConstant, 1},
@@ -125,6 +131,8 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Pad", ops::InferPad, 2},
       {"Range", ops::InferRange, 11},
       {"Resize", ops::InferResize, 10},
+      {"ReverseSequence", ops::InferReverseSequence, 10},
+      {"RoiAlign", ops::InferRoiAlign, 10},
       {"Scatter", ops::InferScatterElements, 9},
       {"ScatterElements", ops::InferScatterElements, 11},
       {"ScatterND", ops::InferScatterND, 11},

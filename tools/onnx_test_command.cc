@@ -43,8 +43,9 @@ constexpr char kOnnxTestHelp[] =
     "integer and bool outputs must match exactly, shapes and dtypes too.\n"
     "braid plans shapes at load time: graph inputs that give a shape (Reshape\n"
     "shape, Slice starts/ends/axes/steps, Squeeze/Unsqueeze/Reduce* axes, Split\n"
-    "sizes, Pad pads, Expand shape, ConstantOfShape, OneHot depth) are bound\n"
-    "from the data set as initializers, one Session per data set.\n"
+    "sizes, Pad pads, Expand shape, ConstantOfShape, OneHot depth, MaxUnpool\n"
+    "output_shape) are bound from the data set as initializers, one Session per\n"
+    "data set.\n"
     "\n"
     "  --rtol R     relative tolerance (default 1e-3, ONNX's backend tests)\n"
     "  --atol A     absolute tolerance (default 1e-7)\n"
@@ -269,6 +270,7 @@ bool IsShapeInputSlot(const std::string& op, int slot) {
     return slot == 1;
   if (op == "ConstantOfShape") return slot == 0;
   if (op == "OneHot") return slot == 1;  // depth
+  if (op == "MaxUnpool") return slot == 2;  // output_shape
   if (op == "Slice") return slot >= 1 && slot <= 4;
   if (op == "Pad") return slot == 1 || slot == 3;
   if (op == "Resize") return slot >= 1 && slot <= 3;  // roi, scales, sizes

@@ -223,4 +223,47 @@ Status InferGlobalPool(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// MaxUnpool (9+): X and I [N, C, D...]; Y [N, C, (D - 1) * stride + k -
+// pad_begin - pad_end ...] (ConvTranspose's geometry without dilation), or
+// the output_shape input (known at load time).
+Status InferMaxUnpool(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  const Shape& x = ctx.input_shape(0);
+  if (x.size() < 3) return ctx.Error("X " + ShapeToString(x) + " must be [N, C, D...]");
+  if (ctx.input_dtype(1) != DataType::kI64 || ctx.input_shape(1) != x)
+    return ctx.Error("I " + ShapeToString(ctx.input_shape(1)) + " must be i64 of X's shape");
+  const std::vector<int64_t> kernel = ctx.attrs().GetInts("kernel_shape");
+  if (kernel.size() != x.size() - 2)
+    return ctx.Error("kernel_shape " + IntsToString(kernel) + " must have " +
+                     std::to_string(x.size() - 2) + " entries");
+  std::vector<int64_t> in_spatial;
+  for (size_t i = 2; i < x.size(); ++i) {
+    if (!x[i].is_static()) return ctx.Unsupported("spatial extents of X " + ShapeToString(x) + " must be static");
+    in_spatial.push_back(x[i].extent());
+  }
+  StatusOr<ConvTransposeGeometry> g = ComputeConvTransposeGeometry(ctx.attrs(), in_spatial, kernel);
+  if (!g.ok()) return ctx.Error(g.status().message());
+  Shape out = {x[0], x[1]};
+  if (ctx.has_input(2)) {
+    StatusOr<std::vector<int64_t>> shape = ctx.InputInts(2);
+    if (!shape.ok())
+      return ctx.Unsupported("output_shape must be known at load time (" + shape.status().message() + ")");
+    if (shape->size() != x.size())
+      return ctx.Error("output_shape " + IntsToString(*shape) + " must have X's rank");
+    for (size_t i = 2; i < shape->size(); ++i) {
+      if ((*shape)[i] < g->out_spatial[i - 2])
+        return ctx.Error("output_shape " + IntsToString(*shape) + " is smaller than the unpooled " +
+                         IntsToString(g->out_spatial));
+      out.push_back(Dim((*shape)[i]));
+    }
+  } else {
+    for (int64_t e : g->out_spatial) {
+      if (e <= 0) return ctx.Error("unpooled extents " + IntsToString(g->out_spatial) + " must be positive");
+      out.push_back(Dim(e));
+    }
+  }
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
 }  // namespace braid::ops

@@ -537,4 +537,25 @@ Status InferTopK(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// ReverseSequence (10+): the input's shape; time_axis and batch_axis are 0
+// and 1 (one each), sequence_lens i64 [batch].
+Status InferReverseSequence(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  const Shape& x = ctx.input_shape(0);
+  const int64_t time_axis = ctx.attrs().GetInt("time_axis", 0);
+  const int64_t batch_axis = ctx.attrs().GetInt("batch_axis", 1);
+  if ((time_axis != 0 && time_axis != 1) || (batch_axis != 0 && batch_axis != 1) || time_axis == batch_axis)
+    return ctx.Error("time_axis " + std::to_string(time_axis) + " and batch_axis " +
+                     std::to_string(batch_axis) + " must be 0 and 1, one each");
+  if (x.size() < 2) return ctx.Error("input " + ShapeToString(x) + " must be at least 2-D");
+  const Shape& lens = ctx.input_shape(1);
+  const Dim& batch = x[static_cast<size_t>(batch_axis)];
+  if (ctx.input_dtype(1) != DataType::kI64 || lens.size() != 1 ||
+      (lens[0].is_static() && batch.is_static() && lens[0] != batch))
+    return ctx.Error("sequence_lens " + ShapeToString(lens) + " must be i64 [" +
+                     ShapeToString(Shape{batch}).substr(1));
+  ctx.SetOutput(0, ctx.input_dtype(0), x);
+  return Status::Ok();
+}
+
 }  // namespace braid::ops

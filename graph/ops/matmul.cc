@@ -102,4 +102,18 @@ Status InferEinsum(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// Det (11+): [*, M, M] -> [*].
+Status InferDet(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  const Shape& x = ctx.input_shape(0);
+  if (x.size() < 2) return ctx.Error("input " + ShapeToString(x) + " must be [*, M, M]");
+  const Dim& rows = x[x.size() - 2];
+  const Dim& cols = x[x.size() - 1];
+  if (rows.is_static() && cols.is_static() && rows != cols)
+    return ctx.Error("input " + ShapeToString(x) + " must be [*, M, M] (square matrices)");
+  if (ctx.input_dtype(0) != DataType::kF32) return ctx.Unsupported("Det supports f32 only");
+  ctx.SetOutput(0, DataType::kF32, Shape(x.begin(), x.end() - 2));
+  return Status::Ok();
+}
+
 }  // namespace braid::ops

@@ -119,4 +119,34 @@ Status InferGridSample(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// RoiAlign (10+): X [N, C, H, W], rois [R, 4], batch_indices i64 [R] ->
+// [R, C, output_height, output_width].
+Status InferRoiAlign(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const Shape& x = ctx.input_shape(0);
+  const Shape& rois = ctx.input_shape(1);
+  const Shape& batch = ctx.input_shape(2);
+  if (x.size() != 4) return ctx.Error("X " + ShapeToString(x) + " must be [N, C, H, W]");
+  if (rois.size() != 2 || !(rois[1] == Dim(4)))
+    return ctx.Error("rois " + ShapeToString(rois) + " must be [num_rois, 4]");
+  if (batch.size() != 1 || ctx.input_dtype(2) != DataType::kI64 ||
+      (batch[0].is_static() && rois[0].is_static() && batch[0] != rois[0]))
+    return ctx.Error("batch_indices " + ShapeToString(batch) + " must be i64 [num_rois]");
+  if (ctx.input_dtype(0) != DataType::kF32 || ctx.input_dtype(1) != DataType::kF32)
+    return ctx.Unsupported("RoiAlign supports f32 X and rois only");
+  const std::string mode = ctx.attrs().GetString("mode", "avg");
+  if (mode != "avg" && mode != "max") return ctx.Error("mode '" + mode + "' must be avg or max");
+  const std::string ctm = ctx.attrs().GetString("coordinate_transformation_mode", "half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return ctx.Error("coordinate_transformation_mode '" + ctm + "' must be half_pixel or output_half_pixel");
+  const int64_t h = ctx.attrs().GetInt("output_height", 1);
+  const int64_t w = ctx.attrs().GetInt("output_width", 1);
+  if (h <= 0) return ctx.Error("output_height " + std::to_string(h) + " must be positive");
+  if (w <= 0) return ctx.Error("output_width " + std::to_string(w) + " must be positive");
+  const int64_t ratio = ctx.attrs().GetInt("sampling_ratio", 0);
+  if (ratio < 0) return ctx.Error("sampling_ratio " + std::to_string(ratio) + " must be >= 0");
+  ctx.SetOutput(0, DataType::kF32, Shape{rois[0], x[1], Dim(h), Dim(w)});
+  return Status::Ok();
+}
+
 }  // namespace braid::ops

@@ -49,12 +49,14 @@ Status InferConvShape(ShapeInferenceContext& ctx, size_t x, size_t w, int bias, 
 Status InferConvTranspose(ShapeInferenceContext& ctx);
 Status InferPool(ShapeInferenceContext& ctx);  // MaxPool, AveragePool
 Status InferGlobalPool(ShapeInferenceContext& ctx);
+Status InferMaxUnpool(ShapeInferenceContext& ctx);  // output_shape known at load time
 
 // matmul.cc
 Status InferMatMul(ShapeInferenceContext& ctx);
 // MatMul's rule on inputs a, b; output of type out.
 Status InferMatMulShape(ShapeInferenceContext& ctx, size_t a, size_t b, DataType out);
 Status InferGemm(ShapeInferenceContext& ctx);
+Status InferDet(ShapeInferenceContext& ctx);
 Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_equation.h
 
 // quantized.cc
@@ -84,6 +86,9 @@ Status InferConstant(ShapeInferenceContext& ctx);
 Status InferDepthToSpace(ShapeInferenceContext& ctx);
 Status InferSpaceToDepth(ShapeInferenceContext& ctx);
 
+// recurrent.cc: RNN, GRU, LSTM (attributes: graph/ops/recurrent_attrs.h)
+Status InferRecurrent(ShapeInferenceContext& ctx);
+
 // indexing.cc
 // ONNX Slice on one axis of extent `dim` (clamped start/end, any non-zero
 // step): the first selected index and how many are selected. Shared by shape
@@ -111,6 +116,8 @@ Status InferTrilu(ShapeInferenceContext& ctx);  // k may be a run-time scalar
 Status InferTopK(ShapeInferenceContext& ctx);   // K known at load time
 Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/resize.cc)
 Status InferGridSample(ShapeInferenceContext& ctx);  // 4-D (graph/ops/resize.cc)
+Status InferRoiAlign(ShapeInferenceContext& ctx);    // graph/ops/resize.cc
+Status InferReverseSequence(ShapeInferenceContext& ctx);
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max

@@ -75,6 +75,11 @@ const char* AttrKindName(AttrKind kind) {
 
 std::optional<AttrKind> ExpectedAttrKind(const std::string& op_type, const std::string& name) {
   if (op_type == "Pad" && name == "value") return AttrKind::kFloat;
+  // The recurrent ops' activation parameters are lists, one per function.
+  if (op_type == "RNN" || op_type == "GRU" || op_type == "LSTM") {
+    if (name == "activation_alpha" || name == "activation_beta") return AttrKind::kFloats;
+    if (name == "activations") return AttrKind::kStrings;
+  }
   static const std::unordered_map<std::string, AttrKind> kKinds = {
       {"allowzero", AttrKind::kInt}, {"axis", AttrKind::kInt},
       {"ceil_mode", AttrKind::kInt}, {"end", AttrKind::kInt},

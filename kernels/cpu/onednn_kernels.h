@@ -39,6 +39,7 @@ std::unique_ptr<Kernel> CreateReduceCpu();     // f32, one run of reduced axes
 std::unique_ptr<Kernel> CreateSliceCpu();      // Slice (constant) and Split, plain and nhwc
 std::unique_ptr<Kernel> CreatePadCpu();        // f32 constant pads, plain and nhwc
 std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts; else declines
+std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
 
 }  // namespace braid
 

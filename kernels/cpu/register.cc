@@ -91,6 +91,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   };
   quantize("QuantizeLinear", CreateQuantizeLinearCpu);
   quantize("DequantizeLinear", CreateDequantizeLinearCpu);
+  for (const char* op : {"RNN", "GRU", "LSTM"}) Add(registry, op, "cpu", kCpuPriority, CreateRecurrentCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,

@@ -152,6 +152,7 @@ void RegisterCumSumKernel(KernelRegistry& registry);
 void RegisterGatherScatterElementsKernels(KernelRegistry& registry);
 void RegisterGatherNDKernel(KernelRegistry& registry);
 void RegisterOneHotKernel(KernelRegistry& registry);
+void RegisterReverseSequenceKernel(KernelRegistry& registry);  // reverse_sequence.cc
 void RegisterDepthToSpaceKernels(KernelRegistry& registry);  // and SpaceToDepth
 void RegisterArgReduceKernels(KernelRegistry& registry);  // ArgMax, ArgMin
 void RegisterTopKKernel(KernelRegistry& registry);

@@ -21,6 +21,10 @@ void RegisterReferenceReduce(KernelRegistry& registry);        // reduce.cc
 void RegisterReferenceLRN(KernelRegistry& registry);           // lrn_mvn.cc
 void RegisterReferenceMeanVarianceNorm(KernelRegistry& registry);  // lrn_mvn.cc
 void RegisterReferenceGridSample(KernelRegistry& registry);    // grid_sample.cc
+void RegisterReferenceRecurrent(KernelRegistry& registry);     // recurrent.cc
+void RegisterReferenceDet(KernelRegistry& registry);           // det.cc
+void RegisterReferenceMaxUnpool(KernelRegistry& registry);     // max_unpool.cc
+void RegisterReferenceRoiAlign(KernelRegistry& registry);      // roi_align.cc
 void RegisterReferenceQuantizeLinear(KernelRegistry& registry);  // quantize.cc
 void RegisterReferenceQuantizedProducts(KernelRegistry& registry);  // quantized.cc
 
@@ -42,6 +46,10 @@ void RegisterReferenceComputeKernels(KernelRegistry& registry) {
   RegisterReferenceLRN(registry);
   RegisterReferenceMeanVarianceNorm(registry);
   RegisterReferenceGridSample(registry);
+  RegisterReferenceRecurrent(registry);
+  RegisterReferenceDet(registry);
+  RegisterReferenceMaxUnpool(registry);
+  RegisterReferenceRoiAlign(registry);
   RegisterReferenceQuantizeLinear(registry);
   RegisterReferenceQuantizedProducts(registry);
 }

@@ -27,6 +27,7 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterGatherScatterElementsKernels(registry);
   reference::RegisterGatherNDKernel(registry);
   reference::RegisterOneHotKernel(registry);
+  reference::RegisterReverseSequenceKernel(registry);
   reference::RegisterDepthToSpaceKernels(registry);
   reference::RegisterArgReduceKernels(registry);
   reference::RegisterTopKKernel(registry);

@@ -50,7 +50,8 @@ TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
         "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LRN",
         "MeanVarianceNormalization", "GridSample", "LogSoftmax", "Hardmax",
         "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ConvInteger", "QLinearConv",
-        "MatMulInteger", "QLinearMatMul", "DynamicQuantizeLinear"};
+        "MatMulInteger", "QLinearMatMul", "DynamicQuantizeLinear",
+        "RNN", "GRU", "LSTM", "Det", "MaxUnpool", "RoiAlign"};
     if (kNoCudaKernel.count(c.op_type) != 0) continue;
     auto inst = OpCaseInstance::Build(c);
     ASSERT_TRUE(inst.ok());

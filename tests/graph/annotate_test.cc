@@ -220,6 +220,17 @@ TEST(AnnotateTest, MatMulBroadcastWeight) {
   EXPECT_EQ(g.node(n).annotation.params, 192 * 768);
 }
 
+TEST(AnnotateTest, RecurrentCellsCountEveryGateProduct) {
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {10, kN, 16});
+  ValueId y = AddShaped(g, "y", {10, 2, kN, 32});
+  NodeId n = AddNode(g, "lstm", "LSTM",
+                     {x, AddWeight(g, "w", {2, 128, 16}), AddWeight(g, "r", {2, 128, 32})}, {y});
+  ASSERT_TRUE(Annotate(g).ok());
+  // 2 * (10 steps * batch 1) * 2 directions * 128 gate rows * (16 + 32) = 245,760
+  EXPECT_DOUBLE_EQ(g.node(n).annotation.flops, 245760.0);
+}
+
 TEST(AnnotateTest, PoolsNormalizationsAndElementwise) {
   Graph g;
   ValueId x = g.AddInput("x", DataType::kF32, {kN, 64, 112, 112});

@@ -446,6 +446,63 @@ std::vector<OpCase> MakeCases() {
            {S("mode", "bicubic"), S("padding_mode", "border"), I("align_corners", 1)}));
   add(Norm("gridsample_nearest_reflection", "GridSample", 16, {X({2, 3, 4, 6}), grid},
            {S("mode", "nearest"), S("padding_mode", "reflection")}));
+  // RNN / GRU / LSTM: every optional input and output, both layouts and all
+  // three directions; sequence_lens [4, 2, 3] leave zero-padded steps.
+  OpInput lens{DataType::kI32, {3}};
+  lens.values = {4, 2, 3};
+  add(Norm("rnn_forward_all_inputs", "RNN", 14,
+           {X({4, 3, 5}), Const({1, 6, 5}), Const({1, 6, 6}), Const({1, 12}), lens, X({1, 3, 6})},
+           {I("hidden_size", 6)}, 2));
+  add(Norm("gru_bidirectional_lbr", "GRU", 14,
+           {X({4, 3, 5}), Const({2, 18, 5}), Const({2, 18, 6}), Const({2, 36}), lens, X({2, 3, 6})},
+           {S("direction", "bidirectional"), I("linear_before_reset", 1)}, 2));
+  OpInput lens_with_empty{DataType::kI32, {3}};
+  lens_with_empty.values = {4, 0, 3};
+  add(Norm("gru_forward_bias_lens_initial", "GRU", 14,
+           {X({4, 3, 5}), Const({1, 18, 5}), Const({1, 18, 6}), Const({1, 36}), lens_with_empty, X({1, 3, 6})},
+           {}, 2));
+  add(Norm("gru_reverse_layout1_clip", "GRU", 14,
+           {X({3, 4, 5}), Const({1, 18, 5}), Const({1, 18, 6})},
+           {S("direction", "reverse"), I("layout", 1), F("clip", 0.5f)}, 2));
+  add(Norm("lstm_bidirectional_peepholes", "LSTM", 14,
+           {X({4, 3, 5}), Const({2, 24, 5}), Const({2, 24, 6}), Const({2, 48}), lens, X({2, 3, 6}),
+            X({2, 3, 6}), Const({2, 18})},
+           {S("direction", "bidirectional")}, 3));
+  add(Norm("lstm_layout1_activations", "LSTM", 14,
+           {X({3, 4, 5}), Const({1, 24, 5}), Const({1, 24, 6})},
+           {I("layout", 1), I("input_forget", 1),
+            {"activations", std::vector<std::string>{"HardSigmoid", "LeakyRelu", "ScaledTanh"}},
+            {"activation_alpha", std::vector<float>{0.3f, 0.1f, 1.5f}},
+            {"activation_beta", std::vector<float>{0.4f, 0.7f}}},
+           3));
+  // Det of a batch of 3x3 and 5x5 matrices (LU with pivoting).
+  add(Norm("det_batch3x3", "Det", 11, {X({2, 4, 3, 3})}, {}));
+  add(Norm("det_5x5", "Det", 11, {X({5, 5})}, {}));
+  // MaxUnpool: indices as MaxPool (kernel 2, stride 2) gives them on [2, 3, 4, 6],
+  // into the unpooled [2, 3, 4, 6] and into a larger output_shape.
+  OpInput unpool_indices{DataType::kI64, {2, 3, 2, 3}};
+  for (int64_t p = 0; p < 6; ++p)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j)
+        unpool_indices.values.push_back(p * 24 + (2 * i + (p + j) % 2) * 6 + 2 * j + (p + i) % 2);
+  OpInput unpool_shape{DataType::kI64, {4}};
+  unpool_shape.constant = true;
+  unpool_shape.values = {2, 3, 5, 7};
+  add(Norm("maxunpool_2x2", "MaxUnpool", 11, {X({2, 3, 2, 3}), unpool_indices},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  add(Norm("maxunpool_output_shape", "MaxUnpool", 11, {X({2, 3, 2, 3}), unpool_indices, unpool_shape},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
+  // RoiAlign: rois inside and partly outside an 8x10 map, both batch entries.
+  OpInput rois = X({3, 4});
+  rois.low = 0.5;
+  rois.high = 9.5;
+  OpInput roi_batch{DataType::kI64, {3}};
+  roi_batch.values = {1, 0, 1};
+  add(Norm("roialign_avg_adaptive", "RoiAlign", 16, {X({2, 3, 8, 10}), rois, roi_batch},
+           {I("output_height", 3), I("output_width", 2), F("spatial_scale", 0.8f)}));
+  add(Norm("roialign_max_ratio2_output_half_pixel", "RoiAlign", 16, {X({2, 3, 8, 10}), rois, roi_batch},
+           {S("mode", "max"), I("sampling_ratio", 2), S("coordinate_transformation_mode", "output_half_pixel"),
+            I("output_height", 2), I("output_width", 4)}));
   add(Norm("layernorm_last_axis", "LayerNormalization", 17,
            {X({2, 5, 16}), Const({16}), Const({16})}, {}));
   add(Norm("layernorm_axis1_no_bias", "LayerNormalization", 17,

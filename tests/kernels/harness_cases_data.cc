@@ -219,6 +219,10 @@ std::vector<OpCase> MakeCases() {
   add(Make("gather_nd_pairs", "GatherND", {X({4, 3, 5}), Ix(DataType::kI64, {2, 2}, -3, 2)}));
   add(Make("gather_nd_batch", "GatherND", {X({2, 4, 3}), Ix(DataType::kI64, {2, 3, 1}, -4, 3)},
            {I("batch_dims", 1)}));
+  // ReverseSequence: time-major and batch-major, some rows only partly reversed.
+  add(Make("reverse_sequence_time_major", "ReverseSequence", {X({5, 3, 4}), Ints64({5, 2, 0}, false)}, {}));
+  add(Make("reverse_sequence_batch_major", "ReverseSequence", {Ix(DataType::kI64, {3, 4, 2}), Ints64({1, 4, 3}, false)},
+           {I("batch_axis", 0), I("time_axis", 1)}));
   add(Make("one_hot_axis1", "OneHot", {Ix(DataType::kI64, {2, 3}, -6, 6), Ints64({5}), X({2})},
            {I("axis", 1)}));
   add(Make("depth_to_space_dcr", "DepthToSpace", {X({2, 8, 3, 2})}, {I("blocksize", 2)}));
@@ -363,7 +367,7 @@ TEST(DataOpHarnessCases, NamesUniqueAndEveryOpCovered) {
         "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "PRelu", "Sum", "Mean",
         "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
         "Softsign", "Mish", "Elu", "Celu", "Selu", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf",
-        "OneHot", "DepthToSpace", "SpaceToDepth"})
+        "OneHot", "DepthToSpace", "SpaceToDepth", "ReverseSequence"})
     EXPECT_TRUE(ops.count(op)) << op;
 }
 

@@ -502,6 +502,24 @@ TEST(ReferenceData, GatherNDCopiesSlicesPerBatch) {
               StatusCode::kInvalidArgument, "index 2 is out of range", "extent 2");
 }
 
+TEST(ReferenceData, ReverseSequenceReversesEachRowsPrefix) {
+  // Time-major [4, 2]: column 0 (length 3) 0 2 4 6 -> 4 2 0 6, column 1 (length 1) unchanged.
+  const In x = I32({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  ExpectValues(Run1(MakeNode("ReverseSequence"), {x, I64({2}, {3, 1})}, Out(DataType::kI32, {4, 2})),
+               {4, 1, 2, 3, 0, 5, 6, 7});
+  // Batch-major [2, 3, 2] rows of 2 elements move whole: batch 0 (length 2) swaps
+  // its first two rows, batch 1 (length 3) reverses all three.
+  ExpectValues(Run1(MakeNode("ReverseSequence", {{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}}),
+                    {F32({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), I64({2}, {2, 3})},
+                    Out(DataType::kF32, {2, 3, 2})),
+               {2, 3, 0, 1, 4, 5, 10, 11, 8, 9, 6, 7});
+  ExpectError(Run1(MakeNode("ReverseSequence"), {x, I64({2}, {5, 1})}, Out(DataType::kI32, {4, 2})),
+              StatusCode::kInvalidArgument, "sequence_lens[0] = 5", "outside [0, 4]");
+  ExpectError(Run1(MakeNode("ReverseSequence", {{"batch_axis", int64_t{0}}}), {x, I64({2}, {1, 1})},
+                   Out(DataType::kI32, {4, 2})),
+              StatusCode::kInvalidArgument, "time_axis 0 and batch_axis 0", "one each");
+}
+
 TEST(ReferenceBinary, ComparisonsAndLogicalOps) {
   const In a = F32({4}, {1, 2, 3, kNaN});
   const In two = F32({1}, {2});

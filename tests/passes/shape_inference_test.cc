@@ -830,6 +830,118 @@ TEST(ShapeInferenceSymbolic, DimProductArithmetic) {
   EXPECT_FALSE(DivideProducts(ToProduct(Dim(12)), ToProduct(kN)).has_value());
 }
 
+// ---- recurrent -----------------------------------------------------------------------
+
+TEST(ShapeInferenceRecurrent, OutputsFollowLayoutDirectionAndHidden) {
+  const Dim kN = Dim::Symbol("N");
+  {  // LSTM, bidirectional, layout 0: Y [seq, 2, N, 5], Y_h and Y_c [2, N, 5].
+    Builder b;
+    auto outs = b.Op("LSTM", "lstm",
+                     {b.Input("x", {7, kN, 3}), b.Floats("w", {2, 20, 3}), b.Floats("r", {2, 20, 5})},
+                     A({{"direction", std::string("bidirectional")}, {"hidden_size", int64_t{5}}}), 3);
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.shape(outs[0]), (Shape{7, 2, kN, 5}));
+    EXPECT_EQ(b.shape(outs[1]), (Shape{2, kN, 5}));
+    EXPECT_EQ(b.shape(outs[2]), (Shape{2, kN, 5}));
+  }
+  {  // GRU, layout 1, hidden from R: Y [N, seq, 1, 4], Y_h [N, 1, 4].
+    Builder b;
+    auto outs = b.Op("GRU", "gru",
+                     {b.Input("x", {kN, 6, 3}), b.Floats("w", {1, 12, 3}), b.Floats("r", {1, 12, 4})},
+                     A({{"layout", int64_t{1}}}), 2);
+    ASSERT_TRUE(InferShapes(b.graph()).ok());
+    EXPECT_EQ(b.shape(outs[0]), (Shape{kN, 6, 1, 4}));
+    EXPECT_EQ(b.shape(outs[1]), (Shape{kN, 1, 4}));
+  }
+}
+
+TEST(ShapeInferenceRecurrent, BadAttributesNameNodeAttributeAndValue) {
+  auto error = [](const std::string& op, int64_t gates, Attributes attrs, Shape w_shape = {}) {
+    Builder b;
+    if (w_shape.empty()) w_shape = {1, 2 * gates, 3};
+    b.Op1(op, "cell", {b.Input("x", {4, 1, 3}), b.Floats("w", w_shape), b.Floats("r", {1, 2 * gates, 2})},
+          std::move(attrs));
+    Status s = InferShapes(b.graph());
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("cell"), std::string::npos) << s.message();
+    return s.message();
+  };
+  EXPECT_NE(error("RNN", 1, A({{"direction", std::string("sideways")}})).find("direction 'sideways'"),
+            std::string::npos);
+  EXPECT_NE(error("LSTM", 4, A({{"layout", int64_t{2}}})).find("layout 2"), std::string::npos);
+  EXPECT_NE(error("GRU", 3, A({{"activations", std::vector<std::string>{"Sigmoid", "Swish"}}}))
+                .find("unknown function 'Swish'"),
+            std::string::npos);
+  EXPECT_NE(error("RNN", 1, A({{"activations", std::vector<std::string>{"Tanh", "Tanh"}}}))
+                .find("activations lists 2"),
+            std::string::npos);
+  EXPECT_NE(error("RNN", 1, A({{"linear_before_reset", int64_t{1}}})).find("GRU only"),
+            std::string::npos);
+  // W's rows must be gates * hidden_size: 8 rows is LSTM hidden 2, not hidden 3.
+  EXPECT_NE(error("LSTM", 4, A({{"hidden_size", int64_t{3}}})).find("W [1,8,3] must be [1,12,3]"),
+            std::string::npos);
+}
+
+TEST(ShapeInferenceMisc, DetMaxUnpoolRoiAlignReverseSequence) {
+  const Dim kN = Dim::Symbol("N");
+  Builder b(16);
+  const ValueId det = b.Op1("Det", "det", {b.Input("m", {kN, 3, 3})});
+  const ValueId unpooled = b.Op1("MaxUnpool", "unpool",
+                                 {b.Input("x", {kN, 2, 3, 4}), b.Input("i", {kN, 2, 3, 4}, DataType::kI64)},
+                                 A({{"kernel_shape", Ints{2, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{0, 1, 1, 0}}}));
+  const ValueId wide = b.Op1("MaxUnpool", "unpool_shape",
+                             {b.Input("x2", {1, 1, 2, 2}), b.Input("i2", {1, 1, 2, 2}, DataType::kI64),
+                              b.Ints("shape", {1, 1, 5, 5})},
+                             A({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+  const ValueId roi = b.Op1("RoiAlign", "roi",
+                            {b.Input("f", {kN, 8, 14, 14}), b.Input("boxes", {Dim::Symbol("R"), 4}),
+                             b.Input("bi", {Dim::Symbol("R")}, DataType::kI64)},
+                            A({{"output_height", int64_t{7}}, {"output_width", int64_t{5}}}));
+  const ValueId rev = b.Op1("ReverseSequence", "rev",
+                            {b.Input("s", {6, kN, 3}), b.Input("lens", {kN}, DataType::kI64)});
+  ASSERT_TRUE(InferShapes(b.graph()).ok());
+  EXPECT_EQ(b.shape(det), (Shape{kN}));
+  // (3 - 1) * 2 + 2 - 0 - 1 = 5 and (4 - 1) * 2 + 3 - 1 - 0 = 8.
+  EXPECT_EQ(b.shape(unpooled), (Shape{kN, 2, 5, 8}));
+  EXPECT_EQ(b.shape(wide), (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(b.shape(roi), (Shape{Dim::Symbol("R"), 8, 7, 5}));
+  EXPECT_EQ(b.shape(rev), (Shape{6, kN, 3}));
+}
+
+TEST(ShapeInferenceMisc, DetMaxUnpoolRoiAlignReverseSequenceErrors) {
+  auto message = [](Builder& b) {
+    Status s = InferShapes(b.graph());
+    EXPECT_FALSE(s.ok());
+    return s.message();
+  };
+  {
+    Builder b;
+    b.Op1("Det", "det", {b.Input("m", {2, 3, 4})});
+    EXPECT_NE(message(b).find("square"), std::string::npos);
+  }
+  {
+    Builder b;
+    b.Op1("RoiAlign", "roi", {b.Input("f", {1, 2, 4, 4}), b.Input("r", {3, 4}), b.Input("i", {3}, DataType::kI64)},
+          A({{"coordinate_transformation_mode", std::string("corners")}}));
+    const std::string m = message(b);
+    EXPECT_NE(m.find("roi"), std::string::npos);
+    EXPECT_NE(m.find("coordinate_transformation_mode 'corners'"), std::string::npos) << m;
+  }
+  {
+    Builder b;
+    b.Op1("MaxUnpool", "unpool", {b.Input("x", {1, 1, 2, 2}), b.Input("i", {1, 1, 2, 2}, DataType::kI64),
+                                  b.Ints("shape", {1, 1, 3, 3})},
+          A({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}));
+    EXPECT_NE(message(b).find("output_shape [1,1,3,3] is smaller"), std::string::npos);
+  }
+  {
+    Builder b;
+    b.Op1("ReverseSequence", "rev", {b.Input("s", {4, 2}), b.Input("lens", {2}, DataType::kI64)},
+          A({{"time_axis", int64_t{1}}}));
+    EXPECT_NE(message(b).find("time_axis 1 and batch_axis 1"), std::string::npos);
+  }
+}
+
 // ---- registry and errors ------------------------------------------------------------
 
 TEST(OpRegistry, ListsEveryRequiredOp) {
@@ -854,13 +966,14 @@ TEST(OpRegistry, ListsEveryRequiredOp) {
       "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
       "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
       "DequantizeLinear", "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul",
-      "DynamicQuantizeLinear"};
+      "DynamicQuantizeLinear", "RNN", "GRU", "LSTM", "ReverseSequence", "Det", "MaxUnpool",
+      "RoiAlign"};
   for (const char* op : required) {
     EXPECT_TRUE(IsSupportedOp(op)) << op;
     ASSERT_NE(FindOpSchema(op), nullptr) << op;
     EXPECT_NE(FindOpSchema(op)->infer, nullptr) << op;
   }
-  EXPECT_FALSE(IsSupportedOp("LSTM"));
+  EXPECT_FALSE(IsSupportedOp("Loop"));
   std::vector<std::string> ops = SupportedOpTypes();
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
   EXPECT_EQ(ops.size(), std::size(required));
