@@ -162,9 +162,10 @@ TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
   WriteCase(root / "case_custom_domain", custom, {x}, {x});
   WriteCase(root / "case_opset_5", UnaryModel("Relu", 5), {x}, {x});
   WriteCase(root / "case_opset_99", UnaryModel("Relu", 99), {x}, {x});
-  const std::vector<double> xd(kX.begin(), kX.end());
-  const onnx::TensorProto x64 = RawTensor<double>("x", onnx::TensorProto::DOUBLE, {2, 3}, xd);
-  WriteCase(root / "case_double", UnaryModel("Relu", 13, onnx::TensorProto::DOUBLE), {x64},
+  std::vector<float> xc;  // complex64: (re, im) pairs
+  for (float v : kX) xc.insert(xc.end(), {v, 0.0f});
+  const onnx::TensorProto x64 = RawTensor<float>("x", onnx::TensorProto::COMPLEX64, {2, 3}, xc);
+  WriteCase(root / "case_complex", UnaryModel("Relu", 13, onnx::TensorProto::COMPLEX64), {x64},
             {x64});
 
   const Result r = OnnxTest({root.string()});
@@ -178,7 +179,7 @@ TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
   EXPECT_NE(r.out.find("SKIP case_opset_5: opset 5 (braid reads 7..21)\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("SKIP case_opset_99: opset 99"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SKIP case_double: dtype DOUBLE (input 'x')\n"), std::string::npos)
+  EXPECT_NE(r.out.find("SKIP case_complex: dtype COMPLEX64 (input 'x')\n"), std::string::npos)
       << r.out;
   EXPECT_EQ(LastLine(r.out), "0 passed, 0 failed, 5 skipped");
   // One line per case plus the summary, in folder order.
