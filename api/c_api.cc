@@ -60,6 +60,7 @@ namespace {
 static_assert(BRAID_INVALID_ARGUMENT == static_cast<int>(braid::StatusCode::kInvalidArgument));
 static_assert(BRAID_INTERNAL == static_cast<int>(braid::StatusCode::kInternal));
 static_assert(BRAID_BOOL == static_cast<int>(braid::DataType::kBool));
+static_assert(BRAID_U64 == static_cast<int>(braid::DataType::kU64));
 
 braid_status_code CodeOf(braid::StatusCode code) {
   switch (code) {

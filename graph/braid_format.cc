@@ -146,7 +146,7 @@ StatusOr<flatbuffers::Offset<fb::Value>> WriteValue(
         fbb, d.extent(), d.is_static() ? 0 : fbb.CreateString(d.symbol())));
   }
   auto fb_dims = fbb.CreateVector(dims);
-  if (static_cast<uint8_t>(value.dtype) > static_cast<uint8_t>(DataType::kBool))
+  if (static_cast<uint8_t>(value.dtype) > static_cast<uint8_t>(DataType::kU64))
     return InvalidArgument(DescribeValue(value, id) + ": unknown dtype " +
                            std::to_string(static_cast<int>(value.dtype)));
   auto fb_name = fbb.CreateString(value.name);

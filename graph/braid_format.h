@@ -20,7 +20,7 @@
 namespace braid {
 
 // Bumped when a field is added; readers accept every version up to theirs.
-inline constexpr uint32_t kBraidFormatVersion = 2;
+inline constexpr uint32_t kBraidFormatVersion = 3;
 inline constexpr size_t kBraidWeightAlignment = 64;
 
 Status SaveBraidFile(const Graph& graph, const std::string& path);

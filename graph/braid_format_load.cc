@@ -26,7 +26,9 @@ using flatbuffers::uoffset_t;
 
 // Size prefix, root offset, file identifier.
 constexpr size_t kMinFileSize = 2 * sizeof(uoffset_t) + 4;
-constexpr uint8_t kMaxDataType = static_cast<uint8_t>(DataType::kBool);
+constexpr uint8_t kMaxDataType = static_cast<uint8_t>(DataType::kU64);
+// Versions 1 and 2 knew f32 .. bool; f64, bf16, i16, u16, u32 and u64 came with 3.
+constexpr uint8_t kMaxDataTypeBeforeV3 = static_cast<uint8_t>(DataType::kBool);
 
 // Turns a byte range of the weight blob into TensorData (aliasing or copying).
 using TensorMaker = std::function<TensorData(const uint8_t* data, size_t size)>;
@@ -182,6 +184,12 @@ StatusOr<DataType> Reader::ReadDataType(fb::DataType raw,
   const auto number = static_cast<uint8_t>(raw);
   if (number > kMaxDataType)
     return InvalidArgument(where + ": unknown dtype " + std::to_string(number));
+  if (number > kMaxDataTypeBeforeV3 && model_->format_version() < 3)
+    return InvalidArgument(where + ": dtype " + std::to_string(number) + " (" +
+                           DataTypeName(static_cast<DataType>(number)) +
+                           ") in a format version " +
+                           std::to_string(model_->format_version()) +
+                           " file (dtypes after bool came with version 3)");
   return static_cast<DataType>(number);
 }
 

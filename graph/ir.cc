@@ -48,6 +48,12 @@ size_t DataTypeSize(DataType type) {
     case DataType::kI8: return 1;
     case DataType::kU8: return 1;
     case DataType::kBool: return 1;
+    case DataType::kF64: return 8;
+    case DataType::kBF16: return 2;
+    case DataType::kI16: return 2;
+    case DataType::kU16: return 2;
+    case DataType::kU32: return 4;
+    case DataType::kU64: return 8;
     case DataType::kUndefined: return 0;
   }
   return 0;
@@ -62,6 +68,12 @@ const char* DataTypeName(DataType type) {
     case DataType::kI8: return "i8";
     case DataType::kU8: return "u8";
     case DataType::kBool: return "bool";
+    case DataType::kF64: return "f64";
+    case DataType::kBF16: return "bf16";
+    case DataType::kI16: return "i16";
+    case DataType::kU16: return "u16";
+    case DataType::kU32: return "u32";
+    case DataType::kU64: return "u64";
     case DataType::kUndefined: return "undefined";
   }
   return "undefined";

@@ -21,6 +21,12 @@ std::optional<DataType> MapDataType(int32_t onnx_type) {
     case onnx::TensorProto::INT8: return DataType::kI8;
     case onnx::TensorProto::UINT8: return DataType::kU8;
     case onnx::TensorProto::BOOL: return DataType::kBool;
+    case onnx::TensorProto::DOUBLE: return DataType::kF64;
+    case onnx::TensorProto::BFLOAT16: return DataType::kBF16;
+    case onnx::TensorProto::INT16: return DataType::kI16;
+    case onnx::TensorProto::UINT16: return DataType::kU16;
+    case onnx::TensorProto::UINT32: return DataType::kU32;
+    case onnx::TensorProto::UINT64: return DataType::kU64;
     default: return std::nullopt;
   }
 }
@@ -51,9 +57,10 @@ std::string OnnxDataTypeName(int32_t onnx_type) {
 namespace {
 
 // Narrows int32_data entries into `Narrow`-sized elements: ONNX stores
-// int8/uint8/bool values and float16 bit patterns in int32_data.
-template <typename Narrow>
-TensorData NarrowInt32Data(const google::protobuf::RepeatedField<int32_t>& src) {
+// int8/uint8/int16/uint16/bool values and float16/bfloat16 bit patterns in
+// int32_data, and uint32 values in uint64_data.
+template <typename Narrow, typename Wide>
+TensorData NarrowData(const google::protobuf::RepeatedField<Wide>& src) {
   TensorData data = TensorData::Allocate(static_cast<size_t>(src.size()) *
                                          sizeof(Narrow));
   std::span<Narrow> dst = data.mutable_as<Narrow>();
@@ -98,7 +105,8 @@ StatusOr<TensorAttr> TensorReader::Read(onnx::TensorProto& tensor,
     return Unimplemented(what + ": data type " +
                          OnnxDataTypeName(tensor.data_type()) +
                          " is not supported (braid handles FLOAT, FLOAT16, "
-                         "INT64, INT32, INT8, UINT8, BOOL)");
+                         "BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, "
+                         "UINT64, UINT32, UINT16, UINT8, BOOL)");
   out.dtype = *dtype;
   out.dims.assign(tensor.dims().begin(), tensor.dims().end());
   if (tensor.has_segment())
@@ -147,11 +155,32 @@ StatusOr<TensorAttr> TensorReader::Read(onnx::TensorProto& tensor,
       if (static_cast<size_t>(stored) == count)
         out.data = CopyRepeated(tensor.int32_data());
       break;
+    case DataType::kF64:
+      field = "double_data";
+      stored = tensor.double_data_size();
+      if (static_cast<size_t>(stored) == count)
+        out.data = CopyRepeated(tensor.double_data());
+      break;
+    case DataType::kU64:
+      field = "uint64_data";
+      stored = tensor.uint64_data_size();
+      if (static_cast<size_t>(stored) == count)
+        out.data = CopyRepeated(tensor.uint64_data());
+      break;
+    case DataType::kU32:
+      field = "uint64_data";
+      stored = tensor.uint64_data_size();
+      if (static_cast<size_t>(stored) == count)
+        out.data = NarrowData<uint32_t>(tensor.uint64_data());
+      break;
     case DataType::kF16:
+    case DataType::kBF16:
+    case DataType::kI16:
+    case DataType::kU16:
       field = "int32_data";
       stored = tensor.int32_data_size();
       if (static_cast<size_t>(stored) == count)
-        out.data = NarrowInt32Data<uint16_t>(tensor.int32_data());
+        out.data = NarrowData<uint16_t>(tensor.int32_data());
       break;
     case DataType::kI8:
     case DataType::kU8:
@@ -159,7 +188,7 @@ StatusOr<TensorAttr> TensorReader::Read(onnx::TensorProto& tensor,
       field = "int32_data";
       stored = tensor.int32_data_size();
       if (static_cast<size_t>(stored) == count)
-        out.data = NarrowInt32Data<uint8_t>(tensor.int32_data());
+        out.data = NarrowData<uint8_t>(tensor.int32_data());
       break;
     case DataType::kUndefined:
       break;

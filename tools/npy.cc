@@ -24,7 +24,8 @@ struct DtypeName {
 constexpr DtypeName kDtypes[] = {
     {DataType::kF32, "<f4"}, {DataType::kF16, "<f2"}, {DataType::kI64, "<i8"},
     {DataType::kI32, "<i4"}, {DataType::kI8, "|i1"},  {DataType::kU8, "|u1"},
-    {DataType::kBool, "|b1"},
+    {DataType::kBool, "|b1"}, {DataType::kF64, "<f8"}, {DataType::kI16, "<i2"},
+    {DataType::kU16, "<u2"},  {DataType::kU32, "<u4"}, {DataType::kU64, "<u8"},
 };
 
 std::optional<DataType> ParseDescr(std::string_view descr) {
@@ -242,8 +243,11 @@ StatusOr<std::string> Encode(DataType dtype, std::span<const int64_t> dims,
                              const void* data) {
   const std::string_view descr = Descr(dtype);
   if (descr.empty())
-    return Unimplemented(std::string("no .npy encoding for dtype ")
-                             .append(DataTypeName(dtype)));
+    return Unimplemented(
+        std::string("no .npy encoding for dtype ").append(DataTypeName(dtype))
+            .append(dtype == DataType::kBF16
+                        ? " (numpy has no bfloat16 dtype; cast to f32 first)"
+                        : ""));
   std::string header = "{'descr': '" + std::string(descr) +
                        "', 'fortran_order': False, 'shape': (";
   size_t count = 1;

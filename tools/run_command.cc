@@ -8,6 +8,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -21,6 +22,7 @@
 #include "api/model_loader.h"
 #include "api/session_open.h"
 #include "braid/braid.h"
+#include "kernels/params/elementwise.h"
 #include "scheduler/batch_size.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/policies.h"
@@ -275,6 +277,12 @@ npy::Array RandomInput(const TensorInfo& info, int64_t batch,
       case DataType::kI8: *static_cast<int8_t*>(p) = static_cast<int8_t>(small(rng)); break;
       case DataType::kU8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(small(rng)); break;
       case DataType::kBool: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(small(rng) & 1); break;
+      case DataType::kF64: *static_cast<double*>(p) = real(rng); break;
+      case DataType::kBF16: *static_cast<uint16_t*>(p) = FloatToBFloat16(real(rng)); break;
+      case DataType::kI16: *static_cast<int16_t*>(p) = static_cast<int16_t>(small(rng)); break;
+      case DataType::kU16: *static_cast<uint16_t*>(p) = static_cast<uint16_t>(small(rng)); break;
+      case DataType::kU32: *static_cast<uint32_t*>(p) = static_cast<uint32_t>(small(rng)); break;
+      case DataType::kU64: *static_cast<uint64_t*>(p) = static_cast<uint64_t>(small(rng)); break;
       case DataType::kUndefined: break;
     }
   }
@@ -282,18 +290,9 @@ npy::Array RandomInput(const TensorInfo& info, int64_t batch,
 }
 
 double ElementAsDouble(const Tensor& t, int64_t i) {
-  const auto k = static_cast<size_t>(i);
-  switch (t.dtype()) {
-    case DataType::kF32: return t.data<float>()[k];
-    case DataType::kF16: return npy::HalfToFloat(t.data<uint16_t>()[k]);
-    case DataType::kI64: return static_cast<double>(t.data<int64_t>()[k]);
-    case DataType::kI32: return t.data<int32_t>()[k];
-    case DataType::kI8: return t.data<int8_t>()[k];
-    case DataType::kU8: return t.data<uint8_t>()[k];
-    case DataType::kBool: return t.data<uint8_t>()[k] ? 1.0 : 0.0;
-    case DataType::kUndefined: break;
-  }
-  return 0;
+  return ReadScalarAsDouble(static_cast<const std::byte*>(t.raw_data()) +
+                                static_cast<size_t>(i) * DataTypeSize(t.dtype()),
+                            t.dtype());
 }
 
 struct OutputSummary {

@@ -33,6 +33,13 @@ bool IsIntegral(DataType t) {
          t == DataType::kU8 || t == DataType::kBool;
 }
 
+// The dtypes Load*/Store* read and write; nodes on any other (f16, bf16,
+// f64, i16 and the wider unsigned types) are left to the kernels, which
+// handle them exactly.
+bool Evaluable(DataType t) {
+  return t == DataType::kF32 || IsIntegral(t);
+}
+
 double LoadDouble(const Tensor& t, int64_t i) {
   const std::byte* p = t.data.data() + i * static_cast<int64_t>(DataTypeSize(t.dtype));
   switch (t.dtype) {
@@ -269,8 +276,7 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
   if (!out_value.has_shape) return NotCovered(node, "output has no shape");
   auto out_dims = StaticExtents(out_value.shape);
   if (!out_dims.ok()) return NotCovered(node, "output shape is symbolic");
-  if (out_value.dtype == DataType::kF16 || out_value.dtype == DataType::kUndefined)
-    return NotCovered(node, "output dtype");
+  if (!Evaluable(out_value.dtype)) return NotCovered(node, "output dtype");
 
   std::vector<Tensor> in(node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -278,7 +284,8 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
     const Value& v = graph.value(node.inputs[i]);
     if (op == "Shape" || op == "Size") break;  // reads only the shape
     if (!v.constant) return NotCovered(node, "input '" + v.name + "' is not constant");
-    if (v.dtype == DataType::kF16) return NotCovered(node, "f16 input");
+    if (!Evaluable(v.dtype))
+      return NotCovered(node, std::string(DataTypeName(v.dtype)) + " input");
     auto dims = StaticExtents(v.shape);
     if (!dims.ok()) return NotCovered(node, "input shape is symbolic");
     in[i].dtype = v.dtype;

@@ -354,13 +354,14 @@ Status InferLogical(ShapeInferenceContext& ctx) {
   return InferBroadcastBinary(ctx, true, DataType::kBool, StaticPredicate(connective));
 }
 
-// BitShift: unsigned integers (u8 is braid's one), `direction` LEFT or RIGHT.
+// BitShift: unsigned integers (u8, u16, u32, u64), `direction` LEFT or RIGHT.
 Status InferBitShift(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const std::string direction = ctx.attrs().GetString("direction", "");
   if (direction != "LEFT" && direction != "RIGHT")
     return ctx.Error("direction '" + direction + "' must be \"LEFT\" or \"RIGHT\"");
-  if (ctx.input_dtype(0) != DataType::kU8)
+  const DataType t = ctx.input_dtype(0);
+  if (t != DataType::kU8 && t != DataType::kU16 && t != DataType::kU32 && t != DataType::kU64)
     return ctx.Error(std::string("BitShift is defined for unsigned integers, input is ") +
                      DataTypeName(ctx.input_dtype(0)));
   return InferBroadcastBinary(ctx, true, std::nullopt, nullptr);
@@ -394,7 +395,8 @@ Status InferFloatClass(ShapeInferenceContext& ctx) {
 Status InferMod(ShapeInferenceContext& ctx) {
   RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const bool fmod = ctx.attrs().GetInt("fmod", 0) != 0;
-  if (!fmod && ctx.input_dtype(0) == DataType::kF32)
+  const DataType t = ctx.input_dtype(0);
+  if (!fmod && (t == DataType::kF32 || t == DataType::kF16 || t == DataType::kF64))
     return ctx.Error("fmod=0 is defined for integers only; floating-point Mod needs fmod=1");
   return InferBroadcastBinary(ctx, true, std::nullopt, [fmod](const Dim& a, const Dim& b)
                                                            -> std::optional<Dim> {

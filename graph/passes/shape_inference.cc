@@ -351,6 +351,12 @@ std::optional<DataType> DataTypeFromOnnx(int64_t onnx_type) {
     case 7: return DataType::kI64;
     case 9: return DataType::kBool;
     case 10: return DataType::kF16;
+    case 4: return DataType::kU16;
+    case 5: return DataType::kI16;
+    case 11: return DataType::kF64;
+    case 12: return DataType::kU32;
+    case 13: return DataType::kU64;
+    case 16: return DataType::kBF16;
     default: return std::nullopt;
   }
 }

@@ -83,7 +83,13 @@ typedef enum braid_dtype {
   BRAID_I32 = 4,
   BRAID_I8 = 5,
   BRAID_U8 = 6,
-  BRAID_BOOL = 7
+  BRAID_BOOL = 7,
+  BRAID_F64 = 8,
+  BRAID_BF16 = 9,
+  BRAID_I16 = 10,
+  BRAID_U16 = 11,
+  BRAID_U32 = 12,
+  BRAID_U64 = 13
 } braid_dtype;
 
 typedef struct braid_status braid_status;

@@ -27,6 +27,12 @@ enum class DataType : uint8_t {
   kI8 = 5,
   kU8 = 6,
   kBool = 7,
+  kF64 = 8,
+  kBF16 = 9,
+  kI16 = 10,
+  kU16 = 11,
+  kU32 = 12,
+  kU64 = 13,
 };
 
 size_t DataTypeSize(DataType type);        // bytes per element; 0 if undefined

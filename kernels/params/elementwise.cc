@@ -47,6 +47,24 @@ uint16_t FloatToHalf(float value) {
   return static_cast<uint16_t>(sign | h);
 }
 
+uint16_t FloatToBFloat16(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, sizeof f);
+  if ((f & 0x7FFFFFFFu) > 0x7F800000u)  // NaN: keep it quiet, keep the sign
+    return static_cast<uint16_t>((f >> 16) | 0x0040u);
+  // Adding 0x7FFF plus the kept LSB rounds to nearest, ties to even; an
+  // overflow carries into the exponent and gives inf, as it should.
+  f += 0x7FFFu + ((f >> 16) & 1u);
+  return static_cast<uint16_t>(f >> 16);
+}
+
+float BFloat16ToFloat(uint16_t bits) {
+  const uint32_t f = static_cast<uint32_t>(bits) << 16;
+  float out;
+  std::memcpy(&out, &f, sizeof out);
+  return out;
+}
+
 float HalfToFloat(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1Fu;
@@ -131,6 +149,12 @@ double ReadScalarAsDouble(const void* data, DataType dtype) {
     case DataType::kI8: return *static_cast<const int8_t*>(data);
     case DataType::kU8: return *static_cast<const uint8_t*>(data);
     case DataType::kBool: return *static_cast<const uint8_t*>(data) != 0;
+    case DataType::kF64: return *static_cast<const double*>(data);
+    case DataType::kBF16: return BFloat16ToFloat(*static_cast<const uint16_t*>(data));
+    case DataType::kI16: return *static_cast<const int16_t*>(data);
+    case DataType::kU16: return *static_cast<const uint16_t*>(data);
+    case DataType::kU32: return *static_cast<const uint32_t*>(data);
+    case DataType::kU64: return static_cast<double>(*static_cast<const uint64_t*>(data));
     case DataType::kUndefined: break;
   }
   return 0.0;

@@ -24,6 +24,10 @@ namespace braid {
 // overflow gives +-inf, NaN stays NaN (quiet), subnormals are exact both ways.
 uint16_t FloatToHalf(float value);
 float HalfToFloat(uint16_t bits);
+// bfloat16 <-> binary32: the upper half of the f32 bits. FloatToBFloat16
+// rounds to nearest, ties to even (as ONNX's Cast); NaN stays NaN.
+uint16_t FloatToBFloat16(float value);
+float BFloat16ToFloat(uint16_t bits);
 
 // Plans broadcasting of inputs [first, first + count) (count -1: all the
 // rest) and checks that the result equals outputs[0].dims. Omitted inputs are
@@ -36,7 +40,8 @@ StatusOr<BroadcastPlan> PrepareBroadcast(const PrepareArgs& args,
 StatusOr<DataType> CommonInputType(const PrepareArgs& args, size_t first = 0,
                                    int count = -1);
 
-// Reads element 0 of a one-element tensor of any numeric dtype as double.
+// Reads element 0 of a one-element tensor of any numeric dtype as double
+// (u64 and i64 beyond 2^53 round).
 double ReadScalarAsDouble(const void* data, DataType dtype);
 
 // Clip bounds: attributes `min`/`max` before opset 11; optional scalar

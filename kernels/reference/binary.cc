@@ -1,9 +1,9 @@
 // Reference broadcasting binary ops: Add Sub Mul Div Mod PRelu, the variadic
-// Min Max Sum (and Mean: Sum divided by the input count) on f32/i32/i64/i8/u8
-// (Min/Max also f16); the comparisons Equal (also bool) Greater Less
-// GreaterOrEqual LessOrEqual; the logical And Or Xor (bool); BitShift (u8,
-// braid's one unsigned type); and Pow with any mix of f32/i32/i64 base and
-// exponent. Each op is one functor; BinaryKernel<Op> does the broadcasting walk
+// Min Max Sum (and Mean: Sum divided by the input count) on f64/f32 and every
+// integer dtype (Min/Max/Mod also f16); the comparisons Equal (also bool)
+// Greater Less GreaterOrEqual LessOrEqual; the logical And Or Xor (bool);
+// BitShift (u8/u16/u32/u64); and Pow with a f32/f64/i32/i64 base and a
+// f32/f64/i32/i64/u32/u64 exponent. Each op is one functor; BinaryKernel<Op> does the broadcasting walk
 // (kernels/params/broadcast.h) and folds the inputs left to right, so Min/Max
 // of n inputs is min(min(a, b), c)...
 //
@@ -32,10 +32,12 @@
 namespace braid::reference {
 namespace {
 
+// At least unsigned int wide, so u16 * u16 does not promote to a signed int
+// that overflows.
 template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
+using Unsigned = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
 
-// IEEE binary16 storage; only Min/Max accept it (Op::kHalf).
+// IEEE binary16 storage; only Min/Max/Mod accept it (Op::kHalf).
 struct Half {
   uint16_t bits;
 };
@@ -47,18 +49,20 @@ T Wrap(Unsigned<T> v) {
 
 // The input dtypes an op takes (all inputs share one).
 enum class Operands {
-  kNumeric,        // f32, i32, i64, i8, u8 (and f16 where the op has kHalf)
+  kNumeric,        // all but bool and bf16 (f16 only where the op has kHalf)
   kNumericOrBool,  // Equal
   kBool,           // And, Or, Xor
-  kUnsigned,       // BitShift: u8
+  kUnsigned,       // BitShift: u8, u16, u32, u64
 };
 
 bool Accepts(Operands operands, DataType type) {
   switch (operands) {
-    case Operands::kNumeric: return type != DataType::kBool;
+    case Operands::kNumeric: return type != DataType::kBool && type != DataType::kBF16;
     case Operands::kNumericOrBool: return true;
     case Operands::kBool: return type == DataType::kBool;
-    case Operands::kUnsigned: return type == DataType::kU8;
+    case Operands::kUnsigned:
+      return type == DataType::kU8 || type == DataType::kU16 || type == DataType::kU32 ||
+             type == DataType::kU64;
   }
   return false;
 }
@@ -172,7 +176,8 @@ struct BitShiftOp : OpTraits<Operands::kUnsigned> {
   static T Apply(T a, T b) {
     if constexpr (std::is_unsigned_v<T>) {
       if (b >= std::numeric_limits<T>::digits) return 0;
-      return static_cast<T>(kLeft ? a << b : a >> b);
+      const Unsigned<T> wide = a;  // u16 would promote to int
+      return static_cast<T>(kLeft ? wide << b : wide >> b);
     } else {
       return a;  // never runs: Prepare accepts unsigned operands only
     }
@@ -181,9 +186,13 @@ struct BitShiftOp : OpTraits<Operands::kUnsigned> {
 
 // Mod: fmod=1 keeps the dividend's sign (C fmod, and C++ % on integers),
 // fmod=0 the divisor's (Python's %; integers only, as ONNX defines it). An
-// integer x % 0 is 0, as Div's x / 0 (ONNX leaves it undefined).
+// integer x % 0 is 0, as Div's x / 0 (ONNX leaves it undefined). f16 computes
+// fmod in float (exact) and rounds once.
 template <bool kDivisorSign>
-struct ModOp : OpTraits<> {
+struct ModOp : OpTraits<Operands::kNumeric, false, false, true> {
+  static Half Apply(Half a, Half b) {
+    return Half{FloatToHalf(std::fmod(HalfToFloat(a.bits), HalfToFloat(b.bits)))};
+  }
   template <typename T>
   static T Apply(T a, T b) {
     T r;
@@ -226,6 +235,11 @@ class BinaryKernel final : public Kernel {
       case DataType::kI64: run_ = &RunTyped<int64_t>; break;
       case DataType::kI8: run_ = &RunTyped<int8_t>; break;
       case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
+      case DataType::kF64: run_ = &RunTyped<double>; break;
+      case DataType::kI16: run_ = &RunTyped<int16_t>; break;
+      case DataType::kU16: run_ = &RunTyped<uint16_t>; break;
+      case DataType::kU32: run_ = &RunTyped<uint32_t>; break;
+      case DataType::kU64: run_ = &RunTyped<uint64_t>; break;
       case DataType::kF16:
         if constexpr (Op::kHalf) {
           run_ = &RunTyped<Half>;
@@ -293,8 +307,8 @@ class PowKernel final : public Kernel {
     RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), base));
     run_ = Select(base, exponent);
     if (run_ == nullptr) {
-      const bool base_ok = base == DataType::kF32 || base == DataType::kI32 ||
-                           base == DataType::kI64;
+      const bool base_ok = base == DataType::kF32 || base == DataType::kF64 ||
+                           base == DataType::kI32 || base == DataType::kI64;
       return UnsupportedDtype(args, base_ok ? exponent : base,
                               base_ok ? "exponent" : "base");
     }
@@ -312,6 +326,9 @@ class PowKernel final : public Kernel {
       case DataType::kF32: return &RunTyped<B, float>;
       case DataType::kI32: return &RunTyped<B, int32_t>;
       case DataType::kI64: return &RunTyped<B, int64_t>;
+      case DataType::kF64: return &RunTyped<B, double>;
+      case DataType::kU32: return &RunTyped<B, uint32_t>;
+      case DataType::kU64: return &RunTyped<B, uint64_t>;
       default: return nullptr;
     }
   }
@@ -320,6 +337,7 @@ class PowKernel final : public Kernel {
       case DataType::kF32: return SelectExponent<float>(exponent);
       case DataType::kI32: return SelectExponent<int32_t>(exponent);
       case DataType::kI64: return SelectExponent<int64_t>(exponent);
+      case DataType::kF64: return SelectExponent<double>(exponent);
       default: return nullptr;
     }
   }
@@ -334,8 +352,8 @@ class PowKernel final : public Kernel {
       for (int64_t e = 0; e < count; ++e) {
         const B b = base[in[0] + e * step[0]];
         const E p = exponent[in[1] + e * step[1]];
-        if constexpr (std::is_same_v<B, float>) {
-          y[out + e] = std::pow(b, static_cast<float>(p));
+        if constexpr (std::is_floating_point_v<B>) {
+          y[out + e] = std::pow(b, static_cast<B>(p));
         } else {
           y[out + e] = SaturateToInt<B>(
               std::pow(static_cast<double>(b), static_cast<double>(p)));
@@ -369,7 +387,8 @@ class ModKernel final : public AttributeSelectedKernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
     const bool fmod = args.node->attrs.GetInt("fmod", 0) != 0;
-    if (!fmod && !args.inputs.empty() && args.inputs[0].dtype == DataType::kF32)
+    const DataType type = args.inputs.empty() ? DataType::kUndefined : args.inputs[0].dtype;
+    if (!fmod && (type == DataType::kF32 || type == DataType::kF16 || type == DataType::kF64))
       return params_internal::Invalid(args, "fmod=0 is defined for integers only; "
                                             "floating-point Mod needs fmod=1");
     if (fmod) return PrepareSelected(std::make_unique<BinaryKernel<ModOp<false>>>(), args);

@@ -1,4 +1,4 @@
-// Reference CumSum (f32, i32, i64) along the axis input, with `exclusive`
+// Reference CumSum (f64, f32, i64, i32, u64, u32) along the axis input, with `exclusive`
 // (each output leaves its own element out) and `reverse` (sums from the end).
 // Floats accumulate in double, integers wrap in int64.
 #include <cstdint>
@@ -31,6 +31,9 @@ class CumSumKernel final : public Kernel {
       case DataType::kF32: run_ = &RunTyped<float>; break;
       case DataType::kI32: run_ = &RunTyped<int32_t>; break;
       case DataType::kI64: run_ = &RunTyped<int64_t>; break;
+      case DataType::kF64: run_ = &RunTyped<double>; break;
+      case DataType::kU32: run_ = &RunTyped<uint32_t>; break;
+      case DataType::kU64: run_ = &RunTyped<uint64_t>; break;
       default: return UnsupportedDtype(args, in.dtype);
     }
     return Status::Ok();

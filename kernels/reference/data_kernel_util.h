@@ -12,10 +12,12 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
 
 namespace braid::reference {
@@ -39,8 +41,9 @@ TypedRun<Self> SelectBySize(size_t element_size) {
 }
 
 // Kernels that compare or compute on values (Clip, ArgMax/ArgMin, TopK) pick
-// `Self::RunTyped<T>` for the numeric dtypes f32, i32, i64, i8 and u8 at
-// Prepare; nullptr for any other dtype.
+// `Self::RunTyped<T>` for the numeric dtypes f64, f32, i64, i32, i16, i8,
+// u64, u32, u16 and u8 at Prepare; nullptr for any other dtype (f16, bf16,
+// bool).
 template <typename Self>
 auto SelectByNumericType(DataType dtype) -> decltype(&Self::template RunTyped<float>) {
   switch (dtype) {
@@ -49,6 +52,11 @@ auto SelectByNumericType(DataType dtype) -> decltype(&Self::template RunTyped<fl
     case DataType::kI64: return &Self::template RunTyped<int64_t>;
     case DataType::kI8: return &Self::template RunTyped<int8_t>;
     case DataType::kU8: return &Self::template RunTyped<uint8_t>;
+    case DataType::kF64: return &Self::template RunTyped<double>;
+    case DataType::kI16: return &Self::template RunTyped<int16_t>;
+    case DataType::kU16: return &Self::template RunTyped<uint16_t>;
+    case DataType::kU32: return &Self::template RunTyped<uint32_t>;
+    case DataType::kU64: return &Self::template RunTyped<uint64_t>;
     default: return nullptr;
   }
 }
@@ -80,6 +88,28 @@ void StridedCopy(const E* src, int64_t offset, const int64_t* dims,
       index[i] = 0;
       offset -= strides[a] * (dims[a] - 1);
     }
+  }
+}
+
+// `value` in `dtype`'s encoding into out[0 .. DataTypeSize(dtype)) (Pad's
+// constant, EyeLike's one). Integers truncate like a C cast.
+inline void EncodeValue(double value, DataType dtype, unsigned char* out) {
+  auto put = [out](auto v) { std::memcpy(out, &v, sizeof v); };
+  switch (dtype) {
+    case DataType::kF32: put(static_cast<float>(value)); break;
+    case DataType::kF64: put(value); break;
+    case DataType::kF16: put(FloatToHalf(static_cast<float>(value))); break;
+    case DataType::kBF16: put(FloatToBFloat16(static_cast<float>(value))); break;
+    case DataType::kI64: put(static_cast<int64_t>(value)); break;
+    case DataType::kI32: put(static_cast<int32_t>(value)); break;
+    case DataType::kI16: put(static_cast<int16_t>(value)); break;
+    case DataType::kI8: put(static_cast<int8_t>(value)); break;
+    case DataType::kU64: put(static_cast<uint64_t>(value)); break;
+    case DataType::kU32: put(static_cast<uint32_t>(value)); break;
+    case DataType::kU16: put(static_cast<uint16_t>(value)); break;
+    case DataType::kU8: put(static_cast<uint8_t>(value)); break;
+    case DataType::kBool: put(static_cast<uint8_t>(value != 0)); break;
+    case DataType::kUndefined: break;
   }
 }
 

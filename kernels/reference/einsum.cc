@@ -1,7 +1,7 @@
-// Reference Einsum (f32), any equation graph/ops/einsum_equation.h parses:
+// Reference Einsum (f32, f64: all operands one dtype), any equation graph/ops/einsum_equation.h parses:
 // one walk over every combination of label values, each adding the product
 // of the operands' elements to its output element, accumulated in double
-// (the workspace) and stored as float. A label repeated inside an operand
+// (the workspace) and stored in the operands' dtype. A label repeated inside an operand
 // reads its diagonal; an ellipsis axis of extent 1 broadcasts. The
 // LowerEinsum pass turns the batched-matmul equations of attention layers
 // into Transpose + MatMul first, so this runs what nothing faster takes.
@@ -22,10 +22,11 @@ class ReferenceEinsum final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
     std::vector<size_t> ranks;
+    dtype_ = args.inputs.empty() ? DataType::kF32 : args.inputs[0].dtype;
     for (const TensorDesc& d : args.inputs) {
-      if (d.dtype != DataType::kF32)
+      if (d.dtype != dtype_ || (d.dtype != DataType::kF32 && d.dtype != DataType::kF64))
         return params_internal::Unsupported(args, "dtype " + std::string(DataTypeName(d.dtype)) +
-                                                      " (f32 only)");
+                                                      " (f32 or f64, all operands alike)");
       ranks.push_back(static_cast<size_t>(d.rank()));
     }
     StatusOr<EinsumEquation> e =
@@ -61,7 +62,7 @@ class ReferenceEinsum final : public Kernel {
       }
     std::vector<int64_t> out_dims;
     for (int l : e->output) out_dims.push_back(extents_[static_cast<size_t>(l)]);
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, DataType::kF32));
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, dtype_));
     // Element strides per label: per operand (0 where it broadcasts or lacks
     // the label) and for the output (0 for summed labels).
     const size_t n = e->inputs.size();
@@ -102,7 +103,8 @@ class ReferenceEinsum final : public Kernel {
     for (;;) {
       double product = 1.0;
       for (size_t k = 0; k < num_inputs_; ++k)
-        product *= static_cast<const float*>(args.src[k])[offset[k]];
+        product *= dtype_ == DataType::kF64 ? static_cast<const double*>(args.src[k])[offset[k]]
+                                            : static_cast<const float*>(args.src[k])[offset[k]];
       acc[offset[num_inputs_]] += product;
       size_t l = labels;
       while (l-- > 0) {
@@ -121,11 +123,16 @@ class ReferenceEinsum final : public Kernel {
 
  private:
   Status Finish(const double* acc, const RunArgs& args) const {
+    if (dtype_ == DataType::kF64) {
+      std::copy(acc, acc + out_elements_, static_cast<double*>(args.dst[0]));
+      return Status::Ok();
+    }
     float* y = static_cast<float*>(args.dst[0]);
     for (int64_t i = 0; i < out_elements_; ++i) y[i] = static_cast<float>(acc[i]);
     return Status::Ok();
   }
 
+  DataType dtype_ = DataType::kF32;
   std::vector<int64_t> extents_;  // per label
   std::vector<int64_t> strides_;  // [operand or output][label]
   size_t num_inputs_ = 0;

@@ -25,15 +25,9 @@ class EyeLikeKernel final : public Kernel {
     // Clamped so that i + k cannot overflow; a clamped k selects no element either way.
     k_ = std::clamp<int64_t>(args.node->attrs.GetInt("k", 0), -rows_, cols_);
     element_bytes_ = DataTypeSize(out.dtype);
-    switch (out.dtype) {
-      case DataType::kF32: { const float one = 1.0f; std::memcpy(one_, &one, sizeof one); break; }
-      case DataType::kI64: { const int64_t one = 1; std::memcpy(one_, &one, sizeof one); break; }
-      case DataType::kI32: { const int32_t one = 1; std::memcpy(one_, &one, sizeof one); break; }
-      case DataType::kI8:
-      case DataType::kU8:
-      case DataType::kBool: one_[0] = 1; break;
-      default: return UnsupportedDtype(args, out.dtype, "output");
-    }
+    if (element_bytes_ == 0 || element_bytes_ > sizeof one_)
+      return UnsupportedDtype(args, out.dtype, "output");
+    EncodeValue(1.0, out.dtype, one_);
     return Status::Ok();
   }
 

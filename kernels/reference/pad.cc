@@ -17,21 +17,6 @@
 namespace braid::reference {
 namespace {
 
-// `value` in `dtype`'s encoding.
-void EncodeValue(double value, DataType dtype, unsigned char* out) {
-  auto put = [out](auto v) { std::memcpy(out, &v, sizeof v); };
-  switch (dtype) {
-    case DataType::kF32: put(static_cast<float>(value)); break;
-    case DataType::kF16: put(FloatToHalf(static_cast<float>(value))); break;
-    case DataType::kI64: put(static_cast<int64_t>(value)); break;
-    case DataType::kI32: put(static_cast<int32_t>(value)); break;
-    case DataType::kI8: put(static_cast<int8_t>(value)); break;
-    case DataType::kU8: put(static_cast<uint8_t>(value)); break;
-    case DataType::kBool: put(static_cast<uint8_t>(value != 0)); break;
-    case DataType::kUndefined: break;
-  }
-}
-
 // Source coordinate for output coordinate `c` on an axis of extent `d`, or
 // -1 for a padded (constant) position.
 int64_t SourceIndex(int64_t c, int64_t d, PadMode mode) {

@@ -1,7 +1,7 @@
 // Reference reductions over any axis set: ReduceSum, ReduceMax, ReduceMin,
-// ReduceProd, ReduceL1 and ReduceSumSquare (f32, i32, i64); ReduceMean,
-// ReduceL2, ReduceLogSum and ReduceLogSumExp (f32; LogSumExp shifted by the
-// largest element). For every output element, walk the reduced sub-index
+// ReduceProd, ReduceL1 and ReduceSumSquare (f64, f32, i32, i64); ReduceMean,
+// ReduceL2, ReduceLogSum and ReduceLogSumExp (f64, f32; LogSumExp shifted by
+// the largest element). For every output element, walk the reduced sub-index
 // space. Float accumulation in double, integer in int64.
 #include <algorithm>
 #include <array>
@@ -112,7 +112,8 @@ class ReferenceReduce final : public Kernel {
     const bool integer_kind = p_.kind == Kind::kSum || p_.kind == Kind::kMax ||
                               p_.kind == Kind::kMin || p_.kind == Kind::kProd ||
                               p_.kind == Kind::kL1 || p_.kind == Kind::kSumSquare;
-    if (p_.dtype != DataType::kF32 && !(is_int && integer_kind))
+    const bool is_float = p_.dtype == DataType::kF32 || p_.dtype == DataType::kF64;
+    if (!is_float && !(is_int && integer_kind))
       return Unimplemented(args.Where() + ": reference " + args.node->op_type +
                            " does not support " + DataTypeName(p_.dtype));
     if (p_.in_dims.size() > kMaxRank)
@@ -143,6 +144,9 @@ class ReferenceReduce final : public Kernel {
         break;
       case DataType::kI64:
         Reduce(p_, walk_, static_cast<const int64_t*>(args.src[0]), static_cast<int64_t*>(args.dst[0]));
+        break;
+      case DataType::kF64:
+        Reduce(p_, walk_, static_cast<const double*>(args.src[0]), static_cast<double*>(args.dst[0]));
         break;
       default:
         Reduce(p_, walk_, static_cast<const float*>(args.src[0]), static_cast<float*>(args.dst[0]));

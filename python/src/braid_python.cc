@@ -65,7 +65,8 @@ struct DtypeEntry {
 constexpr DtypeEntry kDtypes[] = {
     {DataType::kF32, "float32"}, {DataType::kF16, "float16"}, {DataType::kI64, "int64"},
     {DataType::kI32, "int32"},   {DataType::kI8, "int8"},     {DataType::kU8, "uint8"},
-    {DataType::kBool, "bool"},
+    {DataType::kBool, "bool"},   {DataType::kF64, "float64"},  {DataType::kI16, "int16"},
+    {DataType::kU16, "uint16"},  {DataType::kU32, "uint32"},   {DataType::kU64, "uint64"},
 };
 
 py::dtype NumpyDtype(DataType type) {

@@ -4,7 +4,7 @@
 // Write a fixture only when deliberately adding a new version (never
 // overwrite an old one):
 //   braid_format_tests --gtest_also_run_disabled_tests
-//       --gtest_filter='*DISABLED_WriteV2Fixture'
+//       --gtest_filter='*DISABLED_WriteV3Fixture'
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -22,6 +22,8 @@ const std::string kV1Fixture =
     std::string(BRAID_SOURCE_DIR) + "/tests/data/braid_v1_small.braid";
 const std::string kV2Fixture =
     std::string(BRAID_SOURCE_DIR) + "/tests/data/braid_v2_small.braid";
+const std::string kV3Fixture =
+    std::string(BRAID_SOURCE_DIR) + "/tests/data/braid_v3_small.braid";
 
 // The graph stored in braid_v1_small.braid. Literal values only: this must
 // never change once the fixture is committed.
@@ -96,6 +98,32 @@ Graph MakeV2FixtureGraph() {
   return g;
 }
 
+// Version 3 added the dtypes f64, bf16, i16, u16, u32 and u64: the
+// version-2 graph with a constant, an input and a tensor attribute of each.
+Graph MakeV3FixtureGraph() {
+  Graph g = MakeV2FixtureGraph();
+  g.name() = "braid_v3_small";
+  Node wide;
+  wide.name = "wide";
+  wide.op_type = "WideTypes";
+  wide.inputs = {
+      g.AddConstant("c_f64", DataType::kF64, {2}, MakeTensor<double>({-1.5, 1e300})),
+      g.AddConstant("c_bf16", DataType::kBF16, {2}, MakeTensor<uint16_t>({0x3f80, 0xc049})),
+      g.AddConstant("c_i16", DataType::kI16, {2}, MakeTensor<int16_t>({-32768, 7})),
+      g.AddConstant("c_u16", DataType::kU16, {2}, MakeTensor<uint16_t>({65535, 3})),
+      g.AddConstant("c_u32", DataType::kU32, {2}, MakeTensor<uint32_t>({4000000000u, 1})),
+      g.AddConstant("c_u64", DataType::kU64, {1}, MakeTensor<uint64_t>({~uint64_t{0}})),
+      g.AddInput("x_f64", DataType::kF64, {Dim::Symbol("N"), 2})};
+  wide.attrs.Set("t_u64", TensorAttr{DataType::kU64, {1}, MakeTensor<uint64_t>({uint64_t{1} << 63})});
+  wide.attrs.Set("t_bf16", TensorAttr{DataType::kBF16, {1}, MakeTensor<uint16_t>({0x4000})});
+  ValueId out = g.AddValue("wide_out");
+  g.value(out).dtype = DataType::kF64;
+  wide.outputs = {out};
+  g.AddNode(std::move(wide));
+  g.outputs().push_back(out);
+  return g;
+}
+
 std::vector<uint8_t> ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -122,6 +150,26 @@ TEST(BraidCompatibility, V2FixtureLoadsAsTheExpectedGraph) {
   BraidEditor e(ReadFileBytes(kV2Fixture));
   EXPECT_EQ(e.model()->GetField<uint32_t>(slot::kModelFormatVersion, 0), 2u);
   EXPECT_NE(e.model()->GetPointer<const flatbuffers::Table*>(slot::kModelMetadata), nullptr);
+}
+
+TEST(BraidCompatibility, V3FixtureLoadsAsTheExpectedGraph) {
+  const Graph expected = MakeV3FixtureGraph();
+  ASSERT_TRUE(expected.Validate().ok());
+  StatusOr<Graph> from_file = LoadBraidFile(kV3Fixture);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ExpectGraphsEqual(expected, *from_file);
+  BraidEditor e(ReadFileBytes(kV3Fixture));
+  EXPECT_EQ(e.model()->GetField<uint32_t>(slot::kModelFormatVersion, 0), 3u);
+}
+
+// A file claiming version 2 cannot hold a dtype that came with version 3.
+TEST(BraidCompatibility, WiderDtypeInAVersionTwoFileIsRejected) {
+  BraidEditor e(ReadFileBytes(kV3Fixture));
+  ASSERT_TRUE(e.model()->SetField<uint32_t>(slot::kModelFormatVersion, 2));
+  StatusOr<Graph> g = LoadBraidBytes(e.bytes().data(), e.bytes().size());
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("in a format version 2 file"), std::string::npos)
+      << g.status().ToString();
 }
 
 TEST(BraidCompatibility, V1FixtureHasNoMetadata) {
@@ -155,7 +203,8 @@ TEST(BraidCompatibility, V1FixtureIsVersionOneWithTheDocumentedLayout) {
 TEST(BraidCompatibility, CurrentWriterReadsBackTheFixtureGraph) {
   // The fixture graph still serializes and loads with today's code, so the
   // fixture and the code describe the same thing.
-  for (const Graph& graph : {MakeV1FixtureGraph(), MakeV2FixtureGraph()}) {
+  for (const Graph& graph :
+       {MakeV1FixtureGraph(), MakeV2FixtureGraph(), MakeV3FixtureGraph()}) {
     StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(graph);
     ASSERT_TRUE(bytes.ok());
     StatusOr<Graph> loaded = LoadBraidBytes(bytes->data(), bytes->size());
@@ -164,11 +213,11 @@ TEST(BraidCompatibility, CurrentWriterReadsBackTheFixtureGraph) {
   }
 }
 
-TEST(BraidCompatibility, DISABLED_WriteV2Fixture) {
-  ASSERT_EQ(kBraidFormatVersion, 2u)
+TEST(BraidCompatibility, DISABLED_WriteV3Fixture) {
+  ASSERT_EQ(kBraidFormatVersion, 3u)
       << "write a braid_v<N>_small.braid fixture for the new version instead "
-         "of overwriting v2";
-  ASSERT_TRUE(SaveBraidFile(MakeV2FixtureGraph(), kV2Fixture).ok());
+         "of overwriting v3";
+  ASSERT_TRUE(SaveBraidFile(MakeV3FixtureGraph(), kV3Fixture).ok());
 }
 
 }  // namespace

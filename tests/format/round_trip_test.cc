@@ -207,6 +207,42 @@ TEST(BraidRoundTrip, SharedConstantStorageIsStoredOnce) {
   std::remove(path.c_str());
 }
 
+// The dtypes appended after bool (f64, bf16, i16, u16, u32, u64) as inputs,
+// constants and tensor attributes keep their numbering and bytes.
+TEST(BraidRoundTrip, WiderDtypesKeepTheirNumberingAndBytes) {
+  Graph g;
+  g.set_opset(17);
+  const std::vector<std::pair<DataType, uint8_t>> dtypes = {
+      {DataType::kF64, 8},  {DataType::kBF16, 9}, {DataType::kI16, 10},
+      {DataType::kU16, 11}, {DataType::kU32, 12}, {DataType::kU64, 13}};
+  Node n;
+  n.name = "wide";
+  n.op_type = "FancyOp";
+  uint32_t seed = 10;
+  for (const auto& [dtype, code] : dtypes) {
+    EXPECT_EQ(static_cast<uint8_t>(dtype), code) << DataTypeName(dtype);
+    const std::string name = DataTypeName(dtype);
+    n.inputs.push_back(g.AddInput("in_" + name, dtype, {Dim::Symbol("N"), 2}));
+    n.inputs.push_back(g.AddConstant("c_" + name, dtype, {3},
+                                     PatternBytes(3 * DataTypeSize(dtype), seed++)));
+    n.attrs.Set("t_" + name,
+                TensorAttr{dtype, {2}, PatternBytes(2 * DataTypeSize(dtype), seed++)});
+  }
+  ValueId out = g.AddValue("out");
+  g.value(out).dtype = DataType::kU64;
+  n.outputs = {out};
+  g.AddNode(std::move(n));
+  g.outputs() = {out};
+  ASSERT_TRUE(g.Validate().ok());
+  StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  StatusOr<Graph> loaded = LoadBraidBytes(bytes->data(), bytes->size());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ExpectGraphsEqual(g, *loaded);
+  EXPECT_EQ(loaded->value(loaded->FindValue("c_f64")).dtype, DataType::kF64);
+  EXPECT_EQ(loaded->value(loaded->FindValue("in_u64")).dtype, DataType::kU64);
+}
+
 TEST(BraidRoundTrip, EmptyGraph) {
   Graph g;
   StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(g);

@@ -59,6 +59,12 @@ void Store(DataType t, double v, std::byte* p) {
     case DataType::kI8: put(static_cast<int8_t>(v)); break;
     case DataType::kU8: put(static_cast<uint8_t>(v)); break;
     case DataType::kBool: put(static_cast<uint8_t>(v != 0)); break;
+    case DataType::kF64: put(v); break;
+    case DataType::kBF16: put(static_cast<uint16_t>(v)); break;  // bits, as f16
+    case DataType::kI16: put(static_cast<int16_t>(v)); break;
+    case DataType::kU16: put(static_cast<uint16_t>(v)); break;
+    case DataType::kU32: put(static_cast<uint32_t>(v)); break;
+    case DataType::kU64: put(static_cast<uint64_t>(v)); break;
     case DataType::kUndefined: break;
   }
 }
@@ -76,6 +82,12 @@ double Load(DataType t, const std::byte* p) {
     case DataType::kI8: return get(int8_t{});
     case DataType::kU8: return get(uint8_t{});
     case DataType::kBool: return get(uint8_t{});
+    case DataType::kF64: return get(double{});
+    case DataType::kBF16: return get(uint16_t{});
+    case DataType::kI16: return get(int16_t{});
+    case DataType::kU16: return get(uint16_t{});
+    case DataType::kU32: return get(uint32_t{});
+    case DataType::kU64: return get(uint64_t{});
     case DataType::kUndefined: break;
   }
   return 0;
@@ -934,7 +946,7 @@ TEST(ReferenceCast, BetweenTypes) {
   ExpectValues(cast(I32({2}, {70000, -2}), DataType::kF16, 10), {0x7C00, 0xC000});
   ExpectValues(cast(T(DataType::kF16, {2}, {0x4248, 0xC248}), DataType::kI64, 7), {3, -3});  // +-3.14
   ExpectValues(cast(I64({2}, {5, 6}), DataType::kI64, 7), {5, 6});
-  ExpectError(cast(F32({1}, {1}), DataType::kF32, 11), StatusCode::kUnimplemented, "n_Cast", "11");
+  ExpectError(cast(F32({1}, {1}), DataType::kF32, 14), StatusCode::kUnimplemented, "n_Cast", "14");
   ExpectError(Run1(MakeNode("Cast", {{"to", int64_t{7}}}), {F32({1}, {1})}, Out(DataType::kI32, {1})),
               StatusCode::kInvalidArgument, "n_Cast", "i64");
 }

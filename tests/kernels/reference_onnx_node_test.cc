@@ -40,6 +40,12 @@ double Element(const TensorAttr& t, size_t i) {
     case DataType::kI8: return get(int8_t{});
     case DataType::kU8:
     case DataType::kBool: return get(uint8_t{});
+    case DataType::kF64: return get(double{});
+    case DataType::kBF16: return get(uint16_t{});  // bits, as f16
+    case DataType::kI16: return get(int16_t{});
+    case DataType::kU16: return get(uint16_t{});
+    case DataType::kU32: return get(uint32_t{});
+    case DataType::kU64: return get(uint64_t{});
     case DataType::kUndefined: break;
   }
   return 0;

@@ -190,6 +190,97 @@ TEST(OnnxImporterTest, TypedFieldsOfEveryDtypeAreReadBitwise) {
                          std::vector<uint16_t>{0x3C00, 0xC000}));
 }
 
+// DOUBLE, BFLOAT16, INT16 and the wider unsigned types, each as an
+// initializer from its typed field and from raw_data, and as a graph input.
+TEST(OnnxImporterTest, WiderDtypesFromTypedFieldsRawDataAndInputs) {
+  onnx::ModelProto m = MakeModel(13);
+  auto add = [&](const std::string& name, int32_t type, int64_t n) {
+    TensorProto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(n);
+    return t;
+  };
+  const std::vector<double> f64 = {-1.5, 1e300, 0.1};
+  TensorProto* d = add("f64", TensorProto::DOUBLE, 3);
+  for (double v : f64) d->add_double_data(v);
+  // ONNX keeps bfloat16 / int16 / uint16 in int32_data, uint32 in uint64_data.
+  const std::vector<uint16_t> bf16 = {0x3F80, 0xC049, 0x7F80};
+  TensorProto* b = add("bf16", TensorProto::BFLOAT16, 3);
+  for (uint16_t v : bf16) b->add_int32_data(v);
+  const std::vector<int16_t> i16 = {-32768, -1, 32767};
+  TensorProto* i = add("i16", TensorProto::INT16, 3);
+  for (int16_t v : i16) i->add_int32_data(v);
+  const std::vector<uint16_t> u16 = {0, 40000, 65535};
+  TensorProto* u = add("u16", TensorProto::UINT16, 3);
+  for (uint16_t v : u16) u->add_int32_data(v);
+  const std::vector<uint32_t> u32 = {0, 4000000000u, 7};
+  TensorProto* w = add("u32", TensorProto::UINT32, 3);
+  for (uint32_t v : u32) w->add_uint64_data(v);
+  const std::vector<uint64_t> u64 = {1, uint64_t{1} << 63, ~uint64_t{0}};
+  TensorProto* x = add("u64", TensorProto::UINT64, 3);
+  for (uint64_t v : u64) x->add_uint64_data(v);
+  AddInitializer(m, RawTensor("f64raw", TensorProto::DOUBLE, {3}, f64));
+  AddInitializer(m, RawTensor("bf16raw", TensorProto::BFLOAT16, {3}, bf16));
+  AddInitializer(m, RawTensor("i16raw", TensorProto::INT16, {3}, i16));
+  AddInitializer(m, RawTensor("u16raw", TensorProto::UINT16, {3}, u16));
+  AddInitializer(m, RawTensor("u32raw", TensorProto::UINT32, {3}, u32));
+  AddInitializer(m, RawTensor("u64raw", TensorProto::UINT64, {3}, u64));
+  const std::vector<std::pair<int32_t, DataType>> inputs = {
+      {TensorProto::DOUBLE, DataType::kF64}, {TensorProto::BFLOAT16, DataType::kBF16},
+      {TensorProto::INT16, DataType::kI16},  {TensorProto::UINT16, DataType::kU16},
+      {TensorProto::UINT32, DataType::kU32}, {TensorProto::UINT64, DataType::kU64}};
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string name = "in" + std::to_string(k);
+    AddInput(m, name, inputs[k].first, {2});
+    AddNode(m, "Identity", {name}, {"out" + std::to_string(k)});
+    AddOutput(m, "out" + std::to_string(k), inputs[k].first, {2});
+  }
+
+  StatusOr<Graph> g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Value& in = ValueNamed(*g, "in" + std::to_string(k));
+    EXPECT_EQ(in.dtype, inputs[k].second) << k;
+    EXPECT_FALSE(in.constant.has_value());
+    EXPECT_EQ(ValueNamed(*g, "out" + std::to_string(k)).dtype, inputs[k].second) << k;
+  }
+  for (const char* suffix : {"", "raw"}) {
+    const std::string s = suffix;
+    EXPECT_EQ(ValueNamed(*g, "f64" + s).dtype, DataType::kF64);
+    EXPECT_EQ(ValueNamed(*g, "bf16" + s).dtype, DataType::kBF16);
+    EXPECT_EQ(ValueNamed(*g, "i16" + s).dtype, DataType::kI16);
+    EXPECT_EQ(ValueNamed(*g, "u16" + s).dtype, DataType::kU16);
+    EXPECT_EQ(ValueNamed(*g, "u32" + s).dtype, DataType::kU32);
+    EXPECT_EQ(ValueNamed(*g, "u64" + s).dtype, DataType::kU64);
+    ASSERT_TRUE(ValueNamed(*g, "u64" + s).constant.has_value()) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "f64" + s).constant, f64)) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "bf16" + s).constant, bf16)) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "i16" + s).constant, i16)) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "u16" + s).constant, u16)) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "u32" + s).constant, u32)) << s;
+    EXPECT_TRUE(BytesEqual(*ValueNamed(*g, "u64" + s).constant, u64)) << s;
+  }
+}
+
+// A typed field of the wrong length names the field and the dtype.
+TEST(OnnxImporterTest, WiderDtypeFieldCountMismatchIsAnError) {
+  onnx::ModelProto m = MakeModel(13);
+  TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name("u32");
+  t->set_data_type(TensorProto::UINT32);
+  t->add_dims(3);
+  t->add_uint64_data(1);
+  AddInput(m, "x", TensorProto::UINT32, {3});
+  AddNode(m, "Add", {"x", "u32"}, {"y"});
+  AddOutput(m, "y", TensorProto::UINT32, {3});
+  StatusOr<Graph> g = Import(m);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("uint64_data holds 1 values, expected 3 (u32)"),
+            std::string::npos)
+      << g.status().ToString();
+}
+
 TEST(OnnxImporterTest, ConstantNodesBecomeConstantValues) {
   onnx::ModelProto m = MakeModel(13);
   AddInput(m, "x", TensorProto::FLOAT, {2, 3});

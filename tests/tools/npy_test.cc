@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <utility>
+#include <vector>
 
 namespace braid::npy {
 namespace {
@@ -37,7 +39,8 @@ TEST(NpyTest, RoundTripEveryDtype) {
   std::mt19937 rng(7);
   const std::vector<int64_t> dims = {2, 3, 5};
   for (DataType dtype : {DataType::kF32, DataType::kF16, DataType::kI64, DataType::kI32,
-                         DataType::kI8, DataType::kU8, DataType::kBool}) {
+                         DataType::kI8, DataType::kU8, DataType::kBool, DataType::kF64,
+                         DataType::kI16, DataType::kU16, DataType::kU32, DataType::kU64}) {
     const size_t bytes = 30 * DataTypeSize(dtype);
     std::vector<uint8_t> data(bytes);
     for (auto& b : data) b = static_cast<uint8_t>(rng() | 1);  // non-zero
@@ -131,8 +134,8 @@ TEST(NpyTest, MalformedFilesAreErrors) {
       {"unterminated string", NumpyFile("{'descr: '<f4'}", payload), "header"},
       {"fortran order", NumpyFile("{'descr': '<f4', 'fortran_order': True, 'shape': (2,)}",
                                   payload), "Fortran"},
-      {"float64", NumpyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (1,)}",
-                            payload), "unsupported dtype '<f8'"},
+      {"complex64", NumpyFile("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}",
+                              payload), "unsupported dtype '<c8'"},
       {"big endian", NumpyFile("{'descr': '>f4', 'fortran_order': False, 'shape': (2,)}",
                                payload), "unsupported dtype '>f4'"},
       {"short data", NumpyFile(good_dict, payload.substr(0, 7)), "data holds 7 bytes"},
@@ -152,6 +155,31 @@ TEST(NpyTest, MalformedFilesAreErrors) {
 TEST(NpyTest, EncodeRejectsUndefinedDtype) {
   const float v = 0;
   EXPECT_FALSE(Encode(DataType::kUndefined, {}, &v).ok());
+}
+
+TEST(NpyTest, WiderDtypesUseNumpysSpellingsAndBfloat16IsRefused) {
+  const double d[2] = {1.5, -2.0};
+  const std::vector<int64_t> two = {2}, one = {1};
+  StatusOr<std::string> f8 = Encode(DataType::kF64, two, d);
+  ASSERT_TRUE(f8.ok()) << f8.status().ToString();
+  EXPECT_NE(f8->find("'descr': '<f8'"), std::string::npos);
+  for (const auto& [descr, dtype] :
+       std::vector<std::pair<std::string, DataType>>{{"<i2", DataType::kI16},
+                                                     {"<u2", DataType::kU16},
+                                                     {"<u4", DataType::kU32},
+                                                     {"<u8", DataType::kU64}}) {
+    StatusOr<Array> a = Parse(
+        NumpyFile("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }",
+                  std::string(DataTypeSize(dtype), '\x01')),
+        "mem");
+    ASSERT_TRUE(a.ok()) << descr << ": " << a.status().ToString();
+    EXPECT_EQ(a->dtype, dtype) << descr;
+  }
+  const uint16_t bf16 = 0x3F80;
+  StatusOr<std::string> refused = Encode(DataType::kBF16, one, &bf16);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("numpy has no bfloat16 dtype"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST(NpyTest, HalfConversionMatchesIeee) {

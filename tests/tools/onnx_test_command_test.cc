@@ -162,9 +162,10 @@ TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
   WriteCase(root / "case_custom_domain", custom, {x}, {x});
   WriteCase(root / "case_opset_5", UnaryModel("Relu", 5), {x}, {x});
   WriteCase(root / "case_opset_99", UnaryModel("Relu", 99), {x}, {x});
-  const std::vector<double> xd(kX.begin(), kX.end());
-  const onnx::TensorProto x64 = RawTensor<double>("x", onnx::TensorProto::DOUBLE, {2, 3}, xd);
-  WriteCase(root / "case_double", UnaryModel("Relu", 13, onnx::TensorProto::DOUBLE), {x64},
+  std::vector<float> xc;  // complex64: (re, im) pairs
+  for (float v : kX) xc.insert(xc.end(), {v, 0.0f});
+  const onnx::TensorProto x64 = RawTensor<float>("x", onnx::TensorProto::COMPLEX64, {2, 3}, xc);
+  WriteCase(root / "case_complex", UnaryModel("Relu", 13, onnx::TensorProto::COMPLEX64), {x64},
             {x64});
 
   const Result r = OnnxTest({root.string()});
@@ -181,12 +182,54 @@ TEST(OnnxTestCommandTest, UnsupportedCasesAreSkippedWithTheReason) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("SKIP case_opset_99: opset 99"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SKIP case_double: dtype DOUBLE (input 'x')\n"), std::string::npos)
+  EXPECT_NE(r.out.find("SKIP case_complex: dtype COMPLEX64 (input 'x')\n"), std::string::npos)
       << r.out;
   EXPECT_EQ(LastLine(r.out), "0 passed, 0 failed, 5 skipped");
   // One line per case plus the summary, in folder order.
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6);
   EXPECT_LT(r.out.find("case_custom_domain"), r.out.find("case_unknown_op"));
+}
+
+// ONNX's older test data: bf16 tensors stored as UINT16, f32 -> bf16 by
+// truncation (one bf16 ulp from braid's round to nearest even: passes, two
+// ulps fail), and an input declared [3,2] given [2,3] (re-declared).
+TEST(OnnxTestCommandTest, OlderBfloat16DataAndMisdeclaredInputShapes) {
+  const braid::testing::ScopedTempDir scratch("braid_onnx_test_bf16");
+  const fs::path& root = scratch.path();
+  // 1 + 2^-8 + 2^-9 rounds up to 0x3F81, truncates to 0x3F80.
+  const std::vector<float> x = {1.0f + 3.0f / 512, 2.0f, -0.5f, 3.0f, 1.5f, -4.0f};
+  std::vector<uint16_t> truncated;
+  for (float v : x) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, 4);
+    truncated.push_back(static_cast<uint16_t>(bits >> 16));
+  }
+  onnx::ModelProto cast = MakeModel(13);
+  AddInput(cast, "x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}});
+  AddOutput(cast, "y", onnx::TensorProto::BFLOAT16, {int64_t{2}, int64_t{3}});
+  braid::testing::SetIntAttr(AddNode(cast, "Cast", {"x"}, {"y"}, "cast"), "to",
+                             onnx::TensorProto::BFLOAT16);
+  const onnx::TensorProto in = RawTensor<float>("x", onnx::TensorProto::FLOAT, {2, 3}, x);
+  WriteCase(root / "case_a_truncated", cast, {in},
+            {RawTensor<uint16_t>("y", onnx::TensorProto::UINT16, {2, 3}, truncated)});
+  std::vector<uint16_t> two_ulps = truncated;
+  two_ulps[0] = static_cast<uint16_t>(two_ulps[0] - 2);
+  WriteCase(root / "case_b_two_ulps", cast, {in},
+            {RawTensor<uint16_t>("y", onnx::TensorProto::UINT16, {2, 3}, two_ulps)});
+  onnx::ModelProto relu = MakeModel(13);
+  AddInput(relu, "x", onnx::TensorProto::FLOAT, {int64_t{3}, int64_t{2}});
+  AddOutput(relu, "y", onnx::TensorProto::FLOAT, {std::string("a"), std::string("b")});
+  AddNode(relu, "Relu", {"x"}, {"y"}, "relu");
+  std::vector<float> relu_y;
+  for (float v : x) relu_y.push_back(v > 0 ? v : 0.0f);
+  WriteCase(root / "case_c_misdeclared", relu, {in},
+            {RawTensor<float>("y", onnx::TensorProto::FLOAT, {2, 3}, relu_y)});
+
+  const Result r = OnnxTest({root.string()});
+  EXPECT_NE(r.out.find("PASS case_a_truncated\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL case_b_two_ulps: output 'y'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS case_c_misdeclared\n"), std::string::npos) << r.out;
+  EXPECT_EQ(LastLine(r.out), "2 passed, 1 failed, 0 skipped") << r.out;
 }
 
 // An input that is also an initializer (IR < 4 style): only the other input

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "braid/braid.h"
+#include "tests/onnx/onnx_builders.h"
 #include "tests/tools/cli_test_util.h"
 #include "tools/commands.h"
 #include "tools/npy.h"
@@ -204,6 +205,52 @@ TEST(RunCommandTest, NpyInputIsUsedAndOutputWritten) {
   StatusOr<npy::Array> other = npy::ReadFile((dir / "random" / "output.npy").string());
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->data, written->data);
+  fs::remove_all(dir);
+}
+
+// A model on f64 (CumSum, Mod, Cast to f32): `braid inspect`, `convert` and
+// `run` take it, the .npy output keeps f64, and the nodes the CPU backend
+// declines run on the reference kernel.
+TEST(RunCommandTest, DoubleModelRunsAndWritesDoubleOutputs) {
+  namespace ot = braid::testing;
+  const fs::path dir = TempDir("f64");
+  onnx::ModelProto m = ot::MakeModel(13);
+  ot::AddInput(m, "x", onnx::TensorProto::DOUBLE, {2, 3});
+  ot::AddInitializer(m, ot::RawTensor("axis", onnx::TensorProto::INT64, {}, std::vector<int64_t>{1}));
+  ot::AddInitializer(m, ot::RawTensor("d", onnx::TensorProto::DOUBLE, {}, std::vector<double>{2.5}));
+  ot::AddNode(m, "CumSum", {"x", "axis"}, {"s"});
+  ot::SetIntAttr(ot::AddNode(m, "Mod", {"s", "d"}, {"y"}), "fmod", 1);
+  ot::SetIntAttr(ot::AddNode(m, "Cast", {"y"}, {"z"}), "to", onnx::TensorProto::FLOAT);
+  ot::AddOutput(m, "y", onnx::TensorProto::DOUBLE, {2, 3});
+  ot::AddOutput(m, "z", onnx::TensorProto::FLOAT, {2, 3});
+  const std::string model = (dir / "f64.onnx").string();
+  ot::WriteFile(model, ot::Serialize(m));
+
+  const std::vector<double> x = {1, 2, 3.5, -4, 0.25, 10};
+  ASSERT_TRUE(npy::WriteFile((dir / "x.npy").string(), DataType::kF64, std::vector<int64_t>{2, 3}, x.data()).ok());
+  const Result inspect = RunCliCommand("inspect", {model});
+  ASSERT_EQ(inspect.status, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("CumSum"), std::string::npos) << inspect.out;
+  const Result convert = RunCliCommand("convert", {model, "-o", (dir / "f64.braid").string()});
+  ASSERT_EQ(convert.status, 0) << convert.err;
+
+  const Result r = BraidRun({(dir / "f64.braid").string(), "--input",
+                             "x=" + (dir / "x.npy").string(), "--output-dir",
+                             (dir / "out").string(), "--threads", "1", "--iterations", "1",
+                             "--warmup", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("reference"), std::string::npos) << r.out;
+  // Row sums 1, 3, 6.5 and -4, -3.75, 6.25, each fmod 2.5 (dividend's sign).
+  StatusOr<npy::Array> y = npy::ReadFile((dir / "out" / "y.npy").string());
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->dtype, DataType::kF64);
+  std::vector<double> got(6);
+  ASSERT_EQ(y->data.size(), sizeof(double) * got.size());
+  std::memcpy(got.data(), y->data.data(), y->data.size());
+  EXPECT_EQ(got, (std::vector<double>{1, 0.5, 1.5, -1.5, -1.25, 1.25}));
+  StatusOr<npy::Array> z = npy::ReadFile((dir / "out" / "z.npy").string());
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  EXPECT_EQ(z->dtype, DataType::kF32);
   fs::remove_all(dir);
 }
 
