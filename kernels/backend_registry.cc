@@ -75,6 +75,14 @@ std::string BackendRegistry::KnownNames() const {
   return list;
 }
 
+std::function<std::chrono::nanoseconds(double flops, double bytes)> BindKernelTime(
+    const Backend& backend, const Device& device) {
+  if (!backend.kernel_time) return {};
+  return [hook = backend.kernel_time, &device](double flops, double bytes) {
+    return hook(device, flops, bytes);
+  };
+}
+
 StatusOr<std::vector<OpenedDevice>> OpenBackendDevices(const BackendRegistry& backends,
                                                        std::span<const std::string> names,
                                                        const BackendOptions& options,
@@ -89,12 +97,7 @@ StatusOr<std::vector<OpenedDevice>> OpenBackendDevices(const BackendRegistry& ba
     StatusOr<OpenedDevice> d = b.open(o);
     if (!d.ok()) return d.status();
     if (d->device == nullptr) return Internal("backend '" + b.name + "' opened no device");
-    if (b.kernel_time && !d->kernel_time) {
-      const Device* device = d->device.get();
-      d->kernel_time = [hook = b.kernel_time, device](double flops, double bytes) {
-        return hook(*device, flops, bytes);
-      };
-    }
+    if (!d->kernel_time) d->kernel_time = BindKernelTime(b, *d->device);
     if (registered.insert(&b).second) b.register_kernels(kernels, o);
     for (const OpenedDevice& e : devices)
       if (e.device->name() == d->device->name())

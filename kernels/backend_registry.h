@@ -99,6 +99,12 @@ class BackendRegistry {
   std::vector<std::shared_ptr<const Backend>> backends_;
 };
 
+// The backend's kernel_time hook bound to `device` (empty when it has none),
+// as OpenBackendDevices binds it into OpenedDevice::kernel_time: for callers
+// that open devices themselves (engine tests, benchmarks).
+std::function<std::chrono::nanoseconds(double flops, double bytes)> BindKernelTime(
+    const Backend& backend, const Device& device);
+
 // The built-in backends (kernels/builtin_backends.cc, one line each).
 BackendRegistry BuiltinBackends();
 

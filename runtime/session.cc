@@ -20,6 +20,7 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "kernels/backend_registry.h"
 #include "runtime/engine.h"
 #include "runtime/session_internal.h"
 #include "scheduler/policies.h"

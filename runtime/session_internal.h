@@ -21,13 +21,13 @@
 #include "braid/braid.h"
 #include "graph/ir.h"
 #include "kernels/backend.h"
-#include "kernels/backend_registry.h"
 #include "runtime/adaptation.h"
 #include "runtime/thread_adaptation.h"
 #include "scheduler/device_profile.h"
 #include "scheduler/plan.h"
 
 namespace braid {
+class BackendRegistry;  // kernels/backend_registry.h
 class PolicyRegistry;
 }
 
