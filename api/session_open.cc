@@ -4,25 +4,17 @@
 // program that builds sessions with its own registry and graph (tests,
 // CreateSession) links neither every backend's kernels nor the model zoo.
 #include <algorithm>
-#include <cstdlib>
 #include <utility>
 
 #include "api/model_loader.h"
 #include "api/session_open.h"
 #include "kernels/cpu/cpu_device.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "kernels/backend_registry.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "scheduler/policies.h"
 
 namespace braid {
 namespace {
-
-// "cuda" -> 0, "cuda:K" -> K.
-int CudaOrdinal(const std::string& name) {
-  if (name.size() <= 5) return 0;
-  const long k = std::strtol(name.c_str() + 5, nullptr, 10);
-  return k > 1 << 20 ? 1 << 20 : static_cast<int>(k);
-}
 
 // The CPU kernels' options (the vgpu's too): the sparse crossovers `braid
 // calibrate` measured into the profile's "cpu" entry (when it has them),
@@ -49,35 +41,39 @@ StatusOr<CpuKernelOptions> CpuKernelOptionsFor(const DeviceProfile* profile,
   return base;
 }
 
-StatusOr<std::vector<SessionDevice>> OpenDevices(const SessionOptions& options,
+// The options every backend opens with: the CPU kernels' options, and the
+// timing preset for a virtual device (parsed only when one is named).
+StatusOr<BackendOptions> BackendOptionsFor(const BackendRegistry& backends,
+                                           const DeviceProfile* profile,
+                                           const SessionOptions& options) {
+  BackendOptions o;
+  ASSIGN_OR_RETURN(o.host_kernels, CpuKernelOptionsFor(profile, options));
+  for (const std::string& name : options.devices) {
+    StatusOr<const Backend*> b = backends.Find(name);
+    if (!b.ok()) return b.status().WithPrefix("SessionOptions");
+    if ((*b)->traits.virtual_device) {
+      ASSIGN_OR_RETURN(o.vgpu_timing, VgpuTimingPreset(options.vgpu_timing));
+    }
+  }
+  return o;
+}
+
+StatusOr<std::vector<SessionDevice>> OpenDevices(const BackendRegistry& backends,
+                                                 const SessionOptions& options,
                                                  const DeviceProfile* profile,
                                                  KernelRegistry& registry) {
-  std::vector<SessionDevice> devices(1);
-  devices[0].device = CreateCpuDevice();  // always: the host
-  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsFor(profile, options));
-  RegisterCpuKernels(registry, cpu_kernels);
-  bool cuda_kernels = false;
-  for (const std::string& name : options.devices) {
-    if (name == "cpu") continue;
-    SessionDevice d;
-    if (name == "vgpu") {
-      VgpuOptions vgpu;
-      ASSIGN_OR_RETURN(vgpu.timing, VgpuTimingPreset(options.vgpu_timing));
-      d.device = CreateVgpuDevice(vgpu);
-      d.threads = vgpu.threads;
-      RegisterVgpuKernels(registry, cpu_kernels);
-    } else {
-      const int ordinal = CudaOrdinal(name);
-      ASSIGN_OR_RETURN(d.device, CreateCudaDevice(ordinal));
-      // An integrated GPU that maps host memory shares the host arena.
-      StatusOr<std::vector<CudaDeviceProperties>> props = QueryCudaDevices();
-      if (props.ok())
-        for (const CudaDeviceProperties& p : *props)
-          if (p.ordinal == ordinal) d.host_addressable = p.integrated && p.can_map_host_memory;
-      if (!cuda_kernels) RegisterCudaKernels(registry);
-      cuda_kernels = true;
-    }
-    devices.push_back(std::move(d));
+  ASSIGN_OR_RETURN(BackendOptions o, BackendOptionsFor(backends, profile, options));
+  ASSIGN_OR_RETURN(std::vector<OpenedDevice> opened,
+                   OpenBackendDevices(backends, options.devices, o, registry));
+  std::vector<SessionDevice> devices;
+  for (OpenedDevice& d : opened) {
+    SessionDevice s;
+    s.device = std::move(d.device);
+    s.host_addressable = d.host_addressable;
+    s.kernel_time = std::move(d.kernel_time);
+    // The host runs with the session's threads; others with their own.
+    if (!devices.empty()) s.threads = d.threads;
+    devices.push_back(std::move(s));
   }
   return devices;
 }
@@ -131,14 +127,18 @@ DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices) {
 
 StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options) {
   if (!options.profile.empty()) return LoadDeviceProfile(options.profile);
+  const BackendRegistry backends = BuiltinBackends();
+  ASSIGN_OR_RETURN(BackendOptions o, BackendOptionsFor(backends, nullptr, options));
   std::vector<SessionDevice> devices(1);
   devices[0].device = CreateCpuDevice();
+  // Only virtual devices carry figures of their own (DerivedSessionProfile):
+  // open those, without kernels.
   for (const std::string& name : options.devices) {
-    if (name != "vgpu") continue;
-    VgpuOptions vgpu;
-    ASSIGN_OR_RETURN(vgpu.timing, VgpuTimingPreset(options.vgpu_timing));
+    ASSIGN_OR_RETURN(const Backend* b, backends.Find(name, &o.index));
+    if (!b->traits.virtual_device) continue;
+    ASSIGN_OR_RETURN(OpenedDevice opened, b->open(o));
     SessionDevice d;
-    d.device = CreateVgpuDevice(vgpu);
+    d.device = std::move(opened.device);
     devices.push_back(std::move(d));
   }
   return DerivedSessionProfile(devices);
@@ -151,7 +151,13 @@ StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
 
 StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
     const SessionOptions& options, const std::function<StatusOr<Graph>()>& load_graph) {
-  RETURN_IF_ERROR(ValidateSessionOptions(options));
+  return OpenSessionWithBackends(BuiltinBackends(), options, load_graph);
+}
+
+StatusOr<std::unique_ptr<Session>> OpenSessionWithBackends(
+    const BackendRegistry& backends, const SessionOptions& options,
+    const std::function<StatusOr<Graph>()>& load_graph) {
+  RETURN_IF_ERROR(ValidateSessionOptions(options, backends));
   auto registry = std::make_shared<KernelRegistry>();
   SessionInternals internals;
   if (!options.profile.empty()) {
@@ -159,7 +165,7 @@ StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
   }
   // Devices before the model: an unavailable device is reported first.
   ASSIGN_OR_RETURN(std::vector<SessionDevice> devices,
-                   OpenDevices(options, internals.profile ? &*internals.profile : nullptr,
+                   OpenDevices(backends, options, internals.profile ? &*internals.profile : nullptr,
                                *registry));
   ASSIGN_OR_RETURN(Graph graph, load_graph());
   {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "braid/braid.h"
+#include "kernels/backend_registry.h"
 #include "runtime/session_internal.h"
 #include "scheduler/device_profile.h"
 
@@ -24,6 +25,11 @@ namespace braid {
 // graph has run its passes. SlimmableModel opens its segments through it.
 StatusOr<std::unique_ptr<Session>> OpenSessionWithGraph(
     const SessionOptions& options, const std::function<StatusOr<Graph>()>& load_graph);
+// The same with the devices from `backends` (BuiltinBackends() above), e.g.
+// the built-ins plus a test backend: SessionOptions::devices name them.
+StatusOr<std::unique_ptr<Session>> OpenSessionWithBackends(
+    const BackendRegistry& backends, const SessionOptions& options,
+    const std::function<StatusOr<Graph>()>& load_graph);
 
 // The cost model's profile when SessionOptions::profile is empty: the
 // built-in host CPU estimate plus, per vgpu, a device from its timing model

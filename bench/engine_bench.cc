@@ -24,6 +24,7 @@
 
 #include "graph/ir.h"
 #include "graph/passes/passes.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "models/graph_builder.h"
@@ -138,7 +139,10 @@ void BM_Overlap_ShapedTwoDevicePlan(benchmark::State& state) {
   shaped.timing.launch_us = 100;
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   std::unique_ptr<VgpuDevice> vgpu = CreateVgpuDevice(shaped);
-  const std::vector<EngineDevice> devices = {{cpu.get(), true, 1}, {vgpu.get(), false, 1}};
+  // The shaping hook as Session::Open binds it (kernels/backend_registry.h).
+  const std::vector<EngineDevice> devices = {
+      {cpu.get(), true, 1},
+      {vgpu.get(), false, 1, BindKernelTime(**BuiltinBackends().Find("vgpu"), *vgpu)}};
   auto engine = Engine::Create(std::move(g), plan, Registry(), devices, {1});
   if (!engine.ok()) return state.SkipWithError(engine.status().message().c_str());
   std::vector<float> input(64 * 48 * 48, 0.25f);

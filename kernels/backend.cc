@@ -10,8 +10,9 @@ const char* DeviceKindName(DeviceKind kind) {
     case DeviceKind::kCpu: return "cpu";
     case DeviceKind::kCuda: return "cuda";
     case DeviceKind::kVirtualGpu: return "vgpu";
+    case DeviceKind::kFirstCustom: break;
   }
-  return "unknown";
+  return "custom";
 }
 
 int64_t TensorDesc::elements() const {

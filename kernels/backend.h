@@ -32,8 +32,11 @@
 
 namespace braid {
 
-enum class DeviceKind { kCpu, kCuda, kVirtualGpu };
-const char* DeviceKindName(DeviceKind kind);  // "cpu", "cuda", "vgpu"
+// The kind of a device, which selects its kernels in a KernelRegistry. Open:
+// a backend defined outside kernels/ (a test backend, kernels/backend_registry.h)
+// takes a value from kFirstCustom on.
+enum class DeviceKind : int { kCpu, kCuda, kVirtualGpu, kFirstCustom = 64 };
+const char* DeviceKindName(DeviceKind kind);  // "cpu", "cuda", "vgpu", "custom"
 
 // How a tensor's elements are laid out in memory. `dims` are always in ONNX
 // axis order (N, C, H, W); only the memory order differs.

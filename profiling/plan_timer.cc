@@ -1,15 +1,12 @@
 #include "profiling/plan_timer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
 
 #include "graph/op_schema.h"
-#include "kernels/cpu/cpu_device.h"
-#include "kernels/cuda/cuda_backend.h"
-#include "kernels/vgpu/vgpu_device.h"
+#include "kernels/backend_registry.h"
 #include "profiling/energy.h"
 #include "profiling/timed_runs.h"
 #include "runtime/engine.h"
@@ -19,7 +16,8 @@
 namespace braid::profiling {
 namespace {
 
-// The devices MeasurePlan opens, mirroring Session::Open.
+// The devices MeasurePlan opens: the backend registry's, as Session::Open
+// opens them.
 struct OpenedDevices {
   std::vector<std::unique_ptr<Device>> owned;
   std::vector<EngineDevice> engine;
@@ -28,43 +26,18 @@ struct OpenedDevices {
 
 StatusOr<OpenedDevices> OpenPlanDevices(const PlanTimerOptions& options, int threads,
                                         KernelRegistry& registry) {
+  BackendOptions o;
+  ASSIGN_OR_RETURN(o.host_kernels, CpuKernelOptionsOf(options));
+  o.vgpu_timing = options.vgpu_timing;
+  ASSIGN_OR_RETURN(std::vector<OpenedDevice> opened,
+                   OpenBackendDevices(BuiltinBackends(), options.devices, o, registry));
   OpenedDevices d;
-  d.owned.push_back(CreateCpuDevice());
-  d.engine.push_back({d.owned.back().get(), false, threads});
-  ASSIGN_OR_RETURN(CpuKernelOptions cpu_kernels, CpuKernelOptionsOf(options));
-  RegisterCpuKernels(registry, cpu_kernels);
-  bool vgpu_kernels = false, cuda_kernels = false;
-  for (const std::string& name : options.devices) {
-    if (name == "cpu") continue;
-    for (const auto& owned : d.owned)
-      if (owned->name() == name) return InvalidArgument("device '" + name + "' named twice");
-    EngineDevice e;
-    if (name == "vgpu") {
-      VgpuOptions vgpu;
-      vgpu.timing = options.vgpu_timing;
-      d.owned.push_back(CreateVgpuDevice(vgpu));
-      e.threads = vgpu.threads;
-      if (!vgpu_kernels) RegisterVgpuKernels(registry, cpu_kernels);
-      vgpu_kernels = true;
-      d.notes.push_back("vgpu: braid's VIRTUAL GPU (CPU kernels on their own thread and memory); "
-                        "its times are a model, not a GPU measurement; timing shaping: " +
-                        vgpu.timing.Describe());
-    } else if (name == "cuda" || name.starts_with("cuda:")) {
-      const long ordinal = name.size() > 5 ? std::strtol(name.c_str() + 5, nullptr, 10) : 0;
-      if (ordinal < 0 || ordinal > 1024) return InvalidArgument("bad device '" + name + "'");
-      ASSIGN_OR_RETURN(std::unique_ptr<Device> cuda, CreateCudaDevice(static_cast<int>(ordinal)));
-      StatusOr<std::vector<CudaDeviceProperties>> props = QueryCudaDevices();
-      if (props.ok())
-        for (const CudaDeviceProperties& p : *props)
-          if (p.ordinal == ordinal) e.host_addressable = p.integrated && p.can_map_host_memory;
-      d.owned.push_back(std::move(cuda));
-      if (!cuda_kernels) RegisterCudaKernels(registry);
-      cuda_kernels = true;
-    } else {
-      return InvalidArgument("unknown device '" + name + "' (known: cpu, vgpu, cuda, cuda:K)");
-    }
-    e.device = d.owned.back().get();
-    d.engine.push_back(e);
+  for (OpenedDevice& e : opened) {
+    d.owned.push_back(std::move(e.device));
+    // The host runs with the measurement's threads; others with their own.
+    d.engine.push_back({d.owned.back().get(), e.host_addressable,
+                        d.engine.empty() ? threads : e.threads, std::move(e.kernel_time)});
+    if (!e.note.empty()) d.notes.push_back(e.note);
   }
   return d;
 }

@@ -55,6 +55,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -77,6 +78,9 @@ struct EngineDevice {
   // memory): it shares the host arena and no copies are made for it.
   bool host_addressable = false;
   int threads = 1;  // intra-op threads its kernels are prepared with
+  // A modelled time each kernel step is padded up to (the backend's timing
+  // shaping, kernels/backend_registry.h); empty: none.
+  std::function<std::chrono::nanoseconds(double flops, double bytes)> kernel_time;
 };
 
 struct EngineOptions {

@@ -4,7 +4,6 @@
 
 #include "graph/annotate.h"
 #include "graph/op_schema.h"
-#include "kernels/vgpu/vgpu_device.h"
 #include "runtime/engine.h"
 #include "runtime/layout.h"
 #include "runtime/node_args.h"
@@ -362,8 +361,8 @@ Status EngineBuilder::PrepareNode(size_t n, const SlicedNode& sliced) {
   step.name = node.name;
   step.node = &node;
   step.kernel = std::move(prepared->kernel);
-  if (auto* vgpu = dynamic_cast<VgpuDevice*>(e_.devices_[static_cast<size_t>(device)].device))
-    step.modelled = vgpu->timing().KernelTime(node.annotation.flops, node.annotation.bytes);
+  if (const auto& shape = e_.devices_[static_cast<size_t>(device)].kernel_time)
+    step.modelled = shape(node.annotation.flops, node.annotation.bytes);
   for (const TensorDesc& d : args.outputs) step.bytes += d.present() ? d.bytes() : 0;
   e_.steps_.push_back(std::move(step));
   return Status::Ok();

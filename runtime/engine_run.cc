@@ -409,7 +409,8 @@ void Engine::AppendTrace(TraceWriter& trace) const {
     if (devices_.size() > 1)
       for (const EngineDevice& d : devices_)
         if (d.device->name() == t.device && d.device->info().virtual_device)
-          e.Arg("note", "virtual device (vgpu): timings are a model, not a GPU measurement");
+          e.Arg("note", "virtual device (" + d.device->name() +
+                            "): timings are a model, not a GPU measurement");
   }
 }
 

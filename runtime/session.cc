@@ -20,6 +20,7 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "kernels/backend_registry.h"
 #include "runtime/engine.h"
 #include "runtime/session_internal.h"
 #include "scheduler/policies.h"
@@ -37,10 +38,17 @@ std::shared_ptr<const PolicyRegistry> PoliciesFor(const SessionOptions& options)
   return policies;
 }
 
-bool IsKnownDeviceName(const std::string& name) {
-  if (name == "cpu" || name == "vgpu" || name == "cuda") return true;
-  if (name.rfind("cuda:", 0) != 0 || name.size() == 5) return false;
-  return name.find_first_not_of("0123456789", 5) == std::string::npos;
+// NAME or NAME:K. Which names exist is the backend registry's to say
+// (kernels/backend_registry.h, checked where devices are opened).
+bool IsDeviceName(const std::string& name) {
+  const size_t colon = name.find(':');
+  const std::string base = name.substr(0, colon);
+  if (base.empty() || base.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                          std::string::npos)
+    return false;
+  if (colon == std::string::npos) return true;
+  return colon + 1 < name.size() &&
+         name.find_first_not_of("0123456789", colon + 1) == std::string::npos;
 }
 
 TensorInfo InfoOf(const Value& value) {
@@ -484,6 +492,7 @@ class SessionImpl final : public Session {
       e.device = d.device.get();
       e.host_addressable = d.host_addressable;
       e.threads = d.threads;
+      e.kernel_time = d.kernel_time;
       devices.push_back(e);
     }
     EngineOptions options;
@@ -545,11 +554,12 @@ class SessionImpl final : public Session {
     plan.devices.erase(std::remove_if(plan.devices.begin(), plan.devices.end(),
                                       [&](const std::string& d) { return !open(d); }),
                        plan.devices.end());
-    if (plan.devices.empty() || plan.devices.front() != "cpu")
-      plan.devices.insert(plan.devices.begin(), "cpu");
+    const std::string& host = names.front();
+    if (plan.devices.empty() || plan.devices.front() != host)
+      plan.devices.insert(plan.devices.begin(), host);
     for (NodePlan& n : plan.nodes) {
       if (!open(n.device)) {
-        n.device = "cpu";
+        n.device = host;
         n.stream = 0;
         n.reason = "re-planned: its device is unavailable";
       }
@@ -614,7 +624,8 @@ class SessionImpl final : public Session {
     // Adaptation measures every Run, which only the engine does.
     bool single_cpu = !trace_ && !adapter_;
     for (const NodePlan& n : plan->nodes)
-      single_cpu = single_cpu && n.device == "cpu" && n.stream == 0 && !n.slice;
+      single_cpu = single_cpu && n.device == devices_.front().device->name() && n.stream == 0 &&
+                   !n.slice;
     if (single_cpu) {
       // The fast path: the engine's sequential path on the calling thread.
       // Constants are shared, so keeping the graph for a one-thread twin is cheap.
@@ -770,7 +781,11 @@ int ResolveNumThreads(int num_threads) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-Status ValidateSessionOptions(const SessionOptions& options) {
+namespace {
+
+// `backends` null: device names are only checked to be NAME or NAME:K (the
+// caller hands the devices, CreateSession).
+Status ValidateOptions(const SessionOptions& options, const BackendRegistry* backends) {
   if (options.num_threads < 0)
     return InvalidArgument("SessionOptions: num_threads must be >= 0 (0 = all cores), got " +
                            std::to_string(options.num_threads));
@@ -778,9 +793,13 @@ Status ValidateSessionOptions(const SessionOptions& options) {
     return InvalidArgument("SessionOptions: devices is empty; use {\"cpu\"}");
   for (size_t i = 0; i < options.devices.size(); ++i) {
     const std::string& device = options.devices[i];
-    if (!IsKnownDeviceName(device))
-      return InvalidArgument("SessionOptions: unknown device '" + device +
-                             "' (known: cpu, vgpu, cuda, cuda:K)");
+    if (backends != nullptr) {
+      if (StatusOr<const Backend*> b = backends->Find(device); !b.ok())
+        return b.status().WithPrefix("SessionOptions");
+    } else if (!IsDeviceName(device)) {
+      return InvalidArgument("SessionOptions: bad device name '" + device +
+                             "' (NAME or NAME:K)");
+    }
     for (size_t j = 0; j < i; ++j)
       if (options.devices[j] == device)
         return InvalidArgument("SessionOptions: device '" + device + "' given twice");
@@ -801,6 +820,16 @@ Status ValidateSessionOptions(const SessionOptions& options) {
   return Status::Ok();
 }
 
+}  // namespace
+
+Status ValidateSessionOptions(const SessionOptions& options) {
+  return ValidateSessionOptions(options, BuiltinBackends());
+}
+
+Status ValidateSessionOptions(const SessionOptions& options, const BackendRegistry& backends) {
+  return ValidateOptions(options, &backends);
+}
+
 StatusOr<braid::Plan> LoadPlanFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("plan file '" + path + "' cannot be opened");
@@ -815,7 +844,8 @@ StatusOr<std::unique_ptr<Session>> CreateSession(Graph graph, const SessionOptio
                                                  std::shared_ptr<const KernelRegistry> registry,
                                                  std::vector<SessionDevice> devices,
                                                  SessionInternals internals) {
-  RETURN_IF_ERROR(ValidateSessionOptions(options));
+  // The devices are handed in: their names are checked against them below.
+  RETURN_IF_ERROR(ValidateOptions(options, nullptr));
   if (!registry || devices.empty()) return InvalidArgument("CreateSession: no registry or device");
   for (const SessionDevice& d : devices)
     if (!d.device) return InvalidArgument("CreateSession: null device");

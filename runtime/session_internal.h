@@ -10,6 +10,7 @@
 #ifndef BRAID_RUNTIME_SESSION_INTERNAL_H_
 #define BRAID_RUNTIME_SESSION_INTERNAL_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "scheduler/plan.h"
 
 namespace braid {
+class BackendRegistry;  // kernels/backend_registry.h
 class PolicyRegistry;
 }
 
@@ -34,13 +36,17 @@ namespace braid {
 // Unknown device names and unknown policies (without a plan file) are
 // InvalidArgument listing the known ones; num_threads must be >= 0.
 // Availability of the named devices is checked when they are created.
+// Device names are checked against the built-in backends, or `backends`.
 Status ValidateSessionOptions(const SessionOptions& options);
+Status ValidateSessionOptions(const SessionOptions& options, const BackendRegistry& backends);
 
 // One device of a session; devices[0] is the host CPU.
 struct SessionDevice {
   std::unique_ptr<Device> device;
   bool host_addressable = false;  // integrated GPU with mapped host memory
   int threads = 1;                // intra-op threads of its kernels (non-CPU)
+  // Its backend's timing shaping (OpenedDevice::kernel_time); empty: none.
+  std::function<std::chrono::nanoseconds(double flops, double bytes)> kernel_time;
 };
 
 // What tests (and embedders of the internal API) may inject.

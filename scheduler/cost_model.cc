@@ -63,10 +63,11 @@ OpClassEfficiency DefaultEfficiency(std::string_view device_kind, OpClass op_cla
   // Typical fractions of peak that tuned libraries reach at batch 1: dense
   // conv/GEMM well, depthwise poorly; memory-bound ops reach part of the
   // DRAM bandwidth. Rough estimates; `braid calibrate` replaces them.
-  const bool gpu = device_kind != "cpu";
+  const DeviceKindTraits* kind = FindDeviceKindTraits(device_kind);
+  const bool gpu = kind == nullptr || !kind->host;
   OpClassEfficiency e;
   e.op_class = OpClassName(op_class);
-  if (device_kind == "vgpu") {
+  if (kind != nullptr && kind->exact_roofline) {
     // The virtual GPU is padded to exactly its profile's roofline
     // (kernels/vgpu: launch + max(FLOPs / peak, bytes / bandwidth)), so the
     // model of it is that roofline: efficiencies 1, overhead the launch.
@@ -484,7 +485,9 @@ OpCost CostModel::CostNoFloor(const OpWork& work, int device) const {
   if (!work.sparse_class.empty())
     if (const SparseKernelSpeed* sp = spec.Sparse(work.sparse_class); sp != nullptr)
       factor *= sp->Ratio(work.weight_sparsity);
-  if (spec.kind == "cpu" && work.input_sparsity > 0) factor *= 1.0 - work.input_sparsity;
+  if (const DeviceKindTraits* kind = FindDeviceKindTraits(spec.kind);
+      kind != nullptr && kind->input_sparse_kernels && work.input_sparsity > 0)
+    factor *= 1.0 - work.input_sparsity;
   cost.compute_us *= factor;
   cost.memory_us *= factor;
   const double copied = std::clamp(work.copied_bytes, 0.0, work.bytes);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <span>
 #include <sstream>
@@ -15,6 +16,20 @@
 #include "graph/json.h"
 
 namespace braid {
+
+// The profile format's device kinds: the host CPU, a GPU, and a virtual
+// device padded to exactly its profile's roofline (kernels/vgpu).
+constexpr DeviceKindTraits kDeviceKinds[] = {
+    {.kind = "cpu", .host = true, .input_sparse_kernels = true},
+    {.kind = "gpu"},
+    {.kind = "vgpu", .exact_roofline = true},  // check_layers: profile data
+};
+
+const DeviceKindTraits* FindDeviceKindTraits(std::string_view kind) {
+  for (const DeviceKindTraits& k : kDeviceKinds)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
 
 const OpClassEfficiency* DeviceSpec::Efficiency(std::string_view op_class) const {
   for (const OpClassEfficiency& e : efficiency)
@@ -77,9 +92,15 @@ Status ValidateDeviceProfile(const DeviceProfile& profile) {
     const std::string where = "device " + std::to_string(i) + " ('" + d.name + "'): ";
     if (d.name.empty()) return InvalidArgument("device " + std::to_string(i) + " has no name");
     if (!names.insert(d.name).second) return InvalidArgument(where + "listed twice");
-    if (d.kind != "cpu" && d.kind != "gpu" && d.kind != "vgpu")
-      return InvalidArgument(where + "kind '" + d.kind + "' (expected cpu, gpu or vgpu)");
-    if (i == 0 && d.kind != "cpu")
+    const DeviceKindTraits* kind = FindDeviceKindTraits(d.kind);
+    if (kind == nullptr) {
+      std::string known;
+      for (size_t k = 0; k < std::size(kDeviceKinds); ++k)
+        known += (k == 0 ? "" : k + 1 == std::size(kDeviceKinds) ? " or " : ", ") +
+                 std::string(kDeviceKinds[k].kind);
+      return InvalidArgument(where + "kind '" + d.kind + "' (expected " + known + ")");
+    }
+    if (i == 0 && !kind->host)
       return InvalidArgument(where + "the first device must be the host cpu");
     if (d.compute_units < 1) return InvalidArgument(where + "compute_units must be >= 1");
     if (d.concurrent_kernels < 1) return InvalidArgument(where + "concurrent_kernels must be >= 1");

@@ -70,6 +70,18 @@ struct SparseKernelSpeed {
   }
 };
 
+// What the planner needs to know of a profile device kind (DeviceSpec::kind):
+// kept as data (device_profile.cc's one table), so scheduler code asks for a
+// property, never compares a kind or backend name.
+struct DeviceKindTraits {
+  std::string_view kind;
+  bool host = false;                  // the host CPU (a profile's device 0)
+  bool exact_roofline = false;        // padded to exactly its roofline (virtual)
+  bool input_sparse_kernels = false;  // its kernels skip zero activations
+};
+// Null for a kind the profile format does not know.
+const DeviceKindTraits* FindDeviceKindTraits(std::string_view kind);
+
 struct DeviceSpec {
   std::string name;            // the plan's device name: "cpu", "cuda:0", "vgpu"
   std::string kind;            // "cpu", "gpu" or "vgpu"

@@ -14,6 +14,8 @@
 # profiling/ or tools/.
 # Libraries (graph, kernels, scheduler, models, runtime, api, profiling) take
 # options, never the environment: no getenv / secure_getenv / environ / setenv / putenv.
+# runtime/ and scheduler/ name no backend ("vgpu", "cuda" literals,
+# DeviceKind::kCuda / kVirtualGpu): they ask the backend registry or the profile.
 #
 #   scripts/check_layers.sh          # exit 1 listing every violation
 set -euo pipefail
@@ -47,8 +49,24 @@ for layer in graph kernels scheduler models runtime api profiling; do
   done < <(grep -rnE --include='*.h' --include='*.cc' --include='*.cu' \
              '\b(getenv|secure_getenv|setenv|putenv|unsetenv)\s*\(|\benviron\b' "$layer" | grep -vE ':\s*//' || true)
 done
+# runtime/ and scheduler/ name no backend: devices come from the backend
+# registry (kernels/backend_registry.h), a device's properties from its
+# backend's traits or the device profile. Comments may name them; a profile
+# format's data line says so with "check_layers: profile data".
+backend_name='"(vgpu|cuda)(:[^"]*)?"|DeviceKind::k(Cuda|VirtualGpu)'
+for layer in runtime scheduler; do
+  while IFS= read -r hit; do
+    code="${hit#*:*:}"
+    code="${code%%//*}"
+    if grep -qE -- "$backend_name" <<< "$code"; then
+      echo "backend named: $hit (ask the backend registry's traits or the device profile)"
+      violations=$((violations + 1))
+    fi
+  done < <(grep -rnE --include='*.h' --include='*.cc' -- "$backend_name" "$layer" |
+             grep -v 'check_layers: profile data' || true)
+done
 if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s)" >&2
   exit 1
 fi
-echo "check_layers: ok (graph, kernels, scheduler, models, runtime, api, profiling: includes follow the layers; no environment reads)"
+echo "check_layers: ok (graph, kernels, scheduler, models, runtime, api, profiling: includes follow the layers; no environment reads; runtime, scheduler: no backend named)"

@@ -3,9 +3,8 @@
 #include <ostream>
 #include <set>
 
-#include "kernels/cpu/cpu_device.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cuda/cuda_backend.h"
-#include "kernels/vgpu/vgpu_device.h"
 #include "tools/commands.h"
 
 namespace braid::cli {
@@ -29,6 +28,7 @@ struct DeviceRow {
   size_t memory_bytes = 0;
   int compute_units = 0;
   std::vector<std::pair<std::string, std::string>> extra;  // key, JSON value
+  std::string units;  // Backend::compute_units_label
 };
 
 }  // namespace
@@ -48,47 +48,29 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
 
+  // Every backend's devices, in the registry's order; op coverage from one
+  // registry holding every backend's registrations.
+  const BackendRegistry backends = BuiltinBackends();
   std::vector<DeviceRow> rows;
   std::vector<std::string> unavailable;
-  {
-    const DeviceInfo cpu = CreateCpuDevice()->info();
-    rows.push_back({cpu.name, "cpu", cpu.description, cpu.memory_bytes, cpu.compute_units, {}});
-  }
-  StatusOr<std::vector<CudaDeviceProperties>> gpus = QueryCudaDevices();
-  if (gpus.ok()) {
-    for (const CudaDeviceProperties& p : *gpus) {
-      DeviceRow r{"cuda:" + std::to_string(p.ordinal), "cuda", p.name + " (" + p.Summary() + ")",
-                  p.total_memory, p.multiprocessors, {}};
-      r.extra = {{"compute_capability", JsonString(std::to_string(p.cc_major) + "." +
-                                                   std::to_string(p.cc_minor))},
-                 {"integrated", p.integrated ? "true" : "false"},
-                 {"unified_addressing", p.unified_addressing ? "true" : "false"},
-                 {"can_map_host_memory", p.can_map_host_memory ? "true" : "false"},
-                 {"clock_khz", std::to_string(p.clock_khz)},
-                 {"driver_version", std::to_string(p.driver_version)},
-                 {"runtime_version", std::to_string(p.runtime_version)}};
-      rows.push_back(std::move(r));
-    }
-  } else {
-    unavailable.push_back(gpus.status().message());
-  }
-  {
-    // The virtual GPU: always there, always labelled virtual (a test / demo
-    // device backed by CPU kernels; its timings are a model).
-    const DeviceInfo vgpu = CreateVgpuDevice()->info();
-    DeviceRow r{vgpu.name, "vgpu", vgpu.description, rows.front().memory_bytes,
-                vgpu.compute_units, {{"virtual", "true"}}};
-    rows.push_back(std::move(r));
-  }
-
-  // Op coverage from one registry holding every backend's registrations.
   KernelRegistry registry;
-  RegisterCpuKernels(registry);  // also the reference kernels
-  RegisterCudaKernels(registry);
-  RegisterVgpuKernels(registry);
-  std::map<std::string, std::set<std::string>> coverage;  // op -> device kinds
-  for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda, DeviceKind::kVirtualGpu})
-    for (const std::string& op : registry.OpTypes(kind)) coverage[op].insert(DeviceKindName(kind));
+  std::map<std::string, std::set<std::string>> coverage;  // op -> backends
+  for (const Backend* b : backends.backends()) {
+    StatusOr<std::vector<DeviceListing>> listed = std::vector<DeviceListing>{};
+    if (b->list) {
+      listed = b->list();
+    } else if (StatusOr<OpenedDevice> d = b->open({}); d.ok()) {
+      listed->push_back({d->device->info(), {}});
+    } else {
+      listed = d.status();
+    }
+    if (!listed.ok()) unavailable.push_back(listed.status().message());
+    for (const DeviceListing& l : listed.ok() ? *listed : std::vector<DeviceListing>{})
+      rows.push_back({l.info.name, b->name, l.info.description, l.info.memory_bytes,
+                      l.info.compute_units, l.extra, b->compute_units_label});
+    b->register_kernels(registry, {});
+    for (const std::string& op : registry.OpTypes(b->kind)) coverage[op].insert(b->name);
+  }
 
   if (json) {
     out << "{\"devices\":[";
@@ -125,8 +107,7 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
 
   for (const DeviceRow& r : rows) {
     out << r.name << ": " << r.description << "; " << r.compute_units
-        << (r.kind == "cpu" ? " cores" : r.kind == "vgpu" ? " worker thread(s) (virtual)" : " SMs")
-        << ", "
+        << " " << r.units << ", "
         << static_cast<double>(r.memory_bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
   }
   for (const std::string& reason : unavailable) out << reason << "\n";

@@ -53,7 +53,8 @@ struct CudaLikeDevices {
   std::unique_ptr<VgpuDevice> vgpu;
   std::vector<EngineDevice> list;
   explicit CudaLikeDevices(const VgpuOptions& options = CudaLike())
-      : vgpu(CreateVgpuDevice(options)), list{{cpu.get(), true, 1}, {vgpu.get(), false, 1}} {}
+      : vgpu(CreateVgpuDevice(options)),
+        list{{cpu.get(), true, 1}, test::VgpuEngineDevice(*vgpu)} {}
 };
 
 TEST(CudaSemanticsVgpu, WaitOnAnotherDevicesEventBlocksTheCallerOwnEventsQueue) {

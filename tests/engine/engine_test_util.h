@@ -19,6 +19,7 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "models/architectures.h"
@@ -186,13 +187,26 @@ inline std::unique_ptr<VgpuDevice> SuiteVgpu() {
   return CreateVgpuDevice(options);
 }
 
+// `vgpu` as the engine gets it from the backend registry: with the vgpu
+// backend's timing-shaping hook bound, as OpenBackendDevices binds it.
+inline EngineDevice VgpuEngineDevice(VgpuDevice& vgpu) {
+  EngineDevice e{&vgpu, false, 1};
+  StatusOr<const Backend*> backend = BuiltinBackends().Find("vgpu");
+  if (!backend.ok() || !(*backend)->kernel_time) {
+    ADD_FAILURE() << "no vgpu backend with a kernel_time hook";
+    return e;
+  }
+  e.kernel_time = BindKernelTime(**backend, vgpu);
+  return e;
+}
+
 struct Devices {
   std::unique_ptr<Device> cpu = CreateCpuDevice();
   std::unique_ptr<VgpuDevice> vgpu;
   std::vector<EngineDevice> list;
   Devices() : vgpu(SuiteVgpu()) { Fill(); }
   explicit Devices(const VgpuOptions& options) : vgpu(SuiteVgpu(options)) { Fill(); }
-  void Fill() { list = {{cpu.get(), true, 1}, {vgpu.get(), false, 1}}; }
+  void Fill() { list = {{cpu.get(), true, 1}, VgpuEngineDevice(*vgpu)}; }
 };
 
 // A Relu that fails while *fail is set (else the reference Relu): a step

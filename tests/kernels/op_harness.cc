@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -12,7 +14,6 @@
 #include "graph/passes/passes.h"
 #include "graph/status.h"
 #include "kernels/cpu/cpu_device.h"
-#include "kernels/vgpu/vgpu_device.h"
 
 namespace braid {
 namespace {
@@ -96,16 +97,18 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
   }
 }
 
-// Devices the harness runs on: the host CPU first, then the virtual GPU
-// (its own memory: inputs and outputs go through stream copies).
-std::vector<std::unique_ptr<Device>>& AvailableDevices() {
-  static auto* devices = [] {
-    auto* list = new std::vector<std::unique_ptr<Device>>;
-    list->push_back(CreateCpuDevice());
-    list->push_back(CreateVgpuDevice());
-    return list;
+// The built-in backends' harness (MakeHarness): the host CPU first, then the
+// virtual GPU (its own memory: inputs and outputs go through stream copies).
+const Harness& DefaultHarness() {
+  static const Harness* harness = [] {
+    StatusOr<std::unique_ptr<Harness>> h = MakeHarness(BuiltinBackends());
+    if (!h.ok()) {
+      std::fprintf(stderr, "op harness: %s\n", h.status().ToString().c_str());
+      std::abort();
+    }
+    return h->release();
   }();
-  return *devices;
+  return *harness;
 }
 
 double ToDouble(DataType dtype, const void* p, size_t i) {
@@ -288,20 +291,24 @@ Status PreparedImpl::Run() {
   return stream_->Synchronize();
 }
 
-const KernelRegistry& HarnessRegistry() {
-  static const KernelRegistry* registry = [] {
-    auto* r = new KernelRegistry;
-    RegisterCpuKernels(*r);  // includes the reference kernels today
-    RegisterVgpuKernels(*r);
-    bool has_reference = false;
-    for (const std::string& op : r->OpTypes(DeviceKind::kCpu))
-      for (const KernelEntry* e : r->Candidates(op, DeviceKind::kCpu))
-        has_reference = has_reference || e->impl == "reference";
-    if (!has_reference) RegisterReferenceKernels(*r);
-    return r;
-  }();
-  return *registry;
+StatusOr<std::unique_ptr<Harness>> MakeHarness(const BackendRegistry& backends) {
+  auto h = std::make_unique<Harness>();
+  std::vector<std::string> names;
+  for (const Backend* b : backends.backends())
+    if (!b->traits.host && (b->traits.host_addressable || b->traits.virtual_device))
+      names.push_back(b->name);
+  ASSIGN_OR_RETURN(std::vector<OpenedDevice> opened,
+                   OpenBackendDevices(backends, names, BackendOptions{}, h->registry));
+  for (OpenedDevice& d : opened) h->devices.push_back(std::move(d.device));
+  bool has_reference = false;  // the CPU kernels include them today
+  for (const std::string& op : h->registry.OpTypes(DeviceKind::kCpu))
+    for (const KernelEntry* e : h->registry.Candidates(op, DeviceKind::kCpu))
+      has_reference = has_reference || e->impl == "reference";
+  if (!has_reference) RegisterReferenceKernels(h->registry);
+  return h;
 }
+
+const KernelRegistry& HarnessRegistry() { return DefaultHarness().registry; }
 
 const KernelEntry* FindReference(const KernelRegistry& registry,
                                  const std::string& op_type) {
@@ -353,6 +360,15 @@ std::string CaseReport::ToString() const {
 }
 
 CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry) {
+  return RunOpCase(c, registry, DefaultHarness().devices);
+}
+
+CaseReport RunOpCase(const OpCase& c, const Harness& harness) {
+  return RunOpCase(c, harness.registry, harness.devices);
+}
+
+CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry,
+                     std::span<const std::unique_ptr<Device>> devices) {
   CaseReport report;
   report.case_name = c.name;
   StatusOr<std::unique_ptr<OpCaseInstance>> inst = OpCaseInstance::Build(c);
@@ -366,7 +382,7 @@ CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry) {
     report.status = NotFound("no reference kernel for " + c.op_type);
     return report;
   }
-  Device& cpu = *AvailableDevices().front();
+  Device& cpu = *devices.front();
   StatusOr<std::unique_ptr<PreparedImpl>> ref =
       PreparedImpl::Prepare(instance, *reference, cpu);
   if (!ref.ok()) {
@@ -394,7 +410,7 @@ CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry) {
         return report;
       }
   }
-  for (const std::unique_ptr<Device>& device : AvailableDevices()) {
+  for (const std::unique_ptr<Device>& device : devices) {
     std::set<std::string> seen;
     for (const KernelEntry* e : registry.Candidates(c.op_type, device->kind())) {
       // The reference is the ground truth on the CPU; on other devices it is

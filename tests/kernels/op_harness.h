@@ -27,6 +27,7 @@
 
 #include "graph/ir.h"
 #include "kernels/backend.h"
+#include "kernels/backend_registry.h"
 
 namespace braid {
 
@@ -149,8 +150,18 @@ class PreparedImpl {
   std::vector<std::vector<std::byte>> host_outputs_;  // non-CPU devices only
 };
 
-// Every CPU implementation (RegisterCpuKernels) plus the reference kernels,
-// and the same kernels on the virtual GPU (RegisterVgpuKernels), which the
+// The kernels and devices the harness runs: the host and every backend of a
+// registry that runs on any machine (host-addressable or virtual; CUDA's
+// cases are tests/cuda/), opened with default options, each backend's
+// kernels registered, the reference kernels included.
+struct Harness {
+  KernelRegistry registry;
+  std::vector<std::unique_ptr<Device>> devices;  // the host first
+};
+StatusOr<std::unique_ptr<Harness>> MakeHarness(const BackendRegistry& backends);
+
+// The built-in backends' harness registry: every CPU implementation plus the
+// reference kernels, and the same kernels on the virtual GPU, which the
 // harness runs with device memory and explicit copies.
 const KernelRegistry& HarnessRegistry();
 // The reference implementation of `op_type`, or nullptr.
@@ -183,7 +194,12 @@ struct CaseReport {
   std::string ToString() const;
 };
 
+// On the built-in backends' devices.
 CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry);
+CaseReport RunOpCase(const OpCase& c, const Harness& harness);
+// On `devices` (the host first).
+CaseReport RunOpCase(const OpCase& c, const KernelRegistry& registry,
+                     std::span<const std::unique_ptr<Device>> devices);
 
 }  // namespace braid
 

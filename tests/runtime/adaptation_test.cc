@@ -21,6 +21,7 @@
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/vgpu/vgpu_device.h"
 #include "runtime/session_internal.h"
@@ -122,6 +123,8 @@ std::unique_ptr<Session> OpenSession(const SessionOptions& options, SessionInter
   VgpuOptions vgpu;
   vgpu.timing = timing;
   devices[1].device = CreateVgpuDevice(vgpu);
+  // Its timing shaping, as Session::Open binds it (OpenBackendDevices).
+  devices[1].kernel_time = BindKernelTime(**BuiltinBackends().Find("vgpu"), *devices[1].device);
   auto s =
       CreateSession(TinyCnn(image), options, Registry(), std::move(devices), std::move(internals));
   EXPECT_TRUE(s.ok()) << s.status().ToString();
