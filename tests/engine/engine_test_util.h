@@ -191,7 +191,9 @@ inline std::unique_ptr<VgpuDevice> SuiteVgpu() {
 // backend's timing-shaping hook bound, as OpenBackendDevices binds it.
 inline EngineDevice VgpuEngineDevice(VgpuDevice& vgpu) {
   EngineDevice e{&vgpu, false, 1};
-  StatusOr<const Backend*> backend = BuiltinBackends().Find("vgpu");
+  // Find returns a pointer into the registry: keep it alive past the lookup.
+  const BackendRegistry backends = BuiltinBackends();
+  StatusOr<const Backend*> backend = backends.Find("vgpu");
   if (!backend.ok() || !(*backend)->kernel_time) {
     ADD_FAILURE() << "no vgpu backend with a kernel_time hook";
     return e;
