@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include "kernels/vgpu/precise_wait.h"
 #include "tests/engine/engine_test_util.h"
 
 namespace braid {
@@ -352,13 +353,16 @@ TEST(CudaSemanticsEngine, ShapedVgpuStepsLastTheirModelledTimeOnTheEventClock) {
   int checked = 0;
   std::vector<double> busy(2);
   e->DeviceBusyUs(busy);
+  // The pad's wait may end up to kWaitUntilMaxEarlyUs before its deadline
+  // (it aims early by the timer's wake-up latency and never spins).
+  const double shortest_us = 3000.0 - kWaitUntilMaxEarlyUs;
   for (const StepTiming& t : e->timeline()) {
     if (t.device != "vgpu" || t.category != "kernel" || t.view) continue;
-    EXPECT_GE(t.end_us - t.start_us, 3000.0 * 0.999) << t.name;
+    EXPECT_GE(t.end_us - t.start_us, shortest_us) << t.name;
     ++checked;
   }
   EXPECT_GT(checked, 2);
-  EXPECT_GE(busy[1], 3000.0 * 0.999 * checked);  // adaptation reads the same times
+  EXPECT_GE(busy[1], shortest_us * checked);  // adaptation reads the same times
 }
 
 }  // namespace
