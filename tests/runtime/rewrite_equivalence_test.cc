@@ -12,18 +12,14 @@
 #include <vector>
 
 #include "graph/passes/passes.h"
+#include "tests/passes/reference_eval_test_util.h"
 #include "tests/runtime/reference_session_test_util.h"
 
 namespace braid {
 namespace {
 
 using test::RunOnReference;
-
-int CountOps(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const Node& node : g.nodes()) n += node.op_type == op;
-  return n;
-}
+using test_eval::CountOps;
 
 struct EinsumCase {
   std::string equation;
