@@ -6,44 +6,22 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "graph/op_schema.h"
 
 namespace braid {
 namespace {
 
-// FLOPs per output element of elementwise ops and of the activations the
-// fusion pass folds into Conv/Gemm ("activation" attribute). Cheap arithmetic
-// is 1; division, square root and transcendental functions are 4 (roughly
-// their cost relative to an add on SIMD hardware); composites add up their
-// parts.
-const std::unordered_map<std::string_view, double>& ElementwiseCosts() {
-  // clang-format off
-  static const std::unordered_map<std::string_view, double> costs = {
-      // one arithmetic operation or comparison
-      {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Max", 1}, {"Min", 1},
-      {"Mean", 1}, {"Sum", 1}, {"Relu", 1}, {"Clip", 1}, {"Neg", 1},
-      {"Abs", 1}, {"Sign", 1}, {"Floor", 1}, {"Ceil", 1}, {"Round", 1},
-      {"Mod", 1}, {"Equal", 1}, {"Less", 1}, {"LessOrEqual", 1},
-      {"Greater", 1}, {"GreaterOrEqual", 1}, {"Where", 1}, {"And", 1},
-      {"Or", 1}, {"Xor", 1}, {"Not", 1},
-      // compare and multiply
-      {"LeakyRelu", 2}, {"PRelu", 2},
-      // multiply, add, clamp
-      {"HardSigmoid", 3},
-      // (De)quantization: divide or subtract-multiply, round, clamp
-      {"QuantizeLinear", 4}, {"DequantizeLinear", 2}, {"DynamicQuantizeLinear", 6},
-      // division, roots and transcendental functions
-      {"Div", 4}, {"Reciprocal", 4}, {"Sqrt", 4}, {"Pow", 4}, {"Exp", 4},
-      {"Log", 4}, {"Erf", 4}, {"Tanh", 4}, {"Sigmoid", 4}, {"Sin", 4},
-      {"Cos", 4}, {"Softplus", 4}, {"Elu", 4}, {"Selu", 4}, {"Celu", 4},
-      // composites: HardSigmoid + Mul; Sigmoid + Mul; Erf + 4 cheap ops;
-      // Softplus + Tanh + Mul
-      {"HardSwish", 4}, {"SiLU", 5}, {"Gelu", 8}, {"Mish", 9},
-  };
-  // clang-format on
-  return costs;
+// FLOPs per output element of an op priced per element (the schema's
+// elementwise_flops; 0 when it is not) and of an activation the fusion pass
+// folds into Conv / Gemm ("activation" attribute: an op name, or SiLU, which
+// is Sigmoid then Mul).
+double ElementwiseFlops(std::string_view op) {
+  if (op == "SiLU") return ElementwiseFlops("Sigmoid") + ElementwiseFlops("Mul");
+  const OpSchema* schema = FindOpSchema(op);
+  return schema == nullptr ? 0 : schema->elementwise_flops;
 }
 
 // FLOPs per element of ops that normalize or reduce along an axis.
@@ -51,16 +29,7 @@ constexpr double kBatchNormFlops = 2;  // folds into a scale and a shift
 constexpr double kSoftmaxFlops = 5;    // max, subtract, exp, sum, divide
 constexpr double kLayerNormFlops = 8;  // mean, variance, normalize, affine
 
-bool IsPool(std::string_view op) {
-  return op == "MaxPool" || op == "AveragePool" || op == "LpPool";
-}
-bool IsGlobalPool(std::string_view op) {
-  return op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-         op == "GlobalLpPool";
-}
-bool IsReduction(std::string_view op) {
-  return op.starts_with("Reduce") || op == "ArgMax" || op == "ArgMin";
-}
+bool IsGlobalPool(std::string_view op) { return op.starts_with("Global") && op.ends_with("Pool"); }
 
 class NodeCost {
  public:
@@ -80,7 +49,7 @@ class NodeCost {
 
   double Flops() const {
     const std::string& op = node_.op_type;
-    const auto& costs = ElementwiseCosts();
+    const OpFamily family = FamilyOf(op);
     if (op == "Conv") return ConvFlops() + EpilogueFlops();
     if (op == "ConvTranspose") return ConvTransposeFlops() + EpilogueFlops();
     if (op == "Gemm") return GemmFlops() + EpilogueFlops();
@@ -97,14 +66,14 @@ class NodeCost {
     if (op == "LayerNormalization" || op == "InstanceNormalization" ||
         op == "GroupNormalization")
       return kLayerNormFlops * OutputElements();
-    if (IsPool(op)) {
+    if (family == OpFamily::kPool && !IsGlobalPool(op)) {
       double window = 1;
       for (int64_t k : node_.attrs.GetInts("kernel_shape"))
         window *= static_cast<double>(k);
       return window * OutputElements();
     }
-    if (IsGlobalPool(op) || IsReduction(op)) return InputElements(0);
-    if (auto it = costs.find(op); it != costs.end()) {
+    if (family == OpFamily::kPool || family == OpFamily::kReduce) return InputElements(0);
+    if (const double per_element = ElementwiseFlops(op); per_element > 0) {
       // Variadic Sum/Max/Min/Mean combine n inputs with n-1 operations.
       int operands = 0;
       for (ValueId in : node_.inputs) operands += in != kNoValue ? 1 : 0;
@@ -112,7 +81,7 @@ class NodeCost {
           op == "Sum" || op == "Max" || op == "Min" || op == "Mean";
       const double steps = variadic && operands > 2 ? operands - 1 : 1;
       // A fused activation (the residual Add -> Relu) costs its own FLOPs.
-      return it->second * steps * OutputElements() + ActivationFlops();
+      return per_element * steps * OutputElements() + ActivationFlops();
     }
     if (op == "Resize" || op == "Upsample") {
       // Per output element: a weighted sum over 2 neighbours per resized
@@ -191,9 +160,8 @@ class NodeCost {
   double ActivationFlops() const {
     const std::string activation = node_.attrs.GetString("activation", "");
     if (activation.empty()) return 0;
-    const auto& costs = ElementwiseCosts();
-    auto it = costs.find(activation);
-    return (it == costs.end() ? 1 : it->second) * OutputElements();
+    const double per_element = ElementwiseFlops(activation);
+    return (per_element > 0 ? per_element : 1) * OutputElements();
   }
 
   // 2 * Cout * spatial_out * (Cin / groups) * prod(kernel) per image: the

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string_view>
 
+#include "graph/op_schema.h"
+
 namespace braid {
 namespace {
 
@@ -54,14 +56,7 @@ bool IsRelayable(const TensorDesc& d) {
 }  // namespace
 
 bool TakesPartInChannelsLast(const Node& node) {
-  static constexpr std::string_view kOps[] = {
-      "Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Add", "Sub",
-      "Mul", "Div", "Min", "Max", "Relu", "Sigmoid", "Tanh", "Clip", "HardSwish", "HardSigmoid",
-      "LeakyRelu", "Concat", "BatchNormalization", "Pad", "QLinearConv", "ConvInteger",
-      "QuantizeLinear", "DequantizeLinear"};
-  for (std::string_view op : kOps)
-    if (node.op_type == op) return true;
-  return false;
+  return HasOpTrait(node.op_type, kOpChannelsLast);
 }
 
 std::vector<TensorLayout> AssignChannelsLast(const Graph& graph,

@@ -26,36 +26,18 @@ const char* OpClassName(OpClass op_class) {
   return "other";
 }
 
-namespace {
-
-bool OneOf(std::string_view op, std::initializer_list<std::string_view> names) {
-  return std::find(names.begin(), names.end(), op) != names.end();
-}
-
-}  // namespace
-
 OpClass ClassifyOp(const Node& node) {
-  const std::string& op = node.op_type;
-  if (op == "Conv" || op == "ConvTranspose")
-    return node.attrs.GetInt("group", 1) == 1 ? OpClass::kConv : OpClass::kDepthwiseConv;
-  if (op == "Gemm" || op == "MatMul") return OpClass::kGemm;
-  if (op.ends_with("Pool")) return OpClass::kPool;
-  if (OneOf(op, {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
-                 "GroupNormalization", "Softmax", "LogSoftmax", "LRN"}))
-    return OpClass::kNormalization;
-  if (op.starts_with("Reduce") || op == "ArgMax" || op == "ArgMin") return OpClass::kReduce;
-  if (OneOf(op, {"Reshape", "Transpose", "Concat", "Flatten", "Gather", "Slice", "Squeeze",
-                 "Unsqueeze", "Shape", "Split", "Pad", "Expand", "Identity", "Cast", "Tile",
-                 "ConstantOfShape", "Range", "Resize", "Size", "DepthToSpace",
-                 "SpaceToDepth", "GatherElements", "ScatterND", "Constant"}))
-    return OpClass::kDataMovement;
-  if (OneOf(op, {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Sigmoid", "Tanh", "Exp", "Log",
-                 "Sqrt", "Pow", "Erf", "Gelu", "HardSwish", "HardSigmoid", "LeakyRelu", "PRelu",
-                 "Elu", "Selu", "Celu", "Softplus", "Neg", "Abs", "Max", "Min", "Mean", "Sum",
-                 "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
-                 "And", "Or", "Xor", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Mod",
-                 "Sin", "Cos", "SiLU", "Mish", "Dropout", "QuantizeLinear", "DequantizeLinear"}))
-    return OpClass::kElementwise;
+  switch (FamilyOf(node.op_type)) {
+    case OpFamily::kConv:
+      return node.attrs.GetInt("group", 1) == 1 ? OpClass::kConv : OpClass::kDepthwiseConv;
+    case OpFamily::kGemm: return OpClass::kGemm;
+    case OpFamily::kPool: return OpClass::kPool;
+    case OpFamily::kNormalization: return OpClass::kNormalization;
+    case OpFamily::kReduce: return OpClass::kReduce;
+    case OpFamily::kDataMovement: return OpClass::kDataMovement;
+    case OpFamily::kElementwise: return OpClass::kElementwise;
+    case OpFamily::kOther: break;
+  }
   return OpClass::kOther;
 }
 

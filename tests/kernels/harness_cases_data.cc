@@ -52,6 +52,12 @@ OpInput Ints64(Ints values, bool constant = true) {
   in.values = std::move(values);
   return in;
 }
+OpInput I64Scalar(int64_t value) {
+  OpInput in{DataType::kI64, {}};
+  in.constant = true;
+  in.values = {value};
+  return in;
+}
 OpInput Omitted() {
   OpInput in;
   in.omitted = true;
@@ -142,6 +148,14 @@ std::vector<OpCase> MakeCases() {
   for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -6.0, 6.0)}));
   add(Make("sign_i32", "Sign", {Ix(DataType::kI32, {12})}));
+  for (const char* op : {"Sin", "Cos"})
+    add(Make(std::string("unary_") + op, op, {X({3, 11}, -3.0, 3.0)}));
+  add(Make("not", "Not", {OpInput{DataType::kBool, {2, 3, 4}}}));
+  add(Make("mod_fmod_f32", "Mod", {X({3, 4}, -5.0, 5.0), X({4}, 0.5, 2.0)}, {I("fmod", 1)}));
+  add(Make("mod_i64", "Mod", {Ix(DataType::kI64, {3, 4}), Ix(DataType::kI64, {4}, 1, 7)}));
+  add(Make("dropout_inference", "Dropout", {X({2, 3, 4})}));
+  add(Make("einsum_batched_matmul", "Einsum", {X({2, 3, 4}), X({2, 4, 5})},
+           {S("equation", "bij,bjk->bik")}));
   add(Make("unary_Tan", "Tan", {X({3, 11}, -1.2, 1.2)}));
   for (const char* op : {"Asin", "Acos", "Atanh"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -0.99, 0.99)}));
@@ -257,6 +271,15 @@ std::vector<OpCase> MakeCases() {
   add(Make("transpose_default", "Transpose", {X({2, 3, 4})}));
   add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
   add(Make("expand", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
+  add(Make("tile", "Tile", {X({2, 3}), Ints64({2, 3})}));
+  add(Make("scatter_nd_rows", "ScatterND", {X({4, 3}), [] {
+             OpInput rows{DataType::kI64, {2, 1}};
+             rows.constant = true;
+             rows.values = {2, 0};
+             return rows;
+           }(), X({2, 3})}));
+  add(Make("range_i64", "Range", {I64Scalar(3), I64Scalar(17), I64Scalar(4)}));
+  add(Make("cumsum_axis1_reverse", "CumSum", {X({3, 5}), I64Scalar(1)}, {I("reverse", 1)}));
   add(Make("pad_constant", "Pad", {X({2, 3, 4}), Ints64({0, 1, 2, 0, 1, 0}), ConstScalar(0.5, 0.6)}));
   // 4-D (braid's CPU kernel, plain and channels-last): HGNetV2's stem pads H and
   // W; padding the channels too.

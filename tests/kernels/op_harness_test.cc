@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "graph/op_schema.h"
 #include "kernels/backend.h"
 #include "kernels/reference/registration.h"
 #include "tests/kernels/op_harness.h"
@@ -107,6 +108,26 @@ TEST(OpHarness, ReportsMismatchesAndDeclines) {
 // Every fast implementation the CPU backend registers must match the
 // reference in at least one case: a kernel that every case declines (or that
 // no case reaches) is tested by nothing, yet a model would run it.
+// Derived from the op table (graph/op_schema.cc): every op braid reads has a
+// reference kernel (what every other kernel is checked against and what
+// runs when they decline) and at least one harness case. Constant is the
+// exception: the importer and FoldConstants turn it into a constant value,
+// so no kernel ever runs it.
+TEST(OpHarnessCoverage, EveryOpOfTheTableHasAReferenceKernelAndACase) {
+  const KernelRegistry& registry = HarnessRegistry();
+  std::set<std::string> with_case;
+  for (std::span<const OpCase> cases : {ComputeOpCases(), DataOpCases()})
+    for (const OpCase& c : cases) with_case.insert(c.op_type);
+  std::string no_reference, no_case;
+  for (const std::string& op : SupportedOpTypes()) {
+    if (op == "Constant") continue;
+    if (FindReference(registry, op) == nullptr) no_reference += " " + op;
+    if (!with_case.count(op)) no_case += " " + op;
+  }
+  EXPECT_EQ(no_reference, "") << "ops of the table without a reference kernel";
+  EXPECT_EQ(no_case, "") << "ops of the table without a harness case";
+}
+
 TEST(OpHarnessCoverage, EveryRegisteredCpuImplementationMatchesInSomeCase) {
   const KernelRegistry& registry = HarnessRegistry();
   std::set<std::pair<std::string, std::string>> matched;  // (op, impl) on the CPU

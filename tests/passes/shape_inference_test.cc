@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -944,40 +946,66 @@ TEST(ShapeInferenceMisc, DetMaxUnpoolRoiAlignReverseSequenceErrors) {
 
 // ---- registry and errors ------------------------------------------------------------
 
-TEST(OpRegistry, ListsEveryRequiredOp) {
-  const char* const required[] = {
-      "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
-      "Constant", "ConstantOfShape", "Conv", "Div", "Equal", "Erf", "Expand",
-      "Flatten", "Gather", "Gemm", "GlobalAveragePool", "HardSigmoid",
-      "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool", "Mul",
-      "Pad", "Pow", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid",
-      "Slice", "Softmax", "Sqrt", "Sub", "Transpose", "Unsqueeze", "Where",
-      "Split", "Squeeze", "Dropout", "Tanh", "Neg", "Exp", "Log", "Abs",
-      "Reciprocal", "LeakyRelu", "Min", "Max", "GlobalMaxPool", "ReduceSum",
-      "ReduceMax", "Gelu", "Resize", "Upsample", "ConvTranspose", "Ceil", "Floor", "Round",
-      "Sign", "Mod", "Not", "Range", "ScatterND", "Einsum",
-      "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-      "ReduceLogSumExp", "InstanceNormalization", "GroupNormalization", "Sin", "Cos", "Tile", "CumSum",
-      "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
-      "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "Tan", "Asin", "Acos",
-      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsInf", "IsNaN", "PRelu", "Elu", "Celu",
-      "Selu", "ThresholdedRelu", "Shrink", "Softplus", "Softsign", "Mish", "Sum", "Mean",
-      "OneHot", "DepthToSpace", "SpaceToDepth", "LRN", "MeanVarianceNormalization", "GridSample",
-      "LogSoftmax", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "ArgMax", "ArgMin",
-      "Size", "Trilu", "CastLike", "Hardmax", "TopK", "EyeLike", "QuantizeLinear",
-      "DequantizeLinear", "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul",
-      "DynamicQuantizeLinear", "RNN", "GRU", "LSTM", "ReverseSequence", "Det", "MaxUnpool",
-      "RoiAlign"};
-  for (const char* op : required) {
-    EXPECT_TRUE(IsSupportedOp(op)) << op;
-    ASSERT_NE(FindOpSchema(op), nullptr) << op;
-    EXPECT_NE(FindOpSchema(op)->infer, nullptr) << op;
+// The ops docs/ops.md lists in its table (the "| family (file) | ops | ..."
+// one; each op optionally followed by "(11+)" and the like).
+std::vector<std::string> OpsListedInDocs() {
+  std::ifstream in(std::string(BRAID_SOURCE_DIR) + "/docs/ops.md");
+  std::vector<std::string> ops;
+  std::string line;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("| family (file) | ops |")) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.starts_with("|---")) continue;
+    if (!line.starts_with("| ")) break;
+    const size_t a = line.find(" | ");
+    const size_t b = a == std::string::npos ? a : line.find(" | ", a + 3);
+    if (b == std::string::npos) continue;
+    std::string cell = line.substr(a + 3, b - a - 3), name;
+    int depth = 0;  // inside "( ... )"
+    for (char c : cell + ",") {
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (depth == 0 && c == ',') {
+        if (!name.empty()) ops.push_back(name);
+        name.clear();
+      } else if (depth == 0 && std::isalnum(static_cast<unsigned char>(c))) {
+        name += c;
+      }
+    }
+  }
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+// The schema table is the one list of ops: docs/ops.md names exactly its ops,
+// and every entry has a shape function and a sane first opset.
+TEST(OpRegistry, TableMatchesDocsAndEveryEntryIsComplete) {
+  const std::vector<std::string> ops = SupportedOpTypes();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+  EXPECT_EQ(std::adjacent_find(ops.begin(), ops.end()), ops.end()) << "an op listed twice";
+  EXPECT_EQ(OpsListedInDocs(), ops) << "docs/ops.md and graph/op_schema.cc list different ops";
+  for (const std::string& op : ops) {
+    const OpSchema* schema = FindOpSchema(op);
+    ASSERT_NE(schema, nullptr) << op;
+    EXPECT_NE(schema->infer, nullptr) << op;
+    EXPECT_GE(schema->since_opset, 1) << op;
+    EXPECT_LE(schema->since_opset, 21) << op;
+    EXPECT_GE(schema->elementwise_flops, 0) << op;
+    // A view moves no bytes and computes nothing.
+    if (schema->traits & kOpView) {
+      EXPECT_EQ(schema->elementwise_flops, 0) << op;
+      EXPECT_EQ(schema->family, OpFamily::kDataMovement) << op;
+    }
   }
   EXPECT_FALSE(IsSupportedOp("Loop"));
-  std::vector<std::string> ops = SupportedOpTypes();
-  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
-  EXPECT_EQ(ops.size(), std::size(required));
   EXPECT_EQ(FindOpSchema("LayerNormalization")->since_opset, 17);
+  EXPECT_EQ(FamilyOf("Loop"), OpFamily::kOther);
+  EXPECT_FALSE(HasOpTrait("Loop", kOpView));
+  EXPECT_TRUE(IsViewOp("Reshape"));
+  EXPECT_FALSE(IsViewOp("Transpose"));
 }
 
 // The quantized ops: shapes and output types, and a QDQ model's bad
