@@ -10,7 +10,6 @@
 #include "api/session_open.h"
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/backend_registry.h"
-#include "kernels/vgpu/vgpu_device.h"
 #include "scheduler/policies.h"
 
 namespace braid {
@@ -80,45 +79,41 @@ StatusOr<std::vector<SessionDevice>> OpenDevices(const BackendRegistry& backends
 
 }  // namespace
 
-DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices) {
+DeviceProfile DerivedSessionProfile(const BackendRegistry& backends,
+                                    const std::vector<SessionDevice>& devices) {
   DeviceProfile p = BuiltinHostProfile();
   p.name = "host (derived by the session)";
   const DeviceSpec cpu = p.devices.front();
+  DerivedFigures host;
+  host.compute_units = cpu.compute_units;
+  host.peak_gflops = cpu.peak_gflops;
+  host.memory_bandwidth_gbps = cpu.memory_bandwidth_gbps;
+  host.launch_overhead_us = cpu.launch_overhead_us;
   for (size_t i = 1; i < devices.size(); ++i) {
-    const auto* vgpu = dynamic_cast<const VgpuDevice*>(devices[i].device.get());
-    if (vgpu == nullptr) continue;  // CUDA: no figures without a profile
-    const VgpuTiming& t = vgpu->timing();
-    // The vgpu runs the CPU kernels on its own thread(s): never faster than
-    // that many host threads, slower when its timing model says so.
-    const double threads = std::max(1, vgpu->threads());
-    const double thread_share = threads / std::max(1, cpu.compute_units);
+    const Device& device = *devices[i].device;
+    StatusOr<const Backend*> backend = backends.Find(device.name());
+    if (!backend.ok() || !(*backend)->figures) continue;  // e.g. CUDA: no figures without a profile
+    const std::optional<DerivedFigures> f = (*backend)->figures(device, host);
+    if (!f) continue;
     DeviceSpec d;
-    d.name = vgpu->name();
-    d.kind = "vgpu";
-    d.description = "braid's virtual GPU (" + t.Describe() + "); a test device, not a GPU";
-    d.compute_units = static_cast<int>(threads);
-    d.peak_gflops = cpu.peak_gflops * thread_share;
-    d.memory_bandwidth_gbps = cpu.memory_bandwidth_gbps;
-    d.launch_overhead_us = cpu.launch_overhead_us;
-    if (t.enabled) {
-      if (t.peak_gflops > 0) d.peak_gflops = std::min(d.peak_gflops, t.peak_gflops);
-      if (t.mem_gbps > 0) d.memory_bandwidth_gbps = std::min(d.memory_bandwidth_gbps, t.mem_gbps);
-      d.launch_overhead_us = std::max(d.launch_overhead_us, t.launch_us);
-    }
-    const std::string source =
-        "derived: min(the vgpu's timing model, its share of the host CPU's estimate)";
-    for (const char* f : {"peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us"})
-      d.sources[f] = source;
+    d.name = device.name();
+    d.kind = f->kind;
+    d.description = f->description;
+    d.compute_units = f->compute_units;
+    d.peak_gflops = f->peak_gflops;
+    d.memory_bandwidth_gbps = f->memory_bandwidth_gbps;
+    d.launch_overhead_us = f->launch_overhead_us;
+    for (const char* field : {"peak_gflops", "memory_bandwidth_gbps", "launch_overhead_us"})
+      d.sources[field] = f->source;
     p.devices.push_back(d);
     for (bool to_device : {true, false}) {
       LinkSpec link;
       link.from = to_device ? cpu.name : d.name;
       link.to = to_device ? d.name : cpu.name;
-      // A copy is a memcpy by the vgpu's worker, padded to the timing model.
-      link.latency_us = t.enabled ? std::max(t.copy_latency_us, 5.0) : 5.0;
-      link.bandwidth_gbps = t.enabled && t.copy_gbps > 0 ? std::min(t.copy_gbps, 10.0) : 10.0;
-      link.sources["latency_us"] = "estimate: vgpu copy (memcpy on its worker thread, shaped)";
-      link.sources["bandwidth_gbps"] = link.sources["latency_us"];
+      link.latency_us = f->copy_latency_us;
+      link.bandwidth_gbps = f->copy_bandwidth_gbps;
+      link.sources["latency_us"] = f->copy_source;
+      link.sources["bandwidth_gbps"] = f->copy_source;
       p.links.push_back(std::move(link));
     }
   }
@@ -129,19 +124,22 @@ StatusOr<DeviceProfile> SessionProfileFor(const SessionOptions& options) {
   if (!options.profile.empty()) return LoadDeviceProfile(options.profile);
   const BackendRegistry backends = BuiltinBackends();
   ASSIGN_OR_RETURN(BackendOptions o, BackendOptionsFor(backends, nullptr, options));
+  const Backend* host = backends.host();
+  if (host == nullptr) return FailedPrecondition("no host backend registered");
   std::vector<SessionDevice> devices(1);
-  devices[0].device = CreateCpuDevice();
-  // Only virtual devices carry figures of their own (DerivedSessionProfile):
-  // open those, without kernels.
+  ASSIGN_OR_RETURN(OpenedDevice host_device, host->open(o));
+  devices[0].device = std::move(host_device.device);
+  // Only backends with figures of their own (DerivedSessionProfile): open
+  // those devices, without kernels.
   for (const std::string& name : options.devices) {
     ASSIGN_OR_RETURN(const Backend* b, backends.Find(name, &o.index));
-    if (!b->traits.virtual_device) continue;
+    if (b == host || !b->figures) continue;
     ASSIGN_OR_RETURN(OpenedDevice opened, b->open(o));
     SessionDevice d;
     d.device = std::move(opened.device);
     devices.push_back(std::move(d));
   }
-  return DerivedSessionProfile(devices);
+  return DerivedSessionProfile(backends, devices);
 }
 
 StatusOr<std::unique_ptr<Session>> Session::Open(const std::string& model,
@@ -170,11 +168,15 @@ StatusOr<std::unique_ptr<Session>> OpenSessionWithBackends(
   ASSIGN_OR_RETURN(Graph graph, load_graph());
   {
     // The session's policies with its settings; sparoa, which needs a cost
-    // model, plans with the host-vgpu profile when vgpu is open, else host.
+    // model, plans with the fallback profile of an open device's backend
+    // (host-vgpu for the vgpu), else the host's.
     PolicySettings settings = options.policy_settings;
-    const bool vgpu = std::find(options.devices.begin(), options.devices.end(), "vgpu") !=
-                      options.devices.end();
-    settings.try_emplace("sparoa.fallback_profile", vgpu ? "host-vgpu" : "host");
+    std::string fallback = "host";
+    for (const std::string& name : options.devices) {
+      StatusOr<const Backend*> b = backends.Find(name);
+      if (b.ok() && !(*b)->fallback_profile.empty()) fallback = (*b)->fallback_profile;
+    }
+    settings.try_emplace("sparoa.fallback_profile", fallback);
     auto policies = std::make_shared<PolicyRegistry>();
     RETURN_IF_ERROR(RegisterPolicies(*policies, settings));
     internals.policies = std::move(policies);
@@ -182,7 +184,7 @@ StatusOr<std::unique_ptr<Session>> OpenSessionWithBackends(
   // The cost model's profile. sparoa brings its own (above) unless a profile
   // is given or adaptation, which corrects the session's profile, is on.
   if (options.profile.empty() && (options.policy != "sparoa" || options.adapt))
-    internals.profile = DerivedSessionProfile(devices);
+    internals.profile = DerivedSessionProfile(backends, devices);
   return CreateSession(std::move(graph), options, std::move(registry), std::move(devices),
                        std::move(internals));
 }

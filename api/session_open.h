@@ -32,9 +32,11 @@ StatusOr<std::unique_ptr<Session>> OpenSessionWithBackends(
     const std::function<StatusOr<Graph>()>& load_graph);
 
 // The cost model's profile when SessionOptions::profile is empty: the
-// built-in host CPU estimate plus, per vgpu, a device from its timing model
-// capped at the host threads it runs on, with copy links.
-DeviceProfile DerivedSessionProfile(const std::vector<SessionDevice>& devices);
+// built-in host CPU estimate plus, per device whose backend has a `figures`
+// hook (the vgpu: its timing model capped at the host threads it runs on), a
+// device with copy links to the host.
+DeviceProfile DerivedSessionProfile(const BackendRegistry& backends,
+                                    const std::vector<SessionDevice>& devices);
 // The profile Session::Open predicts with for `options`: SessionOptions::profile
 // loaded, else DerivedSessionProfile of the devices the options name (CUDA
 // devices get no figures: give a profile for them).

@@ -109,7 +109,7 @@ StatusOr<StabilitySession> OpenStabilitySession(const Graph& graph, const Stabil
   devices[1].device = std::move(vgpu);
   devices[1].threads = 1;
   SessionInternals internals;
-  internals.profile = DerivedSessionProfile(devices);
+  internals.profile = DerivedSessionProfile(BuiltinBackends(), devices);
   auto policies = std::make_shared<PolicyRegistry>();
   RETURN_IF_ERROR(RegisterPolicies(*policies, {{"sparoa.fallback_profile", "host-vgpu"}}));
   internals.policies = std::move(policies);

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,23 @@ struct OpenedDevice {
   std::function<std::chrono::nanoseconds(double flops, double bytes)> kernel_time;
 };
 
+// A device's figures for a cost model when no device profile is given, and
+// where they come from: a virtual device derives them from its timing model
+// and the host's; a real one has none without a profile (calibrate it).
+struct DerivedFigures {
+  std::string kind;         // the profile's device kind ("vgpu")
+  std::string description;
+  int compute_units = 1;
+  double peak_gflops = 0;
+  double memory_bandwidth_gbps = 0;
+  double launch_overhead_us = 0;
+  std::string source;       // of the three figures above
+  // Copies between the host and the device (each way).
+  double copy_latency_us = 0;
+  double copy_bandwidth_gbps = 0;
+  std::string copy_source;
+};
+
 // One row of `braid devices`.
 struct DeviceListing {
   DeviceInfo info;
@@ -81,6 +99,14 @@ struct Backend {
   // vgpu's timing shaping). Empty: none.
   std::function<std::chrono::nanoseconds(const Device& device, double flops, double bytes)>
       kernel_time;
+  // The device's own figures given the host's (compute_units, peak_gflops,
+  // memory_bandwidth_gbps, launch_overhead_us); nullopt or empty: none.
+  std::function<std::optional<DerivedFigures>(const Device& device, const DerivedFigures& host)>
+      figures;
+  // The shipped device profile (profiles/NAME.json) a planner that needs a
+  // cost model falls back to when this backend's device is open and no
+  // profile is given ("host-vgpu"); empty: the host's.
+  std::string fallback_profile;
 };
 
 class BackendRegistry {

@@ -13,10 +13,10 @@
 
 #include "graph/annotate.h"
 #include "graph/passes/passes.h"
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/precise_wait.h"
 #include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 #include "models/graph_builder.h"
 #include "profiling/cache_info.h"
 #include "profiling/plan_timer.h"

@@ -1,5 +1,5 @@
 // MeasureActivationSparsity: expose the watched tensors as graph outputs, run
-// a cpu-only Session on random or given inputs, count zeros.
+// a Session on the host device alone on random or given inputs, count zeros.
 #include "runtime/activation_sparsity.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "kernels/cpu/cpu_device.h"
+#include "kernels/backend_registry.h"
 #include "kernels/params/elementwise.h"
 #include "runtime/session_internal.h"
 
@@ -116,12 +116,15 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
     if (!probe.IsGraphOutput(v)) probe.outputs().push_back(v);
   }
 
+  // The host alone (the backend registry's host, with its default kernels).
   auto registry = std::make_shared<KernelRegistry>();
-  RegisterCpuKernels(*registry);
+  StatusOr<std::vector<OpenedDevice>> host =
+      OpenBackendDevices(BuiltinBackends(), {}, BackendOptions{}, *registry);
+  if (!host.ok()) return host.status().WithPrefix("activation sparsity");
   SessionOptions session_options;
   session_options.num_threads = options.num_threads;
-  StatusOr<std::unique_ptr<Session>> opened =
-      CreateSession(std::move(probe), session_options, registry, CreateCpuDevice());
+  StatusOr<std::unique_ptr<Session>> opened = CreateSession(
+      std::move(probe), session_options, registry, std::move(host->front().device));
   if (!opened.ok()) return opened.status().WithPrefix("activation sparsity");
   Session& session = **opened;
 

@@ -64,7 +64,7 @@
 #include "braid/braid.h"
 #include "graph/ir.h"
 #include "kernels/backend.h"
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 #include "runtime/thread_pinning.h"
 #include "runtime/trace.h"
 #include "scheduler/cache_residency.h"

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <optional>
 
-#include "kernels/cpu/omp_team.h"
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/omp_team.h"
+#include "kernels/host/precise_wait.h"
 #include "runtime/engine.h"
 #include "runtime/node_args.h"
 

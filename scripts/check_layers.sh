@@ -15,7 +15,8 @@
 # Libraries (graph, kernels, scheduler, models, runtime, api, profiling) take
 # options, never the environment: no getenv / secure_getenv / environ / setenv / putenv.
 # runtime/ and scheduler/ name no backend ("vgpu", "cuda" literals,
-# DeviceKind::kCuda / kVirtualGpu): they ask the backend registry or the profile.
+# DeviceKind::kCuda / kVirtualGpu, an include from a backend's folder
+# kernels/cpu|cuda|vgpu/): they ask the backend registry or the profile.
 #
 #   scripts/check_layers.sh          # exit 1 listing every violation
 set -euo pipefail
@@ -64,9 +65,13 @@ for layer in runtime scheduler; do
     fi
   done < <(grep -rnE --include='*.h' --include='*.cc' -- "$backend_name" "$layer" |
              grep -v 'check_layers: profile data' || true)
+  while IFS= read -r hit; do
+    echo "backend included: $hit (backend folders are reached through kernels/backend_registry.h; shared host utilities live in kernels/host/)"
+    violations=$((violations + 1))
+  done < <(grep -rnE --include='*.h' --include='*.cc' '^#include "kernels/(cpu|cuda|vgpu)/' "$layer" || true)
 done
 if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s)" >&2
   exit 1
 fi
-echo "check_layers: ok (graph, kernels, scheduler, models, runtime, api, profiling: includes follow the layers; no environment reads; runtime, scheduler: no backend named)"
+echo "check_layers: ok (graph, kernels, scheduler, models, runtime, api, profiling: includes follow the layers; no environment reads; runtime, scheduler: no backend named or included)"

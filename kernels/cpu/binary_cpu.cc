@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/broadcast.h"
 #include "kernels/params/activation.h"

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/normalization.h"
 

@@ -36,7 +36,7 @@
 
 #include "graph/status.h"
 #include "kernels/backend.h"
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/params/activation.h"
 
 namespace braid::onednn {

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/data_ops.h"
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/quantize.h"
 

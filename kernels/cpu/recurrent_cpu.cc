@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/recurrent.h"
 

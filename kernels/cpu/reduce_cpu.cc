@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/reduce.h"
 

@@ -1,4 +1,4 @@
-#include "kernels/cpu/omp_team.h"
+#include "kernels/host/omp_team.h"
 
 #include <omp.h>
 

@@ -6,8 +6,8 @@
 //
 //   braid::ScopedOmpThreads team(4);   // until the end of the scope
 //   const int threads = braid::ThreadsFor(elements, num_threads);
-#ifndef BRAID_KERNELS_CPU_OMP_TEAM_H_
-#define BRAID_KERNELS_CPU_OMP_TEAM_H_
+#ifndef BRAID_KERNELS_HOST_OMP_TEAM_H_
+#define BRAID_KERNELS_HOST_OMP_TEAM_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -37,4 +37,4 @@ class ScopedOmpThreads {
 
 }  // namespace braid
 
-#endif  // BRAID_KERNELS_CPU_OMP_TEAM_H_
+#endif  // BRAID_KERNELS_HOST_OMP_TEAM_H_

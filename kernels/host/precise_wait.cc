@@ -1,4 +1,4 @@
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/precise_wait.h"
 
 #include <algorithm>
 #include <thread>

@@ -12,8 +12,8 @@
 // of about that length (short sleeps wake sooner than long ones), so the
 // waits end on the deadline on average (some a little early, some late). It
 // never spins: the vgpu's threads share the CPU stream's cores.
-#ifndef BRAID_KERNELS_VGPU_PRECISE_WAIT_H_
-#define BRAID_KERNELS_VGPU_PRECISE_WAIT_H_
+#ifndef BRAID_KERNELS_HOST_PRECISE_WAIT_H_
+#define BRAID_KERNELS_HOST_PRECISE_WAIT_H_
 
 #include <chrono>
 
@@ -26,4 +26,4 @@ void WaitUntil(std::chrono::steady_clock::time_point deadline);
 
 }  // namespace braid
 
-#endif  // BRAID_KERNELS_VGPU_PRECISE_WAIT_H_
+#endif  // BRAID_KERNELS_HOST_PRECISE_WAIT_H_

@@ -1,4 +1,4 @@
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 
 #include <omp.h>
 #include <pthread.h>

@@ -16,8 +16,8 @@
 // hangs. An event recorded after a failure reports the failure from Wait(),
 // and a stream that waits on a failed event becomes failed too, so a failure
 // propagates along dependencies without running dependent work.
-#ifndef BRAID_KERNELS_VGPU_WORKER_STREAM_H_
-#define BRAID_KERNELS_VGPU_WORKER_STREAM_H_
+#ifndef BRAID_KERNELS_HOST_WORKER_STREAM_H_
+#define BRAID_KERNELS_HOST_WORKER_STREAM_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -110,4 +110,4 @@ class WorkerStream : public Stream {
 
 }  // namespace braid
 
-#endif  // BRAID_KERNELS_VGPU_WORKER_STREAM_H_
+#endif  // BRAID_KERNELS_HOST_WORKER_STREAM_H_

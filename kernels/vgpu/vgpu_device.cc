@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_device.h"
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/precise_wait.h"
 #include "kernels/vgpu/streaming_copy.h"
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 
 namespace braid {
 namespace {

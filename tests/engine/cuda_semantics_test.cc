@@ -13,7 +13,7 @@
 #include <future>
 #include <thread>
 
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/precise_wait.h"
 #include "tests/engine/engine_test_util.h"
 
 namespace braid {

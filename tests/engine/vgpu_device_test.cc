@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_device.h"
-#include "kernels/vgpu/precise_wait.h"
+#include "kernels/host/precise_wait.h"
 #include "kernels/vgpu/streaming_copy.h"
 #include "kernels/vgpu/vgpu_device.h"
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 
 namespace braid {
 namespace {
@@ -155,7 +155,7 @@ TEST(Vgpu, TimingShapingPadsCopiesToTheModel) {
   ASSERT_TRUE((*stream)->CopyToDevice((*dev)->data(), host, sizeof(host)).ok());
   ASSERT_TRUE((*stream)->Synchronize().ok());
   // A lower bound, not a speed assertion: a padded wait aims early by the
-  // thread's wake-up latency (kernels/vgpu/precise_wait.h), never by more
+  // thread's wake-up latency (kernels/host/precise_wait.h), never by more
   // than kWaitUntilMaxEarlyUs.
   using Micros = std::chrono::duration<double, std::micro>;
   EXPECT_GE(Micros(std::chrono::steady_clock::now() - start).count(), 20000 - kWaitUntilMaxEarlyUs);

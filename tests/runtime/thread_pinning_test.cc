@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "kernels/cpu/cpu_device.h"
-#include "kernels/vgpu/worker_stream.h"
+#include "kernels/host/worker_stream.h"
 
 namespace braid {
 namespace {
