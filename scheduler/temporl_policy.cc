@@ -135,6 +135,16 @@ TemporlChooser GreedyChooser(const TemporlModel& model) {
   return [&model](const TemporlState& s) { return TemporlRatio(model, s); };
 }
 
+double FinishTogetherRatio(const TemporlState& s) {
+  // In units of S (both devices' full time): s[0] the own device's full
+  // time, s[1] / s[2] the overheads, s[3] the own device's start minus the
+  // other's. Own part: start + overhead + r * work; other part the same with
+  // 1 - r; equal when r is below.
+  const double work_d = s[0] - s[1], work_o = 1 - s[0] - s[2];
+  const double r = (work_o + s[2] - s[1] - s[3]) / std::max(work_d + work_o, 1e-6);
+  return std::clamp(r, 0.01, 0.99);
+}
+
 double PeakRatio(const CostModel& model, const std::string& device, const std::string& other) {
   const int d = model.DeviceIndex(device), o = model.DeviceIndex(other);
   if (d < 0 || o < 0) return 0.5;
@@ -580,9 +590,10 @@ bool SplitCanMove(const SimGraph& g, int node) {
 }
 
 TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
-                                 bool guard) {
+                                 bool guard, const TemporlChooser& chooser) {
   TemporlComparison c;
-  const TemporlPass pass = env.Run(GreedyChooser(model), guard, model.weights, &model.correction);
+  const TemporlPass pass = env.Run(chooser ? chooser : GreedyChooser(model), guard, model.weights,
+                                   chooser ? nullptr : &model.correction);
   const SimGraph& g = env.space().sim;
   c.base_latency_us = pass.base_latency_us;
   // Metrics come in graph order of the split nodes, the same for all three.

@@ -114,6 +114,11 @@ struct TemporlPass {
 // Returns the ratio in (0, 1) for a state (and may remember what it drew).
 using TemporlChooser = std::function<double(const TemporlState&)>;
 TemporlChooser GreedyChooser(const TemporlModel& model);
+// A reference without learning: the ratio at which both parts would finish
+// together by the state's own times (each device's start, overhead and
+// work), before block rounding. The training summary reports it beside the
+// agent, to show how much of the remaining gap is the split granularity.
+double FinishTogetherRatio(const TemporlState& state);
 
 // The environment for one graph on one device set: the placement space,
 // the base plan's placement and the layers the agent decides.
@@ -250,8 +255,9 @@ struct TemporlComparison {
 };
 // True when `node`'s channel split has more than one split point.
 bool SplitCanMove(const SimGraph& sim_graph, int node);
+// `chooser` replaces the model's greedy ratios when given (e.g. FinishTogetherRatio).
 TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
-                                 bool guard = true);
+                                 bool guard = true, const TemporlChooser& chooser = {});
 
 class TemporlPolicy : public Policy {
  public:

@@ -89,6 +89,32 @@ TEST(TemporlTest, TrainingLowersTheGapAgainstTheHalfSplit) {
   EXPECT_GT(last, first);
 }
 
+// The no-learning reference: equal parts when both devices start together;
+// a later own start moves work to the other device; and on the simulator it
+// leaves less gap than the 50/50 split on the layers whose split can move.
+TEST(TemporlTest, FinishTogetherRatioBalancesThePartsByTheirTimes) {
+  TemporlState s{};
+  s[0] = 0.5;  // both devices equally fast, no overhead, same start
+  EXPECT_NEAR(FinishTogetherRatio(s), 0.5, 1e-12);
+  s[3] = 0.25;  // own device starts 0.25 S later: 0.25 + 0.5 r == 0.5 (1 - r)
+  EXPECT_NEAR(FinishTogetherRatio(s), 0.25, 1e-12);
+  s[3] = 0;
+  s[0] = 0.2;  // own device 4x faster: 0.2 r == 0.8 (1 - r)
+  EXPECT_NEAR(FinishTogetherRatio(s), 0.8, 1e-12);
+  s[3] = -4;  // the other device is far behind: everything here, clamped
+  EXPECT_NEAR(FinishTogetherRatio(s), 0.99, 1e-12);
+
+  ModelSetup setup = MakeSetup("squeezenet1_1", "host-vgpu");
+  StatusOr<std::unique_ptr<TemporlEnv>> env =
+      TemporlEnv::Create(setup.graph, setup.ctx, BasePlan(setup));
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  const TemporlComparison c = CompareTemporl(**env, NewTemporlModel(8, 1), *setup.model,
+                                             /*guard=*/false, FinishTogetherRatio);
+  ASSERT_GT(c.movable_layers, 5);
+  EXPECT_LT(c.movable_gap_us, 0.5 * c.movable_half_gap_us)
+      << "gap " << c.movable_gap_us << " us vs 50/50 " << c.movable_half_gap_us << " us";
+}
+
 TEST(TemporlTest, PolicyPlansAreValidDeterministicAndNoSlowerThanTheBase) {
   const std::string path = TempPath("valid.bin");
   ASSERT_TRUE(SaveTemporlModel(TrainedModel(), path).ok());
