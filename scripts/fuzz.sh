@@ -7,8 +7,8 @@
 #   scripts/fuzz.sh 3600         # a campaign: an hour per target (docs/fuzzing.md)
 #   scripts/fuzz.sh 60 fuzz_npy  # one target
 #   scripts/fuzz.sh --runs 10000000 fuzz_npy  # a campaign of N executions, no time limit
-#   BRAID_FUZZ_SANITIZERS=undefined BRAID_FUZZ_BUILD_DIR=build-fuzz-ubsan \
-#     scripts/fuzz.sh --runs 10000000 fuzz_passes  # without ASan: ~3x faster
+#   BRAID_FUZZ_SANITIZERS=undefined BRAID_FUZZ_TRACE_CMP=OFF BRAID_FUZZ_BUILD_DIR=build-fuzz-fast \
+#     scripts/fuzz.sh --runs 10000000 fuzz_passes  # without ASan and comparison tracing: ~5x faster
 #
 # Seeds: the .braid file in tests/data, ONNX's backend node models
 # (libonnx-testdata), .npy files numpy writes, the shipped device profiles, a
@@ -36,7 +36,8 @@ command -v clang++ > /dev/null || { echo "fuzz.sh: needs clang (scripts/setup.sh
 start=$(date +%s)
 CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DBRAID_FUZZ=ON -DBRAID_FUZZ_SANITIZERS="${BRAID_FUZZ_SANITIZERS:-address,undefined}" -DBRAID_CUDA=OFF -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_BENCH=OFF \
+  -DBRAID_FUZZ=ON -DBRAID_FUZZ_SANITIZERS="${BRAID_FUZZ_SANITIZERS:-address,undefined}" \
+  -DBRAID_FUZZ_TRACE_CMP="${BRAID_FUZZ_TRACE_CMP:-ON}" -DBRAID_CUDA=OFF -DBRAID_BUILD_TESTS=OFF -DBRAID_BUILD_BENCH=OFF \
   -DBRAID_BUILD_EXAMPLES=OFF > /dev/null
 cmake --build "$BUILD" -j "$JOBS" --target braid_fuzz
 echo "fuzz.sh: built in $(( $(date +%s) - start )) s"
