@@ -70,4 +70,10 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
   return Status::Ok();
 }
 
+std::string PolicyFileSetting(const std::string& policy) {
+  if (policy == "sparoa") return "sparoa.policy_file";
+  if (policy == "temporl") return "temporl.model";
+  return "";
+}
+
 }  // namespace braid

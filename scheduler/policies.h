@@ -45,6 +45,11 @@ Status RegisterPolicies(PolicyRegistry& registry, const PolicySettings& settings
 // The policy a setting belongs to: "sparoa" for "sparoa.polish".
 std::string PolicyOfSetting(const std::string& key);
 
+// The setting naming `policy`'s trained model file ("sparoa.policy_file",
+// "temporl.model"), or "" for a policy that reads none: the CLI's
+// --policy-file maps through it.
+std::string PolicyFileSetting(const std::string& policy);
+
 }  // namespace braid
 
 #endif  // BRAID_SCHEDULER_POLICIES_H_

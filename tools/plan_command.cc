@@ -106,7 +106,8 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
   const bool temporl = *policy_name == "temporl";
   if (no_polish && *policy_name != "sparoa")
     return fail(InvalidArgument("--no-polish applies to --policy sparoa only"));
-  if (!policy_file->empty() && *policy_name != "sparoa" && !temporl)
+  const std::string policy_file_key = PolicyFileSetting(*policy_name);
+  if (!policy_file->empty() && policy_file_key.empty())
     return fail(InvalidArgument("--policy-file applies to --policy sparoa or temporl only"));
   if (!temporl_base->empty() && !temporl)
     return fail(InvalidArgument("--temporl-base applies to --policy temporl only"));
@@ -122,8 +123,7 @@ int RunPlan(Args args, std::ostream& out, std::ostream& err) {
     if (!v.ok()) return fail(v.status());
     settings["threshold.sparsity"] = *sparsity;
   }
-  if (!policy_file->empty())
-    settings[temporl ? "temporl.model" : "sparoa.policy_file"] = *policy_file;
+  if (!policy_file->empty()) settings[policy_file_key] = *policy_file;
   if (!temporl_base->empty()) settings["temporl.base"] = *temporl_base;
   if (no_polish) settings["sparoa.polish"] = "0";
 

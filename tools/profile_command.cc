@@ -159,10 +159,10 @@ int RunProfile(Args args, std::ostream& out, std::ostream& err) {
     if (!graph.ok()) return fail(graph.status());
     PolicySettings settings;
     if (flags.count("--policy-file")) {
-      if (policy != "sparoa" && policy != "temporl")
+      const std::string key = PolicyFileSetting(policy);
+      if (key.empty())
         return fail(InvalidArgument("--policy-file applies to --policy sparoa or temporl only"));
-      settings[policy == "temporl" ? "temporl.model" : "sparoa.policy_file"] =
-          flags["--policy-file"];
+      settings[key] = flags["--policy-file"];
     }
     if (flags.count("--temporl-base")) {
       if (policy != "temporl")

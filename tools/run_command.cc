@@ -70,7 +70,7 @@ constexpr char kRunHelp[] =
     "                       with the CUDA reason. Default cpu\n"
     "  --policy NAME        placement policy (default cpu-only; gpu-only, ...)\n"
     "  --plan PLAN.json     run this plan (braid plan --save); wins over --policy\n"
-    "  --policy-file F      sparoa: a trained model from `braid train`\n"
+    "  --policy-file F      sparoa or temporl: a trained model from `braid train`\n"
     "  --trace FILE.json    write the last run's per-step timeline as a Chrome\n"
     "                       trace (chrome://tracing, ui.perfetto.dev)\n"
     "  --vgpu-timing T      pad vgpu kernels and copies to a timing model:\n"
@@ -209,6 +209,8 @@ StatusOr<RunFlags> ParseFlags(ArgScanner& scan) {
   }
   if (!f.throughput && (f.latency_bound_ms > 0 || f.max_batch != 32))
     return InvalidArgument("--latency-bound and --max-batch need --throughput");
+  if (!f.policy_file.empty() && PolicyFileSetting(f.policy).empty())
+    return InvalidArgument("--policy-file applies to --policy sparoa or temporl only");
   {
     ASSIGN_OR_RETURN(std::optional<std::string> v, scan.Value("--seed"));
     if (v) {
@@ -508,7 +510,7 @@ SessionOptions LaneOptions(const RunFlags& f, std::vector<std::string> devices,
   o.sparse_crossover = f.sparse.crossover;
   // The lanes of --throughput run their own cpu-only / gpu-only policies.
   if (o.policy == f.policy && !f.policy_file.empty())
-    o.policy_settings["sparoa.policy_file"] = f.policy_file;
+    o.policy_settings[PolicyFileSetting(o.policy)] = f.policy_file;
   // sparoa without a profile plans on host / host-vgpu: also from
   // BRAID_PROFILE_PATH, which only the CLI reads.
   if (o.policy == "sparoa" && o.profile.empty()) {

@@ -50,6 +50,15 @@ TEST(TemporlCommandsTest, TrainThenPlanPrintsSplitLayers) {
   ASSERT_EQ(json.status, 0) << json.err;
   EXPECT_NE(json.out.find("\"split_layers\":[{"), std::string::npos);
 
+  // braid run takes the agent the same way (it once passed it to sparoa).
+  CliResult run = RunCli({"run", "builtin:squeezenet1_1", "--devices", "cpu,vgpu", "--policy",
+                          "temporl", "--policy-file", model, "--iterations", "1", "--warmup", "0"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("latency"), std::string::npos) << run.out;
+  CliResult run_heft = RunCli({"run", "builtin:tiny_cnn", "--policy", "heft", "--policy-file", model});
+  EXPECT_NE(run_heft.status, 0);
+  EXPECT_NE(run_heft.err.find("sparoa or temporl only"), std::string::npos) << run_heft.err;
+
   CliResult untrained = RunCli({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--policy",
                                 "temporl"});
   EXPECT_NE(untrained.status, 0);
