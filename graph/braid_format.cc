@@ -201,6 +201,24 @@ struct Serialized {
   uint64_t file_size() const { return weights_offset + blob.size(); }
 };
 
+}  // namespace
+
+uint32_t BraidFormatVersionFor(const Graph& graph) {
+  // The dtypes after bool came with version 3 (graph/braid.fbs).
+  auto needs_v3 = [](DataType t) {
+    return static_cast<uint8_t>(t) > static_cast<uint8_t>(DataType::kBool);
+  };
+  for (const Value& v : graph.values())
+    if (needs_v3(v.dtype)) return 3;
+  for (const Node& n : graph.nodes())
+    for (const auto& [name, value] : n.attrs.map())
+      if (const auto* t = std::get_if<TensorAttr>(&value); t != nullptr && needs_v3(t->dtype))
+        return 3;
+  return graph.metadata().empty() ? 1 : 2;
+}
+
+namespace {
+
 Status Serialize(const Graph& graph, Serialized& out) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("cannot save invalid graph"));
   flatbuffers::FlatBufferBuilder& fbb = out.fbb;
@@ -230,7 +248,7 @@ Status Serialize(const Graph& graph, Serialized& out) {
   // weights_offset depends on the finished size: write a non-default
   // placeholder so the field is present, then patch it in place.
   auto model = fb::CreateModel(
-      fbb, kBraidFormatVersion, fb_producer, fb_name, graph.opset(), fb_values,
+      fbb, BraidFormatVersionFor(graph), fb_producer, fb_name, graph.opset(), fb_values,
       fb_nodes, fb_inputs, fb_outputs, kBraidWeightAlignment, out.blob.size(), fb_metadata);
   fb::FinishSizePrefixedModelBuffer(fbb, model);
   out.weights_offset = AlignUp(fbb.GetSize());

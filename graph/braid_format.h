@@ -21,6 +21,11 @@ namespace braid {
 
 // Bumped when a field is added; readers accept every version up to theirs.
 inline constexpr uint32_t kBraidFormatVersion = 3;
+
+// The version a file of `graph` is written with: the lowest that holds it
+// (3 with an f64 / bf16 / 16-64-bit integer tensor, 2 with metadata, else
+// 1), so an older braid reads every file that needs nothing newer.
+uint32_t BraidFormatVersionFor(const Graph& graph);
 inline constexpr size_t kBraidWeightAlignment = 64;
 
 Status SaveBraidFile(const Graph& graph, const std::string& path);

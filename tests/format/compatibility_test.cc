@@ -213,6 +213,29 @@ TEST(BraidCompatibility, CurrentWriterReadsBackTheFixtureGraph) {
   }
 }
 
+// The writer uses the lowest version that holds the graph, so an older braid
+// reads every file that needs nothing newer (each fixture graph comes back
+// with its own version).
+TEST(BraidCompatibility, WriterUsesTheLowestVersionThatHoldsTheGraph) {
+  const std::pair<Graph, uint32_t> cases[] = {
+      {MakeV1FixtureGraph(), 1}, {MakeV2FixtureGraph(), 2}, {MakeV3FixtureGraph(), 3}};
+  for (const auto& [graph, version] : cases) {
+    EXPECT_EQ(BraidFormatVersionFor(graph), version);
+    StatusOr<std::vector<uint8_t>> bytes = SerializeBraid(graph);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    BraidEditor e(*bytes);
+    EXPECT_EQ(e.model()->GetField<uint32_t>(slot::kModelFormatVersion, 0), version);
+  }
+  // A newer dtype only in a tensor attribute needs version 3 too.
+  Graph g = MakeV1FixtureGraph();
+  TensorAttr t;
+  t.dtype = DataType::kF64;
+  t.dims = {1};
+  t.data = TensorData::Copy(std::vector<uint8_t>(8, 0).data(), 8);
+  g.nodes().front().attrs.Set("value", t);
+  EXPECT_EQ(BraidFormatVersionFor(g), 3u);
+}
+
 TEST(BraidCompatibility, DISABLED_WriteV3Fixture) {
   ASSERT_EQ(kBraidFormatVersion, 3u)
       << "write a braid_v<N>_small.braid fixture for the new version instead "
