@@ -100,4 +100,37 @@ StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args) {
   return out;
 }
 
+StatusOr<dm::LayerNormArgs> PlanGroupNorm(const PrepareArgs& args) {
+  const bool group_norm = args.node->op_type == "GroupNormalization";
+  ASSIGN_OR_RETURN(InstanceNormParams p,
+                   group_norm ? ParseGroupNorm(args) : ParseInstanceNorm(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  for (size_t i = 1; i < args.inputs.size(); ++i)
+    if (args.inputs[i].present() && args.inputs[i].dtype != DataType::kF32)
+      return NotF32(args, args.inputs[i].dtype);
+  dm::LayerNormArgs out;
+  out.rows = p.planes();
+  out.inner = p.plane_size();
+  out.epsilon = p.epsilon;
+  out.has_bias = true;
+  out.groups = p.groups;
+  const int64_t channels_per_group = p.channels / p.groups;
+  if (p.per_group_affine) {
+    // One scale / bias per group: the same for the whole plane.
+    out.index.rank = 1;
+    out.index.dims[0] = out.inner;
+    out.index.strides[0][0] = out.index.strides[1][0] = 0;
+    out.group_affine_stride = 1;
+  } else {
+    // Per channel: the plane is [channels_per_group, spatial].
+    out.index.rank = 2;
+    out.index.dims[0] = channels_per_group;
+    out.index.dims[1] = p.spatial;
+    out.index.strides[0][0] = out.index.strides[1][0] = 1;
+    out.index.strides[0][1] = out.index.strides[1][1] = 0;
+    out.group_affine_stride = channels_per_group;
+  }
+  return out;
+}
+
 }  // namespace braid::cuda

@@ -66,6 +66,9 @@ StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args);
 StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args);
 StatusOr<dm::PoolArgs> PlanPool(const PrepareArgs& args);
 StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args);
+// InstanceNormalization / GroupNormalization as the LayerNorm kernel: one row
+// per (n, group) plane, the group's scale and bias.
+StatusOr<dm::LayerNormArgs> PlanGroupNorm(const PrepareArgs& args);
 
 // ---- GEMM through cuBLAS (plan_blas.cc) ---------------------------------------
 // cuBLAS is column-major. A row-major C[M,N] = op(A) op(B) is the

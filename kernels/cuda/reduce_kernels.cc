@@ -30,10 +30,12 @@ class SimpleCuda final : public Kernel {
   Args args_;
 };
 
+// LayerNormalization, and with PlanGroupNorm Instance- and GroupNormalization.
+template <StatusOr<dm::LayerNormArgs> (*Plan)(const PrepareArgs&)>
 class LayerNormCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(args_, PlanLayerNorm(args));
+    ASSIGN_OR_RETURN(args_, Plan(args));
     has_mean_ = params_internal::HasOutput(args, 1);
     has_inv_std_ = params_internal::HasOutput(args, 2);
     return Status::Ok();
@@ -68,6 +70,11 @@ std::unique_ptr<Kernel> CreateReduceCuda() {
 std::unique_ptr<Kernel> CreatePoolCuda() {
   return std::make_unique<SimpleCuda<dm::PoolArgs, &PlanPool, &LaunchPool>>();
 }
-std::unique_ptr<Kernel> CreateLayerNormCuda() { return std::make_unique<LayerNormCuda>(); }
+std::unique_ptr<Kernel> CreateLayerNormCuda() {
+  return std::make_unique<LayerNormCuda<&PlanLayerNorm>>();
+}
+std::unique_ptr<Kernel> CreateGroupNormCuda() {
+  return std::make_unique<LayerNormCuda<&PlanGroupNorm>>();
+}
 
 }  // namespace braid::cuda

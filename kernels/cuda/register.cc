@@ -41,6 +41,8 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
     cu(op, &cuda::CreatePoolCuda);
   cu("LayerNormalization", &cuda::CreateLayerNormCuda);
+  for (const char* op : {"InstanceNormalization", "GroupNormalization"})
+    cu(op, &cuda::CreateGroupNormCuda);
 }
 
 }  // namespace braid

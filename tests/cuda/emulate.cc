@@ -154,8 +154,10 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
     EmulateGridStride(GridStrideLaunch(a.outputs), a.outputs, [&](int64_t j) {
       dm::PoolElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));
     });
-  } else if (op == "LayerNormalization") {
-    ASSIGN_OR_RETURN(dm::LayerNormArgs a, cuda::PlanLayerNorm(args));
+  } else if (op == "LayerNormalization" || op == "InstanceNormalization" ||
+             op == "GroupNormalization") {
+    ASSIGN_OR_RETURN(dm::LayerNormArgs a, op == "LayerNormalization" ? cuda::PlanLayerNorm(args)
+                                                                     : cuda::PlanGroupNorm(args));
     const cuda::LaunchConfig c = cuda::RowLaunch(a.rows, a.inner);
     const int threads = static_cast<int>(c.threads);
     const float* x = In<float>(inst, 0);

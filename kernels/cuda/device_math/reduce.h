@@ -1,6 +1,7 @@
 // Per-element (per-output) work of the CUDA reduction-shaped kernels
 // (reduce.cu): Softmax, contiguous ReduceSum / ReduceMean / ReduceMax,
-// pooling (any window, pads, ceil_mode, dilations), and LayerNormalization.
+// pooling (any window, pads, ceil_mode, dilations), and LayerNormalization
+// (also running InstanceNormalization and GroupNormalization).
 // LayerNormalization runs one block per row: each thread sums a strided
 // slice (LayerNormPartial), the block combines the partials, then every
 // element is normalized (LayerNormElement).
@@ -121,13 +122,18 @@ BRAID_HD void PoolElement(const PoolArgs& args, int64_t j, const float* x, float
 }
 
 // LayerNormalization over rows of `inner` elements; scale / bias broadcast
-// through index (operand 0 scale, 1 bias) over the normalized dims.
+// through index (operand 0 scale, 1 bias) over the normalized dims, from a
+// base of (row % groups) * group_affine_stride: 0 for LayerNormalization;
+// InstanceNormalization and GroupNormalization normalize one (n, group)
+// plane per row and take the group's scale / bias.
 struct LayerNormArgs {
   int64_t rows = 0;
   int64_t inner = 1;
   float epsilon = 1e-5f;
   bool has_bias = false;
   StridedIndex<2> index;
+  int64_t groups = 1;
+  int64_t group_affine_stride = 0;
 };
 
 // Thread `tid` of `threads`: sum of x (pass 0) or of (x - mean)^2 (pass 1)
@@ -147,9 +153,10 @@ BRAID_HD void LayerNormElement(const LayerNormArgs& args, int64_t row, int64_t i
                                float mean, float inv_std, float* y) {
   int64_t at[2];
   args.index.Offsets(i, at);
+  const int64_t base = (row % args.groups) * args.group_affine_stride;
   const int64_t e = row * args.inner + i;
-  float v = (x[e] - mean) * inv_std * scale[at[0]];
-  if (args.has_bias) v += bias[at[1]];
+  float v = (x[e] - mean) * inv_std * scale[base + at[0]];
+  if (args.has_bias) v += bias[base + at[1]];
   y[e] = v;
 }
 
