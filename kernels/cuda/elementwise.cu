@@ -1,4 +1,6 @@
 // Elementwise CUDA kernels: grid-stride loops around device_math/elementwise.h.
+#include <limits>
+
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/launch_config.h"
 
@@ -33,7 +35,52 @@ __global__ void BatchNormKernel(dm::BatchNormArgs args, const float* x, const fl
   dm::BatchNormElement(args, i, x, scale, bias, mean, var, y);
 }
 
+template <typename Q>
+__global__ void QuantizeKernel(dm::QuantizeArgs args, const float* x, const float* scale,
+                               const Q* zero_point, Q* y, float lo, float hi) {
+  BRAID_GRID_STRIDE(i, args.elements)
+  dm::QuantizeElement(args, i, x, scale, zero_point, y, lo, hi);
+}
+
+template <typename Q>
+__global__ void DequantizeKernel(dm::QuantizeArgs args, const Q* x, const float* scale,
+                                 const Q* zero_point, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::DequantizeElement(args, i, x, scale, zero_point, y);
+}
+
+template <typename Q>
+cudaError_t LaunchQuantizeTyped(const dm::QuantizeArgs& args, bool quantize, const void* x,
+                                const float* scale, const void* zero_point, void* y,
+                                cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  if (quantize) {
+    QuantizeKernel<Q><<<c.blocks, c.threads, 0, s>>>(
+        args, static_cast<const float*>(x), scale, static_cast<const Q*>(zero_point),
+        static_cast<Q*>(y), static_cast<float>(std::numeric_limits<Q>::min()),
+        static_cast<float>(std::numeric_limits<Q>::max()));
+  } else {
+    DequantizeKernel<Q><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const Q*>(x), scale,
+                                                       static_cast<const Q*>(zero_point),
+                                                       static_cast<float*>(y));
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+cudaError_t LaunchQuantizeLinear(const dm::QuantizeArgs& args, bool quantize,
+                                 dm::QuantizedType quantized, const void* x, const float* scale,
+                                 const void* zero_point, void* y, cudaStream_t s) {
+  switch (quantized) {
+    case dm::QuantizedType::kI8:
+      return LaunchQuantizeTyped<int8_t>(args, quantize, x, scale, zero_point, y, s);
+    case dm::QuantizedType::kU8:
+      return LaunchQuantizeTyped<uint8_t>(args, quantize, x, scale, zero_point, y, s);
+    case dm::QuantizedType::kI32:
+      return LaunchQuantizeTyped<int32_t>(args, false, x, scale, zero_point, y, s);
+  }
+  return cudaErrorInvalidValue;
+}
 
 cudaError_t LaunchUnary(const dm::UnaryArgs& args, const float* x, float* y, cudaStream_t s) {
   const LaunchConfig c = GridStrideLaunch(args.elements);

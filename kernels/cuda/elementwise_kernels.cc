@@ -1,5 +1,6 @@
 // CUDA elementwise kernels: unary ops, broadcasting binary ops, Where,
-// BatchNormalization. Prepare plans (plans.h); Run only launches.
+// BatchNormalization, QuantizeLinear / DequantizeLinear. Prepare plans
+// (plans.h); Run only launches.
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/kernels.h"
@@ -81,8 +82,30 @@ class BatchNormCuda final : public Kernel {
   dm::BatchNormArgs args_;
 };
 
+class QuantizeLinearCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(plan_, PlanQuantizeLinear(args));
+    has_zero_point_ = plan_.args.has_zero_point;
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    const void* zero_point = has_zero_point_ && run.src.size() > 2 ? run.src[2] : nullptr;
+    CUDA_RETURN_IF_ERROR(LaunchQuantizeLinear(plan_.args, plan_.quantize, plan_.quantized,
+                                              run.src[0], static_cast<const float*>(run.src[1]),
+                                              zero_point, run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  QuantizePlan plan_;
+  bool has_zero_point_ = false;
+};
+
 }  // namespace
 
+std::unique_ptr<Kernel> CreateQuantizeLinearCuda() { return std::make_unique<QuantizeLinearCuda>(); }
 std::unique_ptr<Kernel> CreateUnaryCuda() { return std::make_unique<UnaryCuda>(); }
 std::unique_ptr<Kernel> CreateBinaryCuda() { return std::make_unique<BinaryCuda>(); }
 std::unique_ptr<Kernel> CreateWhereCuda() { return std::make_unique<WhereCuda>(); }

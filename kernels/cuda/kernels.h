@@ -28,6 +28,7 @@ std::unique_ptr<Kernel> CreateSoftmaxCuda();
 std::unique_ptr<Kernel> CreateReduceCuda();
 std::unique_ptr<Kernel> CreatePoolCuda();
 std::unique_ptr<Kernel> CreateLayerNormCuda();
+std::unique_ptr<Kernel> CreateQuantizeLinearCuda();  // QuantizeLinear, DequantizeLinear
 std::unique_ptr<Kernel> CreateGroupNormCuda();  // InstanceNormalization, GroupNormalization
 // gemm_cublas.cc
 std::unique_ptr<Kernel> CreateGemmCublas();

@@ -20,6 +20,12 @@ cudaError_t LaunchWhere(const dm::WhereArgs& args, const uint8_t* cond, const fl
                         const float* y, float* out, cudaStream_t s);
 cudaError_t LaunchEpilogue(const dm::EpilogueArgs& args, const float* bias, float* y,
                            cudaStream_t s);
+// QuantizeLinear (x f32, y and zero point of `quantized`) or DequantizeLinear
+// (x and zero point of `quantized`, y f32); zero_point may be null.
+cudaError_t LaunchQuantizeLinear(const dm::QuantizeArgs& args, bool quantize,
+                                 dm::QuantizedType quantized,
+                                 const void* x, const float* scale, const void* zero_point,
+                                 void* y, cudaStream_t s);
 cudaError_t LaunchBatchNorm(const dm::BatchNormArgs& args, const float* x, const float* scale,
                             const float* bias, const float* mean, const float* var, float* y,
                             cudaStream_t s);

@@ -6,6 +6,7 @@
 #include "kernels/params/elementwise.h"
 #include "kernels/params/normalization.h"
 #include "kernels/params/parse_util.h"
+#include "kernels/params/quantize.h"
 
 namespace braid::cuda {
 namespace {
@@ -154,6 +155,31 @@ StatusOr<dm::BatchNormArgs> PlanBatchNorm(const PrepareArgs& args) {
   out.spatial = p.spatial;
   out.epsilon = p.epsilon;
   return out;
+}
+
+StatusOr<QuantizePlan> PlanQuantizeLinear(const PrepareArgs& args) {
+  QuantizePlan plan;
+  plan.quantize = args.node != nullptr && args.node->op_type == "QuantizeLinear";
+  ASSIGN_OR_RETURN(QuantizeLinearParams p,
+                   plan.quantize ? ParseQuantizeLinear(args) : ParseDequantizeLinear(args));
+  if (args.inputs[0].layout != TensorLayout::kPlain || args.outputs[0].layout != TensorLayout::kPlain)
+    return Unsupported(args, "(de)quantization in plain layout only on CUDA");
+  switch (p.quantized) {
+    case DataType::kU8: plan.quantized = dm::QuantizedType::kU8; break;
+    case DataType::kI8: plan.quantized = dm::QuantizedType::kI8; break;
+    case DataType::kI32:
+      if (plan.quantize) return Unsupported(args, "quantizing to int32");
+      plan.quantized = dm::QuantizedType::kI32;
+      break;
+    default:
+      return Unsupported(args, std::string("quantized type ") + DataTypeName(p.quantized));
+  }
+  plan.args.elements = p.elements();
+  plan.args.inner = p.inner;
+  plan.args.axis_size = p.axis_size;
+  plan.args.per_axis = p.per_axis;
+  plan.args.has_zero_point = p.has_zero_point;
+  return plan;
 }
 
 }  // namespace braid::cuda

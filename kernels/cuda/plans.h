@@ -66,6 +66,14 @@ StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args);
 StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args);
 StatusOr<dm::PoolArgs> PlanPool(const PrepareArgs& args);
 StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args);
+// QuantizeLinear / DequantizeLinear: plain layout; u8 / i8 (and i32 for
+// DequantizeLinear) as kernels/params/quantize.h parses them.
+struct QuantizePlan {
+  dm::QuantizeArgs args;
+  bool quantize = true;
+  dm::QuantizedType quantized = dm::QuantizedType::kU8;
+};
+StatusOr<QuantizePlan> PlanQuantizeLinear(const PrepareArgs& args);
 // InstanceNormalization / GroupNormalization as the LayerNorm kernel: one row
 // per (n, group) plane, the group's scale and bias.
 StatusOr<dm::LayerNormArgs> PlanGroupNorm(const PrepareArgs& args);

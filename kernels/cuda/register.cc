@@ -25,6 +25,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
     cu(op, &cuda::CreateBinaryCuda);
   cu("Where", &cuda::CreateWhereCuda);
   cu("BatchNormalization", &cuda::CreateBatchNormCuda);
+  for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) cu(op, &cuda::CreateQuantizeLinearCuda);
 
   for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})
     cu(op, &cuda::CreateCopyCuda);

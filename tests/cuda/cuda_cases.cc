@@ -107,6 +107,35 @@ std::vector<OpCase> MakeCases() {
   add(Make("Reshape_x", "Reshape", {X({2, 3, 4}), Ints64({4, -1})}));
   add(Make("Flatten_x", "Flatten", {X({2, 3, 4})}, {I("axis", 2)}));
   add(Make("Unsqueeze_x", "Unsqueeze", {X({3, 4}), Ints64({0, 3})}));
+  // QuantizeLinear / DequantizeLinear: per tensor and per axis, u8 / i8 / i32,
+  // with and without a zero point; values past the range saturate.
+  auto constant = [](OpInput in) {
+    in.constant = true;
+    return in;
+  };
+  auto typed = [](DataType dtype, Ints dims, double low, double high) {
+    OpInput in = Typed(dtype, std::move(dims));
+    in.low = low;
+    in.high = high;
+    return in;
+  };
+  add(Make("QuantizeLinear_u8", "QuantizeLinear",
+           {X({2, 8, 9, 9}, -6.0, 6.0), constant(X({}, 0.02, 0.05)),
+            constant(typed(DataType::kU8, {}, 100, 150))}, {}));
+  add(Make("QuantizeLinear_i8_axis1", "QuantizeLinear",
+           {X({2, 6, 5, 5}, -3.0, 3.0), constant(X({6}, 0.01, 0.03)),
+            constant(typed(DataType::kI8, {6}, -10, 10))}, {I("axis", 1)}));
+  add(Make("QuantizeLinear_no_zero_point", "QuantizeLinear",
+           {X({3, 50}, -2.0, 2.0), X({}, 0.01, 0.02)}));
+  add(Make("DequantizeLinear_u8", "DequantizeLinear",
+           {typed(DataType::kU8, {4, 8, 10}, 1, 255), constant(X({}, 0.02, 0.05)),
+            constant(typed(DataType::kU8, {}, 100, 150))}, {}));
+  add(Make("DequantizeLinear_i8_axis0", "DequantizeLinear",
+           {typed(DataType::kI8, {6, 3, 3, 3}, -127, 127), constant(X({6}, 0.001, 0.01)),
+            constant(typed(DataType::kI8, {6}, -5, 5))}, {I("axis", 0)}));
+  add(Make("DequantizeLinear_i32", "DequantizeLinear",
+           {typed(DataType::kI32, {16}, -100000, 100000), constant(X({16}, 1e-4, 1e-3))},
+           {I("axis", 0)}));
   return cases;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -92,6 +93,28 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
       dm::BatchNormElement(a, i, In<float>(inst, 0), In<float>(inst, 1), In<float>(inst, 2),
                            In<float>(inst, 3), In<float>(inst, 4), Out<float>(outs, 0));
     });
+  } else if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    ASSIGN_OR_RETURN(cuda::QuantizePlan plan, cuda::PlanQuantizeLinear(args));
+    const dm::QuantizeArgs& a = plan.args;
+    const float* scale = In<float>(inst, 1);
+    auto run = [&](auto zero) {
+      using Q = decltype(zero);
+      const Q* zp = a.has_zero_point ? In<Q>(inst, 2) : nullptr;
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        if (plan.quantize) {
+          dm::QuantizeElement(a, i, In<float>(inst, 0), scale, zp, Out<Q>(outs, 0),
+                              static_cast<float>(std::numeric_limits<Q>::min()),
+                              static_cast<float>(std::numeric_limits<Q>::max()));
+        } else {
+          dm::DequantizeElement(a, i, In<Q>(inst, 0), scale, zp, Out<float>(outs, 0));
+        }
+      });
+    };
+    switch (plan.quantized) {
+      case dm::QuantizedType::kU8: run(uint8_t{}); break;
+      case dm::QuantizedType::kI8: run(int8_t{}); break;
+      case dm::QuantizedType::kI32: run(int32_t{}); break;
+    }
   } else if (IsOneOf(op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})) {
     ASSIGN_OR_RETURN(size_t bytes, cuda::PlanCopy(args));
     if (bytes) std::memcpy(outs[0].data(), inst.input_pointers()[0], bytes);

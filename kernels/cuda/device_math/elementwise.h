@@ -1,6 +1,7 @@
 // Per-element work of the CUDA elementwise kernels (elementwise.cu): unary
 // ops, broadcasting binary ops, Where, the bias + activation epilogue of
-// Conv / Gemm / MatMul, and BatchNormalization (inference).
+// Conv / Gemm / MatMul, BatchNormalization (inference), and QuantizeLinear /
+// DequantizeLinear.
 //
 //   y[i] = dm::UnaryElement(args, x[i]);
 //   dm::BinaryElement(args, i, a, b, y);   // broadcast through args.index
@@ -129,6 +130,43 @@ BRAID_HD void BatchNormElement(const BatchNormArgs& args, int64_t i, const float
                                const float* var, float* y) {
   const int64_t c = (i / args.spatial) % args.channels;
   y[i] = scale[c] * (x[i] - mean[c]) / sqrtf(var[c] + args.epsilon) + bias[c];
+}
+
+// QuantizeLinear / DequantizeLinear, per tensor or per axis (the loops of
+// kernels/params/quantize.h): parameter index k = (i / inner) % axis_size.
+enum class QuantizedType : int { kU8, kI8, kI32 };  // i32: DequantizeLinear only
+
+struct QuantizeArgs {
+  int64_t elements = 0;
+  int64_t inner = 1;
+  int64_t axis_size = 1;
+  bool per_axis = false;
+  bool has_zero_point = false;
+};
+
+BRAID_HD int64_t QuantizeParamIndex(const QuantizeArgs& a, int64_t i) {
+  return a.per_axis ? (i / a.inner) % a.axis_size : 0;
+}
+
+// y = saturate(round_half_even(x / scale) + zero_point); NaN gives 0 (as the
+// CPU kernels and ONNX Runtime on x86). rintf rounds half to even.
+template <typename Q>
+BRAID_HD void QuantizeElement(const QuantizeArgs& a, int64_t i, const float* x,
+                              const float* scale, const Q* zero_point, Q* y, float lo,
+                              float hi) {
+  const int64_t k = QuantizeParamIndex(a, i);
+  const float v =
+      rintf(x[i] / scale[k]) + (a.has_zero_point ? static_cast<float>(zero_point[k]) : 0.0f);
+  y[i] = v != v ? Q(0) : static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+// y = (x - zero_point) * scale.
+template <typename Q>
+BRAID_HD void DequantizeElement(const QuantizeArgs& a, int64_t i, const Q* x, const float* scale,
+                                const Q* zero_point, float* y) {
+  const int64_t k = QuantizeParamIndex(a, i);
+  const int64_t zp = a.has_zero_point ? static_cast<int64_t>(zero_point[k]) : 0;
+  y[i] = static_cast<float>(static_cast<int64_t>(x[i]) - zp) * scale[k];
 }
 
 }  // namespace braid::cuda::dm
