@@ -482,15 +482,15 @@ Status EngineBuilder::Build(const Plan& plan) {
   }
 
   // Streams (after fallbacks are known).
+  std::vector<size_t> step_node(e_.steps_.size(), 0);  // kernel step -> its node
+  for (size_t n = 0; n < node_step_.size(); ++n) step_node[node_step_[n]] = n;
   for (size_t i = 0; i < e_.steps_.size(); ++i) {
     Engine::Step& s = e_.steps_[i];
     int stream = -1;
     if (s.is_copy) {
       ASSIGN_OR_RETURN(stream, StreamFor(s.device, s.to_device ? "h2d" : "d2h", 0));
     } else {
-      const size_t n = static_cast<size_t>(std::find(node_step_.begin(), node_step_.end(), i) -
-                                           node_step_.begin());
-      ASSIGN_OR_RETURN(stream, StreamFor(s.device, "stream", node_stream_[n]));
+      ASSIGN_OR_RETURN(stream, StreamFor(s.device, "stream", node_stream_[step_node[i]]));
     }
     s.stream = stream;
     s.track = stream < 0 ? "cpu/stream0" : e_.streams_[static_cast<size_t>(stream)].track;
