@@ -43,6 +43,12 @@ enum OpTrait : uint32_t {
   kOpChannelsLast = 1u << 0,
   // Its output holds its first input's bytes unchanged, in the same order.
   kOpView = 1u << 1,
+  // A convolution for layout: it reads its data input (0) in either layout
+  // and writes its output in either; its weights and bias stay plain, and it
+  // does not tie its operands to one layout.
+  kOpConvLayout = 1u << 2,
+  // Takes int8 / uint8 activations in channels-last chains too.
+  kOpQuantizedChannelsLast = 1u << 3,
 };
 
 struct OpSchema {

@@ -9,9 +9,7 @@
 namespace braid {
 namespace {
 
-bool IsConv(const Node& node) {
-  return node.op_type == "Conv" || node.op_type == "QLinearConv" || node.op_type == "ConvInteger";
-}
+bool IsConv(const Node& node) { return HasOpTrait(node.op_type, kOpConvLayout); }
 
 // f32, and the int8 / uint8 activations of a quantized model.
 bool IsLayoutType(DataType t) {
@@ -21,8 +19,7 @@ bool IsLayoutType(DataType t) {
 // The ops an int8 / uint8 activation may go nhwc through: others (a u8
 // MaxPool, say) keep theirs plain, since their nhwc kernels are f32 only.
 bool TakesQuantizedChannelsLast(const Node& node) {
-  return node.op_type == "QLinearConv" || node.op_type == "ConvInteger" ||
-         node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear";
+  return HasOpTrait(node.op_type, kOpQuantizedChannelsLast);
 }
 
 // A 4-D f32 (or int8 / uint8) activation with a static shape and more than
