@@ -98,7 +98,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"ConvTranspose", ops::InferConvTranspose, 1, F::kConv},
       {"GlobalAveragePool", ops::InferGlobalPool, 1, F::kPool, 0, kOpChannelsLast},
       {"GlobalMaxPool", ops::InferGlobalPool, 1, F::kPool, 0, kOpChannelsLast},
-      {"MaxPool", ops::InferPool, 8, F::kPool, 0, kOpChannelsLast},
+      {"MaxPool", ops::InferPool, 8, F::kPool, 0, kOpChannelsLast | kOpQuantizedChannelsLast},
       {"MaxUnpool", ops::InferMaxUnpool, 9, F::kOther},
       // matrix products
       {"Det", ops::InferDet, 11, F::kOther},

@@ -7,6 +7,11 @@
 //   Q(MatMul(DQ(a_q, as, az), DQ(b_q, bs, bz)), ys, yz)
 //       -> QLinearMatMul(a_q, as, az, b_q, bs, bz, ys, yz)
 //
+//   Q(MaxPool(DQ(x_q, s, z)), s, z) -> MaxPool(x_q)   (the same s and z)
+//
+// Max pooling commutes with the increasing DQ, and Q(DQ(v)) with the same
+// parameters is v again, so the pooled int8 / uint8 tensor is exact.
+//
 // Conditions: every scale and zero point is a constant, per tensor except
 // the weights' (per output channel: DQ axis 0 for Conv, the last axis for a
 // 2-D MatMul B); the weights are constant; the float Conv / MatMul output
@@ -88,6 +93,32 @@ ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataT
   return g.AddConstant(names.Make(base), dtype, Shape{}, TensorData::Copy(&zero, 1));
 }
 
+// Q(MaxPool(DQ(x))) with the same per-tensor scale and zero point (bit for
+// bit) and no Indices output: adds MaxPool(x) producing the Q's output.
+bool FoldMaxPool(Graph& g, const Node& q, const QParams& yq, const Node& pool) {
+  if (pool.outputs.size() != 1) return false;
+  const Node* dx = Producer(g, InputOrNone(pool, 0), "DequantizeLinear");
+  QParams xq;
+  if (dx == nullptr || !ReadQParams(g, *dx, &xq) || xq.count != 1 || xq.zero_point == kNoValue)
+    return false;
+  const Value& xz = g.value(xq.zero_point);
+  const Value& yz = g.value(yq.zero_point);
+  const TensorData& xzd = *xz.constant;
+  const TensorData& yzd = *yz.constant;
+  if (xz.dtype != yz.dtype || xzd.size() != yzd.size() ||
+      std::memcmp(xzd.data(), yzd.data(), xzd.size()) != 0 ||
+      ConstantFloats(g, xq.scale) != ConstantFloats(g, yq.scale))
+    return false;
+  Node folded;
+  folded.name = pool.name;
+  folded.op_type = "MaxPool";
+  folded.attrs = pool.attrs;
+  folded.inputs = {xq.data};
+  folded.outputs = q.outputs;
+  g.AddNode(std::move(folded));
+  return true;
+}
+
 }  // namespace
 
 Status FoldQdq(Graph& graph) {
@@ -118,6 +149,15 @@ Status FoldQdq(Graph& graph) {
     if (pid == kNoNode || uses.OnlyReader(product_out) != (relu_id != kNoNode ? relu_id : qid))
       continue;
     const Node product = graph.node(pid);
+    if (product.op_type == "MaxPool") {
+      if (relu_id == kNoNode && FoldMaxPool(graph, q, yq, product)) {
+        remove[static_cast<size_t>(pid)] = true;
+        remove[static_cast<size_t>(qid)] = true;
+        graph.node(qid).outputs.clear();
+        remove.push_back(false);
+      }
+      continue;
+    }
     const bool conv = product.op_type == "Conv";
     if (!conv && product.op_type != "MatMul") continue;
     if (product.attrs.Has("activation")) continue;

@@ -24,8 +24,10 @@ class PoolOnednn final : public onednn::SrcDstKernel {
   Status Prepare(const PrepareArgs& args) override {
     SetNode(args);
     ASSIGN_OR_RETURN(PoolParams p, ParsePool(args));
-    if (p.dtype != DataType::kF32)
-      return Unimplemented(where() + ": oneDNN pooling handles f32 only");
+    // int8 / uint8 max pooling too (a folded QDQ MaxPool: fold_qdq.cc).
+    const bool int8 = p.dtype == DataType::kU8 || p.dtype == DataType::kI8;
+    if (p.dtype != DataType::kF32 && !(int8 && p.kind == PoolParams::Kind::kMax))
+      return Unimplemented(where() + ": oneDNN pooling handles f32, and int8 / uint8 max only");
     if (p.has_indices)
       return Unimplemented(where() + ": oneDNN pooling has no ONNX Indices");
     if (p.spatial_rank < 1 || p.spatial_rank > 3)
@@ -54,7 +56,9 @@ class PoolOnednn final : public onednn::SrcDstKernel {
     num_threads_ = args.num_threads;
     isa_ = BestSimdIsa();
     return BuildPrimitive(args, [&] {
-      const memory::data_type f32 = memory::data_type::f32;
+      const memory::data_type type = p.dtype == DataType::kU8   ? memory::data_type::u8
+                                     : p.dtype == DataType::kI8 ? memory::data_type::s8
+                                                                : memory::data_type::f32;
       dnnl::algorithm algorithm =
           p.kind == PoolParams::Kind::kMax ? dnnl::algorithm::pooling_max
           : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
@@ -63,8 +67,8 @@ class PoolOnednn final : public onednn::SrcDstKernel {
       for (int64_t d : p.dilations) dilations.push_back(d - 1);
       dnnl::pooling_v2_forward::desc desc(
           dnnl::prop_kind::forward_inference, algorithm,
-          onednn::DescOf(args.inputs[0], f32),
-          onednn::DescIn(args.outputs[0], args.inputs[0].layout, f32),
+          onednn::DescOf(args.inputs[0], type),
+          onednn::DescIn(args.outputs[0], args.inputs[0].layout, type),
           memory::dims(p.strides.begin(), p.strides.end()),
           memory::dims(p.kernel.begin(), p.kernel.end()), dilations,
           memory::dims(p.pads_begin.begin(), p.pads_begin.end()), pads_end);
@@ -81,7 +85,7 @@ class PoolOnednn final : public onednn::SrcDstKernel {
   // (docs/ops.md "NaN and Inf"): one read of the input looks for a NaN, and
   // only then are the windows that hold one set to NaN.
   Status AfterExecute(const RunArgs& args) override {
-    if (p_.kind != PoolParams::Kind::kMax) return Status::Ok();
+    if (p_.kind != PoolParams::Kind::kMax || p_.dtype != DataType::kF32) return Status::Ok();
     const float* x = static_cast<const float*>(args.src[0]);
     const int64_t n = p_.batch * p_.channels * p_.in_spatial_size();
     // Infinities need nothing (oneDNN takes them as numbers); they make the

@@ -63,8 +63,9 @@ TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
   }
   for (const std::string& d : declined) std::cout << "[cuda-emulation] declined " << d << "\n";
   // Declines are allowed only where the plan says Unimplemented on purpose
-  // (e.g. MaxPool Indices); they fall back to the CPU visibly.
-  EXPECT_LE(declined.size(), 6u);
+  // (integer MaxPool / Reduce*: the CUDA kernels are f32; reductions over
+  // axes that are not one run); they fall back to the CPU visibly.
+  EXPECT_LE(declined.size(), 8u);
   EXPECT_GT(checked, 50);  // the registry lookup found the CUDA kernels (94 cases today)
 }
 

@@ -256,6 +256,12 @@ std::vector<OpCase> MakeCases() {
            {L("kernel_shape", {2, 2, 2}), L("strides", {2, 2, 2})}));
   add(Pool("maxpool_i32", "MaxPool", {1, 3, 6, 6},
            {L("kernel_shape", {2, 2}), L("strides", {2, 2})}, DataType::kI32));
+  // uint8 / int8 max pooling (oneDNN's int8 pooling; a folded QDQ MaxPool).
+  add(Pool("maxpool_u8_3x3_s2_p1", "MaxPool", {1, 16, 9, 9},
+           {L("kernel_shape", {3, 3}), L("strides", {2, 2}), L("pads", {1, 1, 1, 1})},
+           DataType::kU8));
+  add(Pool("maxpool_i8_2x2", "MaxPool", {2, 5, 6, 6},
+           {L("kernel_shape", {2, 2}), L("strides", {2, 2})}, DataType::kI8));
   add(Pool("avgpool_2x2_s2", "AveragePool", {1, 4, 8, 8},
            {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
   add(Pool("avgpool_3x3_p1_exclude_pad", "AveragePool", {2, 3, 9, 9},

@@ -215,6 +215,62 @@ TEST(FoldQdq, ChainRunsChannelsLastLikeTheReference) {
   EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
 }
 
+// Q(MaxPool(DQ(x))) with the same scale and zero point becomes a uint8
+// MaxPool: exact against the unfolded graph on the reference kernels, and
+// within one step on the CPU registry, where the uint8 tensor between the
+// QLinearConv and the MaxPool goes nhwc through oneDNN's int8 pooling.
+// Different output parameters: nothing folds.
+TEST(FoldQdq, MaxPoolBetweenEqualQdqParametersRunsInUint8) {
+  for (bool same_params : {true, false}) {
+    SCOPED_TRACE(same_params ? "same parameters" : "different output scale");
+    Graph g = QdqGraph({}, 31);
+    const ValueId yq = g.node(g.value(g.outputs()[0]).producer).inputs[0];
+    const ValueId ys = g.FindValue("ys"), yz = g.FindValue("yz");
+    const ValueId pool_in = AddNode(g, "DequantizeLinear", "dq_pool", {yq, ys, yz});
+    Attributes pool_attrs;
+    pool_attrs.Set("kernel_shape", std::vector<int64_t>{3, 3});
+    pool_attrs.Set("strides", std::vector<int64_t>{2, 2});
+    pool_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    const ValueId pooled = AddNode(g, "MaxPool", "pool", {pool_in}, pool_attrs);
+    const ValueId out_scale =
+        same_params ? ys : AddConst(g, "ys2", DataType::kF32, {}, std::vector<float>{kYScale * 2});
+    const ValueId q2 = AddNode(g, "QuantizeLinear", "q_pool", {pooled, out_scale, yz});
+    g.outputs()[0] = AddNode(g, "DequantizeLinear", "dq_out", {q2, out_scale, yz});
+    Graph before = g;
+    ASSERT_TRUE(InferShapes(before).ok());
+    ASSERT_TRUE(FoldQdq(g).ok());
+    ASSERT_TRUE(InferShapes(g).ok());
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 1);
+    EXPECT_EQ(CountOps(g, "MaxPool"), 1);
+    // The pooled value's producer: the uint8 MaxPool, or still the Q.
+    const Node& pool = g.node(g.value(g.FindValue("q_pool_out")).producer);
+    ASSERT_EQ(pool.op_type, same_params ? "MaxPool" : "QuantizeLinear");
+    if (!same_params) {
+      EXPECT_EQ(CountOps(g, "QuantizeLinear"), 2);  // the input's and the pool's
+      continue;
+    }
+    EXPECT_EQ(g.value(pool.inputs[0]).dtype, DataType::kU8);
+    EXPECT_EQ(CountOps(g, "QuantizeLinear"), 1);    // the input's
+    EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
+    std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+    RegisterCpuKernels(*cpu);
+    for (uint32_t seed = 0; seed < 3; ++seed) {
+      const std::vector<float> x = RandomInput(before, 200 + seed);
+      const auto want = RunOnReference(before, {x});
+      const auto got = RunOnReference(g, {x});
+      const auto got_cpu = RunOnReference(g, {x}, cpu);
+      ASSERT_EQ(want.size(), 1u);
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(got_cpu.size(), 1u);
+      EXPECT_EQ(got[0], want[0]);  // the fold itself is exact
+      EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
+      int nonzero = 0;
+      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+    }
+  }
+}
+
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
   // The float Conv output is read elsewhere, or the output scale is computed
   // at run time: nothing to fold.
