@@ -137,10 +137,36 @@ int BeyondOneStep(const std::vector<float>& got, const std::vector<float>& want)
   return bad;
 }
 
-TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
-  const QdqOptions cases[] = {{}, {.relu = true}, {.int32_bias = true}, {.matmul = true}};
+// On three seeded inputs: the folded graph on the reference kernels (exactly,
+// or within one output step) and on the CPU registry (oneDNN's int8 kernels,
+// within one step) against the unfolded graph on the reference kernels; the
+// output is not trivial (most elements away from the zero point).
+void ExpectFoldedMatchesUnfolded(const Graph& before, const Graph& after, uint32_t seed0,
+                                 bool exact_on_reference) {
   std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
   RegisterCpuKernels(*cpu);
+  for (uint32_t seed = seed0; seed < seed0 + 3; ++seed) {
+    const std::vector<float> x = RandomInput(before, seed);
+    const auto want = RunOnReference(before, {x});
+    const auto got = RunOnReference(after, {x});
+    const auto got_cpu = RunOnReference(after, {x}, cpu);
+    ASSERT_EQ(want.size(), 1u);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got_cpu.size(), 1u);
+    if (exact_on_reference) {
+      EXPECT_EQ(got[0], want[0]);
+    } else {
+      EXPECT_EQ(BeyondOneStep(got[0], want[0]), 0);
+    }
+    EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
+    int nonzero = 0;
+    for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+    EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+  }
+}
+
+TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
+  const QdqOptions cases[] = {{}, {.relu = true}, {.int32_bias = true}, {.matmul = true}};
   for (size_t k = 0; k < std::size(cases); ++k) {
     SCOPED_TRACE("case " + std::to_string(k));
     Graph before = QdqGraph(cases[k], 11 + static_cast<uint32_t>(k));
@@ -155,21 +181,7 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
     EXPECT_EQ(CountOps(after, "Relu"), 0);
     EXPECT_EQ(CountOps(after, "QuantizeLinear"), 1);    // the input's
     EXPECT_EQ(CountOps(after, "DequantizeLinear"), 1);  // the output's
-    for (uint32_t seed = 0; seed < 3; ++seed) {
-      const std::vector<float> x = RandomInput(before, 100 + seed);
-      const auto want = RunOnReference(before, {x});
-      const auto got = RunOnReference(after, {x});
-      const auto got_cpu = RunOnReference(after, {x}, cpu);
-      ASSERT_EQ(want.size(), 1u);
-      ASSERT_EQ(got.size(), 1u);
-      ASSERT_EQ(got_cpu.size(), 1u);
-      EXPECT_EQ(BeyondOneStep(got[0], want[0]), 0);
-      EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
-      // Not a trivial output: most elements are away from the zero point.
-      int nonzero = 0;
-      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
-      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
-    }
+    ExpectFoldedMatchesUnfolded(before, after, 100, /*exact_on_reference=*/false);
   }
 }
 
@@ -252,22 +264,7 @@ TEST(FoldQdq, MaxPoolBetweenEqualQdqParametersRunsInUint8) {
     EXPECT_EQ(g.value(pool.inputs[0]).dtype, DataType::kU8);
     EXPECT_EQ(CountOps(g, "QuantizeLinear"), 1);    // the input's
     EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
-    std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
-    RegisterCpuKernels(*cpu);
-    for (uint32_t seed = 0; seed < 3; ++seed) {
-      const std::vector<float> x = RandomInput(before, 200 + seed);
-      const auto want = RunOnReference(before, {x});
-      const auto got = RunOnReference(g, {x});
-      const auto got_cpu = RunOnReference(g, {x}, cpu);
-      ASSERT_EQ(want.size(), 1u);
-      ASSERT_EQ(got.size(), 1u);
-      ASSERT_EQ(got_cpu.size(), 1u);
-      EXPECT_EQ(got[0], want[0]);  // the fold itself is exact
-      EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
-      int nonzero = 0;
-      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
-      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
-    }
+    ExpectFoldedMatchesUnfolded(before, g, 200, /*exact_on_reference=*/true);
   }
 }
 
