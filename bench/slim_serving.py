@@ -36,6 +36,7 @@ from braid_serving.greedy import GreedyConfig  # noqa: E402
 from braid_serving.router import (  # noqa: E402
     BALANCED,
     LATENCY_HEAVY,
+    TAIL_AWARE,
     UNIFORM,
     WIDTH_CHOICES,
     LeastLoadedRouter,
@@ -94,24 +95,31 @@ def sim_part(args: argparse.Namespace) -> dict[str, PPORouter]:
 
     routers: dict[str, PPORouter] = {}
     specs = [("ppo latency-heavy", None, LATENCY_HEAVY), ("ppo balanced", None, BALANCED)]
-    specs += [(f"ppo @ {w}", w, LATENCY_HEAVY) for w in (1.0, 0.75, 0.5, 0.25)]
+    specs += [(f"ppo @ {w}", w, LATENCY_HEAVY if args.paper_router else TAIL_AWARE) for w in (1.0, 0.75, 0.5, 0.25)]
     for name, width, weights in specs:
         if args.load_router and name == "ppo latency-heavy":
             routers[name] = PPORouter.load(args.load_router, weights=weights)
             routers[name].training = False
             continue
         widths = WIDTH_CHOICES if width is None else (UNIFORM[width],)
-        router = PPORouter(len(PAPER_LIKE_CLUSTER), widths=widths, weights=weights, seed=args.seed)
+        if width is None or args.paper_router:  # the paper's state, reward and update size; sampled at evaluation
+            router = PPORouter(len(PAPER_LIKE_CLUSTER), widths=widths, weights=weights, seed=args.seed,
+                               expected_wait=False)  # fmt: skip
+        else:  # + expected wait per server (shared per-server score), tail-aware reward, argmax at evaluation
+            router = PPORouter(len(PAPER_LIKE_CLUSTER), widths=widths, weights=weights, seed=args.seed,
+                               update_every=128, lr=3e-3)  # fmt: skip
         eps = episodes * 2 if width is None else episodes  # the width head needs more episodes
         secs = train(sim, router, rate, eps, n_train, args.seed + 1)
+        if width is not None and not args.paper_router:
+            router.eval_mode = "greedy"
         print(f"   trained {name}: {eps} episodes x {n_train} requests, {router.updates} PPO updates, {secs:.1f} s")
         routers[name] = router
     if args.save_router:
         routers["ppo latency-heavy"].save(args.save_router)
         print(f"   saved the latency-heavy router to {args.save_router}")
 
-    def run(router: object) -> tuple[dict[str, float], float]:
-        res = sim.run(router, rate=rate, n_requests=n_eval, max_time=60.0, seed=args.seed)  # type: ignore[arg-type]
+    def run(router: object, seed: int = args.seed) -> tuple[dict[str, float], float]:
+        res = sim.run(router, rate=rate, n_requests=n_eval, max_time=60.0, seed=seed)  # type: ignore[arg-type]
         return res.summary(), float(np.std(res.util_var)) if res.util_var else math.nan
 
     print("\n-- The paper's Tables III-V in form (SIMULATED; accuracy = paper's prior)")
@@ -145,13 +153,28 @@ def sim_part(args: argparse.Namespace) -> dict[str, PPORouter]:
         if widths is not None:
             s, _ = run(routers[f"ppo @ {widths[0]}"])
             print(fmt_row(f"ppo / {label}", s))
-            p99_wins.append((label, s["p99_ms"], row["least-loaded"]["p99_ms"]))
+            ll = row["least-loaded"]
+            p99_wins.append((label, s["p99_ms"], ll["p99_ms"], s["rejected"] + s["failed"], ll["rejected"] + ll["failed"]))
     for name in ("ppo latency-heavy", "ppo balanced"):
         print(fmt_row(f"{name} / learned", results[name]))
     print(FOOTER)
-    for label, ppo_p99, ll_p99 in p99_wins:
-        print(f"   check: p99 at {label}: ppo {ppo_p99:.2f} ms vs least-loaded {ll_p99:.2f} ms: "
-              f"{'lower' if ppo_p99 < ll_p99 else 'NOT lower'}")  # fmt: skip
+    for label, ppo_p99, ll_p99, ppo_lost, ll_lost in p99_wins:
+        print(f"   check: p99 at {label}: ppo {ppo_p99:.2f} ms ({ppo_lost:.0f} lost) vs least-loaded {ll_p99:.2f} ms "
+              f"({ll_lost:.0f} lost): {'lower' if ppo_p99 < ll_p99 else 'NOT lower'}"
+              f"{'' if ppo_lost <= ll_lost else ', MORE LOST'}")  # fmt: skip
+    # Training used seeds (seed + 1) * 1000 + episode; these evaluation streams are none of them.
+    extra = [int(x) for x in args.eval_seeds.split(",") if x] if args.eval_seeds else []
+    if extra:
+        print(f"\n-- ppo (width pinned) vs least-loaded on evaluation seeds {extra}: mean / p99 ms, lost")
+    for w in (1.0, 0.75, 0.5, 0.25) if extra else ():
+        for sd in extra:
+            ll, _ = run(LeastLoadedRouter(UNIFORM[w], GROUP, args.seed), sd)
+            pp, _ = run(routers[f"ppo @ {w}"], sd)
+            lost = lambda s: s["rejected"] + s["failed"]  # noqa: E731
+            ok = pp["p99_ms"] < ll["p99_ms"] and lost(pp) <= lost(ll)
+            print(f"   uniform {w} seed {sd}: ppo {pp['mean_ms']:.2f} / {pp['p99_ms']:.2f}, {lost(pp):.0f} lost; "
+                  f"least-loaded {ll['mean_ms']:.2f} / {ll['p99_ms']:.2f}, {lost(ll):.0f} lost: "
+                  f"{'lower p99, no more lost' if ok else 'NOT better'}")  # fmt: skip
     return routers
 
 
@@ -215,6 +238,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--load", type=float, default=0.8, help="offered load / the random mix's estimated capacity")
     parser.add_argument("--measure", action="store_true", help="measure the simulator's batch times with braid first")
+    parser.add_argument("--paper-router", action="store_true",
+                        help="pinned-width PPO routers as in the paper: eq. 1 state, eq. 7 reward, sampled actions")
+    parser.add_argument("--eval-seeds", default="2,3", help="more evaluation streams for the ppo vs least-loaded check")
     parser.add_argument("--save-router", help="save the trained latency-heavy PPO router (.npz)")
     parser.add_argument("--load-router", help="use this latency-heavy PPO router instead of training one")
     args = parser.parse_args()

@@ -201,6 +201,7 @@ class _Block:
     latency_sum: float = 0.0
     energy_sum: float = 0.0
     failed: int = 0
+    latency_max: float = 0.0
 
 
 @dataclasses.dataclass
@@ -292,6 +293,7 @@ class ClusterSim:
         fifo: collections.deque[_Request] = collections.deque()
         outstanding = [0] * len(self.specs)
         lat_ewma = [0.0] * len(self.specs)
+        service = [0.0] * len(self.specs)  # measured device seconds per request (segment batch time / batch x segments)
         result = SimResult(router.name, 0, 0, 0, 0, 0, [], [], [], [], 0.0,
                            collections.Counter(), collections.Counter(), collections.Counter())  # fmt: skip
         tick_pending = False
@@ -300,7 +302,7 @@ class ClusterSim:
         def observe() -> Observation:
             return Observation(len(fifo), result.completed, [
                 ServerStats(outstanding[i], devices[i].power(), devices[i].utilisation() or 0.0, lat_ewma[i],
-                            devices[i].alive)
+                            devices[i].alive, service[i])
                 for i in range(len(devices))
             ])  # fmt: skip
 
@@ -319,6 +321,7 @@ class ClusterSim:
                 result.accuracy.append(accuracy_prior(blk.decision.widths))
                 lat_ewma[blk.server] = 0.9 * lat_ewma[blk.server] + 0.1 * lat
                 blk.latency_sum += lat
+                blk.latency_max = max(blk.latency_max, lat)
                 blk.energy_sum += energy
             else:
                 if count:
@@ -331,7 +334,7 @@ class ClusterSim:
                 result.util_var.append(float(np.var(np.asarray(utils) / 100.0)))
                 router.feedback(blk.decision, BlockResult(
                     blk.latency_sum / ok if ok else 0.0, blk.energy_sum / ok if ok else 0.0,
-                    blk.decision.widths, utils, blk.failed))  # fmt: skip
+                    blk.decision.widths, utils, blk.failed, blk.latency_max))  # fmt: skip
 
         def pump(i: int) -> None:
             if not devices[i].alive:
@@ -346,6 +349,8 @@ class ClusterSim:
             start = max(now, dev.free_at)
             end = start + secs
             dev.free_at = end
+            per_request = secs / n * len(CHANNELS)  # every request runs all 4 segments here
+            service[i] = per_request if service[i] == 0.0 else 0.9 * service[i] + 0.1 * per_request
             watts = dev.spec.p_idle_w + (dev.spec.p_max_w - dev.spec.p_idle_w) * occupancy(inst.width, n, self.greedy.b_max)
             dev.busy.append((start, end, watts))
             push(end, "done", (i, d))

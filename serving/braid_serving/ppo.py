@@ -42,6 +42,8 @@ class PPOConfig:
     eps_max: float = 0.3  # server-head exploration, eq. 5
     eps_min: float = 0.02
     eps_decay_steps: int = 5000  # T_dec
+    server_features: int = 0  # > 0: the state ends with that many features per server, and each
+    # server's logit adds u . (its features), u shared by all servers (not in the paper)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -66,15 +68,23 @@ def init_params(config: PPOConfig, rng: np.random.Generator) -> Params:
         "Ww": dense(h, config.n_widths, 0.01), "bw": np.zeros(config.n_widths),
         "Wg": dense(h, config.n_groups, 0.01), "bg": np.zeros(config.n_groups),
         "Wv": dense(h, 1, 0.1), "bv": np.zeros(1),
-    }  # fmt: skip
+    } | ({"u": np.zeros(config.server_features)} if config.server_features else {})  # fmt: skip
+
+
+def _server_slices(states: np.ndarray, n_servers: int, per_server: int) -> np.ndarray:
+    """[n, n_servers, per_server]: the per-server features at the end of each state."""
+    return states[:, states.shape[1] - n_servers * per_server :].reshape(len(states), n_servers, per_server)
 
 
 def forward(params: Params, states: np.ndarray) -> dict[str, np.ndarray]:
     h1 = np.tanh(states @ params["W1"] + params["b1"])
     h2 = np.tanh(h1 @ params["W2"] + params["b2"])
+    ls = h2 @ params["Ws"] + params["bs"]
+    if "u" in params:  # the shared per-server score: linear in each server's own features
+        ls = ls + _server_slices(states, ls.shape[1], params["u"].size) @ params["u"]
     return {
         "h1": h1, "h2": h2,
-        "ls": h2 @ params["Ws"] + params["bs"],
+        "ls": ls,
         "lw": h2 @ params["Ww"] + params["bw"],
         "lg": h2 @ params["Wg"] + params["bg"],
         "v": (h2 @ params["Wv"] + params["bv"])[:, 0],
@@ -151,6 +161,8 @@ def loss_and_grad(
         "Wg": h2.T @ d_lg, "bg": d_lg.sum(0),
         "Wv": h2.T @ d_v[:, None], "bv": np.array([d_v.sum()]),
     }  # fmt: skip
+    if "u" in params:
+        grads["u"] = np.einsum("nsf,ns->f", _server_slices(states, d_ls.shape[1], params["u"].size), d_ls)
     d_h2 = d_ls @ params["Ws"].T + d_lw @ params["Ww"].T + d_lg @ params["Wg"].T + d_v[:, None] @ params["Wv"].T
     d_z2 = d_h2 * (1.0 - h2**2)
     grads["W2"], grads["b2"] = h1.T @ d_z2, d_z2.sum(0)

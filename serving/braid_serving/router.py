@@ -39,6 +39,7 @@ class ServerStats:
     utilisation: float  # %
     latency_s: float = 0.0  # recent mean end-to-end latency
     alive: bool = True
+    service_s: float = 0.0  # measured device seconds per request (EWMA); queue x service_s = expected wait
 
 
 @dataclasses.dataclass
@@ -63,6 +64,7 @@ class BlockResult:
     widths: tuple[float, ...]
     utilisations: list[float]  # % per server when the block finished
     failed: int = 0
+    max_latency_s: float = 0.0  # the block's worst end-to-end latency (the tail term's input)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +75,7 @@ class RewardWeights:
     delta: float = 0.0
     bonus: float = 0.0
     fail_penalty: float = 1.0  # per failed request of the block (part of the bonus term b_t)
+    tail: float = 0.0  # per second of the block's worst latency: NOT in eq. 7 (0 = the paper's form)
 
     def reward(self, r: BlockResult) -> float:
         util = np.asarray(r.utilisations, dtype=np.float64) / 100.0
@@ -84,12 +87,16 @@ class RewardWeights:
             - self.delta * imbalance
             + self.bonus
             - self.fail_penalty * r.failed
+            - self.tail * r.max_latency_s
         )
 
 
 # Latency-heavy (the paper's Table IV regime) and balanced (Table V) weightings.
 LATENCY_HEAVY = RewardWeights(alpha=1.0, beta=200.0, gamma=0.5, delta=1.0)
 BALANCED = RewardWeights(alpha=1.0, beta=2.0, gamma=0.01, delta=1.0)
+# Latency-heavy plus the tail term (the block's worst latency, 200/s) and a failed request costing
+# 1000 (5 s of latency, not 1): NOT eq. 7; the pinned-width routers of the trade-off table use it.
+TAIL_AWARE = dataclasses.replace(LATENCY_HEAVY, tail=200.0, fail_penalty=1000.0)
 
 
 class Router(Protocol):
@@ -159,8 +166,16 @@ class LeastLoadedRouter(_Fixed):
         return Decision(best, self.pick_widths(), self.group)
 
 
-def featurize(obs: Observation, p_ref_w: float = 250.0) -> np.ndarray:
-    """Eq. 1's state vector, scaled to O(1) (log of counts, power / p_ref, U / 100)."""
+PAPER_FEATURES = 4  # per server in eq. 1's state (+ recent latency)
+WAIT_FEATURES = 6  # and the expected wait and measured service time per request
+
+
+def featurize(obs: Observation, expected_wait: bool = True, p_ref_w: float = 250.0) -> np.ndarray:
+    """Eq. 1's state vector, scaled to O(1) (log of counts, power / p_ref, U / 100).
+
+    expected_wait adds per server log(queue x service_s) and log(service_s): the
+    time its held requests need at its measured speed (not in the paper's state).
+    """
     feats = [math.log1p(obs.fifo) / 4.0, math.log1p(obs.done) / 10.0]
     for s in obs.servers:
         feats += [
@@ -169,6 +184,8 @@ def featurize(obs: Observation, p_ref_w: float = 250.0) -> np.ndarray:
             s.utilisation / 100.0,
             math.log1p(1000.0 * s.latency_s) / 6.0,
         ]
+        if expected_wait:
+            feats += [math.log1p(1e4 * s.queue * s.service_s), math.log1p(1e4 * s.service_s)]
     return np.asarray(feats, dtype=np.float64)
 
 
@@ -198,18 +215,27 @@ class PPORouter:
         seed: int = 0,
         update_every: int = 512,
         agent: PPOAgent | None = None,
+        expected_wait: bool = True,
         **config: Any,
     ) -> None:
         self.widths = [tuple(w) for w in widths]
+        per_server = WAIT_FEATURES if expected_wait else PAPER_FEATURES
+        if agent is not None:  # a saved agent's state size says which features it was trained on
+            expected_wait = agent.config.state_dim == 2 + WAIT_FEATURES * n_servers
+            per_server = WAIT_FEATURES if expected_wait else PAPER_FEATURES
+        self.expected_wait = expected_wait
         self.groups = list(groups)
         self.weights = weights
         self.update_every = update_every
         self.agent = agent or PPOAgent(
-            PPOConfig(state_dim=2 + 4 * n_servers, n_servers=n_servers, n_widths=len(self.widths),
+            PPOConfig(state_dim=2 + per_server * n_servers, n_servers=n_servers, n_widths=len(self.widths),
+                      server_features=per_server if expected_wait else 0,
                       n_groups=len(self.groups), **config),
             seed=seed,
         )  # fmt: skip
         c = self.agent.config
+        if c.state_dim != 2 + per_server * n_servers:
+            raise ValueError(f"agent state size {c.state_dim} fits neither feature set for {n_servers} servers")
         if (c.n_servers, c.n_widths, c.n_groups) != (n_servers, len(self.widths), len(self.groups)):
             raise ValueError(f"agent heads {(c.n_servers, c.n_widths, c.n_groups)} do not match the router")
         self.training = True  # False: a frozen policy acting in eval_mode
@@ -219,7 +245,7 @@ class PPORouter:
         self.last_info: dict[str, float] = {}
 
     def decide(self, obs: Observation) -> Decision:
-        state = featurize(obs)
+        state = featurize(obs, self.expected_wait)
         srv, w, g, logp, _, eps = self.agent.act(state, "explore" if self.training else self.eval_mode)
         alive = _alive(obs)
         if srv not in alive:  # a dead server: the least-loaded live one (not learned from)

@@ -58,6 +58,8 @@ class SlimServer:
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix=f"slim-{self.name}")
         self._inflight = 0
         self._lat_ewma = 0.0
+        self._service = 0.0  # measured run seconds per request (per image x segments / workers), EWMA
+        self._workers = workers
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name=f"slim-dispatch-{self.name}", daemon=True)
         self._thread.start()
@@ -85,7 +87,8 @@ class SlimServer:
 
     def stats(self) -> ServerStats:
         with self._cond:
-            return ServerStats(self._inflight, self.backend.power(), self.backend.utilisation() or 0.0, self._lat_ewma)
+            return ServerStats(self._inflight, self.backend.power(), self.backend.utilisation() or 0.0, self._lat_ewma,
+                               service_s=self._service)  # fmt: skip
 
     def telemetry(self) -> Any:
         with self._cond:
@@ -115,11 +118,14 @@ class SlimServer:
         inst = d.instance
         error: BaseException | None = None
         y: np.ndarray | None = None
+        t0 = time.monotonic()
         try:
             y = self.backend.run(inst.handle, np.concatenate([r.payload.x for r in d.batch]))
         except BaseException as e:  # noqa: BLE001  (every failure reaches the requests' futures)
             error = RuntimeError(f"segment {inst.segment} at width {inst.width} failed on {self.name}: {e}")
+        per_request = (time.monotonic() - t0) / len(d.batch) * len(d.batch[0].payload.widths) / self._workers
         with self._cond:
+            self._service = per_request if self._service == 0.0 else 0.9 * self._service + 0.1 * per_request
             self.sched.complete(d)
             if error is not None:
                 self.sched.drop(inst)  # a failed instance is not reused

@@ -84,3 +84,21 @@ def test_weight_bytes_model_matches_slim_resnet_parameter_count() -> None:
     total = sum(slim_resnet_weight_bytes(s, 1.0, 1.0) for s in range(4)) / 4
     assert 1.2e6 < total < 1.3e6  # docs/slimmable.md: 1.25 M parameters
     assert slim_resnet_weight_bytes(3, 0.25, 0.25) < slim_resnet_weight_bytes(3, 0.25, 1.0) < slim_resnet_weight_bytes(3, 1.0, 1.0)
+
+
+def test_the_simulator_reports_measured_service_time_and_the_block_tail() -> None:
+    """service_s per server follows its speed (the expected-wait feature's input); max_latency_s >= the mean."""
+    seen: list = []  # type: ignore[type-arg]
+
+    class Spy(LeastLoadedRouter):
+        def decide(self, obs):  # type: ignore[no-untyped-def]
+            seen.append([s.service_s for s in obs.servers])
+            return super().decide(obs)
+
+        def feedback(self, decision, result):  # type: ignore[no-untyped-def]
+            assert result.max_latency_s >= result.latency_s > 0.0
+
+    sim = ClusterSim(PAPER_LIKE_CLUSTER, LatencyModel.default())
+    conserved(sim.run(Spy(UNIFORM[0.5], 1, 1), rate=2000.0, n_requests=1000, max_time=5.0, seed=3))
+    fast, _, slow = seen[-1]
+    assert slow / fast == pytest.approx(1.0 / PAPER_LIKE_CLUSTER[2].speed, rel=0.5)

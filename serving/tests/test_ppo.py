@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -11,6 +12,7 @@ from braid_serving.accuracy import PAPER_LABEL, accuracy_prior
 from braid_serving.ppo import PPOAgent, PPOConfig, forward, loss_and_grad, mixed_log_prob
 from braid_serving.router import (
     LATENCY_HEAVY,
+    TAIL_AWARE,
     BlockResult,
     Observation,
     PPORouter,
@@ -30,12 +32,15 @@ def tiny_batch(config: PPOConfig, n: int, seed: int) -> tuple[np.ndarray, ...]:
     return states, actions, eps, returns, advantages
 
 
+@pytest.mark.parametrize("server_features", [0, 1])  # 1: the shared per-server score u
 @pytest.mark.parametrize("logp_shift", [0.0, 0.5, -0.5])  # ratios inside and outside the clip range
-def test_gradient_matches_finite_differences(logp_shift: float) -> None:
-    config = PPOConfig(state_dim=5, n_servers=3, n_widths=4, n_groups=2, hidden=6, c_h=0.05)
+def test_gradient_matches_finite_differences(logp_shift: float, server_features: int) -> None:
+    config = PPOConfig(state_dim=5, n_servers=3, n_widths=4, n_groups=2, hidden=6, c_h=0.05,
+                       server_features=server_features)  # fmt: skip
     agent = PPOAgent(config, seed=1)
     params = {k: v.copy() for k, v in agent.params.items()}
-    for k in ("Ws", "Ww", "Wg"):  # non-trivial heads so every term moves
+    assert ("u" in params) == bool(server_features)
+    for k in ("Ws", "Ww", "Wg", "u")[: 3 + bool(server_features)]:  # non-trivial heads so every term moves
         params[k] = np.random.default_rng(2).normal(0, 0.5, params[k].shape)
     states, actions, eps, returns, adv = tiny_batch(config, 7, seed=3)
     logp, _ = mixed_log_prob(forward(params, states), actions, eps)
@@ -132,3 +137,62 @@ def test_accuracy_prior_tables_and_nearest_neighbour() -> None:
         accuracy_prior((1.0, 1.0))
     with pytest.raises(ValueError, match="widths"):
         accuracy_prior((1.0, 1.0, 1.0, 1.5))
+
+
+def _random_obs(rng: np.random.Generator) -> Observation:
+    return Observation(0, 0, [ServerStats(int(rng.integers(0, 20)), 0.0, 0.0, 0.0, service_s=float(rng.uniform(1e-4, 2e-3)))
+                              for _ in range(3)])  # fmt: skip
+
+
+def test_expected_wait_features_and_the_paper_state() -> None:
+    obs = Observation(3, 10, [ServerStats(4, 50.0, 20.0, 0.01, service_s=1e-3), ServerStats(4, 50.0, 20.0, 0.01)])
+    paper, wait = featurize(obs, expected_wait=False), featurize(obs)
+    assert paper.shape == (2 + 4 * 2,) and wait.shape == (2 + 6 * 2,)
+    np.testing.assert_array_equal(wait[2:6], paper[2:6])
+    assert wait[6] == pytest.approx(np.log1p(1e4 * 4 * 1e-3)) and wait[12] == 0.0  # same queue, other speed
+    assert PPORouter(2).agent.config.server_features == 6
+    assert PPORouter(2, expected_wait=False).agent.config.state_dim == 10
+
+
+def test_the_expected_wait_state_learns_the_fastest_completion() -> None:
+    """Reward 1 for the server with the least (queue + 1) x service_s: the queue alone cannot tell."""
+    rng = np.random.default_rng(0)
+
+    def score(expected_wait: bool) -> float:
+        router = PPORouter(3, widths=[(0.5,) * 4], groups=[1], seed=0, expected_wait=expected_wait, lr=3e-3)
+        agent = router.agent
+        for _ in range(30):
+            obs = [_random_obs(rng) for _ in range(256)]
+            states = np.stack([featurize(o, expected_wait) for o in obs])
+            acts = [agent.act(s) for s in states]
+            best = [min(range(3), key=lambda i: (o.servers[i].queue + 1) * o.servers[i].service_s) for o in obs]
+            agent.update(states, np.array([a[:3] for a in acts]), np.array([a[3] for a in acts]),
+                         np.array([a[5] for a in acts]), np.array([float(a[0] == b) for a, b in zip(acts, best)]))  # fmt: skip
+        test = [_random_obs(rng) for _ in range(300)]
+        router.training, router.eval_mode = False, "greedy"
+        picks = [router.decide(o).server for o in test]
+        best = [min(range(3), key=lambda i: (o.servers[i].queue + 1) * o.servers[i].service_s) for o in test]
+        return float(np.mean([p == b for p, b in zip(picks, best)]))
+
+    with_wait, paper = score(True), score(False)
+    assert with_wait > 0.85, (with_wait, paper)
+    assert paper < with_wait - 0.2, (paper, with_wait)
+
+
+def test_tail_term_is_not_in_eq7_unless_asked() -> None:
+    r = BlockResult(latency_s=0.1, energy_j=0.0, widths=(0.25,) * 4, utilisations=[], failed=1, max_latency_s=0.4)
+    paper = RewardWeights(fail_penalty=1.0)
+    assert paper.tail == 0.0 and paper.reward(r) == pytest.approx(0.703 - 0.1 - 1.0)
+    tail = dataclasses.replace(paper, tail=200.0)
+    assert tail.reward(r) == pytest.approx(paper.reward(r) - 200.0 * 0.4)
+    assert TAIL_AWARE.tail > 0 and TAIL_AWARE.fail_penalty > LATENCY_HEAVY.fail_penalty
+    assert (TAIL_AWARE.alpha, TAIL_AWARE.beta, TAIL_AWARE.gamma) == (LATENCY_HEAVY.alpha, LATENCY_HEAVY.beta, LATENCY_HEAVY.gamma)
+
+
+def test_a_paper_state_router_file_still_loads(tmp_path: pathlib.Path) -> None:
+    for expected_wait in (False, True):
+        path = str(tmp_path / f"r{expected_wait}.npz")
+        PPORouter(3, seed=1, expected_wait=expected_wait).save(path)
+        loaded = PPORouter.load(path)
+        assert loaded.expected_wait is expected_wait
+        assert loaded.decide(_random_obs(np.random.default_rng(1))).server in (0, 1, 2)
