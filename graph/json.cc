@@ -290,12 +290,19 @@ std::string JsonString(std::string_view s) {
 
 std::string JsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
+  // Whole numbers below 9e15 exactly; others to nine significant digits,
+  // read back first: one whose nine-digit form is a whole number prints as
+  // one, so writing what was read gives the same text (1088888888888882.4 ->
+  // 1088888890000000 both times; fuzz_device_profile's round-trip check).
   char buf[32];
-  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+  auto whole = [](double x) { return x == std::floor(x) && std::fabs(x) < 9e15; };
+  if (whole(v)) {
     std::snprintf(buf, sizeof(buf), "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.9g", v);
+    return buf;
   }
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  const double rounded = std::strtod(buf, nullptr);
+  if (whole(rounded)) std::snprintf(buf, sizeof(buf), "%.0f", rounded);
   return buf;
 }
 

@@ -67,5 +67,23 @@ TEST(JsonTest, WritersRoundTrip) {
   EXPECT_TRUE(doc->Find("nan")->is_null());
 }
 
+// Writing what was read gives the same text: a value whose nine-digit form
+// is whole prints as a whole number (fuzz_device_profile found
+// 1088888888888882.4 printing as 1.08888889e+15, then as 1088888890000000);
+// whole numbers below 9e15 stay exact.
+TEST(JsonTest, NumbersAreIdempotent) {
+  EXPECT_EQ(JsonNumber(1088888888888882.4), "1088888890000000");
+  EXPECT_EQ(JsonNumber(1234567890123.0), "1234567890123");
+  EXPECT_EQ(JsonNumber(0.1), "0.1");
+  EXPECT_EQ(JsonNumber(-2.5e-7), "-2.5e-07");
+  for (double v : {1088888888888882.4, 0.1, 1.0 / 3.0, 123456.78901234, 9.5e15, 1e300, -4.25e-12,
+                   99999999949.7, 2.0000000001}) {
+    const std::string once = JsonNumber(v);
+    StatusOr<JsonValue> doc = ParseJson("{\"v\":" + once + "}");
+    ASSERT_TRUE(doc.ok()) << once;
+    EXPECT_EQ(JsonNumber(*doc->GetNumber("v", 0)), once) << v;
+  }
+}
+
 }  // namespace
 }  // namespace braid

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "graph/json.h"
 #include "tests/scheduler/sim_test_util.h"
@@ -42,6 +44,26 @@ TEST(DeviceProfileTest, JetsonFiguresAreTheDatasheetOnes) {
   const LinkSpec* link = agx->FindLink("cpu", "cuda:0");
   ASSERT_NE(link, nullptr);
   EXPECT_TRUE(link->mapped);
+}
+
+// Inputs fuzz_device_profile once failed on (tests/fuzz/regressions/): each
+// either is an error or writes JSON that reads back and writes the same.
+TEST(DeviceProfileTest, FuzzRegressionsRoundTrip) {
+  const std::filesystem::path dir =
+      std::filesystem::path(BRAID_SOURCE_DIR) / "tests/fuzz/regressions/fuzz_device_profile";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    StatusOr<DeviceProfile> profile = DeviceProfileFromJson(text, entry.path().string());
+    ++files;
+    if (!profile.ok()) continue;
+    const std::string json = DeviceProfileToJson(*profile);
+    StatusOr<DeviceProfile> again = DeviceProfileFromJson(json, "again.json");
+    ASSERT_TRUE(again.ok()) << entry.path() << ": " << again.status().ToString();
+    EXPECT_EQ(DeviceProfileToJson(*again), json) << entry.path();
+  }
+  EXPECT_GE(files, 1);
 }
 
 TEST(DeviceProfileTest, JsonRoundTrip) {
