@@ -4,10 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include "graph/json.h"
+#include "tests/fuzz/regression_inputs.h"
 #include "tests/scheduler/sim_test_util.h"
 
 namespace braid {
@@ -49,19 +49,15 @@ TEST(DeviceProfileTest, JetsonFiguresAreTheDatasheetOnes) {
 // Inputs fuzz_device_profile once failed on (tests/fuzz/regressions/): each
 // either is an error or writes JSON that reads back and writes the same.
 TEST(DeviceProfileTest, FuzzRegressionsRoundTrip) {
-  const std::filesystem::path dir =
-      std::filesystem::path(BRAID_SOURCE_DIR) / "tests/fuzz/regressions/fuzz_device_profile";
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    StatusOr<DeviceProfile> profile = DeviceProfileFromJson(text, entry.path().string());
+  for (const auto& [path, text] : test::FuzzRegressionInputs("fuzz_device_profile")) {
+    StatusOr<DeviceProfile> read = DeviceProfileFromJson(text, path);
     ++files;
-    if (!profile.ok()) continue;
-    const std::string json = DeviceProfileToJson(*profile);
+    if (!read.ok()) continue;
+    const std::string json = DeviceProfileToJson(*read);
     StatusOr<DeviceProfile> again = DeviceProfileFromJson(json, "again.json");
-    ASSERT_TRUE(again.ok()) << entry.path() << ": " << again.status().ToString();
-    EXPECT_EQ(DeviceProfileToJson(*again), json) << entry.path();
+    ASSERT_TRUE(again.ok()) << path << ": " << again.status().ToString();
+    EXPECT_EQ(DeviceProfileToJson(*again), json) << path;
   }
   EXPECT_GE(files, 1);
 }

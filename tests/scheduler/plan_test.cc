@@ -2,15 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "models/architectures.h"
+#include "tests/fuzz/regression_inputs.h"
 
 namespace braid {
 namespace {
@@ -73,19 +71,15 @@ TEST(PlanTest, JsonRoundTripKeepsEveryField) {
 // Inputs fuzz_plan_json once failed on (tests/fuzz/regressions/): each is an
 // error or writes JSON that reads back and writes the same.
 TEST(PlanTest, FuzzRegressionsRoundTrip) {
-  const std::filesystem::path dir =
-      std::filesystem::path(BRAID_SOURCE_DIR) / "tests/fuzz/regressions/fuzz_plan_json";
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    StatusOr<Plan> plan = PlanFromJson(text);
+  for (const auto& [path, text] : test::FuzzRegressionInputs("fuzz_plan_json")) {
+    StatusOr<Plan> read = PlanFromJson(text);
     ++files;
-    if (!plan.ok()) continue;
-    const std::string json = PlanToJson(*plan);
+    if (!read.ok()) continue;
+    const std::string json = PlanToJson(*read);
     StatusOr<Plan> again = PlanFromJson(json);
-    ASSERT_TRUE(again.ok()) << entry.path() << ": " << again.status().ToString();
-    EXPECT_EQ(PlanToJson(*again), json) << entry.path();
+    ASSERT_TRUE(again.ok()) << path << ": " << again.status().ToString();
+    EXPECT_EQ(PlanToJson(*again), json) << path;
   }
   EXPECT_GE(files, 1);
 }
