@@ -6,7 +6,12 @@
 // channels-last (nhwc, chosen by the runtime's layout pass so consecutive
 // convs need no reorders). When oneDNN would only offer its im2col+GEMM
 // fallback for those layouts, the kernel reorders source and/or destination
-// through the workspace into the layouts of the direct kernel.
+// through the workspace into the layouts of the direct kernel. A depthwise
+// conv with a channel multiplier m > 1 (out_channels = m * groups), which
+// oneDNN 2.6 runs only on its reference loops (fastvit's final conv: 1.7 ms
+// for 0.9 MFLOP), becomes a plain depthwise conv over out_channels: each
+// input channel is repeated m times into the workspace first; the weights
+// [C*m, 1, k...] are the same bytes.
 // Run re-points handles and executes.
 //
 // NaN / Inf (docs/ops.md "NaN and Inf"): oneDNN's relu (alpha 0), clip,
@@ -16,6 +21,7 @@
 // only when one is there does it run a second primitive without post-ops,
 // then braid's NaN-propagating activation over the output.
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/cpu/nonfinite.h"
 
@@ -55,9 +61,14 @@ class ConvOnednn final : public Kernel {
     std::byte* ws = static_cast<std::byte*>(args.workspace);
     const void* conv_src = args.src[0];
     void* conv_dst = args.dst[0];
+    if (multiplier_ > 1) {
+      float* repeated = reinterpret_cast<float*>(ws + repeated_src_offset_);
+      RepeatChannels(static_cast<const float*>(conv_src), repeated);
+      conv_src = repeated;
+    }
     if (reorder_src_) {
       void* staged = ws + staged_src_offset_;
-      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, args.src[0], where_));
+      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, conv_src, where_));
       RETURN_IF_ERROR(onednn::SetHandle(reorder_in_dst_, staged, where_));
       RETURN_IF_ERROR(reorder_in_.Execute(ws, where_, "reorder (conv src)"));
       conv_src = staged;
@@ -94,11 +105,16 @@ class ConvOnednn final : public Kernel {
 
     // Weights [OC, IC/G, k...], or [G, OC/G, IC/G, k...] when grouped: the
     // same row-major bytes either way.
-    std::vector<int64_t> weight_dims;
-    if (p.groups > 1) weight_dims.push_back(p.groups);
-    weight_dims.push_back(p.out_channels_per_group);
-    weight_dims.push_back(p.in_channels_per_group);
-    weight_dims.insert(weight_dims.end(), p.kernel.begin(), p.kernel.end());
+    auto weight_dims_for = [&](int64_t groups, int64_t out_per_group, int64_t in_per_group) {
+      std::vector<int64_t> dims;
+      if (groups > 1) dims.push_back(groups);
+      dims.push_back(out_per_group);
+      dims.push_back(in_per_group);
+      dims.insert(dims.end(), p.kernel.begin(), p.kernel.end());
+      return dims;
+    };
+    std::vector<int64_t> weight_dims =
+        weight_dims_for(p.groups, p.out_channels_per_group, p.in_channels_per_group);
     memory::desc plain_weights_md = onednn::PlainDesc(weight_dims, f32);
     memory::desc any_weights_md(onednn::ToDims(weight_dims), f32,
                                 memory::format_tag::any);
@@ -134,14 +150,51 @@ class ConvOnednn final : public Kernel {
     // GEMM; the direct kernels are several times faster, so let oneDNN pick
     // the activation layouts and convert through the workspace. The
     // runtime's channels-last pass makes this rare between convs.
-    if (IsGemmFallback(pd)) {
+    auto prefer_direct = [&](dnnl::convolution_forward::primitive_desc& chosen) {
+      if (!IsGemmFallback(chosen)) return;
       const memory::desc any_src(src_md.dims(), f32, memory::format_tag::any);
       const memory::desc any_dst(dst_md.dims(), f32, memory::format_tag::any);
       // Keep the requested destination if a direct kernel can write it
       // (the first conv of a channels-last chain reads a plain image).
       dnnl::convolution_forward::primitive_desc direct_pd = make_pd(any_src, dst_md);
       if (IsGemmFallback(direct_pd)) direct_pd = make_pd(any_src, any_dst);
-      if (!IsGemmFallback(direct_pd)) pd = direct_pd;
+      if (!IsGemmFallback(direct_pd)) chosen = direct_pd;
+    };
+    prefer_direct(pd);
+    if (IsGemmFallback(pd) && p.depthwise() && p.out_channels_per_group > 1) {
+      // The channel multiplier (file comment): a depthwise conv over the
+      // input repeated to out_channels.
+      TensorDesc repeated = args.inputs[0];
+      repeated.dims[1] = p.out_channels;
+      const memory::desc saved_src_md = src_md;
+      const memory::desc saved_plain_weights = plain_weights_md;
+      const memory::desc saved_any_weights = any_weights_md;
+      src_md = onednn::DescOf(repeated, f32);
+      weight_dims = weight_dims_for(p.out_channels, 1, 1);
+      plain_weights_md = onednn::PlainDesc(weight_dims, f32);
+      any_weights_md = memory::desc(onednn::ToDims(weight_dims), f32, memory::format_tag::any);
+      dnnl::convolution_forward::primitive_desc depthwise_pd = make_pd(src_md, dst_md);
+      prefer_direct(depthwise_pd);
+      if (IsGemmFallback(depthwise_pd)) {  // no better: keep the reference loops
+        src_md = saved_src_md;
+        plain_weights_md = saved_plain_weights;
+        any_weights_md = saved_any_weights;
+      } else {
+        pd = depthwise_pd;
+        multiplier_ = p.out_channels_per_group;
+        repeat_channels_ = p.in_channels;
+        // The input as [outer, C, inner] in memory: outer counts the axes
+        // outside the channel axis, inner those inside it.
+        repeat_outer_ = 1;
+        repeat_inner_ = 1;
+        bool inside = false;
+        for (int axis : args.inputs[0].MemoryOrder()) {
+          const int64_t extent = args.inputs[0].dims[static_cast<size_t>(axis)];
+          if (axis == 1) inside = true;
+          else if (inside) repeat_inner_ *= extent;
+          else repeat_outer_ *= extent;
+        }
+      }
     }
     reorder_src_ = pd.src_desc() != src_md;
     reorder_dst_ = pd.dst_desc() != dst_md;
@@ -200,11 +253,14 @@ class ConvOnednn final : public Kernel {
       reorder_out_src_ = reorder_out_.Bind(DNNL_ARG_FROM, pd.dst_desc());
       reorder_out_dst_ = reorder_out_.Bind(DNNL_ARG_TO, dst_md);
     }
-    // [shared scratchpad | staged src | staged dst], 64-byte aligned.
+    // [shared scratchpad | repeated src | staged src | staged dst], 64-byte
+    // aligned.
     auto align = [](size_t n) { return (n + 63) / 64 * 64; };
     scratch = std::max({scratch, reorder_in_.scratchpad_bytes(),
                         reorder_out_.scratchpad_bytes()});
-    staged_src_offset_ = align(scratch);
+    repeated_src_offset_ = align(scratch);
+    staged_src_offset_ =
+        repeated_src_offset_ + (multiplier_ > 1 ? align(src_md.get_size()) : 0);
     staged_dst_offset_ =
         staged_src_offset_ + (reorder_src_ ? align(pd.src_desc().get_size()) : 0);
     workspace_bytes_ =
@@ -221,6 +277,22 @@ class ConvOnednn final : public Kernel {
       return true;
     return AnyNonFinite(isa_, static_cast<const float*>(args.src[0]), input_elements_,
                         num_threads_);
+  }
+
+  // [outer, C, inner] -> [outer, C, m, inner]: each input channel m times.
+  void RepeatChannels(const float* src, float* dst) const {
+    const int64_t m = multiplier_, channels = repeat_channels_, inner = repeat_inner_;
+    const int64_t total = repeat_outer_ * channels * m * inner;
+    const int threads = total >= kMinParallelElements ? num_threads_ : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t o = 0; o < repeat_outer_; ++o) {
+      const float* from = src + o * channels * inner;
+      float* to = dst + o * channels * m * inner;
+      for (int64_t c = 0; c < channels; ++c, from += inner)
+        for (int64_t j = 0; j < m; ++j, to += inner)
+          if (inner == 1) *to = *from;
+          else std::memcpy(to, from, static_cast<size_t>(inner) * sizeof(float));
+    }
   }
 
   // im2col + GEMM or the reference loops: what oneDNN offers when no direct
@@ -250,8 +322,15 @@ class ConvOnednn final : public Kernel {
   bool reorder_src_ = false;
   bool reorder_dst_ = false;
   size_t workspace_bytes_ = 0;
+  size_t repeated_src_offset_ = 0;
   size_t staged_src_offset_ = 0;
   size_t staged_dst_offset_ = 0;
+  // The channel multiplier's repeat (file comment); multiplier_ 1: none.
+  static constexpr int64_t kMinParallelElements = 1 << 16;
+  int64_t multiplier_ = 1;
+  int64_t repeat_channels_ = 0;
+  int64_t repeat_outer_ = 0;
+  int64_t repeat_inner_ = 0;
   onednn::BoundPrimitive reorder_in_, reorder_out_;
   memory reorder_in_src_, reorder_in_dst_, reorder_out_src_, reorder_out_dst_;
   onednn::Context context_;

@@ -189,6 +189,13 @@ std::vector<OpCase> MakeCases() {
            {I("group", 6), L("pads", {1, 1, 1, 1}), L("strides", {2, 2})}));
   add(Conv("conv_depthwise_multiplier", {1, 4, 8, 8}, {8, 1, 3, 3}, true,
            {I("group", 4), L("pads", {1, 1, 1, 1})}));
+  // A channel multiplier runs on oneDNN as a depthwise conv over the input
+  // repeated m times (kernels/cpu/conv_onednn.cc): m = 3, strided, batch 2,
+  // asymmetric pads; 1-D; and a fused activation (its NaN path).
+  add(Conv("conv_depthwise_multiplier3_s2", {2, 5, 9, 8}, {15, 1, 3, 3}, false,
+           {I("group", 5), L("pads", {1, 0, 2, 1}), L("strides", {2, 2})}));
+  add(Conv("conv_depthwise_multiplier_1d", {1, 3, 11}, {6, 1, 5}, true,
+           {I("group", 3), L("pads", {2, 2})}));
   add(Conv("conv_1x1", {2, 16, 7, 7}, {24, 16, 1, 1}, true, {}));
   add(Conv("conv_1x1_s2", {1, 8, 9, 9}, {4, 8, 1, 1}, false, {L("strides", {2, 2})}));
   add(Conv("conv_asymmetric_pads", {1, 3, 8, 7}, {5, 3, 3, 3}, true,
@@ -234,6 +241,10 @@ std::vector<OpCase> MakeCases() {
     attrs.push_back(I("group", 6));
     attrs.push_back(L("pads", {1, 1, 1, 1}));
     add(Conv("conv_depthwise_fused_relu", {1, 6, 7, 7}, {6, 1, 3, 3}, true, attrs));
+    attrs = activations[0].second;
+    attrs.push_back(I("group", 4));
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    add(Conv("conv_depthwise_multiplier_fused_relu", {1, 4, 7, 7}, {8, 1, 3, 3}, true, attrs));
   }
 
   // --- MaxPool / AveragePool / global pools ---
@@ -610,6 +621,10 @@ std::vector<OpCase> MakeCases() {
     attrs.push_back(I("group", 6));
     attrs.push_back(L("pads", {1, 1, 1, 1}));
     nan_inf(Conv("conv_depthwise_fused_relu", {1, 6, 7, 7}, {6, 1, 3, 3}, true, attrs));
+    attrs = activations[0].second;
+    attrs.push_back(I("group", 3));
+    attrs.push_back(L("pads", {1, 1, 1, 1}));
+    nan_inf(Conv("conv_depthwise_multiplier_fused_relu", {1, 3, 7, 7}, {6, 1, 3, 3}, true, attrs));
   }
   nan_inf(Pool("maxpool_2x2_s2", "MaxPool", {1, 4, 8, 8},
                {L("kernel_shape", {2, 2}), L("strides", {2, 2})}));
