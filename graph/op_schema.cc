@@ -162,8 +162,10 @@ const std::vector<OpSchema>& SchemaTable() {
       // normalization
       {"BatchNormalization", ops::InferBatchNormalization, 7, F::kNormalization, 0,
        kOpChannelsLast},
-      {"GroupNormalization", ops::InferGroupNormalization, 18, F::kNormalization},
-      {"InstanceNormalization", ops::InferInstanceNormalization, 6, F::kNormalization},
+      {"GroupNormalization", ops::InferGroupNormalization, 18, F::kNormalization, 0,
+       kOpChannelsLast},
+      {"InstanceNormalization", ops::InferInstanceNormalization, 6, F::kNormalization, 0,
+       kOpChannelsLast},
       {"LayerNormalization", ops::InferLayerNormalization, 17, F::kNormalization},
       {"LRN", ops::InferLRN, 1, F::kNormalization},
       {"MeanVarianceNormalization", ops::InferMeanVarianceNormalization, 9, F::kOther},

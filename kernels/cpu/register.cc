@@ -79,8 +79,12 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   }
 
   Add(registry, "Transpose", "cpu", kCpuPriority, CreateTransposeCpu);
-  Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu);
-  Add(registry, "GroupNormalization", "cpu", kCpuPriority, CreateGroupNormCpu);
+  // Plain or nhwc: GroupNorm(1, C) between convs (PoolFormer) keeps the chain
+  // channels-last.
+  Add(registry, "InstanceNormalization", "cpu", kCpuPriority, CreateInstanceNormCpu,
+      /*channels_last=*/true);
+  Add(registry, "GroupNormalization", "cpu", kCpuPriority, CreateGroupNormCpu,
+      /*channels_last=*/true);
   // Per tensor in either layout (so a quantized conv chain stays nhwc);
   // per axis plain only, which the channels-last probe finds out.
   auto quantize = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {

@@ -447,6 +447,13 @@ std::vector<OpCase> MakeCases() {
            {X({1, 4, 3, 3}), Const({4}), Const({4})}, {I("num_groups", 4)}));
   add(Norm("groupnorm_large", "GroupNormalization", 21,
            {X({1, 16, 40, 40}), Const({16}), Const({16})}, {I("num_groups", 2)}));
+  // PoolFormer's GroupNorm(1, C) and a large InstanceNorm: planes of more
+  // than one reduction task of braid's CPU kernel (16384 elements), in both
+  // layouts (tests/kernels/channels_last_test.cc).
+  add(Norm("groupnorm_one_group_large", "GroupNormalization", 21,
+           {X({2, 64, 20, 20}), Const({64}), Const({64})}, {I("num_groups", 1)}));
+  add(Norm("instancenorm_large", "InstanceNormalization", 6,
+           {X({1, 24, 90, 90}), Const({24}), Const({24})}, {}));
   // LRN across 5 channels with a window of 3 (clipped at both ends); MVN over
   // the default [0, 2, 3] and over the spatial axes only.
   add(Norm("lrn_size3", "LRN", 13, {X({2, 5, 3, 4})},
