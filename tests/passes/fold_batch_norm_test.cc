@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/passes/passes.h"
+#include "graph/passes/shape_inference.h"
 #include "tests/passes/reference_eval_test_util.h"
 
 namespace braid {
@@ -213,6 +214,113 @@ TEST(FoldBatchNormTest, ChainedBatchNormsFoldTwice) {
   EXPECT_EQ(g.num_nodes(), 1);
   EXPECT_EQ(g.value(g.outputs()[0]).name, "z");
   ExpectEquivalent(before, g, 12, kTolerance);
+}
+
+// LeViT's Linear + BatchNorm1d: x[2,5,6] -> MatMul W[6,4] -> [2,5,4] ->
+// Flatten(axis 2) or Reshape [-1, 4] -> [10,4] -> BN -> y.
+Graph MatMulFlattenBnGraph(bool use_reshape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {2, 5, 6});
+  ValueId mm = AddOp(g, "linear", "MatMul", {x, AddRandomF32(g, "w", {6, 4}, rng)}, {"mm_out"});
+  ValueId flat;
+  if (use_reshape) {
+    Value shape;
+    shape.name = "shape";
+    shape.dtype = DataType::kI64;
+    shape.has_shape = true;
+    shape.shape = {2};
+    const std::vector<int64_t> target = {-1, 4};
+    shape.constant = TensorData::Copy(target.data(), target.size() * sizeof(int64_t));
+    flat = AddOp(g, "flat", "Reshape", {mm, g.AddValue(std::move(shape))}, {"flat"});
+  } else {
+    Attributes axis;
+    axis.Set("axis", int64_t{2});
+    flat = AddOp(g, "flat", "Flatten", {mm}, {"flat"}, axis);
+  }
+  std::vector<ValueId> bn_in = {flat};
+  for (ValueId p : AddBnParams(g, "bn_", 4, rng)) bn_in.push_back(p);
+  g.outputs().push_back(AddOp(g, "bn", "BatchNormalization", bn_in, {"y"}, Epsilon(1e-5f)));
+  EXPECT_TRUE(InferShapes(g, nullptr).ok());
+  return g;
+}
+
+void ExpectFoldedMatMulBn(bool use_reshape) {
+  Graph g = MatMulFlattenBnGraph(use_reshape, 13);
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 0);
+  EXPECT_EQ(CountOps(g, "MatMul"), 1);
+  EXPECT_EQ(CountOps(g, "Add"), 1);  // the shift, before the reshape
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_TRUE(g.Validate().ok());
+  ExpectEquivalent(before, g, 21, kTolerance);
+  // FuseMatMulBias then makes the MatMul and the shift one Gemm.
+  ASSERT_TRUE(FuseMatMulBias(g).ok());
+  EXPECT_EQ(CountOps(g, "Gemm"), 1);
+  EXPECT_EQ(CountOps(g, "Add"), 0);
+  ExpectEquivalent(before, g, 22, kTolerance);
+}
+
+TEST(FoldBatchNormTest, MatMulFlattenBatchNorm) { ExpectFoldedMatMulBn(false); }
+TEST(FoldBatchNormTest, MatMulFlattenBatchNormWithAShapeReader) {
+  // LeViT's export reshapes back with Shape(MatMul output): still folded, and
+  // the Shape reads the shifted value so FuseMatMulBias can fuse.
+  Graph g = MatMulFlattenBnGraph(false, 15);
+  ValueId shape = AddOp(g, "shape", "Shape", {g.FindValue("mm_out")}, {"shape_out"});
+  g.outputs().push_back(shape);
+  ASSERT_TRUE(InferShapes(g, nullptr).ok());
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 0);
+  ASSERT_TRUE(FuseMatMulBias(g).ok());
+  EXPECT_EQ(CountOps(g, "Gemm"), 1);
+  EXPECT_EQ(CountOps(g, "Add"), 0);
+  EXPECT_TRUE(g.Validate().ok());
+  // The Shape reads a value of the MatMul output's shape; the fp64
+  // interpreter has no Shape, so the values compare without it.
+  auto drop_shape = [](Graph& graph) {
+    std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+    Shape read;
+    for (NodeId id = 0; id < graph.num_nodes(); ++id)
+      if (graph.node(id).op_type == "Shape") {
+        remove[static_cast<size_t>(id)] = true;
+        read = graph.value(graph.node(id).inputs[0]).shape;
+      }
+    graph.outputs() = {graph.FindValue("y")};
+    graph.RemoveNodes(remove);
+    return read;
+  };
+  Graph before_y = before;
+  const Shape read_before = drop_shape(before_y);
+  EXPECT_EQ(drop_shape(g), read_before);
+  EXPECT_EQ(read_before.size(), 3u);
+  ExpectEquivalent(before_y, g, 24, kTolerance);
+}
+TEST(FoldBatchNormTest, MatMulReshapeBatchNorm) { ExpectFoldedMatMulBn(true); }
+
+TEST(FoldBatchNormTest, MatMulReshapeThatMovesTheChannelAxisIsNotFolded) {
+  // [2,5,4] -> [5,8]: the BN's channel axis no longer matches W's columns.
+  std::mt19937 rng(14);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {2, 5, 6});
+  ValueId mm = AddOp(g, "linear", "MatMul", {x, AddRandomF32(g, "w", {6, 4}, rng)}, {"mm_out"});
+  Value shape;
+  shape.name = "shape";
+  shape.dtype = DataType::kI64;
+  shape.has_shape = true;
+  shape.shape = {2};
+  const std::vector<int64_t> target = {5, 8};
+  shape.constant = TensorData::Copy(target.data(), target.size() * sizeof(int64_t));
+  ValueId flat = AddOp(g, "flat", "Reshape", {mm, g.AddValue(std::move(shape))}, {"flat"});
+  std::vector<ValueId> bn_in = {flat};
+  for (ValueId p : AddBnParams(g, "bn_", 8, rng)) bn_in.push_back(p);
+  g.outputs().push_back(AddOp(g, "bn", "BatchNormalization", bn_in, {"y"}));
+  ASSERT_TRUE(InferShapes(g, nullptr).ok());
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 1);
+  ExpectEquivalent(before, g, 23, kTolerance);
 }
 
 TEST(FoldBatchNormTest, RejectsInvalidGraph) {
