@@ -81,6 +81,10 @@ Status FoldPad(Graph& graph);
 // backends run it on their pooling kernels (graph/passes/
 // reduce_to_global_pool.cc).
 Status ReduceToGlobalPool(Graph& graph);
+// An Expand read only as the broadcast operand of Add / Sub / Mul / Div,
+// where the op broadcasts the Expand's input to the same output shape, is
+// bypassed (graph/passes/drop_broadcast_expand.cc).
+Status DropBroadcastExpand(Graph& graph);
 // Removes nodes whose outputs are neither graph outputs nor read, and unused
 // values.
 Status EliminateDeadNodes(Graph& graph);
@@ -88,13 +92,14 @@ Status EliminateDeadNodes(Graph& graph);
 struct PassOptions {
   // BN folding, parallel Conv merging, channel scale folding, GELU, Einsum lowering, MatMul bias and
   // activation fusion, Pad folding, spatial reductions as global pooling,
-  // QDQ Conv / MatMul as QLinearConv / QLinearMatMul (int8 kernels)
+  // broadcast Expands bypassed, QDQ Conv / MatMul as QLinearConv / QLinearMatMul (int8 kernels)
   bool fuse = true;
 };
 
 // RemoveIdentities, [FoldQdq], FoldConstants (which infers shapes), RemoveIdentities (whole-input
-// Slices, now that shapes are known), [FoldBatchNorm, MergeParallelConvs,
-// FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool, FuseActivations],
+// Slices, now that shapes are known), [FuseGroupNorm, FoldBatchNorm, MergeParallelConvs,
+// FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool,
+// DropBroadcastExpand, FuseActivations],
 // EliminateDeadNodes, InferShapes.
 Status RunDefaultPasses(Graph& graph, const PassOptions& options = {});
 

@@ -28,6 +28,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
     RETURN_IF_ERROR(FuseMatMulBias(graph));
     RETURN_IF_ERROR(FoldPad(graph));
     RETURN_IF_ERROR(ReduceToGlobalPool(graph));
+    RETURN_IF_ERROR(DropBroadcastExpand(graph));
     RETURN_IF_ERROR(FuseActivations(graph));
   }
   RETURN_IF_ERROR(EliminateDeadNodes(graph));

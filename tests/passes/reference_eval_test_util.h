@@ -1,7 +1,7 @@
 // Test-only helpers for the rewriting passes: a tiny, deliberately naive fp64
 // interpreter for the ops those passes touch (Conv2D NCHW with groups, pads,
 // strides and dilations; Gemm; MatMul with a 2-D B; Reshape by a constant
-// shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Sub/Mul; ReduceMean and
+// shape; Expand by a constant shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Sub/Mul; ReduceMean and
 // ReduceMax; global pools; Relu, Clip, Sigmoid,
 // HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
 // including the fused "activation" attributes of docs/ir.md, plus small
@@ -426,6 +426,13 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       out = Reshape(*in[0], shape.constant->as<int64_t>());
     } else if (op == "BatchNormalization") {
       out = BatchNorm(n, in);
+    } else if (op == "Expand") {
+      const Value& shape = graph.value(n.inputs[1]);
+      if (!shape.constant) return InvalidArgument(n.name + ": shape not constant");
+      RefTensor ones;
+      for (int64_t d : shape.constant->as<int64_t>()) ones.dims.push_back(d);
+      ones.data.assign(static_cast<size_t>(Numel(ones.dims)), 1.0);
+      out = Broadcast2(*in[0], ones, /*multiply=*/true);
     } else if (op == "Add" || op == "Mul") {
       out = Broadcast2(*in[0], *in[1], op == "Mul");
     } else if (op == "Div") {
