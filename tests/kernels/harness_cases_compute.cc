@@ -599,6 +599,13 @@ std::vector<OpCase> MakeCases() {
              {I("keepdims", 0)}));
   add(Reduce("reducemin_middle", "ReduceMin", 13, {X({2, 3, 4, 50})}, {L("axes", {1, 2})}));
   add(Reduce("reducel1_last", "ReduceL1", 13, {X({4, 9})}, {L("axes", {1})}));
+  // Rows longer than braid's CPU kernel's float block (256): ConvNeXt-V2's
+  // GRN (L2 over H and W of a plain image) and the other sums; and the
+  // few-rows path (one image, H * W rows of C split across the threads).
+  for (const char* op : {"ReduceL2", "ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"})
+    add(Reduce(std::string("long_rows_") + op, op, 13, {X({1, 6, 23, 29})}, {L("axes", {2, 3})}));
+  add(Reduce("reducel2_few_rows", "ReduceL2", 13, {X({1, 31, 27, 40})}, {L("axes", {1, 2})}));
+  add(Reduce("reducemax_few_rows", "ReduceMax", 13, {X({1, 31, 27, 40})}, {L("axes", {1, 2})}));
   add(Reduce("reducesumsquare_first", "ReduceSumSquare", 13, {X({5, 3, 2})}, {L("axes", {0})}));
   add(Reduce("reduceprod_last", "ReduceProd", 13, {X({3, 4})}, {L("axes", {1})}));
   add(Reduce("reducelogsumexp_last", "ReduceLogSumExp", 13, {X({3, 7})}, {L("axes", {1})}));
@@ -655,6 +662,8 @@ std::vector<OpCase> MakeCases() {
   nan_inf(Reduce("reducemax_last", "ReduceMax", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
   nan_inf(Reduce("reducemin_middle", "ReduceMin", 13, {X({2, 3, 4, 50})}, {L("axes", {1, 2})}));
   nan_inf(Reduce("reducesum_last", "ReduceSum", 13, {X({3, 4, 5})}, {L("axes", {-1})}));
+  nan_inf(Reduce("reducemax_few_rows", "ReduceMax", 13, {X({1, 31, 27, 40})}, {L("axes", {1, 2})}));
+  nan_inf(Reduce("long_rows_ReduceL2", "ReduceL2", 13, {X({1, 6, 23, 29})}, {L("axes", {2, 3})}));
   return cases;
 }
 
