@@ -142,8 +142,8 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Scatter", ops::InferScatterElements, 9, F::kOther},
       {"ScatterElements", ops::InferScatterElements, 11, F::kOther},
       {"ScatterND", ops::InferScatterND, 11, F::kDataMovement},
-      {"Slice", ops::InferSlice, 1, F::kDataMovement},
-      {"Split", ops::InferSplit, 2, F::kDataMovement},
+      {"Slice", ops::InferSlice, 1, F::kDataMovement, 0, kOpChannelsLast},
+      {"Split", ops::InferSplit, 2, F::kDataMovement, 0, kOpChannelsLast},
       {"TopK", ops::InferTopK, 10, F::kOther},
       {"Trilu", ops::InferTrilu, 14, F::kOther},
       // reductions
