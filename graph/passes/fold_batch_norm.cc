@@ -19,6 +19,13 @@
 // 2-D [rows, C], the reshape's output has the BN as its one reader, the
 // MatMul's output is read by the reshape and Shape nodes alone, and neither
 // is a graph output.
+//
+// And Concat(Conv_1, ..., Conv_k, axis 1) -> BatchNormalization (MixNet's
+// mixed-kernel depthwise convs: 34 BNs after their Concat): each Conv takes
+// its own slice of the BN's channels, and the Concat takes over the BN's
+// output. Every Concat input must come from a distinct Conv read by the
+// Concat alone, with no fused activation, no graph output among them.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -111,6 +118,68 @@ bool TryFoldMatMul(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
   return true;
 }
 
+// The Concat-of-Convs form (file comment).
+bool TryFoldConcat(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
+                   pass_util::NameAllocator& names, std::vector<bool>& remove) {
+  const Node& bn = graph.node(bn_id);
+  const NodeId concat_id = graph.value(bn.inputs[0]).producer;
+  const Node& concat = graph.node(concat_id);
+  if (concat.outputs.size() != 1 || concat.inputs.size() < 2) return false;
+  const ValueId out = concat.outputs[0];
+  if (!graph.value(out).has_shape) return false;
+  const int64_t rank = static_cast<int64_t>(graph.value(out).shape.size());
+  int64_t axis = concat.attrs.GetInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis != 1 || rank < 3) return false;
+  std::vector<NodeId> convs;
+  std::vector<int64_t> widths;
+  int64_t channels = 0;
+  for (ValueId in : concat.inputs) {
+    if (in == kNoValue || uses.OnlyReader(in) != concat_id) return false;
+    const NodeId conv_id = graph.value(in).producer;
+    if (conv_id == kNoNode || remove[conv_id]) return false;
+    const Node& conv = graph.node(conv_id);
+    if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.attrs.Has("activation"))
+      return false;
+    if (std::find(convs.begin(), convs.end(), conv_id) != convs.end()) return false;
+    const std::optional<int64_t> width = pass_util::OutputChannels(graph, conv);
+    if (!width) return false;
+    convs.push_back(conv_id);
+    widths.push_back(*width);
+    channels += *width;
+  }
+  std::optional<BatchNormParams> params = ReadBatchNorm(graph, bn, channels, uses);
+  if (!params) return false;
+  // Check every fold can happen before changing anything.
+  for (NodeId conv_id : convs) {
+    const Node& conv = graph.node(conv_id);
+    const ValueId w = pass_util::InputOrNone(conv, 1);
+    if (!pass_util::ReadLinearBias(graph, conv) || !pass_util::ConstantF32Dims(graph, w) ||
+        !pass_util::ReadConstantF32(graph, w))
+      return false;
+  }
+  const ValueId y = bn.outputs[0];
+  int64_t first = 0;
+  for (size_t i = 0; i < convs.size(); ++i) {
+    std::vector<double> multiplier(params->multiplier.begin() + first,
+                                   params->multiplier.begin() + first + widths[i]);
+    std::vector<double> shift(static_cast<size_t>(widths[i]));
+    for (int64_t c = 0; c < widths[i]; ++c) {
+      const size_t k = static_cast<size_t>(first + c);
+      shift[static_cast<size_t>(c)] = params->bias[k] - params->mean[k] * params->multiplier[k];
+    }
+    const ValueId conv_out = graph.node(convs[i]).outputs[0];
+    if (!pass_util::FoldChannelAffine(graph, convs[i], multiplier, shift, conv_out, "_W_bn", names))
+      return false;  // not reached: checked above
+    first += widths[i];
+  }
+  graph.node(concat_id).outputs[0] = y;
+  graph.value(y).producer = concat_id;
+  graph.value(out).producer = kNoNode;
+  remove[bn_id] = true;
+  return true;
+}
+
 // Tries to fold BN node `bn_id`; returns true when the graph was rewritten.
 bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
              pass_util::NameAllocator& names, std::vector<bool>& remove) {
@@ -124,6 +193,7 @@ bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
   const Node& producer = graph.node(producer_id);
   if (producer.op_type == "Flatten" || producer.op_type == "Reshape")
     return TryFoldMatMul(graph, bn_id, uses, names, remove);
+  if (producer.op_type == "Concat") return TryFoldConcat(graph, bn_id, uses, names, remove);
   if (producer.op_type != "Conv" && producer.op_type != "Gemm") return false;
   if (producer.outputs.size() != 1 || producer.outputs[0] != x) return false;
 

@@ -323,6 +323,54 @@ TEST(FoldBatchNormTest, MatMulReshapeThatMovesTheChannelAxisIsNotFolded) {
   ExpectEquivalent(before, g, 23, kTolerance);
 }
 
+// MixNet: x[1,4,7,7] -> Split-free stand-in: three Convs of x (3x3, 5x5
+// depthwise-like groups; widths 2, 3, 4) -> Concat(axis 1) -> BN -> y.
+Graph ConcatBnGraph(bool conv_has_other_reader, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  ValueId x = g.AddInput("x", DataType::kF32, {1, 4, 7, 7});
+  std::vector<ValueId> parts;
+  const int64_t widths[] = {2, 3, 4};
+  const int64_t kernels[] = {1, 3, 5};
+  for (int i = 0; i < 3; ++i) {
+    Attributes attrs;
+    const int64_t pad = kernels[i] / 2;
+    attrs.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    const std::string n = std::to_string(i);
+    std::vector<ValueId> in = {x, AddRandomF32(g, "w" + n, {widths[i], 4, kernels[i], kernels[i]}, rng)};
+    if (i == 1) in.push_back(AddRandomF32(g, "b" + n, {widths[i]}, rng));
+    parts.push_back(AddOp(g, "conv" + n, "Conv", in, {"part" + n}, attrs));
+  }
+  Attributes axis;
+  axis.Set("axis", int64_t{1});
+  ValueId cat = AddOp(g, "concat", "Concat", parts, {"cat"}, axis);
+  std::vector<ValueId> bn_in = {cat};
+  for (ValueId p : AddBnParams(g, "bn_", 9, rng)) bn_in.push_back(p);
+  g.outputs().push_back(AddOp(g, "bn", "BatchNormalization", bn_in, {"y"}, Epsilon(1e-3f)));
+  if (conv_has_other_reader) g.outputs().push_back(parts[2]);
+  EXPECT_TRUE(InferShapes(g, nullptr).ok());
+  return g;
+}
+
+TEST(FoldBatchNormTest, ConcatOfConvsBatchNormFoldsIntoEachConv) {
+  Graph g = ConcatBnGraph(false, 31);
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 0);
+  EXPECT_EQ(CountOps(g, "Conv"), 3);
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+  EXPECT_TRUE(g.Validate().ok());
+  ExpectEquivalent(before, g, 32, kTolerance);
+}
+
+TEST(FoldBatchNormTest, ConcatWithAConvReadElsewhereIsNotFolded) {
+  Graph g = ConcatBnGraph(true, 33);
+  const Graph before = g;
+  ASSERT_TRUE(FoldBatchNorm(g).ok());
+  EXPECT_EQ(CountOps(g, "BatchNormalization"), 1);
+  ExpectEquivalent(before, g, 34, kTolerance);
+}
+
 TEST(FoldBatchNormTest, RejectsInvalidGraph) {
   Graph g;
   Node n;

@@ -1,7 +1,7 @@
 // Test-only helpers for the rewriting passes: a tiny, deliberately naive fp64
 // interpreter for the ops those passes touch (Conv2D NCHW with groups, pads,
 // strides and dilations; Gemm; MatMul with a 2-D B; Reshape by a constant
-// shape; Expand by a constant shape; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Sub/Mul; ReduceMean and
+// shape; Expand by a constant shape; Concat; Flatten; constant Pad; AveragePool; BatchNormalization; broadcasting Add/Sub/Mul; ReduceMean and
 // ReduceMax; global pools; Relu, Clip, Sigmoid,
 // HardSigmoid, HardSwish, LeakyRelu; Identity, Dropout)
 // including the fused "activation" attributes of docs/ir.md, plus small
@@ -381,6 +381,27 @@ inline RefTensor Reduce(const RefTensor& x, std::vector<int64_t> axes, bool keep
 
 // Runs `graph` (in its node order) on `inputs` (one per graph input) and
 // returns the graph outputs.
+// Concat along `axis` (negative counts from the end).
+inline StatusOr<RefTensor> Concat(const std::vector<const RefTensor*>& in, int64_t axis) {
+  if (in.empty() || in[0] == nullptr) return InvalidArgument("Concat: no inputs");
+  const int64_t rank = static_cast<int64_t>(in[0]->dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return InvalidArgument("Concat: bad axis");
+  RefTensor out;
+  out.dims = in[0]->dims;
+  out.dims[static_cast<size_t>(axis)] = 0;
+  for (const RefTensor* t : in) out.dims[static_cast<size_t>(axis)] += t->dims[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= out.dims[static_cast<size_t>(a)];
+  for (int64_t a = axis + 1; a < rank; ++a) inner *= out.dims[static_cast<size_t>(a)];
+  for (int64_t o = 0; o < outer; ++o)
+    for (const RefTensor* t : in) {
+      const int64_t block = t->dims[static_cast<size_t>(axis)] * inner;
+      out.data.insert(out.data.end(), t->data.begin() + o * block, t->data.begin() + (o + 1) * block);
+    }
+  return out;
+}
+
 inline StatusOr<std::vector<RefTensor>> Evaluate(
     const Graph& graph, const std::vector<RefTensor>& inputs) {
   using namespace internal;  // NOLINT: test helper
@@ -426,6 +447,8 @@ inline StatusOr<std::vector<RefTensor>> Evaluate(
       out = Reshape(*in[0], shape.constant->as<int64_t>());
     } else if (op == "BatchNormalization") {
       out = BatchNorm(n, in);
+    } else if (op == "Concat") {
+      out = Concat(in, n.attrs.GetInt("axis", 0));
     } else if (op == "Expand") {
       const Value& shape = graph.value(n.inputs[1]);
       if (!shape.constant) return InvalidArgument(n.name + ": shape not constant");
