@@ -36,6 +36,7 @@ std::unique_ptr<Kernel> CreateGroupNormCpu();     // f32, plain
 std::unique_ptr<Kernel> CreateQuantizeLinearCpu();    // f32 -> i8/u8, plain
 std::unique_ptr<Kernel> CreateDequantizeLinearCpu();  // i8/u8/i32 -> f32, plain
 std::unique_ptr<Kernel> CreateReduceCpu();     // f32, one run of reduced axes
+std::unique_ptr<Kernel> CreateClipCpu();       // f32, constant bounds, plain and nhwc
 std::unique_ptr<Kernel> CreateSliceCpu();      // Slice (constant) and Split, plain and nhwc
 std::unique_ptr<Kernel> CreatePadCpu();        // f32 constant pads, plain and nhwc
 std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts; else declines

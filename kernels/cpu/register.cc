@@ -135,6 +135,14 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
                   /*channels_last=*/true};
   pad.specialized = true;
   registry.Register(std::move(pad));
+  // f32 with constant bounds, either layout; the reference takes the rest
+  // (routine).
+  {
+    KernelEntry clip{"Clip", DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateClipCpu(); },
+                     /*channels_last=*/true};
+    clip.specialized = true;
+    registry.Register(std::move(clip));
+  }
   // Slice with parameters known at load and Split, any element type, either
   // layout; the reference takes run-time slices (routine).
   for (const char* op : {"Slice", "Split"}) {

@@ -176,6 +176,11 @@ std::vector<OpCase> MakeCases() {
   add(Make("clip_inputs", "Clip", {X({3, 10}), ConstScalar(-0.5, -0.4), ConstScalar(0.4, 0.5)}));
   add(Make("clip_max_only", "Clip", {X({3, 10}), Omitted(), ConstScalar(0.2, 0.3)}));
   add(Make("clip_relu6_attrs", "Clip", {X({3, 10}, -8.0, 8.0)}, {F("min", 0.0f), F("max", 6.0f)}, 1, 6));
+  // braid's CPU Clip: a 4-D tensor split across the threads (and nhwc in
+  // tests/kernels/channels_last_test.cc), bounds crossed (lo > hi gives hi).
+  add(Make("clip_relu6_large", "Clip", {X({2, 16, 40, 40}, -8.0, 8.0), ConstScalar(-0.01, 0.0),
+                                        ConstScalar(5.9, 6.0)}));
+  add(Make("clip_crossed_bounds", "Clip", {X({3, 10}), ConstScalar(0.4, 0.5), ConstScalar(-0.5, -0.4)}));
 
   // QuantizeLinear / DequantizeLinear: per tensor and per axis, with and
   // without a zero point, large enough to split across threads; values past
