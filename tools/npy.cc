@@ -207,13 +207,22 @@ StatusOr<Array> Parse(std::string_view bytes, const std::string& what) {
                          "' (braid reads <f4 <f2 <i8 <i4 |i1 |u1 |b1)");
   array.dtype = *dtype;
 
+  // The product of the non-zero dimensions must fit in int64 bytes even when
+  // a zero dimension makes the array empty: elements() and every caller's
+  // arithmetic multiply the dimensions in order (numpy refuses such shapes too).
   const size_t item = DataTypeSize(array.dtype);
-  size_t count = 1;
+  const auto limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / item;
+  uint64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : array.dims) {
-    if (d != 0 && count > std::numeric_limits<size_t>::max() / item / static_cast<size_t>(d))
-      return DataLoss(what + ": shape too large");
-    count *= static_cast<size_t>(d);
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > limit / static_cast<uint64_t>(d)) return DataLoss(what + ": shape too large");
+    nonzero *= static_cast<uint64_t>(d);
   }
+  const size_t count = empty ? 0 : static_cast<size_t>(nonzero);
   const size_t payload = bytes.size() - prefix - header_len;
   if (payload != count * item)
     return DataLoss(std::string(what).append(": data holds ")
