@@ -26,6 +26,7 @@
 // output. Every Concat input must come from a distinct Conv read by the
 // Concat alone, with no fused activation, no graph output among them.
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,14 +80,12 @@ bool TryFoldMatMul(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
   if (!params) return false;
   std::optional<std::vector<double>> weights = pass_util::ReadConstantF32(graph, w);
   if (!weights) return false;
-  std::vector<double> shift(static_cast<size_t>(channels));
-  for (size_t c = 0; c < shift.size(); ++c)
-    shift[c] = params->bias[c] - params->mean[c] * params->multiplier[c];
   for (size_t i = 0; i < weights->size(); ++i)
     (*weights)[i] *= params->multiplier[i % static_cast<size_t>(channels)];
   const std::string base = matmul.name.empty() ? graph.value(w).name : matmul.name;
   const ValueId new_w = pass_util::AddF32Constant(graph, names, base + "_W_bn", *w_dims, *weights);
-  const ValueId bias = pass_util::AddF32Constant(graph, names, base + "_bn_shift", {channels}, shift);
+  const ValueId bias = pass_util::AddF32Constant(graph, names, base + "_bn_shift", {channels},
+                                                    params->shift);
   Value shifted_value;
   shifted_value.name = names.Make(graph.value(x).name + "_bn");
   shifted_value.dtype = DataType::kF32;
@@ -159,19 +158,15 @@ bool TryFoldConcat(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
       return false;
   }
   const ValueId y = bn.outputs[0];
-  int64_t first = 0;
+  const std::span<const double> multiplier(params->multiplier), shift(params->shift);
+  size_t first = 0;
   for (size_t i = 0; i < convs.size(); ++i) {
-    std::vector<double> multiplier(params->multiplier.begin() + first,
-                                   params->multiplier.begin() + first + widths[i]);
-    std::vector<double> shift(static_cast<size_t>(widths[i]));
-    for (int64_t c = 0; c < widths[i]; ++c) {
-      const size_t k = static_cast<size_t>(first + c);
-      shift[static_cast<size_t>(c)] = params->bias[k] - params->mean[k] * params->multiplier[k];
-    }
+    const auto width = static_cast<size_t>(widths[i]);
     const ValueId conv_out = graph.node(convs[i]).outputs[0];
-    if (!pass_util::FoldChannelAffine(graph, convs[i], multiplier, shift, conv_out, "_W_bn", names))
+    if (!pass_util::FoldChannelAffine(graph, convs[i], multiplier.subspan(first, width),
+                                      shift.subspan(first, width), conv_out, "_W_bn", names))
       return false;  // not reached: checked above
-    first += widths[i];
+    first += width;
   }
   graph.node(concat_id).outputs[0] = y;
   graph.value(y).producer = concat_id;
@@ -201,11 +196,8 @@ bool TryFold(Graph& graph, NodeId bn_id, const pass_util::GraphUses& uses,
   if (!channels) return false;
   std::optional<BatchNormParams> params = ReadBatchNorm(graph, bn, *channels, uses);
   if (!params) return false;
-  std::vector<double> shift(params->multiplier.size());
-  for (size_t c = 0; c < shift.size(); ++c)
-    shift[c] = params->bias[c] - params->mean[c] * params->multiplier[c];
-  if (!pass_util::FoldChannelAffine(graph, producer_id, params->multiplier, shift, bn.outputs[0],
-                                    "_W_bn", names))
+  if (!pass_util::FoldChannelAffine(graph, producer_id, params->multiplier, params->shift,
+                                    bn.outputs[0], "_W_bn", names))
     return false;
   remove[bn_id] = true;
   return true;

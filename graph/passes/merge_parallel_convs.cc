@@ -159,7 +159,7 @@ bool AddBatchNorm(ConvBranch& conv, const pass_util::BatchNormParams& bn, double
     const size_t i = static_cast<size_t>((c * per_group + c % per_group) * inner + centre);
     const size_t k = static_cast<size_t>(c);
     conv.weights[i] += sign * bn.multiplier[k];
-    conv.bias.values[k] += sign * (bn.bias[k] - bn.mean[k] * bn.multiplier[k]);
+    conv.bias.values[k] += sign * bn.shift[k];
   }
   return true;
 }
@@ -241,8 +241,7 @@ bool TryMerge(Graph& graph, NodeId add_id, const GraphUses& uses,
     // The block's identity branch: x itself.
     pass_util::BatchNormParams identity;
     identity.multiplier.assign(static_cast<size_t>(merged.w_dims[0]), 1.0);
-    identity.bias.assign(identity.multiplier.size(), 0.0);
-    identity.mean = identity.bias;
+    identity.shift.assign(identity.multiplier.size(), 0.0);
     if (!AddBatchNorm(merged, identity, sign[k_other])) return false;
   } else {
     other = branch[k_other];

@@ -249,16 +249,18 @@ std::optional<BatchNormParams> ReadBatchNorm(const Graph& graph, const Node& bn,
     params[i] = std::move(*p);
   }
   const double epsilon = bn.attrs.GetFloat("epsilon", 1e-5f);
-  BatchNormParams out;
-  out.scale = std::move(params[0]);
-  out.bias = std::move(params[1]);
-  out.mean = std::move(params[2]);
+  const std::vector<double>& scale = params[0];
+  const std::vector<double>& bias = params[1];
+  const std::vector<double>& mean = params[2];
   const std::vector<double>& var = params[3];
+  BatchNormParams out;
   out.multiplier.resize(var.size());
+  out.shift.resize(var.size());
   for (size_t c = 0; c < var.size(); ++c) {
     const double denom = var[c] + epsilon;
     if (!(denom > 0)) return std::nullopt;  // would divide by zero or NaN
-    out.multiplier[c] = out.scale[c] / std::sqrt(denom);
+    out.multiplier[c] = scale[c] / std::sqrt(denom);
+    out.shift[c] = bias[c] - mean[c] * out.multiplier[c];
   }
   return out;
 }

@@ -111,11 +111,11 @@ std::optional<LinearBias> ReadLinearBias(const Graph& graph, const Node& node);
 void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,
                      NameAllocator& names);
 
-// An inference-form BatchNormalization as y = x * multiplier[c] + (bias[c] -
-// mean[c] * multiplier[c]), multiplier = scale / sqrt(var + epsilon).
+// An inference-form BatchNormalization as y = x * multiplier[c] + shift[c]:
+// multiplier = scale / sqrt(var + epsilon), shift = bias - mean * multiplier.
 struct BatchNormParams {
   std::vector<double> multiplier;
-  std::vector<double> scale, bias, mean;
+  std::vector<double> shift;
 };
 // The per-channel parameters of `bn` over `channels` channels, or nullopt
 // when it cannot be folded away: training mode or used statistics outputs,

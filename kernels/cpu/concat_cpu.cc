@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/memory_blocks.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/data_ops.h"
 
@@ -35,18 +36,9 @@ class ConcatCpu final : public Kernel {
     const TensorDesc& out = args.outputs[0];
     const std::vector<int> order = out.MemoryOrder();
     // The output's memory order from the concat axis inwards spans one block.
-    outer_ = 1;
-    int64_t inner = 1;  // elements per unit of the axis
-    bool inside = false;
-    for (int a : order) {
-      if (a == p.axis) {
-        inside = true;
-      } else if (inside) {
-        inner *= out.dims[static_cast<size_t>(a)];
-      } else {
-        outer_ *= out.dims[static_cast<size_t>(a)];
-      }
-    }
+    const AxisBlocks blocks = BlocksAround(out, p.axis);
+    outer_ = blocks.outer;
+    const int64_t inner = blocks.inner;
     const size_t element = DataTypeSize(out.dtype);
     block_bytes_.clear();
     for (size_t i = 0; i < args.inputs.size(); ++i) {

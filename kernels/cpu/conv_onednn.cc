@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/memory_blocks.h"
 #include "kernels/cpu/nonfinite.h"
 
 #include "kernels/cpu/onednn_kernels.h"
@@ -183,17 +184,9 @@ class ConvOnednn final : public Kernel {
         pd = depthwise_pd;
         multiplier_ = p.out_channels_per_group;
         repeat_channels_ = p.in_channels;
-        // The input as [outer, C, inner] in memory: outer counts the axes
-        // outside the channel axis, inner those inside it.
-        repeat_outer_ = 1;
-        repeat_inner_ = 1;
-        bool inside = false;
-        for (int axis : args.inputs[0].MemoryOrder()) {
-          const int64_t extent = args.inputs[0].dims[static_cast<size_t>(axis)];
-          if (axis == 1) inside = true;
-          else if (inside) repeat_inner_ *= extent;
-          else repeat_outer_ *= extent;
-        }
+        const AxisBlocks blocks = BlocksAround(args.inputs[0], /*axis=*/1);
+        repeat_outer_ = blocks.outer;
+        repeat_inner_ = blocks.inner;
       }
     }
     reorder_src_ = pd.src_desc() != src_md;
