@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/memory_blocks.h"
 #include "kernels/cpu/nonfinite.h"
 
@@ -192,9 +193,10 @@ class ConvOnednn final : public Kernel {
     reorder_src_ = pd.src_desc() != src_md;
     reorder_dst_ = pd.dst_desc() != dst_md;
 
-    weights_ = onednn::ReorderConstant(context_, plain_weights_md,
-                                       args.constants[1]->data(),
-                                       pd.weights_desc());
+    packed_weights_ = onednn::ReorderSharedConstant(context_, plain_weights_md,
+                                                    *args.constants[1], pd.weights_desc(),
+                                                    PrepackedWeightsOf(args.device));
+    weights_ = packed_weights_.memory;
     exec_.Init(context_, dnnl::convolution_forward(pd), pd.scratchpad_desc(),
                args.num_threads);
     src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
@@ -328,6 +330,7 @@ class ConvOnednn final : public Kernel {
   memory reorder_in_src_, reorder_in_dst_, reorder_out_src_, reorder_out_dst_;
   onednn::Context context_;
   onednn::BoundPrimitive exec_;
+  onednn::PackedConstant packed_weights_;
   memory weights_, src_, bias_, dst_;
 };
 

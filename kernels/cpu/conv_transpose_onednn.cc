@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "graph/ops/conv_transpose_geometry.h"
+#include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 
@@ -103,8 +104,10 @@ class ConvTransposeOnednn final : public Kernel {
         any_weights_md, bias_md, dst_md, conv_strides, dilations, pads_begin, pads_end);
     const dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
     dnnl::deconvolution_forward::primitive_desc pd(desc, attr, context_.engine);
-    weights_ = onednn::ReorderConstant(context_, onnx_weights_md, args.constants[1]->data(),
-                                       pd.weights_desc());
+    packed_weights_ = onednn::ReorderSharedConstant(context_, onnx_weights_md,
+                                                    *args.constants[1], pd.weights_desc(),
+                                                    PrepackedWeightsOf(args.device));
+    weights_ = packed_weights_.memory;
     exec_.Init(context_, dnnl::deconvolution_forward(pd), pd.scratchpad_desc(),
                args.num_threads);
     src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
@@ -123,6 +126,7 @@ class ConvTransposeOnednn final : public Kernel {
   size_t workspace_bytes_ = 0;
   onednn::Context context_;
   onednn::BoundPrimitive exec_;
+  onednn::PackedConstant packed_weights_;
   memory weights_, src_, bias_, dst_;
 };
 

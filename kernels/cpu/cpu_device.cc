@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include "kernels/cpu/prepacked_weights.h"
+
 namespace braid {
 namespace {
 
@@ -147,11 +149,19 @@ class CpuDevice final : public Device {
     return std::unique_ptr<Stream>(std::make_unique<InlineStream>(*this));
   }
 
+ PrepackedWeights& prepacked_weights() { return prepacked_weights_; }
+
  private:
   DeviceInfo info_;
+  PrepackedWeights prepacked_weights_;
 };
 
 }  // namespace
+
+PrepackedWeights* PrepackedWeightsOf(Device* device) {
+  auto* cpu = dynamic_cast<CpuDevice*>(device);
+  return cpu == nullptr ? nullptr : &cpu->prepacked_weights();
+}
 
 void* AllocateHostMemory(size_t bytes) {
   const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;

@@ -18,6 +18,12 @@ namespace braid {
 
 std::unique_ptr<Device> CreateCpuDevice();
 
+class PrepackedWeights;
+// The packed constants `device` keeps for its kernels (kernels/cpu/
+// prepacked_weights.h) when it is a device from CreateCpuDevice; null for
+// any other device or none (kernels then pack privately).
+PrepackedWeights* PrepackedWeightsOf(Device* device);
+
 // The CPU's name from /proc/cpuinfo's text (the cpu device's description):
 // x86's "model name"; aarch64 kernels print none, so there it is the core
 // named from "CPU implementer" / "CPU part" (a Jetson Orin: "ARM

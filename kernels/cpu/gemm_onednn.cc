@@ -6,6 +6,7 @@
 // run-time C needs beta == 1). The fused activation is the last post-op.
 #include <algorithm>
 
+#include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/gemm.h"
@@ -92,15 +93,18 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
                 args.num_threads);
     src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
     if (constant_b_) {
-      const float* b = reinterpret_cast<const float*>(args.constants[1]->data());
-      std::vector<float> scaled;
-      if (p.alpha != 1.0f) {
-        scaled.assign(b, b + k * n);
+      if (p.alpha == 1.0f) {
+        packed_weights_ = onednn::ReorderSharedConstant(context(), plain_b_md,
+                                                        *args.constants[1], pd.weights_desc(),
+                                                        PrepackedWeightsOf(args.device));
+        weights_ = packed_weights_.memory;
+      } else {  // alpha * B, this kernel's own
+        const float* b = reinterpret_cast<const float*>(args.constants[1]->data());
+        std::vector<float> scaled(b, b + k * n);
         for (float& v : scaled) v *= p.alpha;
-        b = scaled.data();
+        weights_ = onednn::ReorderConstant(context(), plain_b_md, scaled.data(),
+                                           pd.weights_desc());
       }
-      weights_ =
-          onednn::ReorderConstant(context(), plain_b_md, b, pd.weights_desc());
       exec().BindOwned(DNNL_ARG_WEIGHTS, weights_);
     } else {
       weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -133,6 +137,7 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
   bool constant_b_ = false;
   bool constant_c_ = false;
   CMode c_mode_ = CMode::kNone;
+  onednn::PackedConstant packed_weights_;
   memory src_, weights_, c_, dst_;
 };
 

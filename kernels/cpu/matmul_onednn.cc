@@ -2,6 +2,7 @@
 // dims (oneDNN broadcasts batch dims of extent 1 on either operand), 1-D
 // operands as [1,K] / [K,1] views of the same bytes, and the optional fused
 // activation. A constant B is reordered once into the preferred layout.
+#include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/params/matmul.h"
@@ -67,8 +68,10 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
                 args.num_threads);
     src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
     if (constant_b_) {
-      weights_ = onednn::ReorderConstant(
-          context(), plain_b_md, args.constants[1]->data(), pd.weights_desc());
+      packed_weights_ = onednn::ReorderSharedConstant(context(), plain_b_md, *args.constants[1],
+                                                      pd.weights_desc(),
+                                                      PrepackedWeightsOf(args.device));
+      weights_ = packed_weights_.memory;
       exec().BindOwned(DNNL_ARG_WEIGHTS, weights_);
     } else {
       weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -78,6 +81,7 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
   }
 
   bool constant_b_ = false;
+  onednn::PackedConstant packed_weights_;
   memory src_, weights_, dst_;
 };
 

@@ -253,4 +253,27 @@ dnnl::memory ReorderConstant(const Context& context,
   return packed;
 }
 
+PackedConstant ReorderSharedConstant(const Context& context, const dnnl::memory::desc& from,
+                                     const TensorData& constant, const dnnl::memory::desc& to,
+                                     PrepackedWeights* store) {
+  PackedConstant out;
+  if (store == nullptr) {
+    out.memory = ReorderConstant(context, from, constant.data(), to);
+    return out;
+  }
+  // The descriptors' bytes name the packing: equal bytes are equal layouts
+  // (unequal padding bytes would only miss a share, never make a wrong one).
+  std::string layout(reinterpret_cast<const char*>(&from.data), sizeof(from.data));
+  layout.append(reinterpret_cast<const char*>(&to.data), sizeof(to.data));
+  out.storage = store->GetOrPack(constant, layout, to.get_size(), [&](std::byte* dst) {
+    dnnl::memory source(from, context.engine, const_cast<std::byte*>(constant.data()));
+    dnnl::memory packed(to, context.engine, dst);
+    dnnl::reorder(source, packed).execute(context.stream, source, packed);
+    dnnl::error::wrap_c_api(dnnl_stream_wait(context.stream.get()),
+                            "could not wait on a stream");
+  });
+  out.memory = dnnl::memory(to, context.engine, const_cast<std::byte*>(out.storage.get()));
+  return out;
+}
+
 }  // namespace braid::onednn

@@ -28,7 +28,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -36,6 +38,7 @@
 
 #include "graph/status.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/prepacked_weights.h"
 #include "kernels/host/omp_team.h"
 #include "kernels/params/activation.h"
 
@@ -165,6 +168,18 @@ Status SetHandle(const dnnl::memory& memory, const void* data,
 dnnl::memory ReorderConstant(const Context& context,
                              const dnnl::memory::desc& from, const void* data,
                              const dnnl::memory::desc& to);
+
+// A graph constant reordered from `from` into `to`, its bytes shared through
+// `store` (PrepackedWeightsOf(args.device); null packs privately) with every
+// kernel on the device that packs the same constant the same way. `storage`
+// must outlive every use of `memory`. Throws dnnl::error, std::bad_alloc.
+struct PackedConstant {
+  dnnl::memory memory;  // on the caller's engine, over `storage`
+  std::shared_ptr<const std::byte> storage;
+};
+PackedConstant ReorderSharedConstant(const Context& context, const dnnl::memory::desc& from,
+                                     const TensorData& constant, const dnnl::memory::desc& to,
+                                     PrepackedWeights* store);
 
 // Base of the kernels that run one BoundPrimitive: keeps the node's name for
 // error messages, the engine/stream and the primitive, and does the
