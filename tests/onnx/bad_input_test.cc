@@ -1,6 +1,7 @@
 // The importer on malformed, hostile or unsupported models: each must give a
 // clean error that names the file and the culprit, never a crash (CI runs
 // this under AddressSanitizer).
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -100,6 +101,43 @@ TEST(OnnxBadInputTest, TruncatedRealModelFile) {
       ++parse_failures;
   }
   EXPECT_GT(parse_failures, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A file is read through a 1 MiB window: weights that span many windows
+// import as from the same bytes in memory.
+TEST(OnnxBadInputTest, FileLargerThanTheReadWindowImportsAsItsBytes) {
+  onnx::ModelProto m = MakeModel(13);
+  AddInput(m, "x", TensorProto::FLOAT, {1, 700});
+  std::vector<float> w(700 * 1000);  // 2.8 MB
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (float& v : w) v = value(rng);
+  AddInitializer(m, RawTensor("w", TensorProto::FLOAT, {700, 1000}, w));
+  AddNode(m, "MatMul", {"x", "w"}, {"y"}, "mm");
+  AddOutput(m, "y", TensorProto::FLOAT, {1, 1000});
+  const std::string bytes = Serialize(m);
+  const auto dir = FreshTempDir("window");
+  const std::string path = (dir / "big.onnx").string();
+  WriteFile(path, bytes);
+  StatusOr<Graph> from_file = ImportOnnxFile(path);
+  StatusOr<Graph> from_bytes = Import(bytes);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ASSERT_TRUE(from_bytes.ok()) << from_bytes.status().ToString();
+  int constants = 0;
+  for (ValueId v = 0; v < from_file->num_values(); ++v) {
+    if (!from_file->value(v).constant) continue;
+    ++constants;
+    const TensorData& got = *from_file->value(v).constant;
+    ASSERT_EQ(got.size(), w.size() * sizeof(float));
+    EXPECT_EQ(0, std::memcmp(got.data(), w.data(), got.size()));
+  }
+  EXPECT_EQ(constants, 1);
+  EXPECT_EQ(from_bytes->num_values(), from_file->num_values());
+  // A directory is no model file.
+  StatusOr<Graph> dir_import = ImportOnnxFile(dir.string());
+  ASSERT_FALSE(dir_import.ok());
+  EXPECT_NE(dir_import.status().message().find("not a regular file"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
