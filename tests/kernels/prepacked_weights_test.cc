@@ -3,8 +3,12 @@
 // (a Session's one-thread twin prepares every kernel a second time).
 #include "kernels/cpu/prepacked_weights.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -73,6 +77,43 @@ TEST(PrepackedWeights, APackThatThrowsLeavesNoEntry) {
   EXPECT_THROW(store.GetOrPack(source, "k", 8, [](std::byte*) { throw std::bad_alloc(); }),
                std::bad_alloc);
   EXPECT_EQ(store.live_entries(), 0u);
+}
+
+// After packing, a large source's pages are given back to the system
+// (MADV_PAGEOUT): a hint that must keep the bytes, for heap memory and for a
+// file mapping (a .braid file's weights) alike.
+TEST(PrepackedWeights, PackedSourcesKeepTheirBytes) {
+  constexpr size_t kBytes = size_t{1} << 20;
+  const TensorData heap = Bytes(kBytes, 5);
+  const std::string path = ::testing::TempDir() + "/prepacked_source.bin";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(heap.data(), 1, kBytes, f), kBytes);
+    std::fclose(f);
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, kBytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  std::shared_ptr<const void> owner(map, [](const void* p) {
+    munmap(const_cast<void*>(p), kBytes);
+  });
+  const TensorData mapped =
+      TensorData::Wrap(owner, static_cast<const std::byte*>(map), kBytes);
+  ASSERT_TRUE(mapped.ContentEquals(heap));
+
+  PrepackedWeights store;
+  for (const TensorData* source : {&heap, &mapped}) {
+    std::shared_ptr<const std::byte> packed =
+        store.GetOrPack(*source, "copy", kBytes,
+                        [&](std::byte* dst) { std::memcpy(dst, source->data(), kBytes); });
+    for (size_t i = 0; i < kBytes; i += 4093)
+      ASSERT_EQ(static_cast<uint8_t>(source->data()[i]), static_cast<uint8_t>(5 + i)) << i;
+    EXPECT_EQ(0, std::memcmp(packed.get(), heap.data(), kBytes));
+  }
+  std::remove(path.c_str());
 }
 
 TEST(PrepackedWeights, OnlyCpuDevicesHaveAStore) {
