@@ -8,6 +8,8 @@
 #include <limits>
 #include <optional>
 
+#include "graph/ir.h"
+
 namespace braid::npy {
 namespace {
 
@@ -207,28 +209,17 @@ StatusOr<Array> Parse(std::string_view bytes, const std::string& what) {
                          "' (braid reads <f4 <f2 <i8 <i4 |i1 |u1 |b1)");
   array.dtype = *dtype;
 
-  // The product of the non-zero dimensions must fit in int64 bytes even when
-  // a zero dimension makes the array empty: elements() and every caller's
-  // arithmetic multiply the dimensions in order (numpy refuses such shapes too).
-  const size_t item = DataTypeSize(array.dtype);
-  const auto limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / item;
-  uint64_t nonzero = 1;
-  bool empty = false;
-  for (int64_t d : array.dims) {
-    if (d == 0) {
-      empty = true;
-      continue;
-    }
-    if (nonzero > limit / static_cast<uint64_t>(d)) return DataLoss(what + ": shape too large");
-    nonzero *= static_cast<uint64_t>(d);
-  }
-  const size_t count = empty ? 0 : static_cast<size_t>(nonzero);
+  // The one check for untrusted dims: the product of the non-zero dimensions
+  // is bounded even when a zero dimension makes the array empty, so
+  // elements() and every caller's arithmetic stay within int64.
+  const StatusOr<uint64_t> needed = CheckedTensorBytes(array.dtype, array.dims);
+  if (!needed.ok()) return DataLoss(what + ": shape too large: " + needed.status().message());
   const size_t payload = bytes.size() - prefix - header_len;
-  if (payload != count * item)
+  if (payload != *needed)
     return DataLoss(std::string(what).append(": data holds ")
                         .append(std::to_string(payload))
                         .append(" bytes, the header's shape needs ")
-                        .append(std::to_string(count * item)));
+                        .append(std::to_string(*needed)));
   const char* begin = bytes.data() + prefix + header_len;
   array.data.resize(payload);
   if (payload) std::memcpy(array.data.data(), begin, payload);

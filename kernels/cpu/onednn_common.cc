@@ -242,14 +242,24 @@ Status SetHandle(const dnnl::memory& memory, const void* data,
   return Status::Ok();
 }
 
-dnnl::memory ReorderConstant(const Context& context,
-                             const dnnl::memory::desc& from, const void* data,
-                             const dnnl::memory::desc& to) {
+namespace {
+
+// Writes `data` (laid out as `from`) into `packed` and waits for it.
+void ReorderInto(const Context& context, const dnnl::memory::desc& from, const void* data,
+                 dnnl::memory packed) {
   dnnl::memory source(from, context.engine, const_cast<void*>(data));
-  dnnl::memory packed(to, context.engine);  // oneDNN-owned, lives with kernel
   dnnl::reorder(source, packed).execute(context.stream, source, packed);
   dnnl::error::wrap_c_api(dnnl_stream_wait(context.stream.get()),
                           "could not wait on a stream");
+}
+
+}  // namespace
+
+dnnl::memory ReorderConstant(const Context& context,
+                             const dnnl::memory::desc& from, const void* data,
+                             const dnnl::memory::desc& to) {
+  dnnl::memory packed(to, context.engine);  // oneDNN-owned, lives with kernel
+  ReorderInto(context, from, data, packed);
   return packed;
 }
 
@@ -266,11 +276,7 @@ PackedConstant ReorderSharedConstant(const Context& context, const dnnl::memory:
   std::string layout(reinterpret_cast<const char*>(&from.data), sizeof(from.data));
   layout.append(reinterpret_cast<const char*>(&to.data), sizeof(to.data));
   out.storage = store->GetOrPack(constant, layout, to.get_size(), [&](std::byte* dst) {
-    dnnl::memory source(from, context.engine, const_cast<std::byte*>(constant.data()));
-    dnnl::memory packed(to, context.engine, dst);
-    dnnl::reorder(source, packed).execute(context.stream, source, packed);
-    dnnl::error::wrap_c_api(dnnl_stream_wait(context.stream.get()),
-                            "could not wait on a stream");
+    ReorderInto(context, from, constant.data(), dnnl::memory(to, context.engine, dst));
   });
   out.memory = dnnl::memory(to, context.engine, const_cast<std::byte*>(out.storage.get()));
   return out;
