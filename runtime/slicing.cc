@@ -1,6 +1,10 @@
 #include "runtime/slicing.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "kernels/backend.h"
+#include "kernels/params/conv.h"
 
 namespace braid {
 namespace {
@@ -43,6 +47,53 @@ ValueId I64Constant(Graph& g, const std::string& name, int64_t v) {
   return g.AddConstant(name, DataType::kI64, StaticShape(one), data);
 }
 
+// A 2-D Conv's window along rows, with auto_pad resolved (as its kernels see it).
+struct RowWindow {
+  int64_t in_rows = 0, kernel = 1, stride = 1, dilation = 1, pad_top = 0;
+  std::vector<int64_t> pads;  // ONNX order: top, left, bottom, right
+};
+
+StatusOr<RowWindow> ConvRowWindow(const Graph& g, const Node& node) {
+  PrepareArgs args;
+  args.node = &node;
+  args.opset = g.opset();
+  for (ValueId in : node.inputs) {
+    TensorDesc desc;
+    if (in != kNoValue) desc = TensorDesc{g.value(in).dtype, DimsOf(g.value(in))};
+    args.inputs.push_back(std::move(desc));
+  }
+  const Value& y = g.value(node.outputs[0]);
+  args.outputs.push_back(TensorDesc{y.dtype, DimsOf(y)});
+  ASSIGN_OR_RETURN(ConvParams c, ParseConv(args));
+  if (c.spatial_rank != 2) return InvalidArgument("rows split a 2-D convolution only");
+  RowWindow w;
+  w.in_rows = c.in_spatial[0];
+  w.kernel = c.kernel[0];
+  w.stride = c.strides[0];
+  w.dilation = c.dilations[0];
+  w.pad_top = c.pads_begin[0];
+  w.pads = {c.pads_begin[0], c.pads_begin[1], c.pads_end[0], c.pads_end[1]};
+  return w;
+}
+
+// Output rows [out.lo, out.hi) read input rows [in.lo, in.hi) plus `top` /
+// `bottom` rows of padding (output row o reads input rows
+// o * stride - pad_top + k * dilation).
+struct RowHalo {
+  Range in;
+  int64_t top = 0, bottom = 0;
+};
+
+RowHalo HaloOf(const RowWindow& w, Range out) {
+  const int64_t first = out.lo * w.stride - w.pad_top;
+  const int64_t end = (out.hi - 1) * w.stride - w.pad_top + (w.kernel - 1) * w.dilation + 1;
+  RowHalo h;
+  h.in = {std::max<int64_t>(first, 0), std::min(end, w.in_rows)};
+  h.top = h.in.lo - first;
+  h.bottom = end - h.in.hi;
+  return h;
+}
+
 // Which input dims follow the output's slice axis: input index -> input dim.
 StatusOr<std::vector<int>> InputAxes(const Graph& g, const Node& node, SliceAxis axis,
                                      int64_t extent) {
@@ -55,7 +106,9 @@ StatusOr<std::vector<int>> InputAxes(const Graph& g, const Node& node, SliceAxis
   const std::string where = "slicing node '" + node.name + "' (" + node.op_type + ")";
   const int out_rank = static_cast<int>(g.value(node.outputs[0]).shape.size());
   if (node.op_type == "Conv") {
-    if (axis == SliceAxis::kBatch) {
+    if (axis == SliceAxis::kRows) {
+      axes[0] = 2;  // with its halo (HaloOf); weights and bias are whole
+    } else if (axis == SliceAxis::kBatch) {
       axes[0] = 0;
     } else {
       axes[1] = 0;
@@ -129,6 +182,12 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
                              SliceAxisName(spec.axis) + " cannot be split");
     const int64_t split = SliceSplitIndex(extent, spec.ratio, spec.axis);
     ASSIGN_OR_RETURN(std::vector<int> axes, InputAxes(g, node, spec.axis, extent));
+    RowWindow rows;
+    if (spec.axis == SliceAxis::kRows) {
+      StatusOr<RowWindow> w = ConvRowWindow(g, node);
+      if (!w.ok()) return InvalidArgument(where + ": " + w.status().message());
+      rows = std::move(*w);
+    }
     const Range ranges[2] = {{0, split}, {split, extent}};
     const std::string devices[2] = {p.device, spec.other_device};
     ValueId parts[2];
@@ -140,20 +199,34 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
                                std::to_string(extent);
       Node part_node = node;
       part_node.name = node.name + suffix;
+      Range in_range = r;  // of the input dims that follow the output's
+      if (spec.axis == SliceAxis::kRows) {
+        const RowHalo halo = HaloOf(rows, r);
+        if (halo.in.hi <= halo.in.lo)
+          return InvalidArgument(where + ": output rows [" + std::to_string(r.lo) + "," +
+                                 std::to_string(r.hi) + ") read only padding");
+        in_range = halo.in;
+        std::vector<int64_t> pads = rows.pads;
+        pads[0] = halo.top;
+        pads[2] = halo.bottom;
+        part_node.attrs.Set("pads", AttributeValue(std::move(pads)));
+        part_node.attrs.Erase("auto_pad");  // resolved into the pads above
+      }
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         if (axes[k] < 0) continue;
         const ValueId in = node.inputs[k];
         const Value in_value = g.value(in);
         const std::vector<int64_t> dims = DimsOf(in_value);
         const size_t a = static_cast<size_t>(axes[k]);
+        if (in_range.lo == 0 && in_range.hi == dims[a]) continue;  // the part reads all of it
         std::vector<int64_t> part_dims = dims;
-        part_dims[a] = r.hi - r.lo;
+        part_dims[a] = in_range.hi - in_range.lo;
         const std::string name = in_value.name + "#" + node.name + suffix;
         if (in_value.constant) {
           // Partitioned once, here: each side keeps only its share.
           part_node.inputs[k] = g.AddConstant(
               name, in_value.dtype, StaticShape(part_dims),
-              SliceConstant(*in_value.constant, dims, a, r, DataTypeSize(in_value.dtype)));
+              SliceConstant(*in_value.constant, dims, a, in_range, DataTypeSize(in_value.dtype)));
           continue;
         }
         if (g.opset() != 0 && g.opset() < 10)
@@ -169,8 +242,8 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
         Node slice;
         slice.name = name + "#slice";
         slice.op_type = "Slice";
-        slice.inputs = {in, I64Constant(g, name + "#starts", r.lo),
-                        I64Constant(g, name + "#ends", r.hi),
+        slice.inputs = {in, I64Constant(g, name + "#starts", in_range.lo),
+                        I64Constant(g, name + "#ends", in_range.hi),
                         I64Constant(g, name + "#axes", axes[k])};
         slice.outputs = {sliced_id};
         nodes.push_back(std::move(slice));

@@ -111,7 +111,7 @@ Plan PlacementSpace::ToPlan(const Graph& graph, std::span<const SimPlacement> pl
     np.device = sim.devices[static_cast<size_t>(p.device)];
     if (p.other_device >= 0) {
       SliceSpec s;
-      s.axis = p.batch_slice ? SliceAxis::kBatch : SliceAxis::kOutputChannels;
+      s.axis = p.axis;
       s.other_device = sim.devices[static_cast<size_t>(p.other_device)];
       s.ratio = SliceShare(sim, n, p);  // the split the engine makes
       np.slice = s;

@@ -12,6 +12,7 @@ const char* SliceAxisName(SliceAxis axis) {
   switch (axis) {
     case SliceAxis::kOutputChannels: return "channels";
     case SliceAxis::kBatch: return "batch";
+    case SliceAxis::kRows: return "rows";
   }
   return "?";
 }
@@ -67,10 +68,11 @@ Status ApplyDevicePins(const Graph& graph, Plan& plan) {
 
 bool IsSliceable(const Node& node, SliceAxis axis) {
   if (node.op_type == "Conv") {
-    // Grouped convolutions would need the group structure split too.
-    return node.attrs.GetInt("group", 1) == 1 || axis == SliceAxis::kBatch;
+    // Grouped convolutions would need the group structure split too; batch
+    // and row parts keep every channel.
+    return node.attrs.GetInt("group", 1) == 1 || axis != SliceAxis::kOutputChannels;
   }
-  return node.op_type == "Gemm" || node.op_type == "MatMul";
+  return (node.op_type == "Gemm" || node.op_type == "MatMul") && axis != SliceAxis::kRows;
 }
 
 int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis) {
@@ -78,6 +80,7 @@ int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis) {
   const Shape& shape = graph.value(node.outputs[0]).shape;
   if (shape.empty()) return -1;
   if (axis == SliceAxis::kOutputChannels && node.op_type == "Conv" && shape.size() < 2) return -1;
+  if (axis == SliceAxis::kRows && shape.size() != 4) return -1;  // 2-D convolutions only
   if (axis == SliceAxis::kBatch && node.op_type == "MatMul" && shape.size() < 3)
     return -1;  // a 2-D MatMul has no batch dimension
   const auto dim = static_cast<size_t>(SliceOutputAxis(node, axis, static_cast<int>(shape.size())));
@@ -86,6 +89,7 @@ int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis) {
 
 int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank) {
   if (axis == SliceAxis::kBatch) return 0;
+  if (axis == SliceAxis::kRows) return 2;
   return node.op_type == "Conv" ? 1 : out_rank - 1;
 }
 
@@ -189,8 +193,10 @@ StatusOr<NodePlan> NodePlanFromJson(const JsonValue& v) {
       spec.axis = SliceAxis::kOutputChannels;
     } else if (axis == "batch") {
       spec.axis = SliceAxis::kBatch;
+    } else if (axis == "rows") {
+      spec.axis = SliceAxis::kRows;
     } else {
-      return InvalidArgument("has slice axis '" + axis + "' (expected channels or batch)");
+      return InvalidArgument("has slice axis '" + axis + "' (expected channels, batch or rows)");
     }
     ASSIGN_OR_RETURN(spec.other_device, s->GetString("other_device", ""));
     if (spec.other_device.empty()) return InvalidArgument("has a slice without \"other_device\"");

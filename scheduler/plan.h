@@ -30,8 +30,12 @@ namespace braid {
 enum class SliceAxis {
   kOutputChannels,  // Conv: output channels (dim 1); Gemm/MatMul: output columns (last dim)
   kBatch,           // dim 0 of the output
+  // Conv with two spatial dims: output rows (dim 2). Each part reads only
+  // the input rows its output rows need (their halo) and keeps every
+  // channel and weight, so any group count splits, one row at a time.
+  kRows,
 };
-const char* SliceAxisName(SliceAxis axis);  // "channels", "batch"
+const char* SliceAxisName(SliceAxis axis);  // "channels", "batch", "rows"
 
 // Splits a node's output along `axis`: the node's own device computes
 // [0, split), `other_device` computes [split, extent). `ratio` is the share of
@@ -81,7 +85,8 @@ bool IsSliceable(const Node& node, SliceAxis axis);
 // -1 when unknown.
 int64_t SliceExtent(const Graph& graph, const Node& node, SliceAxis axis);
 // The output dim `axis` splits in an output of `out_rank` dims: 0 for the
-// batch; for output channels 1 (Conv) or the last dim (Gemm, MatMul).
+// batch; for output channels 1 (Conv) or the last dim (Gemm, MatMul); 2 for
+// rows.
 int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank);
 // Output-channel slices split at a multiple of this many channels when the
 // extent holds two such blocks: oneDNN's f32 convs compute output channels in
@@ -103,7 +108,7 @@ Status ValidatePlan(const Plan& plan, const Graph& graph);
 
 // JSON form: {"policy":..., "devices":[...], "nodes":[{"node","device",
 // "stream","slice":{"axis","other_device","ratio"},"pinned","reason",
-// "predicted_ms"}]}. Parsing rejects unknown axes, wrong types and missing
+// "predicted_ms"}]} (axis: "channels", "batch" or "rows"). Parsing rejects unknown axes, wrong types and missing
 // node/device fields with an error naming the entry.
 std::string PlanToJson(const Plan& plan);
 StatusOr<Plan> PlanFromJson(std::string_view json);

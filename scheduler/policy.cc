@@ -1,6 +1,7 @@
 #include "scheduler/policy.h"
 
 #include <algorithm>
+#include <array>
 #include <random>
 
 namespace braid {
@@ -97,7 +98,12 @@ class RandomPolicy : public Policy {
       if (!context.Allows(i, p.device)) p.device = accelerator;
       p.reason = "random (seed " + std::to_string(seed_) + ")";
       if (!both || rng() % 3 != 0) continue;
-      for (SliceAxis axis : {SliceAxis::kOutputChannels, SliceAxis::kBatch}) {
+      // Rows first on a third of them (a conv's channels would win otherwise).
+      const bool rows_first = rng() % 3 == 0;
+      const std::array<SliceAxis, 3> axes =
+          rows_first ? std::array{SliceAxis::kRows, SliceAxis::kOutputChannels, SliceAxis::kBatch}
+                     : std::array{SliceAxis::kOutputChannels, SliceAxis::kBatch, SliceAxis::kRows};
+      for (SliceAxis axis : axes) {
         if (!IsSliceable(node, axis) || SliceExtent(graph, node, axis) < 2) continue;
         SliceSpec slice;
         slice.axis = axis;

@@ -98,7 +98,8 @@ StatusOr<SimGraph> BuildSimGraph(const Graph& graph, const CostModel& model,
     g.node_names.push_back(node.name);
     g.op_types.push_back(node.op_type);
     for (auto [axis, extents] : {std::pair{SliceAxis::kOutputChannels, &g.channel_extent},
-                                 std::pair{SliceAxis::kBatch, &g.batch_extent}})
+                                 std::pair{SliceAxis::kBatch, &g.batch_extent},
+                                 std::pair{SliceAxis::kRows, &g.row_extent}})
       extents->push_back(IsSliceable(node, axis) && !node.outputs.empty() &&
                                  node.outputs[0] != kNoValue &&
                                  graph.value(node.outputs[0]).has_shape
@@ -187,12 +188,12 @@ StatusOr<std::vector<SimPlacement>> CompilePlacement(const SimGraph& g, const Pl
       if (!(p.slice->ratio > 0 && p.slice->ratio < 1))
         return InvalidArgument(where + ": slice ratio must be in (0, 1)");
       out[i].other_device = static_cast<int16_t>(o);
-      out[i].batch_slice = p.slice->axis == SliceAxis::kBatch;
+      out[i].axis = p.slice->axis;
       // The engine's split of the double ratio (runtime/slicing.cc), stored
       // as split / extent: a float of the ratio itself could round to the
       // other side of a half (batch 10 at 0.35: 4 items, 3 from the float).
       // split / extent survives the float and SliceShare's re-split exactly.
-      const int32_t extent = (out[i].batch_slice ? g.batch_extent : g.channel_extent)[i];
+      const int32_t extent = g.SliceExtentOf(static_cast<int>(i), p.slice->axis);
       out[i].ratio = static_cast<float>(
           extent >= 2 ? static_cast<double>(SliceSplitIndex(extent, p.slice->ratio,
                                                             p.slice->axis)) /
@@ -203,14 +204,20 @@ StatusOr<std::vector<SimPlacement>> CompilePlacement(const SimGraph& g, const Pl
   return out;
 }
 
+int32_t SimGraph::SliceExtentOf(int node, SliceAxis axis) const {
+  const std::vector<int32_t>& extents = axis == SliceAxis::kBatch  ? batch_extent
+                                        : axis == SliceAxis::kRows ? row_extent
+                                                                   : channel_extent;
+  return node >= 0 && static_cast<size_t>(node) < extents.size()
+             ? extents[static_cast<size_t>(node)]
+             : -1;
+}
+
 double SliceShare(const SimGraph& g, int node, const SimPlacement& p) {
   if (p.other_device < 0) return 1.0;
-  const std::vector<int32_t>& extents = p.batch_slice ? g.batch_extent : g.channel_extent;
-  const int32_t extent =
-      static_cast<size_t>(node) < extents.size() ? extents[static_cast<size_t>(node)] : -1;
+  const int32_t extent = g.SliceExtentOf(node, p.axis);
   if (extent < 2) return static_cast<double>(p.ratio);
-  const SliceAxis axis = p.batch_slice ? SliceAxis::kBatch : SliceAxis::kOutputChannels;
-  return static_cast<double>(SliceSplitIndex(extent, static_cast<double>(p.ratio), axis)) /
+  return static_cast<double>(SliceSplitIndex(extent, static_cast<double>(p.ratio), p.axis)) /
          static_cast<double>(extent);
 }
 

@@ -65,9 +65,10 @@ struct SimGraph {
   // input's root, runtime views share the buffer). Whether a reader gets it
   // by a copy follows the root's producer.
   std::vector<int32_t> value_root;
-  // [node]: SliceExtent along output channels and along the batch (-1: the
+  // [node]: SliceExtent along output channels, the batch and rows (-1: the
   // node cannot be sliced so), for SliceShare.
-  std::vector<int32_t> channel_extent, batch_extent;
+  std::vector<int32_t> channel_extent, batch_extent, row_extent;
+  int32_t SliceExtentOf(int node, SliceAxis axis) const;
   std::vector<int32_t> graph_input_values;  // values present on devices[0] at t = 0
   std::vector<int32_t> graph_output_values;
 
@@ -96,16 +97,18 @@ struct SimPlacement {
   int16_t stream = 0;
   int16_t other_device = -1;  // slice partner, -1 for none
   float ratio = 1.0f;         // share of `device` asked for when sliced
-  bool batch_slice = false;   // sliced along the batch, else output channels
+  SliceAxis axis = SliceAxis::kOutputChannels;  // when sliced
 };
 // The same placement: devices, and for a slice its ratio and axis.
 inline bool SamePlacement(const SimPlacement& a, const SimPlacement& b) {
   return a.device == b.device && a.other_device == b.other_device &&
-         (a.other_device < 0 || (a.ratio == b.ratio && a.batch_slice == b.batch_slice));
+         (a.other_device < 0 || (a.ratio == b.ratio && a.axis == b.axis));
 }
 // The share of its work node `node` runs on p.device: 1 unsliced, else the
 // split the engine makes of p.ratio (SliceSplitIndex: whole channels, in
-// blocks of kSliceChannelMultiple, or whole batch items) over the extent.
+// blocks of kSliceChannelMultiple, whole batch items or whole rows) over the
+// extent. A row part's halo (the input rows it shares with the other part)
+// is not priced: at most kernel - 1 rows of each part.
 double SliceShare(const SimGraph& sim_graph, int node, const SimPlacement& p);
 // Structure must match (one entry per node); device names must be among
 // sim_graph.devices. Run ValidatePlan for the full checks.

@@ -154,8 +154,37 @@ double PeakRatio(const CostModel& model, const std::string& device, const std::s
 }
 
 std::string TemporlLayerKey(const std::string& device, const std::string& other,
-                            const std::string& node, int64_t extent) {
-  return device + "+" + other + "/" + node + "/C=" + std::to_string(extent);
+                            const std::string& node, int64_t extent, SliceAxis axis) {
+  const char* unit = axis == SliceAxis::kBatch ? "/N=" : axis == SliceAxis::kRows ? "/H=" : "/C=";
+  return device + "+" + other + "/" + node + unit + std::to_string(extent);
+}
+
+namespace {
+// Distinct split points of `extent` along `axis` (0 when it cannot split).
+int64_t SplitPoints(int64_t extent, SliceAxis axis) {
+  if (extent < 2) return 0;
+  const int64_t lo = SliceSplitIndex(extent, 0.0, axis), hi = SliceSplitIndex(extent, 1.0, axis);
+  const int64_t step = axis == SliceAxis::kOutputChannels && extent >= 2 * kSliceChannelMultiple
+                           ? kSliceChannelMultiple
+                           : 1;
+  return (hi - lo) / step + 1;
+}
+
+// How a split along `axis` is rounded, for plan reasons.
+std::string SplitUnit(const SimGraph& g, int n, SliceAxis axis) {
+  const std::string of = " of " + std::to_string(g.SliceExtentOf(n, axis));
+  if (axis == SliceAxis::kRows) return "whole rows" + of;
+  if (axis == SliceAxis::kBatch) return "whole batch items" + of;
+  return "channels in blocks of " + std::to_string(kSliceChannelMultiple) + of;
+}
+}  // namespace
+
+SliceAxis FinestSplitAxis(const SimGraph& g, int n) {
+  return SplitPoints(g.SliceExtentOf(n, SliceAxis::kRows), SliceAxis::kRows) >
+                 SplitPoints(g.SliceExtentOf(n, SliceAxis::kOutputChannels),
+                             SliceAxis::kOutputChannels)
+             ? SliceAxis::kRows
+             : SliceAxis::kOutputChannels;
 }
 
 double MeasuredBalancedShare(const SplitLayerMetrics& m) {
@@ -222,6 +251,8 @@ StatusOr<std::unique_ptr<TemporlEnv>> TemporlEnv::Create(const Graph& graph,
       }
     }
     if (other < 0 || !env->space_.Allowed(n, main)) continue;
+    const SliceAxis axis =
+        p.other_device >= 0 && p.axis == SliceAxis::kBatch ? p.axis : FinestSplitAxis(g, n);
     // A layer the base left whole is the agent's only when splitting it can
     // pay: split at the cost model's balanced ratio, it lowers the simulated
     // latency (else every ratio would be judged against a split not worth
@@ -232,6 +263,7 @@ StatusOr<std::unique_ptr<TemporlEnv>> TemporlEnv::Create(const Graph& graph,
       SimPlacement split;
       split.device = static_cast<int16_t>(main);
       split.other_device = static_cast<int16_t>(other);
+      split.axis = axis;
       split.ratio = static_cast<float>(
           std::clamp(BalancedSliceRatio(env->space_, probe, n, main, other), 1e-3, 1 - 1e-3));
       const double before = env->sim_->Run(probe).latency_us;
@@ -243,13 +275,14 @@ StatusOr<std::unique_ptr<TemporlEnv>> TemporlEnv::Create(const Graph& graph,
     env->layers_.push_back(n);
     env->main_.push_back(main);
     env->other_.push_back(other);
+    env->axis_.push_back(axis);
   }
   env->base_latency_us_ = env->sim_->Run(env->base_).latency_us;
   return env;
 }
 
-TemporlState TemporlEnv::State(int n, int d, int o, std::span<const SimPlacement> placement,
-                               const SimResult& r) const {
+TemporlState TemporlEnv::State(int n, int d, int o, SliceAxis axis,
+                               std::span<const SimPlacement> placement, const SimResult& r) const {
   const SimGraph& g = space_.sim;
   const size_t D = static_cast<size_t>(g.num_devices);
   const size_t kd = static_cast<size_t>(n) * D + static_cast<size_t>(d);
@@ -283,7 +316,6 @@ TemporlState TemporlEnv::State(int n, int d, int o, std::span<const SimPlacement
   for (int32_t i = g.out_begin[n]; i < g.out_begin[n + 1]; ++i)
     out_bytes += g.value_bytes[static_cast<size_t>(g.out_values[static_cast<size_t>(i)])];
   const double start_d = std::max(free_d, ready_d), start_o = std::max(free_o, ready_o);
-  const int32_t extent = g.channel_extent[static_cast<size_t>(n)];
   const double balanced = BalancedSliceRatio(space_, placement, n, d, o);
   TemporlState s{};
   s[0] = full_d / S;
@@ -299,7 +331,9 @@ TemporlState TemporlEnv::State(int n, int d, int o, std::span<const SimPlacement
   s[10] = std::log10(S) / 4;
   s[11] = d == 0 ? 1.0 : 0.0;
   s[12] = balanced;
-  s[13] = extent > 0 ? std::min(1.0, static_cast<double>(kSliceChannelMultiple) / extent) : 1.0;
+  // The split's granularity: one split step over the extent.
+  const int64_t points = SplitPoints(g.SliceExtentOf(n, axis), axis);
+  s[13] = 1.0 / static_cast<double>(points + 1);
   return s;
 }
 
@@ -323,7 +357,8 @@ std::string TemporlEnv::LayerKey(size_t k) const {
   const int n = layers_[k];
   return TemporlLayerKey(g.devices[static_cast<size_t>(main_[k])],
                          g.devices[static_cast<size_t>(other_[k])],
-                         g.node_names[static_cast<size_t>(n)], g.channel_extent[static_cast<size_t>(n)]);
+                         g.node_names[static_cast<size_t>(n)], g.SliceExtentOf(n, axis_[k]),
+                         axis_[k]);
 }
 
 std::string TemporlEnv::PairKey(size_t k) const {
@@ -345,7 +380,7 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
     const int n = layers_[k];
     TemporlStep step;
     step.node = n;
-    step.state = State(n, main_[k], other_[k], pass.placement, r);
+    step.state = State(n, main_[k], other_[k], axis_[k], pass.placement, r);
     step.agent_ratio = std::clamp(choose(step.state), 1e-4, 1 - 1e-4);
     step.asked_ratio = step.agent_ratio;
     if (correction != nullptr && !correction->empty()) {
@@ -371,6 +406,7 @@ TemporlPass TemporlEnv::Run(const TemporlChooser& choose, bool guard,
     SimPlacement split;
     split.device = static_cast<int16_t>(main_[k]);
     split.other_device = static_cast<int16_t>(other_[k]);
+    split.axis = axis_[k];
     split.ratio = static_cast<float>(step.asked_ratio);
     const SimPlacement before = pass.placement[static_cast<size_t>(n)];
     pass.placement[static_cast<size_t>(n)] = split;
@@ -438,8 +474,8 @@ Plan TemporlEnv::ToPlan(const Plan& base_plan, const TemporlPass& pass, const st
                                          " -> " + FixedDigits(s.asked_ratio, 3)
                                    : std::string()) +
                               " -> " +
-                              FixedDigits(s.share, 3) + " as run (channels in blocks of " +
-                              std::to_string(kSliceChannelMultiple) + ")";
+                              FixedDigits(s.share, 3) + " as run (" + SplitUnit(g, s.node, p.axis) +
+                              ")";
     if (!s.kept) {
       np.reason = "temporl: " + asked + " raised simulated latency by " +
                   FixedDigits(s.latency_delta_us, 1) + " us; kept " + base_name + "'s placement" +
@@ -448,7 +484,7 @@ Plan TemporlEnv::ToPlan(const Plan& base_plan, const TemporlPass& pass, const st
     }
     np.device = g.devices[static_cast<size_t>(p.device)];
     SliceSpec slice;
-    slice.axis = SliceAxis::kOutputChannels;
+    slice.axis = p.axis;
     slice.other_device = g.devices[static_cast<size_t>(p.other_device)];
     slice.ratio = SliceShare(g, s.node, p);
     np.slice = slice;
@@ -582,11 +618,8 @@ std::vector<TemporlCurvePoint> TrainTemporl(std::span<TemporlEnv* const> train,
   return curve;
 }
 
-bool SplitCanMove(const SimGraph& g, int node) {
-  const int32_t extent = g.channel_extent[static_cast<size_t>(node)];
-  if (extent < 3) return false;
-  return SliceSplitIndex(extent, 0.0, SliceAxis::kOutputChannels) !=
-         SliceSplitIndex(extent, 1.0, SliceAxis::kOutputChannels);
+bool SplitCanMove(const SimGraph& g, int node, SliceAxis axis) {
+  return SplitPoints(g.SliceExtentOf(node, axis), axis) > 1;
 }
 
 TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
@@ -599,7 +632,8 @@ TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, con
   // Metrics come in graph order of the split nodes, the same for all three.
   std::vector<bool> movable;
   for (size_t n = 0; n < pass.placement.size(); ++n)
-    if (pass.placement[n].other_device >= 0) movable.push_back(SplitCanMove(g, static_cast<int>(n)));
+    if (pass.placement[n].other_device >= 0)
+      movable.push_back(SplitCanMove(g, static_cast<int>(n), pass.placement[n].axis));
   auto sum = [&](const std::vector<SplitLayerMetrics>& ms, double& gap, double& hidden,
                  double& movable_gap) {
     SplitSummary s = SummarizeSplits(ms);

@@ -14,9 +14,12 @@
 // Agent: a Gaussian policy on the split ratio's logit (mean from an MLP,
 // sigmoid to (0, 1)) trained by REINFORCE with a learned baseline (critic),
 // one decision per layer (gamma = 0), in the simulator. Deterministic at plan
-// time (the mean). The engine rounds a channel split to whole blocks of
-// kSliceChannelMultiple channels (scheduler/plan.h), so the ratio as run is
-// the nearest block boundary: the simulator and every metric use that.
+// time (the mean). Each layer splits along the axis with the most split
+// points (FinestSplitAxis): output rows of a 2-D conv when it has more rows
+// than channel blocks, else output channels, which the engine rounds to
+// whole blocks of kSliceChannelMultiple (scheduler/plan.h); a base split
+// along the batch stays so. The ratio as run is the nearest split point: the
+// simulator and every metric use that.
 #ifndef BRAID_SCHEDULER_TEMPORL_POLICY_H_
 #define BRAID_SCHEDULER_TEMPORL_POLICY_H_
 
@@ -65,9 +68,15 @@ struct TemporlCorrection {
   std::string measured_on;                     // model / devices (informational)
   bool empty() const { return layer_offset.empty() && pair_offset.empty(); }
 };
-// "device+other/node/C=extent": the node name alone could repeat across models.
+// "device+other/node/C=extent" ("N=" along the batch, "H=" along rows): the
+// node name alone could repeat across models.
 std::string TemporlLayerKey(const std::string& device, const std::string& other,
-                            const std::string& node, int64_t extent);
+                            const std::string& node, int64_t extent,
+                            SliceAxis axis = SliceAxis::kOutputChannels);
+// The axis a sliceable node splits most finely along: rows when its output
+// has more row split points than channel ones (a 32-channel conv has one
+// channel split point in blocks of 16, its 56 rows have 55), else channels.
+SliceAxis FinestSplitAxis(const SimGraph& sim_graph, int node);
 
 struct TemporlModel {
   Mlp actor;  // kTemporlStateSize -> 1: mean of the ratio's logit
@@ -138,6 +147,7 @@ class TemporlEnv {
   const std::vector<int>& layers() const { return layers_; }
   int main_device(size_t k) const { return main_[k]; }
   int other_device(size_t k) const { return other_[k]; }
+  SliceAxis axis(size_t k) const { return axis_[k]; }
   double base_latency_us() const { return base_latency_us_; }
 
   // One pass over the layers in graph order: state, chooser's ratio (plus
@@ -167,8 +177,8 @@ class TemporlEnv {
 
  private:
   TemporlEnv() = default;
-  TemporlState State(int node, int main, int other, std::span<const SimPlacement> placement,
-                     const SimResult& r) const;
+  TemporlState State(int node, int main, int other, SliceAxis axis,
+                     std::span<const SimPlacement> placement, const SimResult& r) const;
   SplitLayerMetrics LayerMetrics(int node, std::span<const SimPlacement> placement,
                                  const SimResult& r) const;
 
@@ -176,6 +186,7 @@ class TemporlEnv {
   std::unique_ptr<Simulator> sim_;
   std::vector<SimPlacement> base_;
   std::vector<int> layers_, main_, other_;
+  std::vector<SliceAxis> axis_;
   std::vector<int> producer_;  // [value] -> node, -1 for graph inputs
   double base_latency_us_ = 0;
 };
@@ -249,12 +260,13 @@ struct TemporlComparison {
   double latency_us = 0, half_latency_us = 0, peak_latency_us = 0, base_latency_us = 0;
   double hidden_share = -1, half_hidden_share = -1, peak_hidden_share = -1;
   // The same sums over the layers whose split can move: more than one split
-  // point (SliceSplitIndex), e.g. not 32 channels in blocks of 16.
+  // point along their axis (SliceSplitIndex), e.g. not 32 channels in blocks
+  // of 16.
   int movable_layers = 0;
   double movable_gap_us = 0, movable_half_gap_us = 0, movable_peak_gap_us = 0;
 };
-// True when `node`'s channel split has more than one split point.
-bool SplitCanMove(const SimGraph& sim_graph, int node);
+// True when `node`'s split along `axis` has more than one split point.
+bool SplitCanMove(const SimGraph& sim_graph, int node, SliceAxis axis);
 // `chooser` replaces the model's greedy ratios when given (e.g. FinishTogetherRatio).
 TemporlComparison CompareTemporl(TemporlEnv& env, const TemporlModel& model, const CostModel& cost,
                                  bool guard = true, const TemporlChooser& chooser = {});

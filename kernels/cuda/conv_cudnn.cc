@@ -5,8 +5,10 @@
 // workspace, and decides the epilogue: cudnnConvolutionBiasActivationForward
 // for bias + ReLU (or bias alone with IMPLICIT_PRECOMP_GEMM), else the
 // convolution followed by the bias + activation kernel. FMA math only (no
-// TF32), so results match the fp32 reference.
+// TF32), so results match the fp32 reference. Asymmetric pads: the input is
+// zero-padded into the head of the workspace first (plans.h, `pre_pad`).
 #include <array>
+#include <cstddef>
 
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
@@ -70,25 +72,37 @@ class ConvCudnn final : public Kernel {
                                                      : CUDNN_ACTIVATION_IDENTITY,
         CUDNN_NOT_PROPAGATE_NAN, 0.0));
     epilogue_ = PlanConvEpilogue(p);
+    pre_pad_ = d.pre_pad;
+    pad_ = d.pad;
+    // The padded input first, then cuDNN's workspace, each aligned.
+    padded_offset_ =
+        pre_pad_ ? (d.padded_bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment
+                 : 0;
     return Status::Ok();
   }
 
-  size_t workspace_bytes() const override { return workspace_bytes_; }
+  size_t workspace_bytes() const override { return padded_offset_ + workspace_bytes_; }
 
   Status Run(const RunArgs& run) override {
     ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
     if (epilogue_.elements == 0) return Status::Ok();
     const float one = 1.0f, zero = 0.0f;
     float* y = static_cast<float*>(run.dst[0]);
+    const void* x = run.src[0];
+    if (pre_pad_) {
+      CUDA_RETURN_IF_ERROR(LaunchPad(pad_, x, run.workspace, s->native()));
+      x = run.workspace;
+    }
+    void* scratch = static_cast<std::byte*>(run.workspace) + padded_offset_;
     if (epilogue_kind_ == ConvEpilogue::kFusedBiasActivation) {
       CUDA_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
-          s->cudnn(), &one, x_, run.src[0], w_, run.src[1], conv_, algorithm_, run.workspace,
+          s->cudnn(), &one, x_, x, w_, run.src[1], conv_, algorithm_, scratch,
           workspace_bytes_, &zero, y_, y, bias_, run.src[2], act_, y_, y));
       return Status::Ok();
     }
-    CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(s->cudnn(), &one, x_, run.src[0], w_,
-                                                 run.src[1], conv_, algorithm_, run.workspace,
-                                                 workspace_bytes_, &zero, y_, y));
+    CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(s->cudnn(), &one, x_, x, w_, run.src[1], conv_,
+                                                 algorithm_, scratch, workspace_bytes_, &zero, y_,
+                                                 y));
     if (epilogue_kind_ == ConvEpilogue::kSeparate)
       CUDA_RETURN_IF_ERROR(LaunchEpilogue(
           epilogue_, epilogue_.has_bias ? static_cast<const float*>(run.src[2]) : nullptr, y,
@@ -138,7 +152,10 @@ class ConvCudnn final : public Kernel {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnActivationDescriptor_t act_ = nullptr;
   cudnnConvolutionFwdAlgo_t algorithm_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  size_t workspace_bytes_ = 0;
+  size_t workspace_bytes_ = 0;  // cuDNN's, after the padded input
+  bool pre_pad_ = false;
+  dm::PadArgs pad_;
+  size_t padded_offset_ = 0;
   ConvEpilogue epilogue_kind_ = ConvEpilogue::kNone;
   dm::EpilogueArgs epilogue_;
 };

@@ -1,5 +1,6 @@
 // cuDNN convolution planning (kernels/cuda/plans.h): descriptor arrays,
 // algorithm-cache key, epilogue choice.
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -33,10 +34,31 @@ StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3)
     return Unimplemented("cuDNN Conv kernel supports 1 to 3 spatial dims, got " +
                          std::to_string(p.spatial_rank));
-  if (p.pads_begin != p.pads_end)
-    return Unimplemented("cuDNN takes symmetric pads only; got begin " +
-                         params_internal::IntsToString(p.pads_begin) + ", end " +
-                         params_internal::IntsToString(p.pads_end));
+  // cuDNN's pads are symmetric: the excess of either side is padded in first.
+  std::vector<int64_t> in_spatial = p.in_spatial, pads(p.pads_begin.size());
+  ConvDescriptors d;
+  d.pre_pad = p.pads_begin != p.pads_end;
+  if (d.pre_pad) {
+    const int rank = 2 + p.spatial_rank;
+    if (rank > dm::kMaxRank) return Unimplemented("asymmetric pads on too many dims for cuDNN");
+    d.pad.rank = rank;
+    d.pad.element_size = 4;
+    d.pad.mode = 0;
+    d.pad.value_bits = 0;  // +0.0f
+    d.pad.in_dims[0] = d.pad.out_dims[0] = p.batch;
+    d.pad.in_dims[1] = d.pad.out_dims[1] = p.in_channels;
+    d.pad.elements = p.batch * p.in_channels;
+  }
+  for (size_t i = 0; i < pads.size(); ++i) {
+    pads[i] = std::min(p.pads_begin[i], p.pads_end[i]);
+    if (!d.pre_pad) continue;
+    in_spatial[i] += p.pads_begin[i] + p.pads_end[i] - 2 * pads[i];
+    d.pad.in_dims[i + 2] = p.in_spatial[i];
+    d.pad.out_dims[i + 2] = in_spatial[i];
+    d.pad.begin[i + 2] = p.pads_begin[i] - pads[i];
+    d.pad.elements *= in_spatial[i];
+  }
+  if (d.pre_pad) d.padded_bytes = static_cast<size_t>(d.pad.elements) * sizeof(float);
   // A 1-D convolution runs as 2-D with a unit height (cuDNN wants >= 4 dims).
   const bool lift = p.spatial_rank == 1;
   auto spatial = [&](const std::vector<int64_t>& v, int64_t unit) {
@@ -45,15 +67,14 @@ StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p) {
     out.insert(out.end(), v.begin(), v.end());
     return out;
   };
-  ConvDescriptors d;
   std::vector<int64_t> x = {p.batch, p.in_channels};
   std::vector<int64_t> w = {p.out_channels, p.in_channels_per_group};
   std::vector<int64_t> y = {p.batch, p.out_channels};
-  for (int64_t v : spatial(p.in_spatial, 1)) x.push_back(v);
+  for (int64_t v : spatial(in_spatial, 1)) x.push_back(v);
   for (int64_t v : spatial(p.kernel, 1)) w.push_back(v);
   for (int64_t v : spatial(p.out_spatial, 1)) y.push_back(v);
   const bool fits = ToInts(x, &d.x_dims) && ToInts(w, &d.w_dims) && ToInts(y, &d.y_dims) &&
-                    ToInts(spatial(p.pads_begin, 0), &d.pads) &&
+                    ToInts(spatial(pads, 0), &d.pads) &&
                     ToInts(spatial(p.strides, 1), &d.strides) &&
                     ToInts(spatial(p.dilations, 1), &d.dilations) &&
                     TensorDesc{DataType::kF32, x}.elements() <= INT_MAX &&

@@ -115,7 +115,10 @@ dm::EpilogueArgs PlanActivationEpilogue(const Activation& activation, int64_t el
 
 // ---- convolution through cuDNN (plan_conv.cc) ---------------------------------
 // Everything cuDNN's legacy convolution API needs, from ConvParams. cuDNN
-// takes symmetric pads only: asymmetric pads are Unimplemented.
+// takes symmetric pads only: with asymmetric pads (a row part of a sliced
+// conv, SAME_UPPER with an even kernel) the input is first zero-padded by
+// each side's excess over the smaller pad (`pre_pad`, into the workspace) and
+// cuDNN takes the smaller pad on both sides: the same output.
 struct ConvDescriptors {
   int nb_dims = 4;  // 2 + spatial rank (cuDNN wants >= 4: 1-D conv gets a unit H)
   std::vector<int> x_dims, x_strides;
@@ -124,6 +127,10 @@ struct ConvDescriptors {
   std::vector<int> pads, strides, dilations;  // nb_dims - 2 each
   int groups = 1;
   std::vector<int> bias_dims, bias_strides;  // [1, K, 1, ...]
+  // Asymmetric pads: x -> the padded input (x_dims are its dims then).
+  bool pre_pad = false;
+  dm::PadArgs pad;
+  size_t padded_bytes = 0;
 };
 StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p);
 // The algorithm-cache key: every parameter that changes cuDNN's choice.

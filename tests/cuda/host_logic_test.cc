@@ -259,14 +259,81 @@ TEST(ConvPlan, OneDimensionalConvGetsAUnitHeight) {
   EXPECT_EQ(d->pads, (std::vector<int>{0, 1}));
 }
 
-TEST(ConvPlan, AsymmetricPadsAndOtherDtypesAreUnimplemented) {
+TEST(ConvPlan, OtherDtypesAreUnimplemented) {
   ConvParams p = Conv2d();
-  p.pads_end = {2, 1};
-  EXPECT_EQ(PlanConvDescriptors(p).status().code(), StatusCode::kUnimplemented);
-  EXPECT_TRUE(Contains(PlanConvDescriptors(p).status().message(), "symmetric"));
-  p = Conv2d();
   p.dtype = DataType::kF16;
   EXPECT_EQ(PlanConvDescriptors(p).status().code(), StatusCode::kUnimplemented);
+  EXPECT_FALSE(PlanConvDescriptors(Conv2d())->pre_pad);  // symmetric: no pre-pad
+}
+
+// out[n][k][oy][ox] of a 2-D conv with pads (top, left) and input dims h x w
+// (zero outside), bias-free: a direct loop, the reference for the plan.
+std::vector<float> DirectConv2d(const ConvParams& p, const std::vector<float>& x,
+                                const std::vector<float>& w, int64_t h, int64_t wd,
+                                int64_t top, int64_t left) {
+  std::vector<float> y;
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t k = 0; k < p.out_channels; ++k)
+      for (int64_t oy = 0; oy < p.out_spatial[0]; ++oy)
+        for (int64_t ox = 0; ox < p.out_spatial[1]; ++ox) {
+          const int64_t g = k / p.out_channels_per_group;
+          double sum = 0;
+          for (int64_t c = 0; c < p.in_channels_per_group; ++c)
+            for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
+              for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
+                const int64_t iy = oy * p.strides[0] - top + ky * p.dilations[0];
+                const int64_t ix = ox * p.strides[1] - left + kx * p.dilations[1];
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                const int64_t ci = g * p.in_channels_per_group + c;
+                sum += static_cast<double>(x[static_cast<size_t>(((n * p.in_channels + ci) * h + iy) * wd + ix)]) *
+                       w[static_cast<size_t>(((k * p.in_channels_per_group + c) * p.kernel[0] + ky) *
+                                                 p.kernel[1] + kx)];
+              }
+          y.push_back(static_cast<float>(sum));
+        }
+  return y;
+}
+
+// A row part of a sliced conv (pads 1 on top, 0 below) and SAME_UPPER with an
+// even kernel: cuDNN gets the smaller pad on both sides of an input padded
+// by the excess first, and that computes the asymmetric conv.
+TEST(ConvPlan, AsymmetricPadsPadTheInputFirstAndMatchTheDirectConv) {
+  struct Pads {
+    std::vector<int64_t> begin, end;
+  };
+  for (const Pads& pads : {Pads{{1, 1}, {0, 1}}, Pads{{0, 1}, {2, 1}}, Pads{{0, 0}, {1, 1}},
+                           Pads{{2, 0}, {1, 1}}}) {
+    ConvParams p = Conv2d();
+    p.pads_begin = pads.begin;
+    p.pads_end = pads.end;
+    for (size_t i = 0; i < 2; ++i)
+      p.out_spatial[i] = (p.in_spatial[i] + p.pads_begin[i] + p.pads_end[i] -
+                          (p.kernel[i] - 1) * p.dilations[i] - 1) / p.strides[i] + 1;
+    StatusOr<ConvDescriptors> d = PlanConvDescriptors(p);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    ASSERT_TRUE(d->pre_pad);
+    const int64_t h = p.in_spatial[0], wd = p.in_spatial[1];
+    const int64_t ph = h + pads.begin[0] + pads.end[0] - 2 * d->pads[0];
+    const int64_t pw = wd + pads.begin[1] + pads.end[1] - 2 * d->pads[1];
+    EXPECT_EQ(d->x_dims, (std::vector<int>{2, 4, static_cast<int>(ph), static_cast<int>(pw)}));
+    EXPECT_EQ(d->pads[0], std::min(pads.begin[0], pads.end[0]));
+    EXPECT_EQ(d->pads[1], std::min(pads.begin[1], pads.end[1]));
+    EXPECT_EQ(d->padded_bytes, static_cast<size_t>(2 * 4 * ph * pw) * sizeof(float));
+
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> x(static_cast<size_t>(2 * 4 * h * wd));
+    std::vector<float> w(static_cast<size_t>(8 * 2 * 3 * 3));
+    for (float& v : x) v = dist(rng);
+    for (float& v : w) v = dist(rng);
+    std::vector<float> padded(static_cast<size_t>(d->pad.elements), 7.0f);
+    for (int64_t i = 0; i < d->pad.elements; ++i)
+      dm::PadElement(d->pad, i, x.data(), padded.data());
+    const std::vector<float> want = DirectConv2d(p, x, w, h, wd, pads.begin[0], pads.begin[1]);
+    const std::vector<float> got = DirectConv2d(p, padded, w, ph, pw, d->pads[0], d->pads[1]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
+  }
 }
 
 TEST(ConvPlan, AlgorithmKeyChangesWithEveryParameter) {

@@ -1,6 +1,7 @@
 // Property tests: random plans (random device per node among cpu / vgpu,
-// random CPU streams, random channel / batch slices, many seeds) over built-in
-// models give the all-CPU outputs within op tolerances.
+// random CPU streams, random channel / batch / row slices, many seeds) over
+// built-in models give the all-CPU outputs within op tolerances; row splits
+// of every conv window shape give the whole conv's output.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -99,6 +100,78 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelCase{"tiny_cnn", 2, 32, 40}, ModelCase{"squeezenet1_1", 1, 48, 8},
                       ModelCase{"mobilenet_v2", 2, 32, 4}),
     [](const ::testing::TestParamInfo<ModelCase>& info) { return std::string(info.param.name); });
+
+// One conv, its output rows split between cpu and vgpu: every window shape
+// (strides, dilations, asymmetric and auto pads, groups, a fused activation)
+// at split points from the first row to the last gives the whole conv's
+// output (the parts' halos and pads, runtime/slicing.cc).
+TEST(RowSlices, EveryWindowShapeMatchesTheWholeConv) {
+  struct Case {
+    const char* name;
+    ConvSpec spec;
+    std::vector<int64_t> dilations, pads;  // empty: the spec's
+    const char* auto_pad;                   // nullptr: none
+    int64_t hw;
+  };
+  const Case cases[] = {
+      {"3x3 pad 1", {8, 3, 1, 1, 1, true}, {}, {}, nullptr, 13},
+      {"3x3 stride 2 pad 1", {8, 3, 2, 1, 1, true}, {}, {}, nullptr, 13},
+      {"7x7 stride 2 pad 3 (a stem)", {8, 7, 2, 3, 1, false}, {}, {}, nullptr, 17},
+      {"3x3 dilation 2 pad 2", {8, 3, 1, 2, 1, true}, {2, 2}, {}, nullptr, 12},
+      {"3x3 asymmetric pads", {8, 3, 1, 0, 1, true}, {}, {0, 1, 2, 0}, nullptr, 11},
+      {"3x3 stride 2 SAME_UPPER", {8, 3, 2, 0, 1, true}, {}, {}, "SAME_UPPER", 12},
+      {"4x4 stride 2 SAME_LOWER", {8, 4, 2, 0, 1, true}, {}, {}, "SAME_LOWER", 11},
+      {"3x3 VALID", {8, 3, 1, 0, 1, true}, {}, {}, "VALID", 10},
+      {"3x3 depthwise stride 2", {6, 3, 2, 1, 6, true}, {}, {}, nullptr, 14},
+      {"1x1 stride 2", {8, 1, 2, 0, 1, true}, {}, {}, nullptr, 9},
+      {"5x5 pad 4 (halos mostly padding)", {4, 5, 1, 4, 1, true}, {}, {}, nullptr, 6},
+  };
+  Devices devices;
+  int checked = 0;
+  for (const Case& c : cases) {
+    GraphBuilder b("row_split", 3);
+    const ValueId x = b.Input("x", {1, 6, Dim(c.hw), Dim(c.hw)});
+    const ValueId y = b.Conv(x, "conv", c.spec);
+    b.Output(b.Relu(y), "y", {});
+    Graph g = std::move(b).Finish();
+    Node& conv = g.nodes()[0];
+    ASSERT_EQ(conv.op_type, "Conv");
+    if (!c.dilations.empty()) conv.attrs.Set("dilations", AttributeValue(c.dilations));
+    if (!c.pads.empty()) conv.attrs.Set("pads", AttributeValue(c.pads));
+    if (c.auto_pad != nullptr) {
+      conv.attrs.Erase("pads");
+      conv.attrs.Set("auto_pad", AttributeValue(std::string(c.auto_pad)));
+    }
+    for (Value& v : g.values())
+      if (!v.constant && v.producer != kNoNode) v.has_shape = false;
+    ASSERT_TRUE(InferShapes(g).ok()) << c.name;
+    ASSERT_TRUE(RunDefaultPasses(g).ok()) << c.name;  // fuses the Relu into the conv
+    ASSERT_TRUE(Annotate(g).ok()) << c.name;
+    ASSERT_EQ(g.nodes().size(), 1u) << c.name << ": the Relu is fused";
+    const int64_t rows = SliceExtent(g, g.nodes()[0], SliceAxis::kRows);
+    ASSERT_GE(rows, 3) << c.name;
+    const test::Inputs in = test::RandomInputs(g, 11);
+    const auto want = CpuOutputs(g, in);
+    for (int64_t split = 1; split < rows; ++split) {
+      for (const char* main : {"cpu", "vgpu"}) {
+        Plan plan = SingleDevicePlan(g, main, "test");
+        plan.devices = {"cpu", "vgpu"};
+        const double ratio = (static_cast<double>(split) + 0.25) / static_cast<double>(rows);
+        plan.nodes[0].slice =
+            SliceSpec{SliceAxis::kRows, std::string(main) == "cpu" ? "vgpu" : "cpu", ratio};
+        ASSERT_EQ(SliceSplitIndex(rows, ratio, SliceAxis::kRows), split);
+        auto engine = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+        ASSERT_TRUE(engine.ok()) << c.name << " split " << split << ": "
+                                 << engine.status().ToString();
+        ASSERT_TRUE((*engine)->Run(in.pointers).ok()) << c.name;
+        ASSERT_EQ(Compare(test::Outputs(**engine), want, 1e-5, 1e-4), "")
+            << c.name << ", rows [0," << split << ") of " << rows << " on " << main;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
 
 TEST(RandomPlans, SmallVitMatchesAllCpu) {
   StatusOr<Graph> g = test::SmallVit(2);

@@ -95,7 +95,8 @@ inline const KernelRegistry& EngineRegistry() {
 }
 
 // Random device per node among cpu/vgpu, random CPU stream 0/1, random
-// slices (axis, ratio) on about a third of the sliceable nodes.
+// slices (axis: channels, batch or rows; ratio) on about a third of the
+// sliceable nodes.
 inline Plan RandomPlan(const Graph& g, uint32_t seed, bool allow_cpu_streams = true) {
   std::mt19937 rng(seed);
   Plan plan = SingleDevicePlan(g, "cpu", "random");
@@ -106,7 +107,12 @@ inline Plan RandomPlan(const Graph& g, uint32_t seed, bool allow_cpu_streams = t
     p.device = rng() % 2 ? "vgpu" : "cpu";
     if (allow_cpu_streams && p.device == "cpu" && rng() % 4 == 0) p.stream = 1;
     if (rng() % 3 != 0) continue;
-    for (SliceAxis axis : {SliceAxis::kOutputChannels, SliceAxis::kBatch}) {
+    // Rows first on a third of them (a conv's channels would win otherwise).
+    const bool rows_first = rng() % 3 == 0;
+    const std::vector<SliceAxis> axes =
+        rows_first ? std::vector{SliceAxis::kRows, SliceAxis::kOutputChannels, SliceAxis::kBatch}
+                   : std::vector{SliceAxis::kOutputChannels, SliceAxis::kBatch, SliceAxis::kRows};
+    for (SliceAxis axis : axes) {
       if (axis == SliceAxis::kBatch && rng() % 2) continue;
       if (!IsSliceable(node, axis) || SliceExtent(g, node, axis) < 2) continue;
       SliceSpec spec;

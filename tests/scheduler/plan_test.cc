@@ -91,8 +91,8 @@ TEST(PlanTest, FromJsonRejectsMalformedEntriesNamingThem) {
       {R"({"devices":["cpu"],"nodes":[{"device":"cpu"}]})", "nodes[0]: has no \"node\""},
       {R"({"devices":["cpu"],"nodes":[{"node":"a","device":"cpu","stream":-1}]})",
        "bad \"stream\""},
-      {R"({"devices":["cpu"],"nodes":[{"node":"a","device":"cpu","slice":{"axis":"rows","other_device":"vgpu"}}]})",
-       "slice axis 'rows'"},
+      {R"({"devices":["cpu"],"nodes":[{"node":"a","device":"cpu","slice":{"axis":"depth","other_device":"vgpu"}}]})",
+       "slice axis 'depth' (expected channels, batch or rows)"},
       {R"({"devices":["cpu"],"nodes":[{"node":"a","device":7}]})", "'device' must be a string"},
       {"[1,2", "JSON:"},
   };
@@ -156,6 +156,43 @@ TEST(PlanTest, BatchSliceNeedsBatchOfTwo) {
     p.nodes[conv].slice = SliceSpec{SliceAxis::kBatch, "vgpu", 0.5};
     EXPECT_EQ(ValidatePlan(p, *g).ok(), g == &two);
   }
+}
+
+TEST(PlanTest, RowSlicesNeedATwoDimensionalConvOfAnyGroupAndRoundTrip) {
+  Graph g = StaticTinyCnn();
+  const int conv = FirstNodeOf(g, "Conv");
+  const int gemm = FirstNodeOf(g, "Gemm");
+  ASSERT_GE(conv, 0);
+  ASSERT_GE(gemm, 0);
+  const Node& c = g.nodes()[conv];
+  EXPECT_TRUE(IsSliceable(c, SliceAxis::kRows));
+  EXPECT_FALSE(IsSliceable(g.nodes()[gemm], SliceAxis::kRows));
+  Node grouped = c;
+  grouped.attrs.Set("group", AttributeValue(int64_t{2}));
+  EXPECT_TRUE(IsSliceable(grouped, SliceAxis::kRows));  // every part keeps all channels
+  EXPECT_FALSE(IsSliceable(grouped, SliceAxis::kOutputChannels));
+  EXPECT_EQ(SliceOutputAxis(c, SliceAxis::kRows, 4), 2);
+  EXPECT_EQ(SliceExtent(g, c, SliceAxis::kRows),
+            g.value(c.outputs[0]).shape[2].extent());
+  EXPECT_EQ(SliceSplitIndex(55, 0.3, SliceAxis::kRows), 17);  // whole rows, no blocks
+  EXPECT_EQ(SliceSplitIndex(55, 0.999, SliceAxis::kRows), 54);
+
+  Plan plan = SingleDevicePlan(g, "cpu", "test");
+  plan.devices.push_back("vgpu");
+  plan.nodes[conv].slice = SliceSpec{SliceAxis::kRows, "vgpu", 0.3};
+  ASSERT_TRUE(ValidatePlan(plan, g).ok()) << ValidatePlan(plan, g).ToString();
+  const std::string json = PlanToJson(plan);
+  EXPECT_NE(json.find("\"axis\":\"rows\""), std::string::npos) << json;
+  StatusOr<Plan> again = PlanFromJson(json);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_TRUE(again->nodes[conv].slice.has_value());
+  EXPECT_EQ(again->nodes[conv].slice->axis, SliceAxis::kRows);
+  plan.nodes[conv].slice.reset();
+  plan.nodes[gemm].slice = SliceSpec{SliceAxis::kRows, "vgpu", 0.5};
+  const Status refused = ValidatePlan(plan, g);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("cannot be sliced along rows"), std::string::npos)
+      << refused.ToString();
 }
 
 TEST(PlanTest, PinsWinAndCannotBeOverridden) {

@@ -240,7 +240,7 @@ TEST(SimulatorTest, SlicesRunTheEnginesSplit) {
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     const double share = static_cast<double>(split) / extent;
     EXPECT_EQ(SliceSplitIndex(extent, ratio, axis), split) << extent << " " << ratio;
-    EXPECT_EQ((*p)[0].batch_slice, axis == SliceAxis::kBatch);
+    EXPECT_EQ((*p)[0].axis, axis);
     EXPECT_NEAR(SliceShare(*sg, 0, (*p)[0]), share, 1e-12) << extent << " " << ratio;
     // The cpu part: its share of the 8 us.
     EXPECT_NEAR(Simulate(t.graph(), TwoDeviceProfile(10), plan).nodes[0].end_us, 8 * share, 1e-9)

@@ -64,9 +64,10 @@ TEST(TemporlTest, TrainingLowersTheGapAgainstTheHalfSplit) {
   ASSERT_FALSE((*env)->layers().empty());
   TemporlEnv* envs[] = {env->get()};
   TemporlModel model = NewTemporlModel(32, 7);
-  // Untrained: ratio ~0.5 on every layer, so about the 50/50 split's gap.
+  // Untrained: ratio ~0.5 on every layer, so about the 50/50 split's gap (a
+  // row split of an odd extent, 0.5 * 55 rows, may round the other way).
   const TemporlComparison before = CompareTemporl(**env, model, *s.model, /*guard=*/false);
-  EXPECT_NEAR(before.gap_us, before.half_gap_us, 0.05 * before.half_gap_us);
+  EXPECT_NEAR(before.gap_us, before.half_gap_us, 0.15 * before.half_gap_us);
   TemporlTrainOptions o;
   o.episodes = 400;
   o.seed = 7;
@@ -87,6 +88,47 @@ TEST(TemporlTest, TrainingLowersTheGapAgainstTheHalfSplit) {
     last += curve[curve.size() - static_cast<size_t>(i)].train_reward;
   }
   EXPECT_GT(last, first);
+}
+
+// Each layer splits along the axis with more split points: squeezenet1_1's
+// 64-channel expand convs at 55x55 by rows, its 1000-channel classifier by
+// channels; the plan carries the axis and the key names it.
+TEST(TemporlTest, LayersSplitAlongTheAxisWithMoreSplitPoints) {
+  ModelSetup s = MakeSetup("squeezenet1_1", "host-vgpu");
+  const Plan base = BasePlan(s);
+  StatusOr<std::unique_ptr<TemporlEnv>> env = TemporlEnv::Create(s.graph, s.ctx, base);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  const SimGraph& g = (*env)->space().sim;
+  int rows = 0, channels = 0;
+  for (size_t k = 0; k < (*env)->layers().size(); ++k) {
+    const int n = (*env)->layers()[k];
+    const SliceAxis axis = (*env)->axis(k);
+    EXPECT_EQ(axis, FinestSplitAxis(g, n));
+    const int32_t h = g.SliceExtentOf(n, SliceAxis::kRows);
+    const int32_t c = g.SliceExtentOf(n, SliceAxis::kOutputChannels);
+    if (axis == SliceAxis::kRows) {
+      ++rows;
+      EXPECT_GT(h - 1, c / kSliceChannelMultiple - 1) << g.node_names[static_cast<size_t>(n)];
+      EXPECT_NE((*env)->LayerKey(k).find("/H=" + std::to_string(h)), std::string::npos);
+    } else {
+      ++channels;
+      EXPECT_LE(h - 1, c / kSliceChannelMultiple - 1) << g.node_names[static_cast<size_t>(n)];
+      EXPECT_NE((*env)->LayerKey(k).find("/C=" + std::to_string(c)), std::string::npos);
+    }
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(channels, 0);
+  const TemporlPass pass = (*env)->Run(FinishTogetherRatio, /*guard=*/false);
+  const Plan plan = (*env)->ToPlan(base, pass, "temporl", "partition");
+  ASSERT_TRUE(ValidatePlan(plan, s.graph).ok()) << ValidatePlan(plan, s.graph).ToString();
+  for (size_t k = 0; k < (*env)->layers().size(); ++k) {
+    const NodePlan& p = plan.nodes[static_cast<size_t>((*env)->layers()[k])];
+    ASSERT_TRUE(p.slice.has_value()) << p.node;
+    EXPECT_EQ(p.slice->axis, (*env)->axis(k)) << p.node;
+    EXPECT_NE(p.reason.find((*env)->axis(k) == SliceAxis::kRows ? "whole rows of" : "blocks of 16"),
+              std::string::npos)
+        << p.reason;
+  }
 }
 
 // The no-learning reference: equal parts when both devices start together;
@@ -305,7 +347,7 @@ std::pair<FakeRound, FakeRound> FineTuneOnFake(TemporlEnv& e, double cpu_factor,
     const TemporlPass pass = e.Run(GreedyChooser(model), false, model.weights, correction);
     for (size_t k = 0; k < e.layers().size(); ++k) {
       const TemporlStep& step = pass.steps[k];
-      if (!SplitCanMove(g, step.node)) continue;
+      if (!SplitCanMove(g, step.node, e.axis(k))) continue;
       const SplitLayerMetrics m =
           FakeMeasured(g, step.node, e.main_device(k), e.other_device(k), step.share, cpu_factor);
       r.layers.push_back({e.LayerKey(k), e.PairKey(k), step.agent_ratio, step.asked_ratio, m});
