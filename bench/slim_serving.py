@@ -151,15 +151,19 @@ def sim_part(args: argparse.Namespace) -> dict[str, PPORouter]:
             row[router.name], _ = run(router)
             print(fmt_row(f"{router.name} / {label}", row[router.name]))
         if widths is not None:
-            s, _ = run(routers[f"ppo @ {widths[0]}"])
+            ppo = routers[f"ppo @ {widths[0]}"]
+            before = ppo.redirected
+            s, _ = run(ppo)
             print(fmt_row(f"ppo / {label}", s))
             ll = row["least-loaded"]
-            p99_wins.append((label, s["p99_ms"], ll["p99_ms"], s["rejected"] + s["failed"], ll["rejected"] + ll["failed"]))
+            p99_wins.append((label, s["p99_ms"], ll["p99_ms"], s["rejected"] + s["failed"], ll["rejected"] + ll["failed"],
+                             ppo.redirected - before))  # fmt: skip
     for name in ("ppo latency-heavy", "ppo balanced"):
         print(fmt_row(f"{name} / learned", results[name]))
     print(FOOTER)
-    for label, ppo_p99, ll_p99, ppo_lost, ll_lost in p99_wins:
-        print(f"   check: p99 at {label}: ppo {ppo_p99:.2f} ms ({ppo_lost:.0f} lost) vs least-loaded {ll_p99:.2f} ms "
+    for label, ppo_p99, ll_p99, ppo_lost, ll_lost, redirected in p99_wins:
+        print(f"   check: p99 at {label}: ppo {ppo_p99:.2f} ms ({ppo_lost:.0f} lost, {redirected} decisions redirected "
+              f"from a full server) vs least-loaded {ll_p99:.2f} ms "
               f"({ll_lost:.0f} lost): {'lower' if ppo_p99 < ll_p99 else 'NOT lower'}"
               f"{'' if ppo_lost <= ll_lost else ', MORE LOST'}")  # fmt: skip
     # Training used seeds (seed + 1) * 1000 + episode; these evaluation streams are none of them.

@@ -15,6 +15,9 @@ batch (the paper's Fig. 1 shape); utilisation is its busy share over the last
 through that server's GreedyScheduler (the same code the real servers use) on
 the simulated clock. Energy per request is the paper's E_t = mean server power
 x latency (eq. 7). Every accepted request completes or fails, counted.
+While every live server is full (its scheduler's max_queue), the router holds
+requests in its bounded FIFO instead of sending them to be refused; arrivals
+past the FIFO's capacity are rejected ("overloaded"): the backpressure.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 
 from .accuracy import accuracy_prior
 from .greedy import Dispatch, GreedyConfig, GreedyScheduler, OverloadedError, SegmentRequest
-from .router import BlockResult, Decision, Observation, Router, ServerStats
+from .router import BlockResult, Decision, Observation, Router, ServerStats, has_room
 
 WIDTHS = (1.0, 0.75, 0.5, 0.25)
 CHANNELS = (32, 64, 128, 256)  # builtin:slim_resnet's segments (docs/slimmable.md)
@@ -221,6 +224,7 @@ class SimResult:
     servers_used: collections.Counter[int]
     failures: collections.Counter[str]
     retried: int = 0  # requests re-routed after their server died (then completed or failed)
+    held: int = 0  # routing ticks that held the FIFO because every live server was full
 
     def summary(self) -> dict[str, float]:
         lat = np.asarray(self.latencies_s) if self.latencies_s else np.asarray([math.nan])
@@ -239,6 +243,7 @@ class SimResult:
             "rejected": self.rejected,
             "failed": self.failed,
             "retried": self.retried,
+            "held": self.held,
         }
 
 
@@ -302,7 +307,8 @@ class ClusterSim:
         def observe() -> Observation:
             return Observation(len(fifo), result.completed, [
                 ServerStats(outstanding[i], devices[i].power(), devices[i].utilisation() or 0.0, lat_ewma[i],
-                            devices[i].alive, service[i])
+                            devices[i].alive, service[i],
+                            max(0, self.greedy.max_queue - len(scheds[i].queue)))  # forced next segments may overfill
                 for i in range(len(devices))
             ])  # fmt: skip
 
@@ -357,7 +363,12 @@ class ClusterSim:
 
         def route() -> None:
             while fifo:
-                decision = router.decide(observe())
+                obs = observe()
+                live = [s for s in obs.servers if s.alive]
+                if live and not any(has_room(s, 1) for s in live):
+                    result.held += 1  # every live server is full: hold (a completion routes again)
+                    return
+                decision = router.decide(obs)
                 block = [fifo.popleft() for _ in range(min(decision.group, len(fifo)))]
                 blk = _Block(decision, decision.server, block, now)
                 result.widths_used[decision.widths] += len(block)
@@ -436,6 +447,9 @@ class ClusterSim:
                         else:
                             finish_request(req, None)
                     pump(i)
+                if fifo and not tick_pending:  # requests held while every server was full
+                    tick_pending = True
+                    push(now + self.router_period, "route")
             elif kind == "unload":
                 scheds[data].unload_idle()
                 pump(data)

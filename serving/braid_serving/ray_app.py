@@ -112,7 +112,10 @@ class _HandleNode:
             except Exception:  # noqa: BLE001  (keep the last sample; failures show up on requests)
                 pass
         with self._lock:
-            return dataclasses.replace(self._stats, queue=self._outstanding)
+            # The replica's room as of the poll, less what was sent since (counted here).
+            s = self._stats
+            room = -1 if s.room < 0 else max(0, s.room + s.queue - self._outstanding)
+            return dataclasses.replace(s, queue=self._outstanding, room=room)
 
 
 class SlimIngress:

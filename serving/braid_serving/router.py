@@ -40,6 +40,12 @@ class ServerStats:
     latency_s: float = 0.0  # recent mean end-to-end latency
     alive: bool = True
     service_s: float = 0.0  # measured device seconds per request (EWMA); queue x service_s = expected wait
+    room: int = -1  # requests it still accepts before refusing them ("overloaded"); -1: unbounded or unknown
+
+
+def has_room(s: ServerStats, n: int) -> bool:
+    """True when the server accepts n more requests (always, when its room is unknown)."""
+    return s.room < 0 or s.room >= n
 
 
 @dataclasses.dataclass
@@ -114,6 +120,14 @@ def _alive(obs: Observation) -> list[int]:
     return alive
 
 
+def least_loaded_with_room(obs: Observation, block: int) -> int:
+    """The live server with the fewest requests among those with room for the block (ties: lowest
+    index); when none has room, among all live ones (it refuses: the backpressure)."""
+    alive = _alive(obs)
+    fits = [i for i in alive if has_room(obs.servers[i], block)] or alive
+    return min(fits, key=lambda i: (obs.servers[i].queue, i))
+
+
 class _Fixed:
     """Width and group policy shared by the baselines: a fixed tuple, or random per block."""
 
@@ -157,12 +171,13 @@ class RoundRobinRouter(_Fixed):
 
 
 class LeastLoadedRouter(_Fixed):
-    """The server with the fewest requests waiting or running (ties: lowest index)."""
+    """The server with the fewest requests waiting or running (ties: lowest index), skipping
+    servers without room for the block."""
 
     name = "least-loaded"
 
     def decide(self, obs: Observation) -> Decision:
-        best = min(_alive(obs), key=lambda i: (obs.servers[i].queue, i))
+        best = least_loaded_with_room(obs, max(1, min(self.group, obs.fifo)))
         return Decision(best, self.pick_widths(), self.group)
 
 
@@ -238,6 +253,7 @@ class PPORouter:
             raise ValueError(f"agent state size {c.state_dim} fits neither feature set for {n_servers} servers")
         if (c.n_servers, c.n_widths, c.n_groups) != (n_servers, len(self.widths), len(self.groups)):
             raise ValueError(f"agent heads {(c.n_servers, c.n_widths, c.n_groups)} do not match the router")
+        self.redirected = 0  # decisions for a dead or full server sent to the least-loaded one with room
         self.training = True  # False: a frozen policy acting in eval_mode
         self.eval_mode = "sample"
         self._buffer: list[tuple[_Transition, float]] = []
@@ -248,8 +264,13 @@ class PPORouter:
         state = featurize(obs, self.expected_wait)
         srv, w, g, logp, _, eps = self.agent.act(state, "explore" if self.training else self.eval_mode)
         alive = _alive(obs)
-        if srv not in alive:  # a dead server: the least-loaded live one (not learned from)
-            srv = min(alive, key=lambda i: (obs.servers[i].queue, i))
+        block = max(1, min(self.groups[g], obs.fifo))
+        if srv not in alive or not has_room(obs.servers[srv], block):
+            # A dead server, or one that would refuse the block ("overloaded"): the least-loaded
+            # live one with room, else the least-loaded live one (backpressure). Not learned from:
+            # the action taken is not the one sampled.
+            srv = least_loaded_with_room(obs, block)
+            self.redirected += 1
             return Decision(srv, self.widths[w], self.groups[g], None)
         token = _Transition(state, (srv, w, g), logp, eps) if self.training else None
         return Decision(srv, self.widths[w], self.groups[g], token)

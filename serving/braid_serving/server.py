@@ -11,7 +11,8 @@ A request runs its segments in order on its node; each segment goes through
 the node's GreedyScheduler (Algorithm 1), whose batches run on a thread pool.
 Errors are per request: a failing batch fails its requests' futures with a
 clear error, and an accepted request is never silently dropped (completed +
-failed == accepted). A full node or router FIFO raises OverloadedError.
+failed == accepted). A full node or router FIFO raises OverloadedError; the
+router holds its FIFO while every live node is full, so callers see a full FIFO.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .greedy import Dispatch, GreedyConfig, GreedyScheduler, OverloadedError, SegmentRequest
-from .router import BlockResult, BoundedFifo, Observation, Router, ServerStats
+from .router import BlockResult, BoundedFifo, Observation, Router, ServerStats, has_room
 
 
 @dataclasses.dataclass
@@ -88,7 +89,7 @@ class SlimServer:
     def stats(self) -> ServerStats:
         with self._cond:
             return ServerStats(self._inflight, self.backend.power(), self.backend.utilisation() or 0.0, self._lat_ewma,
-                               service_s=self._service)  # fmt: skip
+                               service_s=self._service, room=max(0, self.config.max_queue - self._inflight))  # fmt: skip
 
     def telemetry(self) -> Any:
         with self._cond:
@@ -242,6 +243,10 @@ class Cluster:
                     if not self.fifo:
                         break
                 obs = self.observe()
+                live = [s for s in obs.servers if s.alive]
+                if live and not any(has_room(s, 1) for s in live) and not self._closed:
+                    time.sleep(self.period)  # every live node is full: hold the FIFO (backpressure)
+                    continue
                 try:
                     with self._router_lock:
                         decision = self.router.decide(obs)

@@ -196,3 +196,26 @@ def test_a_paper_state_router_file_still_loads(tmp_path: pathlib.Path) -> None:
         loaded = PPORouter.load(path)
         assert loaded.expected_wait is expected_wait
         assert loaded.decide(_random_obs(np.random.default_rng(1))).server in (0, 1, 2)
+
+
+def test_a_full_or_dead_server_gets_no_block_and_the_redirect_is_counted() -> None:
+    """Server 0 is full and server 2 dead: every decision lands on server 1 (room left) or, when
+    nothing has room, on the least-loaded live server (whose refusal is the backpressure)."""
+    router = PPORouter(3, seed=4)
+    router.training = False
+    full = ServerStats(queue=3, power_w=10.0, utilisation=50.0, room=0)
+    roomy = ServerStats(queue=40, power_w=10.0, utilisation=90.0, room=100)
+    dead = ServerStats(queue=0, power_w=0.0, utilisation=0.0, alive=False)
+    obs = Observation(fifo=16, done=0, servers=[full, roomy, dead])
+    picked = {router.decide(obs).server for _ in range(200)}
+    assert picked == {1}
+    assert 0 < router.redirected <= 200  # the untrained policy picks 0 or 2 some of the time
+    # Room for one request: only a block of one fits there; a larger one goes to the least-loaded.
+    small = dataclasses.replace(roomy, room=1)
+    for _ in range(100):
+        d = router.decide(Observation(16, 0, [full, small, dead]))
+        assert d.server == (1 if d.group == 1 else 0), d
+    # Unknown room (-1) always fits; with the block clipped to the FIFO (1 request) room 1 fits too.
+    unknown = dataclasses.replace(roomy, room=-1)
+    assert {router.decide(Observation(16, 0, [full, unknown, dead])).server for _ in range(50)} == {1}
+    assert {router.decide(Observation(1, 0, [full, small, dead])).server for _ in range(50)} == {1}
