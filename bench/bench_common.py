@@ -49,6 +49,27 @@ def ort_session(path, threads):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+def openvino_request(path, threads, input_name, shape):
+    """OpenVINO's CPU plugin as the benches compare with: `threads` inference threads, one
+    stream, latency hint, f32 where the model is float (a QDQ model's quantized parts still
+    run int8: OpenVINO's low-precision transformations). Returns an infer request."""
+    import openvino as ov
+    core = ov.Core()
+    core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                              "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
+    model = core.read_model(path)
+    model.reshape({input_name: list(shape)})
+    return core.compile_model(model, "CPU").create_infer_request()
+
+
+def have_openvino():
+    try:
+        import openvino  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def timed_ms(run, iterations, warmup):
     """Calls run() `warmup` times untimed, then returns `iterations` wall times in ms."""
     import time

@@ -69,14 +69,7 @@ def child(argv: list[str]) -> None:
         sess = bench_common.ort_session(path, threads)
         run = lambda: sess.run(None, {input_name: x})  # noqa: E731
     elif runtime == "openvino":
-        import openvino as ov
-        core = ov.Core()
-        core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-                                  "PERFORMANCE_HINT": "LATENCY",
-                                  "INFERENCE_PRECISION_HINT": "f32"})
-        model = core.read_model(path)
-        model.reshape({input_name: list(x.shape)})
-        request = core.compile_model(model, "CPU").create_infer_request()
+        request = bench_common.openvino_request(path, threads, input_name, x.shape)
         run = lambda: request.infer({input_name: x})  # noqa: E731
     else:  # "baseline": the interpreter and the runtimes' imports, no model
         import numpy  # noqa: F401
@@ -84,14 +77,6 @@ def child(argv: list[str]) -> None:
         print(json.dumps({"median": 0.0}))
         return
     print(json.dumps({"median": statistics.median(bench_common.timed_ms(run, iterations, warmup))}))
-
-
-def have_openvino() -> bool:
-    try:
-        import openvino  # noqa: F401
-        return True
-    except ImportError:
-        return False
 
 
 def measure(braid: str, path: str, name: str, threads: int, batch: int, args,
@@ -178,7 +163,7 @@ def main() -> int:
     models = args.models or zoo.ALL_MODELS
     braid = args.braid or bench_common.default_braid(build_dir)
     zoo_dir = args.zoo or bench_common.default_zoo(build_dir)
-    peers = ["ort"] + (["openvino"] if have_openvino() else [])
+    peers = ["ort"] + (["openvino"] if bench_common.have_openvino() else [])
     _, _, _, baseline = compare_ort.run_measured(
         [sys.executable, os.path.abspath(__file__), "--child", "baseline", "", "", "1", "1",
          "0", "0"])

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Quantized (QDQ) ONNX models: braid vs ONNX Runtime (issue 28, first step).
+"""Quantized (QDQ) ONNX models: braid vs ONNX Runtime and OpenVINO (issue 28).
 
 For each zoo model: ONNX Runtime's quantize_static (QDQ format, int8 per-channel
 weights, uint8 activations, MinMax calibration on 8 seeded random inputs) writes
@@ -8,20 +8,24 @@ more seeded input. Prints per model the max |braid - ORT| on the QDQ model
 relative to the output's max |value|, the same for the fp32 model, and how far
 the QDQ output is from fp32 (the quantization error, for scale).
 
-braid folds QDQ Conv / MatMul into QLinearConv / QLinearMatMul (oneDNN int8)
+braid folds QDQ Conv / MatMul into QLinearConv / QLinearMatMul (oneDNN int8),
+QDQ Add into com.microsoft.QLinearAdd and QDQ MaxPool into a uint8 MaxPool,
 and runs the rest as fake quantization in f32 (docs/quantization.md); ONNX
 Runtime runs int8 kernels. Agreement is therefore to about one quantization
 step, not bit-exact: the fraction of output elements within one step (the
 output DequantizeLinear's scale) of ONNX Runtime's int8 output is printed.
 
-Then latency, side by side in one run: braid int8 (the QDQ file), braid fp32
-and ONNX Runtime int8 (the same QDQ file), alternating, --rounds times, each
-`--threads` threads; the median of the rounds' medians, and the ratios.
+Then latency, side by side in one run: braid int8 (the QDQ file), braid fp32,
+ONNX Runtime int8 and OpenVINO int8 (the same QDQ file; OpenVINO when it is
+installed in the bench venv), alternating, --rounds times, each `--threads`
+threads; the median of the rounds' medians, the ratios, and the geometric
+mean of braid int8 over the faster peer.
 
   bench/qdq_vs_ort.py --build-dir build [--zoo DIR] [--models resnet18 mobilenet_v2 squeezenet1_0]
       [--threads 1] [--rounds 5] [--iterations 20]
 """
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -93,6 +97,11 @@ def ort_latency_ms(model: str, x, threads: int, iterations: int) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def openvino_latency_ms(model: str, x, threads: int, iterations: int) -> float:
+    request = bench_common.openvino_request(model, threads, "input", x.shape)
+    return sorted(bench_common.timed_ms(lambda: request.infer({"input": x}), iterations, 3))[iterations // 2]
+
+
 def output_step(qdq_path: str) -> float:
     """The scale of the DequantizeLinear producing the model's first output."""
     import onnx
@@ -135,6 +144,7 @@ def main(argv: List[str]) -> int:
     braid = args.braid or bench_common.default_braid(args.build_dir)
     zoo = args.zoo or bench_common.default_zoo(args.build_dir)
     rows: Dict[str, Dict[str, float]] = {}
+    openvino = bench_common.have_openvino()
     with tempfile.TemporaryDirectory() as workdir:
         for name in args.models:
             fp32 = bench_common.zoo_file(zoo, name, 17)
@@ -148,10 +158,14 @@ def main(argv: List[str]) -> int:
                           "top1": float((braid_q.argmax() == ort_q.argmax())),
                           "step": within_one_step(braid_q, ort_q, output_step(qdq))}
             lat: Dict[str, List[float]] = {"int8": [], "fp32": [], "ort": []}
-            for _ in range(args.rounds):  # alternating, so drift hits all three alike
+            if openvino:
+                lat["ov"] = []
+            for _ in range(args.rounds):  # alternating, so drift hits every runtime alike
                 lat["int8"].append(braid_latency_ms(braid, qdq, args.threads, args.iterations))
                 lat["fp32"].append(braid_latency_ms(braid, fp32, args.threads, args.iterations))
                 lat["ort"].append(ort_latency_ms(qdq, x, args.threads, args.iterations))
+                if openvino:
+                    lat["ov"].append(openvino_latency_ms(qdq, x, args.threads, args.iterations))
             for k, v in lat.items():
                 rows[name]["ms_" + k] = sorted(v)[len(v) // 2]
     print(f"{'model':<16} {'braid vs ORT (QDQ)':>20} {'within 1 step':>14} {'braid vs ORT (fp32)':>20} "
@@ -163,12 +177,19 @@ def main(argv: List[str]) -> int:
           "elements within one output quantization step of ORT's int8 output.")
     print()
     print(f"{'model':<16} {'braid int8 ms':>14} {'braid fp32 ms':>14} {'ORT int8 ms':>12} "
-          f"{'fp32/int8':>10} {'int8/ORT':>9}")
+          f"{'OpenVINO int8 ms':>17} {'fp32/int8':>10} {'int8/ORT':>9} {'int8/faster peer':>17}")
+    ratios = []
     for name, r in rows.items():
-        print(f"{name:<16} {r['ms_int8']:>14.2f} {r['ms_fp32']:>14.2f} {r['ms_ort']:>12.2f} "
-              f"{r['ms_fp32'] / r['ms_int8']:>10.2f} {r['ms_int8'] / r['ms_ort']:>9.2f}")
+        faster = min(r["ms_ort"], r.get("ms_ov", math.inf))
+        ratios.append(r["ms_int8"] / faster)
+        ov = f"{r['ms_ov']:>17.2f}" if "ms_ov" in r else f"{'-':>17}"
+        print(f"{name:<16} {r['ms_int8']:>14.2f} {r['ms_fp32']:>14.2f} {r['ms_ort']:>12.2f} {ov} "
+              f"{r['ms_fp32'] / r['ms_int8']:>10.2f} {r['ms_int8'] / r['ms_ort']:>9.2f} {ratios[-1]:>17.2f}")
+    print(f"geomean braid int8 / faster peer's int8: {bench_common.geomean(ratios):.3f}"
+          f"{'' if openvino else ' (OpenVINO not installed in the bench venv: ORT only)'}")
     print(f"CPU, {args.threads} thread(s), median of {args.rounds} alternating rounds of "
-          f"{args.iterations} runs each.")
+          f"{args.iterations} runs each; OpenVINO with the f32 precision hint (its quantized "
+          f"parts run int8).")
     return 0
 
 

@@ -156,6 +156,7 @@ Status Importer::CheckOpSupport(const onnx::GraphProto& g) {
           std::to_string(graph_.opset()) + " has an older definition");
     if (!options_.reject_unsupported_ops) continue;
     if (!IsDefaultDomain(node.domain())) {
+      if (IsSupportedOp(node.domain() + "." + node.op_type())) continue;  // com.microsoft.QLinearAdd
       unsupported.push_back("node '" + name + "' (op " + node.op_type() +
                             " domain " + node.domain() + ")");
     } else if (node.op_type() != "Constant" && !IsSupportedOp(node.op_type())) {

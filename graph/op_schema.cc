@@ -20,6 +20,9 @@ const std::vector<OpSchema>& SchemaTable() {
       {"Acos", ops::InferUnary, 7, F::kOther},
       {"Acosh", ops::InferUnary, 9, F::kOther},
       {"Add", ops::InferAdd, 7, F::kElementwise, 1, kOpChannelsLast},
+      // ONNX Runtime's contrib domain (node op_type "com.microsoft.NAME")
+      {"com.microsoft.QLinearAdd", ops::InferQLinearAdd, 1, F::kElementwise, 4,
+       kOpChannelsLast | kOpQuantizedChannelsLast},
       {"And", ops::InferLogical, 7, F::kElementwise, 1},
       {"Asin", ops::InferUnary, 7, F::kOther},
       {"Asinh", ops::InferUnary, 9, F::kOther},

@@ -1,9 +1,10 @@
 // Shape functions of the quantized operators: ConvInteger, MatMulInteger,
-// QLinearConv, QLinearMatMul (Conv / MatMul shape rules, integer outputs) and
-// DynamicQuantizeLinear. Scales are f32; a zero point has its data's type
+// QLinearConv, QLinearMatMul (Conv / MatMul shape rules, integer outputs),
+// com.microsoft.QLinearAdd (Add's broadcast) and DynamicQuantizeLinear. Scales are f32; a zero point has its data's type
 // (uint8 or int8). Per-tensor parameters are scalars (or one element), per
 // channel / row / column ones 1-D with one entry per slice.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "graph/ops/shape_functions.h"
@@ -138,6 +139,32 @@ Status InferQLinearMatMul(ShapeInferenceContext& ctx) {
   if (ctx.input_shape(7).size() > 1)
     return ctx.Error("y_zero_point " + ShapeToString(ctx.input_shape(7)) + " is not a scalar");
   return InferMatMulShape(ctx, 0, 3, out);
+}
+
+// com.microsoft.QLinearAdd(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale,
+// C_zp?) -> C of A's type (ONNX Runtime's contrib op; also what FoldQdq makes
+// of Q(Add(DQ(a), DQ(b)))): A and B broadcast as Add's, every parameter per
+// tensor, B and the zero points of A's type.
+Status InferQLinearAdd(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 8));
+  if (ctx.num_inputs() < 7) return ctx.Error("expects 7 to 8 inputs, has " + std::to_string(ctx.num_inputs()));
+  for (size_t i : {0, 1, 3, 4, 6})  // the zero points (2, 5, 7) are optional
+    if (!ctx.has_input(i)) return ctx.Error("required input " + std::to_string(i) + " is absent");
+  RETURN_IF_ERROR(CheckQuantizedData(ctx, 0, "A"));
+  if (ctx.input_dtype(3) != ctx.input_dtype(0))
+    return ctx.Error(std::string("B is ") + DataTypeName(ctx.input_dtype(3)) + ", A " +
+                     DataTypeName(ctx.input_dtype(0)));
+  RETURN_IF_ERROR(CheckParam(ctx, 1, "A_scale", true, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 2, "A_zero_point", false, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 4, "B_scale", true, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 5, "B_zero_point", false, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 6, "C_scale", true, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 7, "C_zero_point", false, 0, 0));
+  std::string why;
+  const std::optional<Shape> shape = BroadcastShapes(ctx.input_shape(0), ctx.input_shape(3), &why);
+  if (!shape) return ctx.Error(why);
+  ctx.SetOutput(0, ctx.input_dtype(0), *shape);
+  return Status::Ok();
 }
 
 // DynamicQuantizeLinear(x) -> y (uint8, x's shape), y_scale (f32 scalar),

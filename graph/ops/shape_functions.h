@@ -65,6 +65,7 @@ Status InferEinsum(ShapeInferenceContext& ctx);  // equation: graph/ops/einsum_e
 Status CheckConstantScale(ShapeInferenceContext& ctx, size_t i, const char* name);
 Status InferConvInteger(ShapeInferenceContext& ctx);
 Status InferQLinearConv(ShapeInferenceContext& ctx);
+Status InferQLinearAdd(ShapeInferenceContext& ctx);  // com.microsoft
 Status InferMatMulInteger(ShapeInferenceContext& ctx);
 Status InferQLinearMatMul(ShapeInferenceContext& ctx);
 Status InferDynamicQuantizeLinear(ShapeInferenceContext& ctx);

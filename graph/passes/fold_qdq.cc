@@ -8,6 +8,10 @@
 //       -> QLinearMatMul(a_q, as, az, b_q, bs, bz, ys, yz)
 //
 //   Q(MaxPool(DQ(x_q, s, z)), s, z) -> MaxPool(x_q)   (the same s and z)
+//   Q(Add(DQ(a_q, as, az), DQ(b_q, bs, bz)), ys, yz)
+//       -> com.microsoft.QLinearAdd(a_q, as, az, b_q, bs, bz, ys, yz)
+//          (every parameter per tensor, a, b and y of one type: a residual add
+//          between quantized convs stays int8)
 //
 // Max pooling commutes with the increasing DQ, and Q(DQ(v)) with the same
 // parameters is v again, so the pooled int8 / uint8 tensor is exact.
@@ -119,6 +123,38 @@ bool FoldMaxPool(Graph& g, const Node& q, const QParams& yq, const Node& pool) {
   return true;
 }
 
+// Q(Add(DQ(a), DQ(b))): adds QLinearAdd producing the Q's output. The
+// operands' types must be known (their zero points', else their own) and
+// equal the Q's; every parameter per tensor.
+bool FoldAdd(Graph& g, pass_util::NameAllocator& names, const Node& q, const QParams& yq,
+             DataType y_type, const Node& add) {
+  if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
+  const Node* da = Producer(g, InputOrNone(add, 0), "DequantizeLinear");
+  const Node* db = Producer(g, InputOrNone(add, 1), "DequantizeLinear");
+  QParams aq, bq;
+  if (da == nullptr || db == nullptr || !ReadQParams(g, *da, &aq) || !ReadQParams(g, *db, &bq) ||
+      aq.count != 1 || bq.count != 1)
+    return false;
+  auto type_of = [&](const QParams& p) {
+    return p.zero_point != kNoValue ? g.value(p.zero_point).dtype : g.value(p.data).dtype;
+  };
+  if (type_of(aq) != y_type || type_of(bq) != y_type) return false;
+  Node fused;
+  fused.name = add.name;
+  fused.op_type = "com.microsoft.QLinearAdd";
+  fused.inputs = {aq.data,
+                  aq.scale,
+                  ZeroPointOr(g, names, aq.zero_point, y_type, da->name + "_zero_point"),
+                  bq.data,
+                  bq.scale,
+                  ZeroPointOr(g, names, bq.zero_point, y_type, db->name + "_zero_point"),
+                  yq.scale,
+                  yq.zero_point};
+  fused.outputs = q.outputs;
+  g.AddNode(std::move(fused));
+  return true;
+}
+
 }  // namespace
 
 Status FoldQdq(Graph& graph) {
@@ -153,6 +189,16 @@ Status FoldQdq(Graph& graph) {
       if (relu_id == kNoNode && FoldMaxPool(graph, q, yq, product)) {
         remove[static_cast<size_t>(pid)] = true;
         remove[static_cast<size_t>(qid)] = true;
+        graph.node(qid).outputs.clear();
+        remove.push_back(false);
+      }
+      continue;
+    }
+    if (product.op_type == "Add") {
+      if (FoldAdd(graph, names, q, yq, y_type, product)) {
+        remove[static_cast<size_t>(pid)] = true;
+        remove[static_cast<size_t>(qid)] = true;
+        if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
         graph.node(qid).outputs.clear();
         remove.push_back(false);
       }

@@ -2,12 +2,15 @@
 // loops of kernels/params/quantize.h over element ranges split across threads,
 // QuantizeLinear's vectorised (quantize_cpu.h). QDQ models carry one of these
 // on every activation, so they are on the hot path of every quantized model.
+// And com.microsoft.QLinearAdd without broadcast (a residual add between
+// quantized convs), in either layout, over threads.
 #include "kernels/cpu/quantize_cpu.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -15,6 +18,7 @@
 
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/host/omp_team.h"
+#include "kernels/params/qlinear_add.h"
 
 namespace braid {
 namespace {
@@ -80,7 +84,89 @@ __attribute__((target("avx2"))) void QuantizeRunAvx2(const float* x, float s, fl
   const Q z = static_cast<Q>(zp);
   quantize_internal::Quantize(run, x + i, &s, &z, y + i, 0, n - i);
 }
+// QLinearAdd over 16 / 8 lanes: the scalar QLinearAddElement's operations in
+// its order (two products, their sum, + c_zp; no FMA), rounded half to even
+// and clamped, so the result is bit for bit the scalar one (tails run it).
+// GCC would contract the intrinsics' multiply and add into an FMA under
+// these targets (its default -ffp-contract=fast), which moves results that
+// land near a rounding tie: contraction is off for these functions.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+struct QAddLanes512 {
+  __m512 ra, rb, za, zb, zc, lo, hi;
+};
+struct QAddLanes256 {
+  __m256 ra, rb, za, zb, zc, lo, hi;
+};
+
+template <typename Q>
+__attribute__((target("avx512f"))) inline __m512 WidenAvx512(const Q* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_signed_v<Q>) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
+}
+
+template <typename Q>
+__attribute__((target("avx2"))) inline __m256 WidenAvx2(const Q* p) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_signed_v<Q>) return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+}
+
+template <typename Q>
+__attribute__((target("avx512f"))) void QLinearAddAvx512(const QLinearAddScales& s, const Q* a,
+                                                         const Q* b, Q* c, int64_t n) {
+  const QAddLanes512 k{_mm512_set1_ps(s.a_ratio), _mm512_set1_ps(s.b_ratio), _mm512_set1_ps(s.a_zp),
+                       _mm512_set1_ps(s.b_zp), _mm512_set1_ps(s.c_zp),
+                       _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min())),
+                       _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()))};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 ta = _mm512_mul_ps(_mm512_sub_ps(WidenAvx512(a + i), k.za), k.ra);
+    const __m512 tb = _mm512_mul_ps(_mm512_sub_ps(WidenAvx512(b + i), k.zb), k.rb);
+    const __m512 v = _mm512_roundscale_ps(_mm512_add_ps(_mm512_add_ps(ta, tb), k.zc),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + i),
+                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi))));
+  }
+  for (; i < n; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
+}
+
+template <typename Q>
+__attribute__((target("avx2"))) void QLinearAddAvx2(const QLinearAddScales& s, const Q* a,
+                                                    const Q* b, Q* c, int64_t n) {
+  const QAddLanes256 k{_mm256_set1_ps(s.a_ratio), _mm256_set1_ps(s.b_ratio), _mm256_set1_ps(s.a_zp),
+                       _mm256_set1_ps(s.b_zp), _mm256_set1_ps(s.c_zp),
+                       _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::min())),
+                       _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()))};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 ta = _mm256_mul_ps(_mm256_sub_ps(WidenAvx2(a + i), k.za), k.ra);
+    const __m256 tb = _mm256_mul_ps(_mm256_sub_ps(WidenAvx2(b + i), k.zb), k.rb);
+    const __m256 v = _mm256_round_ps(_mm256_add_ps(_mm256_add_ps(ta, tb), k.zc),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    alignas(32) int32_t out[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                       _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, k.lo), k.hi)));
+    for (int j = 0; j < 8; ++j) c[i + j] = static_cast<Q>(out[j]);
+  }
+  for (; i < n; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 #pragma GCC diagnostic pop
+
+// Elements [begin, end) of a same-shape QLinearAdd, vectorised where the CPU can.
+template <typename Q>
+void QLinearAddTyped(SimdIsa isa, const QLinearAddScales& s, const Q* a, const Q* b, Q* c,
+                     int64_t begin, int64_t end) {
+  if (isa == SimdIsa::kAvx512) return QLinearAddAvx512(s, a + begin, b + begin, c + begin, end - begin);
+  if (isa == SimdIsa::kAvx2) return QLinearAddAvx2(s, a + begin, b + begin, c + begin, end - begin);
+  for (int64_t i = begin; i < end; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
+}
 
 template <typename Q>
 void QuantizeVector(SimdIsa isa, const QuantizeLinearParams& p, const float* x, const float* scale,
@@ -92,6 +178,14 @@ void QuantizeVector(SimdIsa isa, const QuantizeLinearParams& p, const float* x, 
     else
       QuantizeRunAvx2(x + b, scale[k], zp, y + b, e - b);
   });
+}
+
+#else
+
+template <typename Q>
+void QLinearAddTyped(SimdIsa, const QLinearAddScales& s, const Q* a, const Q* b, Q* c,
+                     int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
 }
 
 #endif
@@ -131,6 +225,40 @@ class QuantizeLinearCpu final : public Kernel {
   SimdIsa isa_ = SimdIsa::kPortable;
 };
 
+// Same-shape QLinearAdd: every element alike, so any layout (A, B and C in
+// the same one); broadcasts decline to the reference (routine).
+class QLinearAddCpu final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(p_, ParseQLinearAdd(args));
+    if (!p_.same_shape)
+      return Unimplemented(args.Where() + ": broadcast QLinearAdd runs on the reference kernel");
+    const TensorLayout layout = args.outputs[0].layout;
+    if (args.inputs[kQAddA].layout != layout || args.inputs[kQAddB].layout != layout)
+      return Unimplemented(args.Where() + ": A, B and C in different layouts");
+    threads_ = ThreadsFor(p_.elements, std::max(args.num_threads, 1));
+    isa_ = BestSimdIsa();
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    const int64_t n = p_.elements;
+    WithTypedQLinearAdd(p_, args, [&](const QLinearAddScales& s, const auto* a, const auto* b, auto* c) {
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+      {
+        const int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
+        QLinearAddTyped(isa_, s, a, b, c, n * me / team, n * (me + 1) / team);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  QLinearAddParams p_;
+  int threads_ = 1;
+  SimdIsa isa_ = SimdIsa::kPortable;
+};
+
 }  // namespace
 
 void QuantizeLinearRange(SimdIsa isa, const QuantizeLinearParams& p, const RunArgs& args,
@@ -154,6 +282,17 @@ void QuantizeLinearRange(SimdIsa isa, const QuantizeLinearParams& p, const RunAr
 }
 
 std::unique_ptr<Kernel> CreateQuantizeLinearCpu() { return std::make_unique<QuantizeLinearCpu>(true); }
+void QLinearAddRange(SimdIsa isa, const QLinearAddScales& s, DataType type, const void* a,
+                     const void* b, void* c, int64_t begin, int64_t end) {
+  if (type == DataType::kI8)
+    QLinearAddTyped(isa, s, static_cast<const int8_t*>(a), static_cast<const int8_t*>(b),
+                    static_cast<int8_t*>(c), begin, end);
+  else
+    QLinearAddTyped(isa, s, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
+                    static_cast<uint8_t*>(c), begin, end);
+}
+
+std::unique_ptr<Kernel> CreateQLinearAddCpu() { return std::make_unique<QLinearAddCpu>(); }
 std::unique_ptr<Kernel> CreateDequantizeLinearCpu() {
   return std::make_unique<QuantizeLinearCpu>(false);
 }

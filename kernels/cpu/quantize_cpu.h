@@ -6,13 +6,15 @@
 //
 //   braid::QuantizeLinearRange(braid::BestSimdIsa(), params, run_args, begin, end);
 //
-// kPortable (or DequantizeLinear) runs the scalar loop.
+// kPortable (or DequantizeLinear) runs the scalar loop. The same for the
+// same-shape com.microsoft.QLinearAdd (kernels/params/qlinear_add.h).
 #ifndef BRAID_KERNELS_CPU_QUANTIZE_CPU_H_
 #define BRAID_KERNELS_CPU_QUANTIZE_CPU_H_
 
 #include <cstdint>
 
 #include "kernels/cpu/simd_isa.h"
+#include "kernels/params/qlinear_add.h"
 #include "kernels/params/quantize.h"
 
 namespace braid {
@@ -21,6 +23,11 @@ namespace braid {
 // supported on this CPU.
 void QuantizeLinearRange(SimdIsa isa, const QuantizeLinearParams& p, const RunArgs& args,
                          int64_t begin, int64_t end);
+
+// Elements [begin, end) of a same-shape QLinearAdd of `type` (u8 / i8)
+// operands a and b into c, bit for bit QLinearAddElement.
+void QLinearAddRange(SimdIsa isa, const QLinearAddScales& s, DataType type, const void* a,
+                     const void* b, void* c, int64_t begin, int64_t end);
 
 }  // namespace braid
 

@@ -1,5 +1,6 @@
 // Reference ConvInteger / QLinearConv / MatMulInteger / QLinearMatMul
-// (kernels/params/quantized.h) and DynamicQuantizeLinear: plain loops, exact
+// (kernels/params/quantized.h), com.microsoft.QLinearAdd (any broadcast,
+// kernels/params/qlinear_add.h) and DynamicQuantizeLinear: plain loops, exact
 // int32 accumulation (wrapping as ONNX Runtime's int32 does), requantization
 // in double with round half to even and saturation.
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/params/parse_util.h"
+#include "kernels/params/qlinear_add.h"
 #include "kernels/params/quantized.h"
 #include "kernels/reference/data_kernel_util.h"
 
@@ -176,9 +178,32 @@ class ReferenceDynamicQuantizeLinear final : public Kernel {
   int64_t n_ = 0;
 };
 
+class ReferenceQLinearAdd final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(p_, ParseQLinearAdd(args));
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    WithTypedQLinearAdd(p_, args, [&](const QLinearAddScales& s, const auto* a, const auto* b, auto* c) {
+      p_.plan.ForEachRow([&](int64_t out, const int64_t* in, const int64_t* step, int64_t n) {
+        for (int64_t k = 0; k < n; ++k)
+          c[out + k] = QLinearAddElement(s, a[in[0] + k * step[0]], b[in[1] + k * step[1]]);
+      });
+    });
+    return Status::Ok();
+  }
+
+ private:
+  QLinearAddParams p_;
+};
+
 }  // namespace
 
 void RegisterReferenceQuantizedProducts(KernelRegistry& registry) {
+  registry.Register({"com.microsoft.QLinearAdd", DeviceKind::kCpu, "reference", 0,
+                     [] { return std::make_unique<ReferenceQLinearAdd>(); }});
   for (const char* op : {"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul"})
     registry.Register({op, DeviceKind::kCpu, "reference", 0,
                        [] { return std::make_unique<ReferenceQuantizedProduct>(); }});

@@ -394,6 +394,23 @@ std::vector<OpCase> MakeCases() {
                    Scale({}, 0.05, 0.1), RandomZeroPoint(u8, {})}};
     qmm_rt.int_tolerance = 1;
     add(qmm_rt);
+    // com.microsoft.QLinearAdd: the same float formula in every implementation, so exact.
+    OpCase qadd{"qlinearadd_u8_same_shape", "com.microsoft.QLinearAdd", 13, {},
+                {Q(u8, {1, 8, 6, 6}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                 Q(u8, {1, 8, 6, 6}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                 Scale({}, 0.02, 0.04), RandomZeroPoint(u8, {})}};
+    add(qadd);
+    OpInput no_zp{i8, {}};
+    no_zp.omitted = true;
+    OpCase qadd_i8{"qlinearadd_i8_without_zero_points", "com.microsoft.QLinearAdd", 13, {},
+                   {Q(i8, {2, 3, 5, 4}), Scale({}, 0.01, 0.02), no_zp, Q(i8, {2, 3, 5, 4}),
+                    Scale({}, 0.01, 0.02), no_zp, Scale({}, 0.01, 0.02)}};
+    add(qadd_i8);
+    OpCase qadd_bc{"qlinearadd_u8_broadcast_per_channel", "com.microsoft.QLinearAdd", 13, {},
+                   {Q(u8, {1, 8, 5, 5}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                    Q(u8, {1, 8, 1, 1}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                    Scale({}, 0.02, 0.04), RandomZeroPoint(u8, {})}};
+    add(qadd_bc);
     OpCase mmi{"matmulinteger_per_row_column", "MatMulInteger", 13, {},
                {Q(u8, {5, 24}), Q(u8, {24, 9}, true), RandomZeroPoint(u8, {5}),
                 RandomZeroPoint(u8, {9})}};

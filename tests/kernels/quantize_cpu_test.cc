@@ -2,16 +2,20 @@
 // scalar loop of kernels/params/quantize.h, bit for bit, on every instruction
 // set this CPU runs: random values, exact ties (half to even), NaN, +-Inf,
 // values past the range, denormals; per tensor and per axis; u8 and i8;
-// lengths that leave vector tails.
+// lengths that leave vector tails. And QLinearAdd's element function by hand.
 #include "kernels/cpu/quantize_cpu.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
+
+#include "kernels/params/qlinear_add.h"
 
 namespace braid {
 namespace {
@@ -99,6 +103,67 @@ TEST(QuantizeCpu, TiesRoundToEven) {
     const int want[] = {0, 2, 2, 0, -2, 4};
     for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], want[i]) << SimdIsaName(isa) << " x " << x[i];
   }
+}
+
+// QLinearAdd's element function, by hand: (a - za) * sa / sc + (b - zb) *
+// sb / sc + zc, rounded half to even, saturated.
+TEST(QLinearAddElement, HandComputedRoundingAndSaturation) {
+  QLinearAddScales s;
+  s.a_ratio = 0.4f;   // 0.02 / 0.05
+  s.b_ratio = 0.2f;   // 0.01 / 0.05
+  s.a_zp = 128, s.b_zp = 128, s.c_zp = 10;
+  EXPECT_EQ(QLinearAddElement<uint8_t>(s, 130, 100), 5);   // 0.8 - 5.6 + 10 = 5.2
+  EXPECT_EQ(QLinearAddElement<uint8_t>(s, 255, 255), 86);  // 50.8 + 25.4 + 10 = 86.2
+  EXPECT_EQ(QLinearAddElement<uint8_t>(s, 0, 0), 0);       // -51.2 - 25.6 + 10 < 0: saturated
+  QLinearAddScales half;
+  half.a_ratio = 0.5f, half.b_ratio = 0.5f;
+  EXPECT_EQ(QLinearAddElement<int8_t>(half, 3, 2), 2);     // 2.5 -> 2 (ties to even)
+  EXPECT_EQ(QLinearAddElement<int8_t>(half, 5, 2), 4);     // 3.5 -> 4
+  EXPECT_EQ(QLinearAddElement<int8_t>(half, -3, -2), -2);  // -2.5 -> -2
+  half.a_ratio = 2.0f;
+  EXPECT_EQ(QLinearAddElement<int8_t>(half, 100, 100), 127);  // 250: saturated
+}
+
+// The vector QLinearAdd loops equal the scalar element function bit for bit
+// on every instruction set this CPU runs: random operands incl. 0 and 255 /
+// -128 and 127, ratios that round, saturate and tie; lengths with tails.
+template <typename Q>
+void CheckQLinearAdd(SimdIsa isa, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> value(std::numeric_limits<Q>::min(), std::numeric_limits<Q>::max());
+  std::vector<Q> a(static_cast<size_t>(n)), b(a.size()), want(a.size()), got(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<Q>(i % 17 == 0 ? std::numeric_limits<Q>::max() : value(rng));
+    b[i] = static_cast<Q>(i % 13 == 0 ? std::numeric_limits<Q>::min() : value(rng));
+  }
+  for (const QLinearAddScales& s :
+       {QLinearAddScales{0.4f, 0.2f, 128, 128, 10}, QLinearAddScales{0.5f, 0.5f, 0, 0, 0},
+        QLinearAddScales{1.7f, 0.9f, 3, -5, -20}, QLinearAddScales{0.013f, 2.5f, 100, 7, 90}}) {
+    for (size_t i = 0; i < a.size(); ++i) want[i] = QLinearAddElement<Q>(s, a[i], b[i]);
+    std::fill(got.begin(), got.end(), Q{0});
+    // Two ranges, as two threads would split it.
+    QLinearAddRange(isa, s, std::is_signed_v<Q> ? DataType::kI8 : DataType::kU8, a.data(), b.data(),
+                    got.data(), 0, n / 3);
+    QLinearAddRange(isa, s, std::is_signed_v<Q> ? DataType::kI8 : DataType::kU8, a.data(), b.data(),
+                    got.data(), n / 3, n);
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_EQ(static_cast<int>(got[i]), static_cast<int>(want[i]))
+          << SimdIsaName(isa) << " element " << i << " a " << static_cast<int>(a[i]) << " b "
+          << static_cast<int>(b[i]) << " ratios " << s.a_ratio << " " << s.b_ratio;
+  }
+}
+
+TEST(QLinearAddCpu, VectorLoopsEqualTheScalarElementBitForBit) {
+  int checked = 0;
+  for (SimdIsa isa : {SimdIsa::kPortable, SimdIsa::kAvx2, SimdIsa::kAvx512}) {
+    if (!SimdIsaSupported(isa)) continue;
+    ++checked;
+    CheckQLinearAdd<uint8_t>(isa, 1000, 1);
+    CheckQLinearAdd<int8_t>(isa, 1000, 2);
+    CheckQLinearAdd<uint8_t>(isa, 37, 3);
+    CheckQLinearAdd<int8_t>(isa, 5, 4);
+  }
+  EXPECT_GE(checked, 1);
 }
 
 }  // namespace

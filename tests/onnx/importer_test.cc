@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "graph/passes/passes.h"
 #include "gtest/gtest.h"
 #include "tests/onnx/onnx_builders.h"
 
@@ -518,6 +519,32 @@ TEST(OnnxImporterTest, UnsupportedOpsKeptWhenNotRejecting) {
   ASSERT_EQ(g->num_nodes(), 2);
   EXPECT_EQ(g->node(0).op_type, "NoSuchOpInOnnx");
   EXPECT_EQ(g->node(1).op_type, "com.microsoft.FusedThing");
+}
+
+// ONNX Runtime's contrib QLinearAdd (QOperator-format models) is an op braid
+// runs: it imports under its domain-qualified name and infers like Add; other
+// com.microsoft ops are still refused by name and domain.
+TEST(OnnxImporterTest, ContribQLinearAddImportsOthersAreRefused) {
+  onnx::ModelProto m = MakeModel(13);
+  AddInput(m, "a", TensorProto::UINT8, {1, 4, 3, 3});
+  AddInput(m, "b", TensorProto::UINT8, {1, 4, 3, 3});
+  AddInitializer(m, RawTensor("s", TensorProto::FLOAT, {}, std::vector<float>{0.05f}));
+  AddInitializer(m, RawTensor("z", TensorProto::UINT8, {}, std::vector<uint8_t>{128}));
+  onnx::NodeProto* add = AddNode(m, "QLinearAdd", {"a", "s", "z", "b", "s", "z", "s", "z"}, {"y"}, "qadd");
+  add->set_domain("com.microsoft");
+  AddOutput(m, "y", TensorProto::UINT8, {1, 4, 3, 3});
+  StatusOr<Graph> g = Import(m, OnnxImportOptions{});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->num_nodes(), 1);
+  EXPECT_EQ(g->node(0).op_type, "com.microsoft.QLinearAdd");
+  ASSERT_TRUE(InferShapes(*g).ok());
+  EXPECT_EQ(g->value(g->outputs()[0]).dtype, DataType::kU8);
+
+  add->set_op_type("QLinearSigmoid");
+  StatusOr<Graph> refused = Import(m, OnnxImportOptions{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("QLinearSigmoid domain com.microsoft"), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -971,7 +971,8 @@ std::vector<std::string> OpsListedInDocs() {
       if (depth == 0 && c == ',') {
         if (!name.empty()) ops.push_back(name);
         name.clear();
-      } else if (depth == 0 && std::isalnum(static_cast<unsigned char>(c))) {
+      } else if (depth == 0 && (std::isalnum(static_cast<unsigned char>(c)) || c == '.')) {
+        // '.': a contrib domain's op, "com.microsoft.QLinearAdd"
         name += c;
       }
     }

@@ -118,6 +118,25 @@ Graph QdqGraph(const QdqOptions& o, uint32_t seed) {
   return g;  // no shapes yet: FoldQdq runs before shape inference in the pipeline
 }
 
+// A QDQ 3x3 conv of 6 channels to 6 (seeded int8 weights, per-channel scale
+// 0.004, pads 1) on the dequantized `x_dq`; returns its float output.
+ValueId QdqConv6(Graph& g, uint32_t seed, ValueId x_dq, const std::string& tag) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> wdist(-127, 127);
+  std::vector<int8_t> w(6 * 6 * 3 * 3);
+  for (int8_t& v : w) v = static_cast<int8_t>(wdist(rng) | 1);
+  Attributes w_attrs;
+  w_attrs.Set("axis", int64_t{0});
+  const ValueId wd = AddNode(g, "DequantizeLinear", "dq_w_" + tag,
+                             {AddConst(g, "w_q_" + tag, DataType::kI8, {6, 6, 3, 3}, w),
+                              AddConst(g, "ws_" + tag, DataType::kF32, {6}, std::vector<float>(6, 0.004f)),
+                              AddConst(g, "wz_" + tag, DataType::kI8, {6}, std::vector<int8_t>(6, 0))},
+                             w_attrs);
+  Attributes conv_attrs;
+  conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  return AddNode(g, "Conv", tag, {x_dq, wd}, conv_attrs);
+}
+
 std::vector<float> RandomInput(const Graph& g, uint32_t seed) {  // g: shapes inferred
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
@@ -192,23 +211,9 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
 TEST(FoldQdq, ChainRunsChannelsLastLikeTheReference) {
   Graph g = QdqGraph({}, 21);
   // Append DQ -> Conv(DQ w2) -> Q -> DQ behind the first conv's Q output.
-  std::mt19937 rng(22);
   const ValueId yq = g.node(g.value(g.outputs()[0]).producer).inputs[0];
   const ValueId ys = g.FindValue("ys"), yz = g.FindValue("yz");
-  const ValueId xd = AddNode(g, "DequantizeLinear", "dq_mid", {yq, ys, yz});
-  std::uniform_int_distribution<int> wdist(-127, 127);
-  std::vector<int8_t> w(6 * 6 * 3 * 3);
-  for (int8_t& v : w) v = static_cast<int8_t>(wdist(rng) | 1);
-  Attributes w_attrs;
-  w_attrs.Set("axis", int64_t{0});
-  const ValueId wd = AddNode(g, "DequantizeLinear", "dq_w2",
-                             {AddConst(g, "w2_q", DataType::kI8, {6, 6, 3, 3}, w),
-                              AddConst(g, "ws2", DataType::kF32, {6}, std::vector<float>(6, 0.004f)),
-                              AddConst(g, "wz2", DataType::kI8, {6}, std::vector<int8_t>(6, 0))},
-                             w_attrs);
-  Attributes conv_attrs;
-  conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ValueId conv2 = AddNode(g, "Conv", "conv2", {xd, wd}, conv_attrs);
+  const ValueId conv2 = QdqConv6(g, 22, AddNode(g, "DequantizeLinear", "dq_mid", {yq, ys, yz}), "conv2");
   const ValueId q2 = AddNode(g, "QuantizeLinear", "q_y2", {conv2, ys, yz});
   g.outputs()[0] = AddNode(g, "DequantizeLinear", "dq_y2", {q2, ys, yz});
   ASSERT_TRUE(FoldQdq(g).ok());
@@ -266,6 +271,79 @@ TEST(FoldQdq, MaxPoolBetweenEqualQdqParametersRunsInUint8) {
     EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
     ExpectFoldedMatchesUnfolded(before, g, 200, /*exact_on_reference=*/true);
   }
+}
+
+// A residual block: y1 = Q(conv1(x)), y2 = Q(conv2(DQ(y1))), then
+// Q([Relu](Add(DQ(y1), DQ(y2)))) -> DQ -> output. With `other_type` the second
+// operand is re-quantized to int8 first, so the Add's operands differ in type.
+Graph ResidualGraph(bool relu, bool other_type) {
+  Graph g = QdqGraph({}, 41);
+  const ValueId y1 = g.node(g.value(g.outputs()[0]).producer).inputs[0];
+  const ValueId ys = g.FindValue("ys"), yz = g.FindValue("yz");
+  const ValueId conv2 = QdqConv6(g, 42, AddNode(g, "DequantizeLinear", "dq_mid", {y1, ys, yz}), "conv2");
+  // Its own scale: the two operands' scale ratios differ.
+  ValueId y2s = AddConst(g, "ys2", DataType::kF32, {}, std::vector<float>{kYScale * 1.6f}), y2z = yz;
+  ValueId y2 = AddNode(g, "QuantizeLinear", "q_y2", {conv2, y2s, yz});
+  if (other_type) {
+    y2s = AddConst(g, "ys_i8", DataType::kF32, {}, std::vector<float>{kYScale});
+    y2z = AddConst(g, "yz_i8", DataType::kI8, {}, std::vector<int8_t>{-8});
+    y2 = AddNode(g, "QuantizeLinear", "q_y2_i8",
+                 {AddNode(g, "DequantizeLinear", "dq_y2_u8", {y2, g.FindValue("ys2"), yz}), y2s, y2z});
+  }
+  ValueId sum = AddNode(g, "Add", "residual",
+                        {AddNode(g, "DequantizeLinear", "dq_a", {y1, ys, yz}),
+                         AddNode(g, "DequantizeLinear", "dq_b", {y2, y2s, y2z})});
+  if (relu) sum = AddNode(g, "Relu", "relu_out", {sum});
+  const ValueId oz = AddConst(g, "oz", DataType::kU8, {}, std::vector<uint8_t>{static_cast<uint8_t>(relu ? 0 : 110)});
+  const ValueId out_q = AddNode(g, "QuantizeLinear", "q_out", {sum, ys, oz});
+  g.outputs()[0] = AddNode(g, "DequantizeLinear", "dq_out", {out_q, ys, oz});
+  return g;
+}
+
+// The residual Add folds into com.microsoft.QLinearAdd (the Relu with it when
+// the output's zero point is uint8's minimum): within one output step of the
+// unfolded graph on the reference kernels and on the CPU registry, where the
+// uint8 tensors between the convs and the add go nhwc.
+TEST(FoldQdq, ResidualAddRunsInUint8) {
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "Add -> Relu -> Q" : "Add -> Q");
+    Graph g = ResidualGraph(relu, false);
+    Graph before = g;
+    ASSERT_TRUE(InferShapes(before).ok());
+    ASSERT_TRUE(FoldQdq(g).ok());
+    ASSERT_TRUE(InferShapes(g).ok());
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 2);
+    EXPECT_EQ(CountOps(g, "com.microsoft.QLinearAdd"), 1);
+    EXPECT_EQ(CountOps(g, "Add"), 0);
+    EXPECT_EQ(CountOps(g, "Relu"), 0);
+    EXPECT_EQ(CountOps(g, "QuantizeLinear"), 1);    // the input's
+    EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
+    // conv2's int8 rounding can move its output one step of its own (1.6x
+    // larger) scale, so the sum may land two output steps away: allow 1% of
+    // the elements beyond one step, none beyond three.
+    std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+    RegisterCpuKernels(*cpu);
+    for (uint32_t seed = 300; seed < 303; ++seed) {
+      const std::vector<float> x = RandomInput(before, seed);
+      const auto want = RunOnReference(before, {x});
+      ASSERT_EQ(want.size(), 1u);
+      int nonzero = 0;
+      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+      for (const auto& got : {RunOnReference(g, {x}), RunOnReference(g, {x}, cpu)}) {
+        ASSERT_EQ(got.size(), 1u);
+        ASSERT_EQ(got[0].size(), want[0].size());
+        EXPECT_LE(BeyondOneStep(got[0], want[0]), static_cast<int>(want[0].size() / 100));
+        for (size_t i = 0; i < want[0].size(); ++i)
+          ASSERT_LE(std::fabs(got[0][i] - want[0][i]), 3.001f * kYScale) << i;
+      }
+    }
+  }
+  // Operands of different types (uint8 and int8): the Add stays float.
+  Graph mixed = ResidualGraph(false, true);
+  ASSERT_TRUE(FoldQdq(mixed).ok());
+  EXPECT_EQ(CountOps(mixed, "com.microsoft.QLinearAdd"), 0);
+  EXPECT_EQ(CountOps(mixed, "Add"), 1);
 }
 
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
