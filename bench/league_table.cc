@@ -21,6 +21,11 @@
 // measured median next to the simulated latency and their ratio. vgpu
 // figures are never a GPU measurement.
 //
+// Per policy and graph also its split layers (issue 30's metrics,
+// scheduler/split_metrics.h): how many, their mean timing gap |T_a - T_b| and
+// the hidden share of their copies, simulated, and measured with the reality
+// check.
+//
 //   braid_league_table [--csv] [--iterations N] [--seed S] [--exhaustive-limit N]
 //                      [--models a,b] [--profiles p,q] [--sparoa-policy FILE]
 //                      [--sets a+b+c,d+e|none] [--random-graphs N] [--real-runs N] [--real-threads T]
@@ -42,6 +47,7 @@
 #include "profiling/plan_timer.h"
 #include "scheduler/optimal.h"
 #include "scheduler/simulator.h"
+#include "scheduler/split_metrics.h"
 #include "scheduler/sparoa_options.h"
 #include "scheduler/temporl_options.h"
 #include "scheduler/threshold_policy.h"
@@ -49,6 +55,7 @@
 #include "scheduler/worl_options.h"
 #include "tools/cli_common.h"
 #include "tools/cli_random_graph.h"
+#include "tools/cli_temporl.h"
 
 using namespace braid;  // NOLINT: a report program
 using braid::cli::SplitList;
@@ -60,7 +67,33 @@ struct Row {
   double latency_us = 0, energy_j = 0;
   double measured_us = -1;  // reality check: engine median, -1 = not run
   Plan plan;
+  // Split layers: their timing gap and copies' hidden share (split_metrics.h),
+  // simulated, and measured when the plan ran (layers 0: nothing split).
+  SplitSummary sim_split, measured_split;
 };
+
+// The split-layer summary of `plan` on the simulator.
+SplitSummary SimulatedSplits(const SimGraph& sim_graph, const Plan& plan) {
+  StatusOr<std::vector<SimPlacement>> placement = CompilePlacement(sim_graph, plan);
+  if (!placement.ok()) return {};
+  Simulator sim(sim_graph);
+  const SimResult& r = sim.Run(*placement, /*timeline=*/true);
+  const std::vector<SplitLayerMetrics> layers = SplitMetricsFromSim(sim_graph, *placement, r);
+  return SummarizeSplits(layers);
+}
+
+// "N splits, gap G us, H% hidden" (or "-" without splits).
+std::string SplitText(const SplitSummary& s) {
+  if (s.layers == 0) return "-";
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%d, %.1f us", s.layers, s.mean_gap_us);
+  std::string text = buf;
+  if (s.hidden_share >= 0) {
+    std::snprintf(buf, sizeof(buf), ", %.0f%% hid", 100 * s.hidden_share);
+    text += buf;
+  }
+  return text;
+}
 
 struct Instance {
   std::string name;
@@ -195,7 +228,8 @@ int main(int argc, char** argv) {
     std::printf("profile,model,held_out,nodes,policy,sim_latency_ms,latency_vs_optimal,"
                 "sim_energy_mj,energy_vs_optimal,speedup_vs_best_single,optimal_kind,"
                 "optimal_bound_ms,optimal_gap,co_execution,measured_ms_virtual,"
-                "measured_vs_simulated\n");
+                "measured_vs_simulated,split_layers,sim_mean_split_gap_us,sim_hidden_copy_share,"
+                "measured_mean_split_gap_us,measured_hidden_copy_share\n");
   } else {
     std::printf("braid league table -- ALL FIGURES SIMULATED (cost model + discrete-event "
                 "simulator on device profiles) unless marked MEASURED\n");
@@ -261,7 +295,8 @@ int main(int argc, char** argv) {
         if (!plan.ok()) Die(inst.name + " " + policy, plan.status());
         StatusOr<SimResult> r = SimulatePlan(*sim_graph, *plan);
         if (!r.ok()) Die(inst.name + " " + policy, r.status());
-        rows.push_back({policy, r->latency_us, r->energy_j, -1, std::move(*plan)});
+        rows.push_back({policy, r->latency_us, r->energy_j, -1, std::move(*plan), {}, {}});
+        rows.back().sim_split = SimulatedSplits(*sim_graph, rows.back().plan);
       }
       const auto t0 = std::chrono::steady_clock::now();
       OptimalResult best;
@@ -269,7 +304,8 @@ int main(int argc, char** argv) {
       if (!best_plan.ok()) Die(inst.name + " optimal", best_plan.status());
       const double search_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rows.push_back({"optimal", best.latency_us, best.energy_j, -1, std::move(*best_plan)});
+      rows.push_back({"optimal", best.latency_us, best.energy_j, -1, std::move(*best_plan), {}, {}});
+      rows.back().sim_split = SimulatedSplits(*sim_graph, rows.back().plan);
 
       // Reality check: the same plans through the engine (zoo models only).
       double measured_best_single = -1;
@@ -281,6 +317,7 @@ int main(int argc, char** argv) {
               profiling::MeasurePlan("builtin:" + inst.name, &r.plan, timer);
           if (!t.ok()) Die(inst.name + " " + r.policy + " (real run)", t.status());
           r.measured_us = t->end_to_end_median_us;
+          r.measured_split = SummarizeSplits(cli::MeasuredSplitMetrics(*t));
         }
         for (const Row& r : rows)
           if ((r.policy == "cpu-only" || r.policy == "gpu-only") &&
@@ -321,7 +358,13 @@ int main(int argc, char** argv) {
                       best_single / r.latency_us, OptimalKindName(best.kind),
                       best.lower_bound_us / 1e3, best.Gap(), verdict.c_str());
           if (r.measured_us > 0)
-            std::printf("%.4f,%.4f\n", r.measured_us / 1e3, r.measured_us / r.latency_us);
+            std::printf("%.4f,%.4f,", r.measured_us / 1e3, r.measured_us / r.latency_us);
+          else
+            std::printf(",,");
+          std::printf("%d,%.2f,%.4f,", r.sim_split.layers, r.sim_split.mean_gap_us,
+                      r.sim_split.hidden_share);
+          if (r.measured_split.layers > 0)
+            std::printf("%.2f,%.4f\n", r.measured_split.mean_gap_us, r.measured_split.hidden_share);
           else
             std::printf(",\n");
         }
@@ -336,16 +379,20 @@ int main(int argc, char** argv) {
                     static_cast<long long>(best.evaluations), search_s, verdict.c_str());
         std::printf("  %-16s %14s %9s %14s %9s %16s", "policy", "sim latency ms", "vs opt",
                     "sim energy mJ", "vs opt", "speedup vs best1");
+        std::printf("  %-26s", "splits, sim gap, hidden");
         if (measured_best_single > 0)
-          std::printf(" %16s %9s %14s", "MEASURED ms (v)", "meas/sim", "meas. speedup");
+          std::printf(" %16s %9s %14s  %-22s", "MEASURED ms (v)", "meas/sim", "meas. speedup",
+                      "MEASURED splits, gap");
         std::printf("\n");
         for (const Row& r : rows) {
           std::printf("  %-16s %14.3f %8.3fx %14.3f %8.3fx %15.3fx", r.policy.c_str(),
                       r.latency_us / 1e3, r.latency_us / best.latency_us, r.energy_j * 1e3,
                       r.energy_j / best.energy_j, best_single / r.latency_us);
+          std::printf("  %-26s", SplitText(r.sim_split).c_str());
           if (r.measured_us > 0)
-            std::printf(" %16.3f %8.3fx %13.3fx", r.measured_us / 1e3,
-                        r.measured_us / r.latency_us, measured_best_single / r.measured_us);
+            std::printf(" %16.3f %8.3fx %13.3fx  %-22s", r.measured_us / 1e3,
+                        r.measured_us / r.latency_us, measured_best_single / r.measured_us,
+                        SplitText(r.measured_split).c_str());
           std::printf("\n");
         }
       }
