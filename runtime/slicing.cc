@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kernels/backend.h"
 #include "kernels/params/conv.h"
@@ -94,6 +95,20 @@ RowHalo HaloOf(const RowWindow& w, Range out) {
   return h;
 }
 
+// A split whose part would read only padding (pads wider than the window, a
+// 1x1 conv with pads 1) moves inward to the nearest split where both parts
+// read at least one input row; nullopt when there is none.
+std::optional<int64_t> RowSplitReadingInput(const RowWindow& w, int64_t extent, int64_t split) {
+  auto reads = [&](Range out) {
+    const RowHalo h = HaloOf(w, out);
+    return h.in.hi > h.in.lo;
+  };
+  for (int64_t d = 0; d < extent; ++d)
+    for (int64_t s : {split - d, split + d})
+      if (s >= 1 && s < extent && reads({0, s}) && reads({s, extent})) return s;
+  return std::nullopt;
+}
+
 // Which input dims follow the output's slice axis: input index -> input dim.
 StatusOr<std::vector<int>> InputAxes(const Graph& g, const Node& node, SliceAxis axis,
                                      int64_t extent) {
@@ -180,13 +195,17 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
     if (extent < 2)
       return InvalidArgument(where + ": extent " + std::to_string(extent) + " along " +
                              SliceAxisName(spec.axis) + " cannot be split");
-    const int64_t split = SliceSplitIndex(extent, spec.ratio, spec.axis);
+    int64_t split = SliceSplitIndex(extent, spec.ratio, spec.axis);
     ASSIGN_OR_RETURN(std::vector<int> axes, InputAxes(g, node, spec.axis, extent));
     RowWindow rows;
     if (spec.axis == SliceAxis::kRows) {
       StatusOr<RowWindow> w = ConvRowWindow(g, node);
       if (!w.ok()) return InvalidArgument(where + ": " + w.status().message());
       rows = std::move(*w);
+      const std::optional<int64_t> reading = RowSplitReadingInput(rows, extent, split);
+      if (!reading)
+        return InvalidArgument(where + ": no row split leaves both parts an input row to read");
+      split = *reading;
     }
     const Range ranges[2] = {{0, split}, {split, extent}};
     const std::string devices[2] = {p.device, spec.other_device};

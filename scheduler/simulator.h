@@ -108,7 +108,7 @@ inline bool SamePlacement(const SimPlacement& a, const SimPlacement& b) {
 // split the engine makes of p.ratio (SliceSplitIndex: whole channels, in
 // blocks of kSliceChannelMultiple, whole batch items or whole rows) over the
 // extent. A row part's halo (the input rows it shares with the other part)
-// is not priced: at most kernel - 1 rows of each part.
+// is not priced: at most (kernel - 1) x dilation rows of each part.
 double SliceShare(const SimGraph& sim_graph, int node, const SimPlacement& p);
 // Structure must match (one entry per node); device names must be among
 // sim_graph.devices. Run ValidatePlan for the full checks.

@@ -13,7 +13,9 @@ namespace {
 
 constexpr char kTemporlMagic[] = "BRAIDTRL";
 // 1: actor only; 2: + the measured correction.
-constexpr uint32_t kTemporlVersion = 2;
+// 3: the state's split granularity (s[13]) follows the layer's axis (rows
+// or channels); files of 1 and 2 were trained on the channel-only feature.
+constexpr uint32_t kTemporlVersion = 3;
 constexpr uint32_t kMaxCorrectionEntries = 1 << 16;
 
 double Logit(double p) {
@@ -84,6 +86,10 @@ StatusOr<TemporlModel> LoadTemporlModel(const std::string& path) {
   ASSIGN_OR_RETURN(uint32_t version, r.U32());
   if (version < 1 || version > kTemporlVersion)
     return r.Error("unsupported version " + std::to_string(version));
+  if (version < 3)
+    return r.Error("version " + std::to_string(version) +
+                   " was trained before row splits changed the state's split granularity; "
+                   "retrain with `braid train --policy temporl`");
   ASSIGN_OR_RETURN(uint32_t state_size, r.U32());
   if (state_size != kTemporlStateSize)
     return r.Error("trained for " + std::to_string(state_size) + " state features, this build has " +

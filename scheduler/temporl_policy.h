@@ -88,8 +88,9 @@ struct TemporlModel {
 };
 // A fresh (untrained) actor: its output starts near 0, i.e. ratio ~0.5.
 TemporlModel NewTemporlModel(int hidden, uint64_t seed);
-// "BRAIDTRL", version, weights, trained_on, episodes, seed, actor, and from
-// version 2 the measured correction (version 1 files load with none).
+// "BRAIDTRL", version (3), weights, trained_on, episodes, seed, actor, the
+// measured correction. Versions 1 and 2 (trained before row splits changed
+// the state's split granularity) are refused with a "retrain" message.
 // Errors (DataLoss / NotFound) name the file.
 Status SaveTemporlModel(const TemporlModel& model, const std::string& path);
 StatusOr<TemporlModel> LoadTemporlModel(const std::string& path);

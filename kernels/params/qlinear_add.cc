@@ -80,6 +80,11 @@ QLinearAddScales QLinearAddParams::Scales(const RunArgs& args) const {
   QLinearAddScales s;
   s.a_ratio = scale(kQAddAScale) / scale(kQAddCScale);
   s.b_ratio = scale(kQAddBScale) / scale(kQAddCScale);
+  // A scale computed at run time (constants are checked at Prepare) that is
+  // zero, negative or not finite: ratios of 0, so the output is C's zero
+  // point rather than a NaN cast to an integer.
+  if (!std::isfinite(s.a_ratio) || !std::isfinite(s.b_ratio) || !(scale(kQAddCScale) > 0.0f))
+    s.a_ratio = s.b_ratio = 0.0f;
   s.a_zp = zero(kQAddAZp);
   s.b_zp = zero(kQAddBZp);
   s.c_zp = zero(kQAddCZp);

@@ -3,8 +3,10 @@
 // and zero point per tensor (absent zero points are 0):
 //   c = saturate(round_half_even((a - a_zp) * (a_scale / c_scale)
 //                                + (b - b_zp) * (b_scale / c_scale)) + c_zp)
-// in float, as ONNX Runtime's MLAS computes it. The element function is here,
-// shared by the reference kernel and braid's CPU kernel.
+// in float, the form of ONNX Runtime's scalar path (its x86 MLAS kernels use
+// fixed-point multipliers, so results may differ from ONNX Runtime's by one
+// step near a rounding tie). The element function is here, shared by the
+// reference kernel and braid's CPU kernel (which agree bit for bit).
 //
 //   ASSIGN_OR_RETURN(QLinearAddParams p, ParseQLinearAdd(args));
 //   const QLinearAddScales s = p.Scales(args);   // at Run: the parameter tensors

@@ -122,10 +122,21 @@ def _alive(obs: Observation) -> list[int]:
 
 def least_loaded_with_room(obs: Observation, block: int) -> int:
     """The live server with the fewest requests among those with room for the block (ties: lowest
-    index); when none has room, among all live ones (it refuses: the backpressure)."""
+    index); when none has, the live one with the most room (callers shrink the block to it); when
+    none has any, the least-loaded live one (it refuses: the backpressure)."""
     alive = _alive(obs)
-    fits = [i for i in alive if has_room(obs.servers[i], block)] or alive
-    return min(fits, key=lambda i: (obs.servers[i].queue, i))
+    fits = [i for i in alive if has_room(obs.servers[i], block)]
+    if fits:
+        return min(fits, key=lambda i: (obs.servers[i].queue, i))
+    some = [i for i in alive if obs.servers[i].room > 0]
+    if some:
+        return max(some, key=lambda i: (obs.servers[i].room, -obs.servers[i].queue, -i))
+    return min(alive, key=lambda i: (obs.servers[i].queue, i))
+
+
+def fitted_group(s: ServerStats, group: int) -> int:
+    """The block size the server can take: `group`, or its room when smaller (at least 1)."""
+    return group if s.room < 0 else max(1, min(group, s.room))
 
 
 class _Fixed:
@@ -178,7 +189,7 @@ class LeastLoadedRouter(_Fixed):
 
     def decide(self, obs: Observation) -> Decision:
         best = least_loaded_with_room(obs, max(1, min(self.group, obs.fifo)))
-        return Decision(best, self.pick_widths(), self.group)
+        return Decision(best, self.pick_widths(), fitted_group(obs.servers[best], self.group))
 
 
 PAPER_FEATURES = 4  # per server in eq. 1's state (+ recent latency)
@@ -271,7 +282,7 @@ class PPORouter:
             # the action taken is not the one sampled.
             srv = least_loaded_with_room(obs, block)
             self.redirected += 1
-            return Decision(srv, self.widths[w], self.groups[g], None)
+            return Decision(srv, self.widths[w], fitted_group(obs.servers[srv], self.groups[g]), None)
         token = _Transition(state, (srv, w, g), logp, eps) if self.training else None
         return Decision(srv, self.widths[w], self.groups[g], token)
 

@@ -21,7 +21,7 @@ import concurrent.futures
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -105,15 +105,20 @@ class SlimServer:
                 wait = 0.05 if deadline is None else min(0.05, max(0.001, deadline - time.monotonic()))
                 self._cond.wait(wait)
 
-    def _finish(self, job: _Job, error: BaseException | None, y: np.ndarray | None) -> None:
+    def _finish(self, job: _Job, error: BaseException | None, y: np.ndarray | None,
+                resolved: list[Callable[[], None]]) -> None:
+        """Counts the request (under self._cond) and queues its future's completion in `resolved`,
+        which the caller runs after releasing the lock: a future's callbacks (a Cluster's) read
+        every node's stats, and two nodes finishing at once would otherwise wait on each other."""
         self._inflight -= 1
         if error is None:
             self.counters.completed += 1
             self._lat_ewma = 0.9 * self._lat_ewma + 0.1 * (time.monotonic() - job.t_arr)
-            job.future.set_result(y[0])  # type: ignore[index]
+            value = y[0]  # type: ignore[index]
+            resolved.append(lambda: job.future.set_result(value))
         else:
             self.counters.failed += 1
-            job.future.set_exception(error)
+            resolved.append(lambda: job.future.set_exception(error))
 
     def _run(self, d: Dispatch) -> None:
         inst = d.instance
@@ -125,6 +130,7 @@ class SlimServer:
         except BaseException as e:  # noqa: BLE001  (every failure reaches the requests' futures)
             error = RuntimeError(f"segment {inst.segment} at width {inst.width} failed on {self.name}: {e}")
         per_request = (time.monotonic() - t0) / len(d.batch) * len(d.batch[0].payload.widths) / self._workers
+        resolved: list[Callable[[], None]] = []
         with self._cond:
             self._service = per_request if self._service == 0.0 else 0.9 * self._service + 0.1 * per_request
             self.sched.complete(d)
@@ -133,22 +139,27 @@ class SlimServer:
             for k, r in enumerate(d.batch):
                 job: _Job = r.payload
                 if error is not None:
-                    self._finish(job, error, None)
+                    self._finish(job, error, None, resolved)
                 elif r.segment + 1 < len(job.widths):
                     job.x = y[k : k + 1]  # type: ignore[index]
                     self.sched.submit(SegmentRequest(r.segment + 1, job.widths[r.segment + 1], inst.width, job), force=True)
                 else:
-                    self._finish(job, None, y[k : k + 1])  # type: ignore[index]
+                    self._finish(job, None, y[k : k + 1], resolved)  # type: ignore[index]
             self._cond.notify()
+        for complete in resolved:
+            complete()
 
     def close(self) -> None:
         """Stop; requests still queued fail with a clear error (counted), running ones finish."""
+        resolved: list[Callable[[], None]] = []
         with self._cond:
             self._closed = True
             for r in list(self.sched.queue):
-                self._finish(r.payload, RuntimeError(f"node {self.name} closed before the request ran"), None)
+                self._finish(r.payload, RuntimeError(f"node {self.name} closed before the request ran"), None, resolved)
             self.sched.queue.clear()
             self._cond.notify()
+        for complete in resolved:
+            complete()
         self._thread.join()
         self._pool.shutdown(wait=True)
 

@@ -210,11 +210,14 @@ def test_a_full_or_dead_server_gets_no_block_and_the_redirect_is_counted() -> No
     picked = {router.decide(obs).server for _ in range(200)}
     assert picked == {1}
     assert 0 < router.redirected <= 200  # the untrained policy picks 0 or 2 some of the time
-    # Room for one request: only a block of one fits there; a larger one goes to the least-loaded.
+    # Room for one request: every block goes there, shrunk to one request.
     small = dataclasses.replace(roomy, room=1)
     for _ in range(100):
         d = router.decide(Observation(16, 0, [full, small, dead]))
-        assert d.server == (1 if d.group == 1 else 0), d
+        assert (d.server, d.group) == (1, 1), d
+    # No room anywhere: the least-loaded live server (it refuses: the backpressure).
+    assert {router.decide(Observation(16, 0, [full, dataclasses.replace(roomy, room=0), dead])).server
+            for _ in range(50)} == {0}
     # Unknown room (-1) always fits; with the block clipped to the FIFO (1 request) room 1 fits too.
     unknown = dataclasses.replace(roomy, room=-1)
     assert {router.decide(Observation(16, 0, [full, unknown, dead])).server for _ in range(50)} == {1}

@@ -104,7 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
 // One conv, its output rows split between cpu and vgpu: every window shape
 // (strides, dilations, asymmetric and auto pads, groups, a fused activation)
 // at split points from the first row to the last gives the whole conv's
-// output (the parts' halos and pads, runtime/slicing.cc).
+// output (the parts' halos and pads, runtime/slicing.cc; a split whose part
+// would read only padding moves inward).
 TEST(RowSlices, EveryWindowShapeMatchesTheWholeConv) {
   struct Case {
     const char* name;
@@ -125,6 +126,8 @@ TEST(RowSlices, EveryWindowShapeMatchesTheWholeConv) {
       {"3x3 depthwise stride 2", {6, 3, 2, 1, 6, true}, {}, {}, nullptr, 14},
       {"1x1 stride 2", {8, 1, 2, 0, 1, true}, {}, {}, nullptr, 9},
       {"5x5 pad 4 (halos mostly padding)", {4, 5, 1, 4, 1, true}, {}, {}, nullptr, 6},
+      // Output rows 0 and 8 read only padding: a split there moves inward.
+      {"1x1 pad 1 (edge parts would read only padding)", {8, 1, 1, 1, 1, true}, {}, {}, nullptr, 7},
   };
   Devices devices;
   int checked = 0;

@@ -472,9 +472,12 @@ TEST(TemporlTest, DevicePairOffsetCoversUnmeasuredLayersBothWaysRound) {
   EXPECT_GT(cpu_main, 0);
 }
 
-TEST(TemporlTest, VersionOneModelFileStillLoads) {
+TEST(TemporlTest, ModelFilesFromBeforeRowSplitsAreRefusedWithAReason) {
   // Version 1 (before fine-tuning): magic, version, state size, reward
-  // weights, trained_on, episodes, seed, actor; nothing after.
+  // weights, trained_on, episodes, seed, actor; nothing after. Versions 1 and
+  // 2 were trained on the channel-only split granularity (state feature 13):
+  // refused, naming the cure; version 3 (this build's) round-trips; 4 is
+  // refused by number.
   const TemporlModel& model = TrainedModel();
   BinaryWriter w;
   w.Bytes("BRAIDTRL");
@@ -488,22 +491,28 @@ TEST(TemporlTest, VersionOneModelFileStillLoads) {
   w.U64(model.seed);
   model.actor.Save(w);
   const std::string path = TempPath("v1.bin");
-  ASSERT_TRUE(WriteFileBytes(path, w.bytes()).ok());
+  for (char version : {1, 2}) {
+    std::string old = w.bytes();
+    old[8] = version;
+    ASSERT_TRUE(WriteFileBytes(path, old).ok());
+    StatusOr<TemporlModel> refused = LoadTemporlModel(path);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().ToString().find("before row splits"), std::string::npos)
+        << refused.status().ToString();
+    EXPECT_NE(refused.status().ToString().find("retrain"), std::string::npos);
+  }
+  ASSERT_TRUE(SaveTemporlModel(model, path).ok());
   StatusOr<TemporlModel> loaded = LoadTemporlModel(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(loaded->trained_on, "old");
-  EXPECT_EQ(loaded->episodes, 123);
-  EXPECT_TRUE(loaded->correction.empty());
   TemporlState state{};
   for (int i = 0; i < kTemporlStateSize; ++i) state[static_cast<size_t>(i)] = 0.03 * i;
   EXPECT_EQ(TemporlRatio(*loaded, state), TemporlRatio(model, state));
-  // Version 3 is refused by number.
   std::string future = w.bytes();
-  future[8] = 3;
+  future[8] = 4;
   ASSERT_TRUE(WriteFileBytes(path, future).ok());
   StatusOr<TemporlModel> refused = LoadTemporlModel(path);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().ToString().find("version 3"), std::string::npos);
+  EXPECT_NE(refused.status().ToString().find("version 4"), std::string::npos);
   std::remove(path.c_str());
 }
 
