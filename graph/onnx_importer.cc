@@ -30,6 +30,14 @@ bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+// The IR op type of a node: its ONNX name, or "domain.name" outside the
+// default domain (a braid op such as com.microsoft.QLinearAdd, or a foreign
+// op kept distinguishable from the ONNX op of the same name when unsupported
+// ops are allowed).
+std::string IrOpType(const onnx::NodeProto& node) {
+  return IsDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "." + node.op_type();
+}
+
 std::string NodeWhere(const std::string& name, const std::string& op_type) {
   return "node '" + name + "' (op " + op_type + ")";
 }
@@ -156,7 +164,7 @@ Status Importer::CheckOpSupport(const onnx::GraphProto& g) {
           std::to_string(graph_.opset()) + " has an older definition");
     if (!options_.reject_unsupported_ops) continue;
     if (!IsDefaultDomain(node.domain())) {
-      if (IsSupportedOp(node.domain() + "." + node.op_type())) continue;  // com.microsoft.QLinearAdd
+      if (IsSupportedOp(IrOpType(node))) continue;  // com.microsoft.QLinearAdd
       unsupported.push_back("node '" + name + "' (op " + node.op_type() +
                             " domain " + node.domain() + ")");
     } else if (node.op_type() != "Constant" && !IsSupportedOp(node.op_type())) {
@@ -428,10 +436,7 @@ Status Importer::AddNodes(onnx::GraphProto& g) {
     }
     Node node;
     node.name = name;
-    // Reached only with reject_unsupported_ops off: keep foreign ops
-    // distinguishable from the ONNX op of the same name.
-    node.op_type = default_domain ? proto.op_type()
-                                  : proto.domain() + "." + proto.op_type();
+    node.op_type = IrOpType(proto);
     ASSIGN_OR_RETURN(node.attrs, ConvertAttributes(proto, where));
     node.inputs.reserve(static_cast<size_t>(proto.input_size()));
     for (const std::string& input : proto.input())

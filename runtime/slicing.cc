@@ -220,10 +220,7 @@ StatusOr<SlicedGraph> ExpandSlices(const Graph& graph, const Plan& plan) {
       part_node.name = node.name + suffix;
       Range in_range = r;  // of the input dims that follow the output's
       if (spec.axis == SliceAxis::kRows) {
-        const RowHalo halo = HaloOf(rows, r);
-        if (halo.in.hi <= halo.in.lo)
-          return InvalidArgument(where + ": output rows [" + std::to_string(r.lo) + "," +
-                                 std::to_string(r.hi) + ") read only padding");
+        const RowHalo halo = HaloOf(rows, r);  // reads an input row: RowSplitReadingInput
         in_range = halo.in;
         std::vector<int64_t> pads = rows.pads;
         pads[0] = halo.top;

@@ -93,11 +93,14 @@ int SliceOutputAxis(const Node& node, SliceAxis axis, int out_rank) {
   return node.op_type == "Conv" ? 1 : out_rank - 1;
 }
 
+int64_t SliceSplitStep(int64_t extent, SliceAxis axis) {
+  return axis == SliceAxis::kOutputChannels && extent >= 2 * kSliceChannelMultiple
+             ? kSliceChannelMultiple
+             : 1;
+}
+
 int64_t SliceSplitIndex(int64_t extent, double ratio, SliceAxis axis) {
-  const int64_t block =
-      axis == SliceAxis::kOutputChannels && extent >= 2 * kSliceChannelMultiple
-          ? kSliceChannelMultiple
-          : 1;
+  const int64_t block = SliceSplitStep(extent, axis);
   const int64_t split =
       block * static_cast<int64_t>(std::llround(ratio * static_cast<double>(extent) /
                                                 static_cast<double>(block)));

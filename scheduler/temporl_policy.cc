@@ -170,10 +170,7 @@ namespace {
 int64_t SplitPoints(int64_t extent, SliceAxis axis) {
   if (extent < 2) return 0;
   const int64_t lo = SliceSplitIndex(extent, 0.0, axis), hi = SliceSplitIndex(extent, 1.0, axis);
-  const int64_t step = axis == SliceAxis::kOutputChannels && extent >= 2 * kSliceChannelMultiple
-                           ? kSliceChannelMultiple
-                           : 1;
-  return (hi - lo) / step + 1;
+  return (hi - lo) / SliceSplitStep(extent, axis) + 1;
 }
 
 // How a split along `axis` is rounded, for plan reasons.

@@ -185,23 +185,21 @@ Status FoldQdq(Graph& graph) {
     if (pid == kNoNode || uses.OnlyReader(product_out) != (relu_id != kNoNode ? relu_id : qid))
       continue;
     const Node product = graph.node(pid);
+    // After a fold has added its node (producing the Q's output): the product,
+    // any Relu and the Q go.
+    auto retire_folded = [&] {
+      remove[static_cast<size_t>(pid)] = true;
+      remove[static_cast<size_t>(qid)] = true;
+      if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
+      graph.node(qid).outputs.clear();
+      remove.push_back(false);  // the added node stays
+    };
     if (product.op_type == "MaxPool") {
-      if (relu_id == kNoNode && FoldMaxPool(graph, q, yq, product)) {
-        remove[static_cast<size_t>(pid)] = true;
-        remove[static_cast<size_t>(qid)] = true;
-        graph.node(qid).outputs.clear();
-        remove.push_back(false);
-      }
+      if (relu_id == kNoNode && FoldMaxPool(graph, q, yq, product)) retire_folded();
       continue;
     }
     if (product.op_type == "Add") {
-      if (FoldAdd(graph, names, q, yq, y_type, product)) {
-        remove[static_cast<size_t>(pid)] = true;
-        remove[static_cast<size_t>(qid)] = true;
-        if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
-        graph.node(qid).outputs.clear();
-        remove.push_back(false);
-      }
+      if (FoldAdd(graph, names, q, yq, y_type, product)) retire_folded();
       continue;
     }
     const bool conv = product.op_type == "Conv";
@@ -285,12 +283,8 @@ Status FoldQdq(Graph& graph) {
                     yq.zero_point};
     if (bias != kNoValue) fused.inputs.push_back(bias);
     fused.outputs = q.outputs;
-    remove[static_cast<size_t>(pid)] = true;
-    remove[static_cast<size_t>(qid)] = true;
-    if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
-    graph.node(qid).outputs.clear();  // the fused node produces the Q's output now
     graph.AddNode(std::move(fused));
-    remove.push_back(false);
+    retire_folded();
   }
   graph.RemoveNodes(remove);
   RETURN_IF_ERROR(pass_util::FinishPass(graph, "FoldQdq"));

@@ -159,15 +159,6 @@ __attribute__((target("avx2"))) void QLinearAddAvx2(const QLinearAddScales& s, c
 #endif
 #pragma GCC diagnostic pop
 
-// Elements [begin, end) of a same-shape QLinearAdd, vectorised where the CPU can.
-template <typename Q>
-void QLinearAddTyped(SimdIsa isa, const QLinearAddScales& s, const Q* a, const Q* b, Q* c,
-                     int64_t begin, int64_t end) {
-  if (isa == SimdIsa::kAvx512) return QLinearAddAvx512(s, a + begin, b + begin, c + begin, end - begin);
-  if (isa == SimdIsa::kAvx2) return QLinearAddAvx2(s, a + begin, b + begin, c + begin, end - begin);
-  for (int64_t i = begin; i < end; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
-}
-
 template <typename Q>
 void QuantizeVector(SimdIsa isa, const QuantizeLinearParams& p, const float* x, const float* scale,
                     const Q* zero_point, Q* y, int64_t begin, int64_t end) {
@@ -180,15 +171,19 @@ void QuantizeVector(SimdIsa isa, const QuantizeLinearParams& p, const float* x, 
   });
 }
 
-#else
+#endif
 
+// Elements [begin, end) of a same-shape QLinearAdd, vectorised where the CPU can.
 template <typename Q>
-void QLinearAddTyped(SimdIsa, const QLinearAddScales& s, const Q* a, const Q* b, Q* c,
+void QLinearAddTyped(SimdIsa isa, const QLinearAddScales& s, const Q* a, const Q* b, Q* c,
                      int64_t begin, int64_t end) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == SimdIsa::kAvx512) return QLinearAddAvx512(s, a + begin, b + begin, c + begin, end - begin);
+  if (isa == SimdIsa::kAvx2) return QLinearAddAvx2(s, a + begin, b + begin, c + begin, end - begin);
+#endif
+  (void)isa;
   for (int64_t i = begin; i < end; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
 }
-
-#endif
 
 class QuantizeLinearCpu final : public Kernel {
  public:
@@ -243,13 +238,13 @@ class QLinearAddCpu final : public Kernel {
 
   Status Run(const RunArgs& args) override {
     const int64_t n = p_.elements;
-    WithTypedQLinearAdd(p_, args, [&](const QLinearAddScales& s, const auto* a, const auto* b, auto* c) {
+    const QLinearAddScales s = p_.Scales(args);
 #pragma omp parallel num_threads(threads_) if (threads_ > 1)
-      {
-        const int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
-        QLinearAddTyped(isa_, s, a, b, c, n * me / team, n * (me + 1) / team);
-      }
-    });
+    {
+      const int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
+      QLinearAddRange(isa_, s, p_.type, args.src[kQAddA], args.src[kQAddB], args.dst[0],
+                      n * me / team, n * (me + 1) / team);
+    }
     return Status::Ok();
   }
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from .accuracy import accuracy_prior
 from .greedy import Dispatch, GreedyConfig, GreedyScheduler, OverloadedError, SegmentRequest
-from .router import BlockResult, Decision, Observation, Router, ServerStats, has_room
+from .router import BlockResult, Decision, Observation, Router, ServerStats, every_live_server_full
 
 WIDTHS = (1.0, 0.75, 0.5, 0.25)
 CHANNELS = (32, 64, 128, 256)  # builtin:slim_resnet's segments (docs/slimmable.md)
@@ -364,8 +364,7 @@ class ClusterSim:
         def route() -> None:
             while fifo:
                 obs = observe()
-                live = [s for s in obs.servers if s.alive]
-                if live and not any(has_room(s, 1) for s in live):
+                if every_live_server_full(obs):
                     result.held += 1  # every live server is full: hold (a completion routes again)
                     return
                 decision = router.decide(obs)

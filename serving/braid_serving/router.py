@@ -120,6 +120,13 @@ def _alive(obs: Observation) -> list[int]:
     return alive
 
 
+def every_live_server_full(obs: Observation) -> bool:
+    """True when some server is alive and none of the live ones accepts a request: the router
+    holds its FIFO then (the simulator and Cluster both)."""
+    live = [s for s in obs.servers if s.alive]
+    return bool(live) and not any(has_room(s, 1) for s in live)
+
+
 def least_loaded_with_room(obs: Observation, block: int) -> int:
     """The live server with the fewest requests among those with room for the block (ties: lowest
     index); when none has, the live one with the most room (callers shrink the block to it); when

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .greedy import Dispatch, GreedyConfig, GreedyScheduler, OverloadedError, SegmentRequest
-from .router import BlockResult, BoundedFifo, Observation, Router, ServerStats, has_room
+from .router import BlockResult, BoundedFifo, Observation, Router, ServerStats, every_live_server_full
 
 
 @dataclasses.dataclass
@@ -254,8 +254,7 @@ class Cluster:
                     if not self.fifo:
                         break
                 obs = self.observe()
-                live = [s for s in obs.servers if s.alive]
-                if live and not any(has_room(s, 1) for s in live) and not self._closed:
+                if every_live_server_full(obs) and not self._closed:
                     time.sleep(self.period)  # every live node is full: hold the FIFO (backpressure)
                     continue
                 try:
