@@ -23,6 +23,8 @@ const std::vector<OpSchema>& SchemaTable() {
       // ONNX Runtime's contrib domain (node op_type "com.microsoft.NAME")
       {"com.microsoft.QLinearAdd", ops::InferQLinearAdd, 1, F::kElementwise, 4,
        kOpChannelsLast | kOpQuantizedChannelsLast},
+      {"com.microsoft.QLinearConcat", ops::InferQLinearConcat, 1, F::kDataMovement, 0,
+       kOpChannelsLast | kOpQuantizedChannelsLast},
       {"And", ops::InferLogical, 7, F::kElementwise, 1},
       {"Asin", ops::InferUnary, 7, F::kOther},
       {"Asinh", ops::InferUnary, 9, F::kOther},

@@ -1,11 +1,13 @@
 // Shape functions of the quantized operators: ConvInteger, MatMulInteger,
 // QLinearConv, QLinearMatMul (Conv / MatMul shape rules, integer outputs),
-// com.microsoft.QLinearAdd (Add's broadcast) and DynamicQuantizeLinear. Scales are f32; a zero point has its data's type
+// com.microsoft.QLinearAdd (Add's broadcast), com.microsoft.QLinearConcat
+// (Concat's rule) and DynamicQuantizeLinear. Scales are f32; a zero point has its data's type
 // (uint8 or int8). Per-tensor parameters are scalars (or one element), per
 // channel / row / column ones 1-D with one entry per slice.
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "graph/ops/shape_functions.h"
 
@@ -165,6 +167,29 @@ Status InferQLinearAdd(ShapeInferenceContext& ctx) {
   if (!shape) return ctx.Error(why);
   ctx.SetOutput(0, ctx.input_dtype(0), *shape);
   return Status::Ok();
+}
+
+// com.microsoft.QLinearConcat(Y_scale, Y_zp, X_1, X_1_scale, X_1_zp, ...)
+// -> Y of the X's type (ONNX Runtime's contrib op; also what FoldQdq makes of
+// Q(Concat(DQ(x_1), ..., DQ(x_n)))): Concat's shape rule over the X's, every
+// parameter per tensor, every zero point present.
+Status InferQLinearConcat(ShapeInferenceContext& ctx) {
+  const size_t n = ctx.num_inputs();
+  if (n < 5 || (n - 2) % 3 != 0)
+    return ctx.Error("expects Y_scale, Y_zero_point and (X, X_scale, X_zero_point) per input: "
+                     "5, 8, 11, ... inputs, has " + std::to_string(n));
+  for (size_t i = 0; i < n; ++i)
+    if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is absent");
+  std::vector<size_t> data;
+  for (size_t x = 2; x < n; x += 3) {
+    RETURN_IF_ERROR(CheckQuantizedData(ctx, x, "X"));
+    RETURN_IF_ERROR(CheckParam(ctx, x + 1, "X_scale", true, 0, 0));
+    RETURN_IF_ERROR(CheckParam(ctx, x + 2, "X_zero_point", false, x, 0));
+    data.push_back(x);
+  }
+  RETURN_IF_ERROR(CheckParam(ctx, 0, "Y_scale", true, 0, 0));
+  RETURN_IF_ERROR(CheckParam(ctx, 1, "Y_zero_point", false, 2, 0));
+  return InferConcatOf(ctx, data);
 }
 
 // DynamicQuantizeLinear(x) -> y (uint8, x's shape), y_scale (f32 scalar),

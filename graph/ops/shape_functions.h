@@ -3,6 +3,8 @@
 #ifndef BRAID_GRAPH_OPS_SHAPE_FUNCTIONS_H_
 #define BRAID_GRAPH_OPS_SHAPE_FUNCTIONS_H_
 
+#include <span>
+
 #include "graph/passes/shape_inference.h"
 
 namespace braid::ops {
@@ -66,6 +68,7 @@ Status CheckConstantScale(ShapeInferenceContext& ctx, size_t i, const char* name
 Status InferConvInteger(ShapeInferenceContext& ctx);
 Status InferQLinearConv(ShapeInferenceContext& ctx);
 Status InferQLinearAdd(ShapeInferenceContext& ctx);  // com.microsoft
+Status InferQLinearConcat(ShapeInferenceContext& ctx);  // com.microsoft
 Status InferMatMulInteger(ShapeInferenceContext& ctx);
 Status InferQLinearMatMul(ShapeInferenceContext& ctx);
 Status InferDynamicQuantizeLinear(ShapeInferenceContext& ctx);
@@ -80,6 +83,8 @@ Status InferEyeLike(ShapeInferenceContext& ctx);
 Status InferSqueeze(ShapeInferenceContext& ctx);
 Status InferUnsqueeze(ShapeInferenceContext& ctx);
 Status InferConcat(ShapeInferenceContext& ctx);
+// Concat over the inputs `data` only (QLinearConcat's tensors).
+Status InferConcatOf(ShapeInferenceContext& ctx, std::span<const size_t> data);
 Status InferExpand(ShapeInferenceContext& ctx);
 Status InferTile(ShapeInferenceContext& ctx);  // repeats known at load time
 Status InferConstantOfShape(ShapeInferenceContext& ctx);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -256,13 +257,19 @@ Status InferUnsqueeze(ShapeInferenceContext& ctx) {
 
 Status InferConcat(ShapeInferenceContext& ctx) {
   if (ctx.num_inputs() < 1) return ctx.Error("expects at least one input");
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+  std::vector<size_t> all(ctx.num_inputs());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return InferConcatOf(ctx, all);
+}
+
+Status InferConcatOf(ShapeInferenceContext& ctx, std::span<const size_t> data) {
+  for (size_t i : data) {
     if (!ctx.has_input(i))
       return ctx.Error("input " + std::to_string(i) + " is absent");
-    if (ctx.input_dtype(i) != ctx.input_dtype(0))
+    if (ctx.input_dtype(i) != ctx.input_dtype(data[0]))
       return ctx.Error("input dtypes differ");
   }
-  const Shape& first = ctx.input_shape(0);
+  const Shape& first = ctx.input_shape(data[0]);
   const auto rank = static_cast<int64_t>(first.size());
   if (!ctx.attrs().Has("axis")) return ctx.Error("missing axis attribute");
   std::optional<int64_t> axis = NormalizeAxis(ctx.attrs().GetInt("axis", 0), rank);
@@ -271,12 +278,12 @@ Status InferConcat(ShapeInferenceContext& ctx) {
   Shape out = first;
   DimProduct sum = ToProduct(first[ax]);
   bool sum_known = true;
-  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+  for (size_t i : data.subspan(1)) {
     const Shape& s = ctx.input_shape(i);
     if (s.size() != first.size())
       return ctx.Error("input " + std::to_string(i) + " has rank " +
-                       std::to_string(s.size()) + ", input 0 has " +
-                       std::to_string(first.size()));
+                       std::to_string(s.size()) + ", input " + std::to_string(data[0]) +
+                       " has " + std::to_string(first.size()));
     for (size_t d = 0; d < s.size(); ++d) {
       if (d == ax) continue;
       if (!DimsCompatible(out[d], s[d]))
@@ -299,11 +306,11 @@ Status InferConcat(ShapeInferenceContext& ctx) {
     return ctx.Unsupported("cannot concatenate different symbolic extents "
                            "along the axis");
   out[ax] = FromProduct(sum);
-  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
+  ctx.SetOutput(0, ctx.input_dtype(data[0]), std::move(out));
   // Row-major tensors joined along axis 0 are their values one after another.
   if (ax != 0) return Status::Ok();
   DimValues values;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+  for (size_t i : data) {
     std::optional<DimValues> v = ctx.InputValues(i);
     if (!v) return Status::Ok();
     values.insert(values.end(), v->begin(), v->end());

@@ -6,12 +6,20 @@
 //       -> QLinearConv(x_q, xs, xz, w_q, ws, wz, ys, yz, bias_i32)
 //   Q(MatMul(DQ(a_q, as, az), DQ(b_q, bs, bz)), ys, yz)
 //       -> QLinearMatMul(a_q, as, az, b_q, bs, bz, ys, yz)
+//   Q(Gemm(DQ(a_q, as, az), DQ(b_q, bs, bz), bias), ys, yz)   (transB=1, alpha = beta = 1)
+//       -> Reshape(QLinearConv(Reshape(a_q, [N, K, 1, 1]), as, az, b_q as [M, K, 1, 1],
+//                              bs, bz, ys, yz, bias_i32), [N, M])
+//          (a fully connected layer is a 1x1 conv; its weights stay int8)
 //
 //   Q(MaxPool(DQ(x_q, s, z)), s, z) -> MaxPool(x_q)   (the same s and z)
 //   Q(Add(DQ(a_q, as, az), DQ(b_q, bs, bz)), ys, yz)
 //       -> com.microsoft.QLinearAdd(a_q, as, az, b_q, bs, bz, ys, yz)
 //          (every parameter per tensor, a, b and y of one type: a residual add
 //          between quantized convs stays int8)
+//   Q(Concat(DQ(x1_q, s1, z1), ..., DQ(xn_q, sn, zn)), ys, yz)
+//       -> com.microsoft.QLinearConcat(ys, yz, x1_q, s1, z1, ..., xn_q, sn, zn)
+//          (the same conditions; each input requantized as DQ then Q would:
+//          bit for bit the unfolded graph)
 //
 // Max pooling commutes with the increasing DQ, and Q(DQ(v)) with the same
 // parameters is v again, so the pooled int8 / uint8 tensor is exact.
@@ -31,6 +39,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/passes/passes.h"
@@ -97,6 +106,28 @@ ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataT
   return g.AddConstant(names.Make(base), dtype, Shape{}, TensorData::Copy(&zero, 1));
 }
 
+// Gemm(A, B, C) as a fully connected layer: alpha = beta = 1, A as is, B
+// transposed ([M, K], PyTorch's Linear).
+bool IsLinearGemm(const Node& gemm) {
+  return gemm.attrs.GetFloat("alpha", 1.0f) == 1.0f && gemm.attrs.GetFloat("beta", 1.0f) == 1.0f &&
+         gemm.attrs.GetInt("transA", 0) == 0 && gemm.attrs.GetInt("transB", 0) == 1;
+}
+
+// Adds Reshape(in, dims) (0 keeps an extent) named from `name`, writing `out`
+// (a new value when kNoValue); returns its output.
+ValueId AddReshape(Graph& g, pass_util::NameAllocator& names, std::unordered_set<std::string>& node_names,
+                   ValueId in, const std::vector<int64_t>& dims, const std::string& name,
+                   ValueId out = kNoValue) {
+  Node reshape;
+  reshape.name = pass_util::UniqueNodeName(name, node_names);
+  reshape.op_type = "Reshape";
+  reshape.inputs = {in, pass_util::AddI64Constant(g, names, name + "_shape", dims)};
+  reshape.outputs = {out != kNoValue ? out : g.AddValue(names.Make(name + "_out"))};
+  const ValueId result = reshape.outputs[0];
+  g.AddNode(std::move(reshape));
+  return result;
+}
+
 // Q(MaxPool(DQ(x))) with the same per-tensor scale and zero point (bit for
 // bit) and no Indices output: adds MaxPool(x) producing the Q's output.
 bool FoldMaxPool(Graph& g, const Node& q, const QParams& yq, const Node& pool) {
@@ -123,22 +154,31 @@ bool FoldMaxPool(Graph& g, const Node& q, const QParams& yq, const Node& pool) {
   return true;
 }
 
+// The quantized type of a DQ's data: its zero point's (before shape
+// inference only constants have dtypes), else the data's own.
+DataType QuantizedTypeOf(const Graph& g, const QParams& p) {
+  return p.zero_point != kNoValue ? g.value(p.zero_point).dtype : g.value(p.data).dtype;
+}
+
+// The per-tensor DQ producing `v` whose data is of `type`, with its
+// parameters in *q; null when `v` is not such a DQ's output.
+const Node* PerTensorDqOf(const Graph& g, ValueId v, DataType type, QParams* q) {
+  const Node* dq = Producer(g, v, "DequantizeLinear");
+  if (dq == nullptr || !ReadQParams(g, *dq, q) || q->count != 1 || QuantizedTypeOf(g, *q) != type)
+    return nullptr;
+  return dq;
+}
+
 // Q(Add(DQ(a), DQ(b))): adds QLinearAdd producing the Q's output. The
 // operands' types must be known (their zero points', else their own) and
 // equal the Q's; every parameter per tensor.
 bool FoldAdd(Graph& g, pass_util::NameAllocator& names, const Node& q, const QParams& yq,
              DataType y_type, const Node& add) {
   if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
-  const Node* da = Producer(g, InputOrNone(add, 0), "DequantizeLinear");
-  const Node* db = Producer(g, InputOrNone(add, 1), "DequantizeLinear");
   QParams aq, bq;
-  if (da == nullptr || db == nullptr || !ReadQParams(g, *da, &aq) || !ReadQParams(g, *db, &bq) ||
-      aq.count != 1 || bq.count != 1)
-    return false;
-  auto type_of = [&](const QParams& p) {
-    return p.zero_point != kNoValue ? g.value(p.zero_point).dtype : g.value(p.data).dtype;
-  };
-  if (type_of(aq) != y_type || type_of(bq) != y_type) return false;
+  const Node* da = PerTensorDqOf(g, InputOrNone(add, 0), y_type, &aq);
+  const Node* db = PerTensorDqOf(g, InputOrNone(add, 1), y_type, &bq);
+  if (da == nullptr || db == nullptr) return false;
   Node fused;
   fused.name = add.name;
   fused.op_type = "com.microsoft.QLinearAdd";
@@ -155,12 +195,38 @@ bool FoldAdd(Graph& g, pass_util::NameAllocator& names, const Node& q, const QPa
   return true;
 }
 
+// Q(Concat(DQ(x_1), ..., DQ(x_n))): adds QLinearConcat producing the Q's
+// output, under FoldAdd's conditions on every input.
+bool FoldConcat(Graph& g, pass_util::NameAllocator& names, const Node& q, const QParams& yq,
+                DataType y_type, const Node& concat) {
+  if (concat.inputs.empty() || concat.outputs.size() != 1) return false;
+  std::vector<QParams> xq(concat.inputs.size());
+  std::vector<const Node*> dq(concat.inputs.size());
+  for (size_t i = 0; i < concat.inputs.size(); ++i) {
+    dq[i] = PerTensorDqOf(g, concat.inputs[i], y_type, &xq[i]);
+    if (dq[i] == nullptr) return false;
+  }
+  Node fused;
+  fused.name = concat.name;
+  fused.op_type = "com.microsoft.QLinearConcat";
+  fused.attrs = concat.attrs;
+  fused.inputs = {yq.scale, yq.zero_point};
+  for (size_t i = 0; i < xq.size(); ++i)
+    fused.inputs.insert(fused.inputs.end(),
+                        {xq[i].data, xq[i].scale,
+                         ZeroPointOr(g, names, xq[i].zero_point, y_type, dq[i]->name + "_zero_point")});
+  fused.outputs = q.outputs;
+  g.AddNode(std::move(fused));
+  return true;
+}
+
 }  // namespace
 
 Status FoldQdq(Graph& graph) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("FoldQdq"));
   const pass_util::GraphUses uses(graph);
   pass_util::NameAllocator names(graph);
+  std::unordered_set<std::string> node_names = pass_util::NodeNames(graph);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
   const int num_nodes = graph.num_nodes();
   for (NodeId qid = 0; qid < num_nodes; ++qid) {
@@ -192,7 +258,6 @@ Status FoldQdq(Graph& graph) {
       remove[static_cast<size_t>(qid)] = true;
       if (relu_id != kNoNode) remove[static_cast<size_t>(relu_id)] = true;
       graph.node(qid).outputs.clear();
-      remove.push_back(false);  // the added node stays
     };
     if (product.op_type == "MaxPool") {
       if (relu_id == kNoNode && FoldMaxPool(graph, q, yq, product)) retire_folded();
@@ -202,7 +267,15 @@ Status FoldQdq(Graph& graph) {
       if (FoldAdd(graph, names, q, yq, y_type, product)) retire_folded();
       continue;
     }
-    const bool conv = product.op_type == "Conv";
+    if (product.op_type == "Concat") {
+      if (FoldConcat(graph, names, q, yq, y_type, product)) retire_folded();
+      continue;
+    }
+    // Gemm(A, B, C) with transB=1 (a fully connected layer) is a 1x1 conv of
+    // A seen as [N, K, 1, 1] with B as [M, K, 1, 1]; it folds as one.
+    const bool gemm = product.op_type == "Gemm";
+    if (gemm && !IsLinearGemm(product)) continue;
+    const bool conv = product.op_type == "Conv" || gemm;
     if (!conv && product.op_type != "MatMul") continue;
     if (product.attrs.Has("activation")) continue;
     const Node* dx = Producer(graph, InputOrNone(product, 0), "DequantizeLinear");
@@ -217,7 +290,7 @@ Status FoldQdq(Graph& graph) {
     const DataType w_type = graph.value(wq.data).dtype;
     if (!IsQuantizedType(x_type) || !IsQuantizedType(w_type) || !graph.IsConstant(wq.data)) continue;
     const Value& w = graph.value(wq.data);
-    if (!w.has_shape || w.shape.size() < 2) continue;
+    if (!w.has_shape || w.shape.size() < 2 || (gemm && w.shape.size() != 2)) continue;
     // Per-channel weights: Conv's output channels (axis 0) or B's columns.
     const int64_t rank = static_cast<int64_t>(w.shape.size());
     const int64_t channel_axis = conv ? 0 : rank - 1;
@@ -272,20 +345,40 @@ Status FoldQdq(Graph& graph) {
     Node fused;
     fused.name = product.name;
     fused.op_type = conv ? "QLinearConv" : "QLinearMatMul";
-    fused.attrs = product.attrs;
-    fused.inputs = {xq.data,
-                    xq.scale,
-                    ZeroPointOr(graph, names, xq.zero_point, x_type, dx->name + "_zero_point"),
-                    wq.data,
-                    wq.scale,
-                    ZeroPointOr(graph, names, wq.zero_point, w_type, dw->name + "_zero_point"),
-                    yq.scale,
-                    yq.zero_point};
+    fused.attrs = gemm ? Attributes{} : product.attrs;
+    // dx and dw point into the node list: read them before nodes are added.
+    const ValueId x_zp = ZeroPointOr(graph, names, xq.zero_point, x_type, dx->name + "_zero_point");
+    const ValueId w_zp = ZeroPointOr(graph, names, wq.zero_point, w_type, dw->name + "_zero_point");
+    ValueId x_in = xq.data, w_in = wq.data;
+    if (gemm) {
+      // A [N, K] -> [N, K, 1, 1] (a view); B's bytes shared as [M, K, 1, 1].
+      const Shape& b_shape = graph.value(wq.data).shape;  // `w` may have moved
+      const std::vector<int64_t> m_k = {b_shape[0].extent(), b_shape[1].extent()};
+      w_in = graph.AddConstant(names.Make(dw->name + "_1x1"), w_type,
+                               StaticShape(std::vector<int64_t>{m_k[0], m_k[1], 1, 1}),
+                               *graph.value(wq.data).constant);
+      if (bias != kNoValue && graph.value(bias).shape.size() != 1)  // C as [1, M]
+        bias = graph.AddConstant(names.Make(product.name + "_bias_m"), DataType::kI32,
+                                 Shape{Dim(channels)}, *graph.value(bias).constant);
+      x_in = AddReshape(graph, names, node_names, xq.data, {0, 0, 1, 1}, product.name + "/as_1x1");
+    }
+    fused.inputs = {x_in, xq.scale, x_zp, w_in, wq.scale, w_zp, yq.scale, yq.zero_point};
     if (bias != kNoValue) fused.inputs.push_back(bias);
+    if (gemm) {
+      // The conv's [N, M, 1, 1] output, viewed as the Gemm's [N, M].
+      fused.outputs = {graph.AddValue(names.Make(product.name + "_1x1_out"))};
+      const ValueId conv_out = fused.outputs[0];
+      graph.AddNode(std::move(fused));
+      AddReshape(graph, names, node_names, conv_out, {0, 0}, product.name + "/from_1x1",
+                 q.outputs[0]);
+      retire_folded();
+      continue;
+    }
     fused.outputs = q.outputs;
     graph.AddNode(std::move(fused));
     retire_folded();
   }
+  remove.resize(static_cast<size_t>(graph.num_nodes()), false);  // added nodes stay
   graph.RemoveNodes(remove);
   RETURN_IF_ERROR(pass_util::FinishPass(graph, "FoldQdq"));
   // The weight DQs the fused nodes bypass, so FoldConstants does not fold them.

@@ -13,7 +13,9 @@
 
 #include "kernels/cpu/memory_blocks.h"
 #include "kernels/cpu/onednn_kernels.h"
+#include "kernels/cpu/quantize_cpu.h"
 #include "kernels/params/data_ops.h"
+#include "kernels/params/qlinear_concat.h"
 
 namespace braid {
 namespace {
@@ -31,8 +33,18 @@ bool InMemoryOrder(const TensorDesc& d, const std::vector<int>& order) {
 
 class ConcatCpu final : public Kernel {
  public:
+  explicit ConcatCpu(bool quantized) : quantized_(quantized) {}
+
   Status Prepare(const PrepareArgs& args) override {
-    ASSIGN_OR_RETURN(const ConcatParams p, ParseConcat(args));
+    ConcatParams p;
+    if (quantized_) {
+      ASSIGN_OR_RETURN(q_, ParseQLinearConcat(args));
+      p = q_.concat;
+      scales_.assign(p.inputs.size(), RequantizeScales{});
+      isa_ = BestSimdIsa();
+    } else {
+      ASSIGN_OR_RETURN(p, ParseConcat(args));
+    }
     const TensorDesc& out = args.outputs[0];
     const std::vector<int> order = out.MemoryOrder();
     // The output's memory order from the concat axis inwards spans one block.
@@ -41,13 +53,14 @@ class ConcatCpu final : public Kernel {
     const int64_t inner = blocks.inner;
     const size_t element = DataTypeSize(out.dtype);
     block_bytes_.clear();
-    for (size_t i = 0; i < args.inputs.size(); ++i) {
-      if (!InMemoryOrder(args.inputs[i], order))
-        return Unimplemented(args.Where() + ": input " + std::to_string(i) + " " +
-                             args.inputs[i].ToString() + " is laid out unlike the output " +
-                             out.ToString());
-      block_bytes_.push_back(static_cast<size_t>(p.extents[i] * inner) * element);
+    for (size_t k = 0; k < p.inputs.size(); ++k) {
+      const TensorDesc& in = args.inputs[p.inputs[k]];
+      if (!InMemoryOrder(in, order))
+        return Unimplemented(args.Where() + ": input " + std::to_string(p.inputs[k]) + " " +
+                             in.ToString() + " is laid out unlike the output " + out.ToString());
+      block_bytes_.push_back(static_cast<size_t>(p.extents[k] * inner) * element);
     }
+    inputs_ = p.inputs;
     out_block_bytes_ = static_cast<size_t>(out.dims[static_cast<size_t>(p.axis)] * inner) * element;
     num_threads_ = std::max(args.num_threads, 1);
     return Status::Ok();
@@ -55,14 +68,15 @@ class ConcatCpu final : public Kernel {
 
   Status Run(const RunArgs& args) override {
     if (outer_ == 0 || out_block_bytes_ == 0) return Status::Ok();
+    for (size_t k = 0; k < scales_.size(); ++k) scales_[k] = q_.Scales(args, k);
     std::byte* dst = static_cast<std::byte*>(args.dst[0]);
     const size_t inputs = block_bytes_.size();
     if (outer_ == 1) {
       // A few large blocks: each input one copy, split across the threads.
       size_t offset = 0;
-      for (size_t i = 0; i < inputs; ++i) {
-        const std::byte* src = static_cast<const std::byte*>(args.src[i]);
-        const size_t bytes = block_bytes_[i];
+      for (size_t k = 0; k < inputs; ++k) {
+        const std::byte* src = static_cast<const std::byte*>(args.src[inputs_[k]]);
+        const size_t bytes = block_bytes_[k];
         if (bytes == 0) continue;  // an input empty along the axis
         const int chunks = static_cast<int>(
             std::clamp<size_t>(bytes / kMinChunkBytes, 1, static_cast<size_t>(num_threads_)));
@@ -70,7 +84,7 @@ class ConcatCpu final : public Kernel {
         for (int c = 0; c < chunks; ++c) {
           const size_t lo = bytes * static_cast<size_t>(c) / static_cast<size_t>(chunks);
           const size_t hi = bytes * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
-          std::memcpy(dst + offset + lo, src + lo, hi - lo);
+          Copy(k, dst + offset + lo, src + lo, hi - lo);
         }
         offset += bytes;
       }
@@ -80,11 +94,12 @@ class ConcatCpu final : public Kernel {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t o = 0; o < outer_; ++o) {
       std::byte* out = dst + static_cast<size_t>(o) * out_block_bytes_;
-      for (size_t i = 0; i < inputs; ++i) {
-        const size_t bytes = block_bytes_[i];
+      for (size_t k = 0; k < inputs; ++k) {
+        const size_t bytes = block_bytes_[k];
         if (bytes == 0) continue;
-        std::memcpy(out, static_cast<const std::byte*>(args.src[i]) + static_cast<size_t>(o) * bytes,
-                    bytes);
+        Copy(k, out,
+             static_cast<const std::byte*>(args.src[inputs_[k]]) + static_cast<size_t>(o) * bytes,
+             bytes);
         out += bytes;
       }
     }
@@ -92,8 +107,22 @@ class ConcatCpu final : public Kernel {
   }
 
  private:
+  // Bytes of input k into the output: copied, or requantized (QLinearConcat,
+  // one-byte elements).
+  void Copy(size_t k, std::byte* dst, const std::byte* src, size_t bytes) const {
+    if (!quantized_ || scales_[k].copy)
+      std::memcpy(dst, src, bytes);
+    else
+      RequantizeRange(isa_, scales_[k], q_.type, src, dst, static_cast<int64_t>(bytes));
+  }
+
   // A copy smaller than this is not worth a thread.
   static constexpr size_t kMinChunkBytes = 64 * 1024;
+  const bool quantized_;
+  QLinearConcatParams q_;                // when quantized_
+  std::vector<RequantizeScales> scales_;  // per input, read at Run (quantized_)
+  SimdIsa isa_ = SimdIsa::kPortable;
+  std::vector<size_t> inputs_;            // the node inputs concatenated
   int64_t outer_ = 0;
   std::vector<size_t> block_bytes_;  // per input
   size_t out_block_bytes_ = 0;
@@ -102,6 +131,7 @@ class ConcatCpu final : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> CreateConcatCpu() { return std::make_unique<ConcatCpu>(); }
+std::unique_ptr<Kernel> CreateConcatCpu() { return std::make_unique<ConcatCpu>(false); }
+std::unique_ptr<Kernel> CreateQLinearConcatCpu() { return std::make_unique<ConcatCpu>(true); }
 
 }  // namespace braid

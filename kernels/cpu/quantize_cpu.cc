@@ -3,7 +3,8 @@
 // QuantizeLinear's vectorised (quantize_cpu.h). QDQ models carry one of these
 // on every activation, so they are on the hot path of every quantized model.
 // And com.microsoft.QLinearAdd without broadcast (a residual add between
-// quantized convs), in either layout, over threads.
+// quantized convs), in either layout, over threads; QLinearConcat's
+// requantization loop (its kernel is Concat's, kernels/cpu/concat_cpu.cc).
 #include "kernels/cpu/quantize_cpu.h"
 
 #include <omp.h>
@@ -19,6 +20,7 @@
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/host/omp_team.h"
 #include "kernels/params/qlinear_add.h"
+#include "kernels/params/qlinear_concat.h"
 
 namespace braid {
 namespace {
@@ -154,6 +156,47 @@ __attribute__((target("avx2"))) void QLinearAddAvx2(const QLinearAddScales& s, c
   }
   for (; i < n; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
 }
+
+// QLinearConcat's requantization over 16 / 8 lanes: RequantizeElement's
+// operations in its order (x - x_zp, * x_scale, / y_scale, round half to
+// even, + y_zp, NaN -> 0, clamped), so bit for bit the scalar one.
+template <typename Q>
+__attribute__((target("avx512f"))) void RequantizeAvx512(const RequantizeScales& s, const Q* x,
+                                                         Q* y, int64_t n) {
+  const __m512 xs = _mm512_set1_ps(s.x_scale), xz = _mm512_set1_ps(s.x_zp);
+  const __m512 ys = _mm512_set1_ps(s.y_scale), yz = _mm512_set1_ps(s.y_zp);
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min()));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()));
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 dequantized = _mm512_mul_ps(_mm512_sub_ps(WidenAvx512(x + i), xz), xs);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm512_cvtepi32_epi8(QuantizeLanesAvx512(dequantized, ys, yz, lo, hi)));
+  }
+  for (; i < n; ++i) y[i] = RequantizeElement<Q>(s, x[i]);
+}
+
+template <typename Q>
+__attribute__((target("avx2"))) void RequantizeAvx2(const RequantizeScales& s, const Q* x, Q* y,
+                                                    int64_t n) {
+  const __m256 xs = _mm256_set1_ps(s.x_scale), xz = _mm256_set1_ps(s.x_zp);
+  const __m256 ys = _mm256_set1_ps(s.y_scale), yz = _mm256_set1_ps(s.y_zp);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::min()));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max()));
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 dequantized = _mm256_mul_ps(_mm256_sub_ps(WidenAvx2(x + i), xz), xs);
+    __m256 v = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(dequantized, ys),
+                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                             yz);
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+    alignas(32) int32_t out[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                       _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi)));
+    for (int j = 0; j < 8; ++j) y[i + j] = static_cast<Q>(out[j]);
+  }
+  for (; i < n; ++i) y[i] = RequantizeElement<Q>(s, x[i]);
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -183,6 +226,16 @@ void QLinearAddTyped(SimdIsa isa, const QLinearAddScales& s, const Q* a, const Q
 #endif
   (void)isa;
   for (int64_t i = begin; i < end; ++i) c[i] = QLinearAddElement<Q>(s, a[i], b[i]);
+}
+
+template <typename Q>
+void RequantizeTyped(SimdIsa isa, const RequantizeScales& s, const Q* x, Q* y, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == SimdIsa::kAvx512) return RequantizeAvx512(s, x, y, n);
+  if (isa == SimdIsa::kAvx2) return RequantizeAvx2(s, x, y, n);
+#endif
+  (void)isa;
+  for (int64_t i = 0; i < n; ++i) y[i] = RequantizeElement<Q>(s, x[i]);
 }
 
 class QuantizeLinearCpu final : public Kernel {
@@ -285,6 +338,14 @@ void QLinearAddRange(SimdIsa isa, const QLinearAddScales& s, DataType type, cons
   else
     QLinearAddTyped(isa, s, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
                     static_cast<uint8_t*>(c), begin, end);
+}
+
+void RequantizeRange(SimdIsa isa, const RequantizeScales& s, DataType type, const void* x,
+                     void* y, int64_t n) {
+  if (type == DataType::kI8)
+    RequantizeTyped(isa, s, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), n);
+  else
+    RequantizeTyped(isa, s, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
 }
 
 std::unique_ptr<Kernel> CreateQLinearAddCpu() { return std::make_unique<QLinearAddCpu>(); }

@@ -7,7 +7,8 @@
 //   braid::QuantizeLinearRange(braid::BestSimdIsa(), params, run_args, begin, end);
 //
 // kPortable (or DequantizeLinear) runs the scalar loop. The same for the
-// same-shape com.microsoft.QLinearAdd (kernels/params/qlinear_add.h).
+// same-shape com.microsoft.QLinearAdd (kernels/params/qlinear_add.h) and
+// QLinearConcat's requantization (kernels/params/qlinear_concat.h).
 #ifndef BRAID_KERNELS_CPU_QUANTIZE_CPU_H_
 #define BRAID_KERNELS_CPU_QUANTIZE_CPU_H_
 
@@ -15,6 +16,7 @@
 
 #include "kernels/cpu/simd_isa.h"
 #include "kernels/params/qlinear_add.h"
+#include "kernels/params/qlinear_concat.h"
 #include "kernels/params/quantize.h"
 
 namespace braid {
@@ -28,6 +30,11 @@ void QuantizeLinearRange(SimdIsa isa, const QuantizeLinearParams& p, const RunAr
 // operands a and b into c, bit for bit QLinearAddElement.
 void QLinearAddRange(SimdIsa isa, const QLinearAddScales& s, DataType type, const void* a,
                      const void* b, void* c, int64_t begin, int64_t end);
+
+// n elements of a u8 / i8 tensor x requantized into y (QLinearConcat's
+// inputs), bit for bit RequantizeElement.
+void RequantizeRange(SimdIsa isa, const RequantizeScales& s, DataType type, const void* x,
+                     void* y, int64_t n);
 
 }  // namespace braid
 

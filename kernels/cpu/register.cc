@@ -101,6 +101,10 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,
       /*channels_last=*/true);
+  // The same blocks, each input requantized to the output's parameters: a
+  // fire module's uint8 concat stays nhwc between quantized convs.
+  Add(registry, "com.microsoft.QLinearConcat", "cpu", kCpuPriority, CreateQLinearConcatCpu,
+      /*channels_last=*/true);
   // One multiply-add per element at memory speed; oneDNN's ran the
   // [N, C, spatial] view at a tenth of it (kernels/cpu/batch_norm_cpu.cc).
   Add(registry, "BatchNormalization", "cpu", kCpuAboveOnednnPriority, CreateBatchNormCpu,

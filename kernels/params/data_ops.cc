@@ -279,6 +279,12 @@ StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank) {
 
 StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args) {
   RETURN_IF_ERROR(CheckArity(args, 1, args.inputs.size()));
+  std::vector<size_t> all(args.inputs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return ParseConcatOf(args, std::move(all));
+}
+
+StatusOr<ConcatParams> ParseConcatOf(const PrepareArgs& args, std::vector<size_t> data) {
   if (!HasOutput(args, 0)) return Invalid(args, "needs an output");
   const TensorDesc& out = args.outputs[0];
   if (out.rank() == 0) return Invalid(args, "inputs must have rank >= 1");
@@ -286,7 +292,8 @@ StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(p.axis, ParseAxis(args, 1, out.rank()));
   const size_t axis = static_cast<size_t>(p.axis);
   int64_t total = 0;
-  for (size_t i = 0; i < args.inputs.size(); ++i) {
+  for (size_t i : data) {
+    if (i >= args.inputs.size()) return Invalid(args, "input " + std::to_string(i) + " is missing");
     const TensorDesc& in = args.inputs[i];
     bool same = in.present() && in.dtype == out.dtype && in.rank() == out.rank();
     for (size_t d = 0; same && d < in.dims.size(); ++d) same = d == axis || in.dims[d] == out.dims[d];
@@ -305,6 +312,7 @@ StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args) {
                              .append(IntsToString(p.extents))
                              .append(" do not add up to the output extent ")
                              .append(std::to_string(out.dims[axis])));
+  p.inputs = std::move(data);
   return p;
 }
 

@@ -117,9 +117,13 @@ StatusOr<SplitParams> ParseSplit(const PrepareArgs& args);
 // and rank, equal to it off the axis, the extents adding up to its extent.
 struct ConcatParams {
   int axis = 0;
-  std::vector<int64_t> extents;  // per input
+  std::vector<int64_t> extents;  // per concatenated input
+  std::vector<size_t> inputs;    // their indices among the node's inputs
 };
 StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args);
+// The same over the node inputs `data` only (com.microsoft.QLinearConcat's
+// tensors among its scales and zero points).
+StatusOr<ConcatParams> ParseConcatOf(const PrepareArgs& args, std::vector<size_t> data);
 
 // Transpose perm (default: reversed axes), checked to be a permutation.
 StatusOr<std::vector<int>> ParsePerm(const PrepareArgs& args);

@@ -12,27 +12,6 @@ namespace braid {
 using params_internal::HasInput;
 using params_internal::Invalid;
 
-namespace {
-
-Status CheckScalar(const PrepareArgs& args, int i, const char* name, DataType want) {
-  const TensorDesc& d = args.inputs[static_cast<size_t>(i)];
-  if (d.dtype != want)
-    return Invalid(args, std::string(name) + " is " + DataTypeName(d.dtype) + ", not " +
-                             DataTypeName(want));
-  if (d.elements() != 1 || d.rank() > 1)
-    return Invalid(args, std::string(name) + " " + d.ToString() + " is not per tensor");
-  if (want == DataType::kF32 && static_cast<size_t>(i) < args.constants.size() &&
-      args.constants[static_cast<size_t>(i)] != nullptr) {
-    const float s = args.constants[static_cast<size_t>(i)]->as<float>()[0];
-    if (!(s > 0.0f) || !std::isfinite(s))
-      return Invalid(args, std::string(name) + " " + std::to_string(s) +
-                               " is not a finite positive scale");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 StatusOr<QLinearAddParams> ParseQLinearAdd(const PrepareArgs& args) {
   if (args.node == nullptr) return InvalidArgument("kernel: PrepareArgs without node");
   if (args.inputs.size() < 7 || args.inputs.size() > 8)
@@ -49,12 +28,12 @@ StatusOr<QLinearAddParams> ParseQLinearAdd(const PrepareArgs& args) {
   if (args.inputs[kQAddB].dtype != p.type)
     return Invalid(args, std::string("B is ") + DataTypeName(args.inputs[kQAddB].dtype) + ", A " +
                              DataTypeName(p.type));
-  RETURN_IF_ERROR(CheckScalar(args, kQAddAScale, "A_scale", DataType::kF32));
-  RETURN_IF_ERROR(CheckScalar(args, kQAddBScale, "B_scale", DataType::kF32));
-  RETURN_IF_ERROR(CheckScalar(args, kQAddCScale, "C_scale", DataType::kF32));
+  for (auto [i, name] : {std::pair{kQAddAScale, "A_scale"}, std::pair{kQAddBScale, "B_scale"},
+                         std::pair{kQAddCScale, "C_scale"}})
+    RETURN_IF_ERROR(CheckQuantizationParam(args, i, name, -1).status());
   for (auto [i, name] : {std::pair{kQAddAZp, "A_zero_point"}, std::pair{kQAddBZp, "B_zero_point"},
                          std::pair{kQAddCZp, "C_zero_point"}})
-    if (HasInput(args, static_cast<size_t>(i))) RETURN_IF_ERROR(CheckScalar(args, i, name, p.type));
+    RETURN_IF_ERROR(CheckQuantizationParam(args, i, name, kQAddA).status());
   const std::vector<int64_t>& a = args.inputs[kQAddA].dims;
   const std::vector<int64_t>& b = args.inputs[kQAddB].dims;
   const std::vector<std::vector<int64_t>> operands = {a, b};

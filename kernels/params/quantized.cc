@@ -14,11 +14,10 @@ using params_internal::Unsupported;
 
 bool IsQuantized(DataType t) { return t == DataType::kI8 || t == DataType::kU8; }
 
-// Input `i` (named `name`) is a scale when `data` < 0, else a zero point of
-// input `data`'s type; one element, or `per_slice` (> 0) of them in 1-D.
-// Returns its element count (0 when absent).
-StatusOr<int64_t> CheckParam(const PrepareArgs& args, int i, const char* name, int data,
-                             int64_t per_slice) {
+}  // namespace
+
+StatusOr<int64_t> CheckQuantizationParam(const PrepareArgs& args, int i, const char* name,
+                                         int data, int64_t per_slice) {
   if (!HasInput(args, static_cast<size_t>(i))) return int64_t{0};
   const TensorDesc& d = args.inputs[static_cast<size_t>(i)];
   const DataType want = data < 0 ? DataType::kF32 : args.inputs[static_cast<size_t>(data)].dtype;
@@ -42,6 +41,8 @@ StatusOr<int64_t> CheckParam(const PrepareArgs& args, int i, const char* name, i
                                  " is not a finite positive scale");
   return n;
 }
+
+namespace {
 
 // args with operands a and b seen as f32 (and no bias), the output as f32,
 // so ParseConv / ParseMatMul check the geometry as for the float ops.
@@ -95,11 +96,11 @@ StatusOr<QuantizedProductParams> ParseQuantizedProduct(const PrepareArgs& args) 
     cols = p.matmul.b_is_vector ? 0 : p.matmul.n;
   }
   if (p.requantize) {
-    ASSIGN_OR_RETURN(p.a_scale_count, CheckParam(args, p.a_scale, "a_scale", -1, rows));
-    ASSIGN_OR_RETURN(p.a_zp_count, CheckParam(args, p.a_zp, "a_zero_point", p.a, rows));
-    ASSIGN_OR_RETURN(p.b_scale_count, CheckParam(args, p.b_scale, "b_scale", -1, cols));
-    ASSIGN_OR_RETURN(p.b_zp_count, CheckParam(args, p.b_zp, "b_zero_point", p.b, cols));
-    ASSIGN_OR_RETURN(int64_t y_scales, CheckParam(args, p.y_scale, "y_scale", -1, 0));
+    ASSIGN_OR_RETURN(p.a_scale_count, CheckQuantizationParam(args, p.a_scale, "a_scale", -1, rows));
+    ASSIGN_OR_RETURN(p.a_zp_count, CheckQuantizationParam(args, p.a_zp, "a_zero_point", p.a, rows));
+    ASSIGN_OR_RETURN(p.b_scale_count, CheckQuantizationParam(args, p.b_scale, "b_scale", -1, cols));
+    ASSIGN_OR_RETURN(p.b_zp_count, CheckQuantizationParam(args, p.b_zp, "b_zero_point", p.b, cols));
+    ASSIGN_OR_RETURN(int64_t y_scales, CheckQuantizationParam(args, p.y_scale, "y_scale", -1, 0));
     (void)y_scales;
     if (HasInput(args, 7) && args.inputs[7].elements() != 1)
       return Invalid(args, "y_zero_point " + args.inputs[7].ToString() + " is not a scalar");
@@ -111,8 +112,8 @@ StatusOr<QuantizedProductParams> ParseQuantizedProduct(const PrepareArgs& args) 
                                  TensorDesc{DataType::kI32, {cols}}.ToString());
     }
   } else {
-    ASSIGN_OR_RETURN(p.a_zp_count, CheckParam(args, p.a_zp, "a_zero_point", p.a, p.conv ? 0 : rows));
-    ASSIGN_OR_RETURN(p.b_zp_count, CheckParam(args, p.b_zp, "b_zero_point", p.b, cols));
+    ASSIGN_OR_RETURN(p.a_zp_count, CheckQuantizationParam(args, p.a_zp, "a_zero_point", p.a, p.conv ? 0 : rows));
+    ASSIGN_OR_RETURN(p.b_zp_count, CheckQuantizationParam(args, p.b_zp, "b_zero_point", p.b, cols));
   }
   if (!HasInput(args, static_cast<size_t>(p.a_zp))) p.a_zp = -1;
   if (!HasInput(args, static_cast<size_t>(p.b_zp))) p.b_zp = -1;

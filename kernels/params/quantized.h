@@ -41,6 +41,13 @@ struct QuantizedProductParams {
 // InvalidArgument naming the node.
 StatusOr<QuantizedProductParams> ParseQuantizedProduct(const PrepareArgs& args);
 
+// Input `i` (named `name`) is a scale when `data` < 0, else a zero point of
+// input `data`'s type; one element, or `per_slice` (> 1) of them in 1-D; a
+// constant scale must be finite and > 0. Returns its element count (0 when
+// absent); errors are InvalidArgument naming the node.
+StatusOr<int64_t> CheckQuantizationParam(const PrepareArgs& args, int i, const char* name,
+                                         int data, int64_t per_slice = 0);
+
 // Element k of a u8 / i8 / i32 tensor as int32.
 inline int32_t LoadInt(DataType t, const void* p, int64_t k) {
   switch (t) {

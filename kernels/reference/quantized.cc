@@ -1,6 +1,7 @@
 // Reference ConvInteger / QLinearConv / MatMulInteger / QLinearMatMul
 // (kernels/params/quantized.h), com.microsoft.QLinearAdd (any broadcast,
-// kernels/params/qlinear_add.h) and DynamicQuantizeLinear: plain loops, exact
+// kernels/params/qlinear_add.h), com.microsoft.QLinearConcat (plain, any
+// axis, kernels/params/qlinear_concat.h) and DynamicQuantizeLinear: plain loops, exact
 // int32 accumulation (wrapping as ONNX Runtime's int32 does), requantization
 // in double with round half to even and saturation.
 #include <algorithm>
@@ -9,10 +10,12 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/backend.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/params/qlinear_add.h"
+#include "kernels/params/qlinear_concat.h"
 #include "kernels/params/quantized.h"
 #include "kernels/reference/data_kernel_util.h"
 
@@ -199,9 +202,58 @@ class ReferenceQLinearAdd final : public Kernel {
   QLinearAddParams p_;
 };
 
+// Plain layout, any axis: every element through RequantizeElement (also
+// where an input's parameters are the output's, which it returns unchanged).
+class ReferenceQLinearConcat final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(p_, ParseQLinearConcat(args));
+    const std::vector<int64_t>& dims = args.outputs[0].dims;
+    const auto axis = static_cast<size_t>(p_.concat.axis);
+    outer_ = 1;
+    inner_ = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d < axis) outer_ *= dims[d];
+      if (d > axis) inner_ *= dims[d];
+    }
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    if (p_.type == DataType::kI8)
+      RunTyped<int8_t>(args);
+    else
+      RunTyped<uint8_t>(args);
+    return Status::Ok();
+  }
+
+ private:
+  template <typename Q>
+  void RunTyped(const RunArgs& args) const {
+    Q* y = static_cast<Q*>(args.dst[0]);
+    int64_t out_row = 0;  // the output's extent along the axis
+    for (int64_t e : p_.concat.extents) out_row += e;
+    int64_t offset = 0;   // input k's first position along the axis
+    for (size_t k = 0; k < p_.concat.inputs.size(); ++k) {
+      const RequantizeScales s = p_.Scales(args, k);
+      const Q* x = static_cast<const Q*>(args.src[p_.concat.inputs[k]]);
+      const int64_t row = p_.concat.extents[k] * inner_;
+      for (int64_t o = 0; o < outer_; ++o)
+        for (int64_t j = 0; j < row; ++j)
+          y[o * out_row * inner_ + offset * inner_ + j] = RequantizeElement<Q>(s, x[o * row + j]);
+      offset += p_.concat.extents[k];
+    }
+  }
+
+  QLinearConcatParams p_;
+  int64_t outer_ = 1, inner_ = 1;
+};
+
 }  // namespace
 
 void RegisterReferenceQuantizedProducts(KernelRegistry& registry) {
+  registry.Register({"com.microsoft.QLinearConcat", DeviceKind::kCpu, "reference", 0,
+                     [] { return std::make_unique<ReferenceQLinearConcat>(); }});
   registry.Register({"com.microsoft.QLinearAdd", DeviceKind::kCpu, "reference", 0,
                      [] { return std::make_unique<ReferenceQLinearAdd>(); }});
   for (const char* op : {"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul"})

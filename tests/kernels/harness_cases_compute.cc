@@ -411,6 +411,25 @@ std::vector<OpCase> MakeCases() {
                     Q(u8, {1, 8, 1, 1}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
                     Scale({}, 0.02, 0.04), RandomZeroPoint(u8, {})}};
     add(qadd_bc);
+    // com.microsoft.QLinearConcat: DQ then Q's formula in every implementation,
+    // so exact. Inputs at other scales and zero points than the output's,
+    // and one at the output's own (copied).
+    OpCase qcat{"qlinearconcat_u8_channels", "com.microsoft.QLinearConcat", 13, {I("axis", 1)},
+                {Scale({}, 0.03, 0.03), ZeroPoint(u8, {}, 120),
+                 Q(u8, {1, 8, 5, 6}), Scale({}, 0.01, 0.02), RandomZeroPoint(u8, {}),
+                 Q(u8, {1, 16, 5, 6}), Scale({}, 0.04, 0.06), RandomZeroPoint(u8, {}),
+                 Q(u8, {1, 3, 5, 6}), Scale({}, 0.03, 0.03), ZeroPoint(u8, {}, 120)}};
+    add(qcat);
+    OpCase qcat_i8{"qlinearconcat_i8_last_axis", "com.microsoft.QLinearConcat", 13, {I("axis", -1)},
+                   {Scale({}, 0.02, 0.04), RandomZeroPoint(i8, {}),
+                    Q(i8, {2, 3, 37}), Scale({}, 0.01, 0.05), RandomZeroPoint(i8, {}),
+                    Q(i8, {2, 3, 21}), Scale({}, 0.01, 0.05), ZeroPoint(i8, {}, 0)}};
+    add(qcat_i8);
+    OpCase qcat_batch{"qlinearconcat_u8_batch_axis", "com.microsoft.QLinearConcat", 13, {I("axis", 0)},
+                      {Scale({}, 0.02, 0.04), RandomZeroPoint(u8, {}),
+                       Q(u8, {1, 4, 7, 7}), Scale({}, 0.01, 0.05), RandomZeroPoint(u8, {}),
+                       Q(u8, {2, 4, 7, 7}), Scale({}, 0.01, 0.05), RandomZeroPoint(u8, {})}};
+    add(qcat_batch);
     OpCase mmi{"matmulinteger_per_row_column", "MatMulInteger", 13, {},
                {Q(u8, {5, 24}), Q(u8, {24, 9}, true), RandomZeroPoint(u8, {5}),
                 RandomZeroPoint(u8, {9})}};

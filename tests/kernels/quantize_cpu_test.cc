@@ -2,7 +2,8 @@
 // scalar loop of kernels/params/quantize.h, bit for bit, on every instruction
 // set this CPU runs: random values, exact ties (half to even), NaN, +-Inf,
 // values past the range, denormals; per tensor and per axis; u8 and i8;
-// lengths that leave vector tails. And QLinearAdd's element function by hand.
+// lengths that leave vector tails. And QLinearAdd's element function by hand,
+// and QLinearConcat's requantization (by hand, vector vs scalar).
 #include "kernels/cpu/quantize_cpu.h"
 
 #include <gtest/gtest.h>
@@ -162,6 +163,62 @@ TEST(QLinearAddCpu, VectorLoopsEqualTheScalarElementBitForBit) {
     CheckQLinearAdd<int8_t>(isa, 1000, 2);
     CheckQLinearAdd<uint8_t>(isa, 37, 3);
     CheckQLinearAdd<int8_t>(isa, 5, 4);
+  }
+  EXPECT_GE(checked, 1);
+}
+
+// QLinearConcat's requantization, by hand: DequantizeLinear's (x - x_zp) *
+// x_scale, then QuantizeLinear's round_half_even(v / y_scale) + y_zp,
+// saturated.
+TEST(RequantizeElement, HandComputedRoundingAndSaturation) {
+  RequantizeScales s{.x_scale = 0.5f, .x_zp = 100, .y_scale = 2.0f, .y_zp = 10};
+  EXPECT_EQ(RequantizeElement<uint8_t>(s, 120), 15);  // 10 / 2 + 10
+  EXPECT_EQ(RequantizeElement<uint8_t>(s, 110), 12);  // 5 / 2 = 2.5 -> 2 (ties to even), + 10
+  EXPECT_EQ(RequantizeElement<uint8_t>(s, 114), 14);  // 7 / 2 = 3.5 -> 4, + 10
+  EXPECT_EQ(RequantizeElement<uint8_t>(s, 0), 0);     // -25 + 10 < 0: saturated
+  RequantizeScales wide{.x_scale = 4.0f, .x_zp = 0, .y_scale = 1.0f, .y_zp = 0};
+  EXPECT_EQ(RequantizeElement<int8_t>(wide, 40), 127);     // 160: saturated
+  EXPECT_EQ(RequantizeElement<int8_t>(wide, -40), -128);   // -160: saturated
+  EXPECT_EQ(RequantizeElement<int8_t>(wide, -3), -12);
+  RequantizeScales bad{.x_scale = 1.0f, .x_zp = 0, .y_scale = 0.0f, .y_zp = 5};
+  EXPECT_EQ(RequantizeElement<uint8_t>(bad, 0), 0);  // 0 / 0 = NaN -> 0, as QuantizeLinear
+  // The output's own parameters give the input back.
+  RequantizeScales same{.x_scale = 0.0371f, .x_zp = 131, .y_scale = 0.0371f, .y_zp = 131};
+  for (int x = 0; x < 256; ++x)
+    ASSERT_EQ(RequantizeElement<uint8_t>(same, static_cast<uint8_t>(x)), x);
+}
+
+// The vector requantization loops equal the scalar element function bit for
+// bit on every instruction set this CPU runs: every input value, parameters
+// that round, saturate and tie; lengths with tails.
+template <typename Q>
+void CheckRequantize(SimdIsa isa, int64_t n) {
+  std::vector<Q> x(static_cast<size_t>(n)), want(x.size()), got(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<Q>(static_cast<int>(std::numeric_limits<Q>::min()) + static_cast<int>(i * 7 % 256));
+  for (const RequantizeScales& s :
+       {RequantizeScales{0.02f, 128, 0.05f, 10}, RequantizeScales{0.5f, 0, 1.0f, 0},
+        RequantizeScales{1.7f, 3, 0.9f, -20}, RequantizeScales{0.013f, 100, 0.0131f, 90}}) {
+    for (size_t i = 0; i < x.size(); ++i) want[i] = RequantizeElement<Q>(s, x[i]);
+    std::fill(got.begin(), got.end(), Q{0});
+    RequantizeRange(isa, s, std::is_signed_v<Q> ? DataType::kI8 : DataType::kU8, x.data(), got.data(),
+                    n);
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(static_cast<int>(got[i]), static_cast<int>(want[i]))
+          << SimdIsaName(isa) << " element " << i << " x " << static_cast<int>(x[i]) << " scales "
+          << s.x_scale << " -> " << s.y_scale;
+  }
+}
+
+TEST(QLinearConcatCpu, VectorRequantizationEqualsTheScalarElementBitForBit) {
+  int checked = 0;
+  for (SimdIsa isa : {SimdIsa::kPortable, SimdIsa::kAvx2, SimdIsa::kAvx512}) {
+    if (!SimdIsaSupported(isa)) continue;
+    ++checked;
+    CheckRequantize<uint8_t>(isa, 1000);
+    CheckRequantize<int8_t>(isa, 1000);
+    CheckRequantize<uint8_t>(isa, 37);
+    CheckRequantize<int8_t>(isa, 5);
   }
   EXPECT_GE(checked, 1);
 }

@@ -547,5 +547,40 @@ TEST(OnnxImporterTest, ContribQLinearAddImportsOthersAreRefused) {
       << refused.status().message();
 }
 
+// ONNX Runtime's contrib QLinearConcat imports too and infers Concat's
+// shape over its tensors (inputs 2, 5, ...); a wrong input count is an
+// error naming the node.
+TEST(OnnxImporterTest, ContribQLinearConcatImportsAndInfersConcat) {
+  onnx::ModelProto m = MakeModel(13);
+  AddInput(m, "a", TensorProto::UINT8, {1, 4, 3, 3});
+  AddInput(m, "b", TensorProto::UINT8, {1, 6, 3, 3});
+  AddInitializer(m, RawTensor("s", TensorProto::FLOAT, {}, std::vector<float>{0.05f}));
+  AddInitializer(m, RawTensor("z", TensorProto::UINT8, {}, std::vector<uint8_t>{128}));
+  onnx::NodeProto* cat = AddNode(m, "QLinearConcat", {"s", "z", "a", "s", "z", "b", "s", "z"}, {"y"},
+                                 "qcat");
+  cat->set_domain("com.microsoft");
+  onnx::AttributeProto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  AddOutput(m, "y", TensorProto::UINT8, {1, 10, 3, 3});
+  StatusOr<Graph> g = Import(m, OnnxImportOptions{});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->num_nodes(), 1);
+  EXPECT_EQ(g->node(0).op_type, "com.microsoft.QLinearConcat");
+  ASSERT_TRUE(InferShapes(*g).ok());
+  const Value& y = g->value(g->outputs()[0]);
+  EXPECT_EQ(y.dtype, DataType::kU8);
+  EXPECT_EQ(ShapeToString(y.shape), "[1,10,3,3]");
+
+  cat->add_input("a");  // 9 inputs: not 2 + 3n
+  StatusOr<Graph> odd = Import(m, OnnxImportOptions{});
+  ASSERT_TRUE(odd.ok()) << odd.status().ToString();
+  const Status s = InferShapes(*odd);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("qcat"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("5, 8, 11"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace braid

@@ -41,6 +41,7 @@ ValueId AddNode(Graph& g, const std::string& op, const std::string& name, std::v
 
 struct QdqOptions {
   bool matmul = false;
+  bool gemm = false;          // Gemm(x [3, 16], w [6, 16], bias), transB=1
   bool relu = false;          // Conv -> Relu -> Q (Q zero point 0)
   bool int32_bias = false;    // bias as DQ(int32), else f32
   bool extra_reader = false;  // the Conv's float output is also a graph output
@@ -57,14 +58,16 @@ Graph QdqGraph(const QdqOptions& o, uint32_t seed) {
   g.set_opset(13);
   const int64_t m = 6, c = 4;
   const std::vector<int64_t> x_dims = o.matmul ? std::vector<int64_t>{3, 5, 16}
-                                               : std::vector<int64_t>{1, c, 8, 8};
+                                     : o.gemm   ? std::vector<int64_t>{3, 16}
+                                                : std::vector<int64_t>{1, c, 8, 8};
   const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(x_dims));
   const ValueId xs = AddConst(g, "xs", DataType::kF32, {}, std::vector<float>{0.02f});
   const ValueId xz = AddConst(g, "xz", DataType::kU8, {}, std::vector<uint8_t>{128});
   const ValueId xq = AddNode(g, "QuantizeLinear", "q_x", {x, xs, xz});
   const ValueId xd = AddNode(g, "DequantizeLinear", "dq_x", {xq, xs, xz});
   const std::vector<int64_t> w_dims = o.matmul ? std::vector<int64_t>{16, m}
-                                               : std::vector<int64_t>{m, c, 3, 3};
+                                     : o.gemm   ? std::vector<int64_t>{m, 16}
+                                                : std::vector<int64_t>{m, c, 3, 3};
   int64_t w_count = 1;
   for (int64_t d : w_dims) w_count *= d;
   std::uniform_int_distribution<int> wdist(-127, 127);
@@ -103,9 +106,14 @@ Graph QdqGraph(const QdqOptions& o, uint32_t seed) {
     } else {
       bias = AddConst(g, "b", DataType::kF32, {m}, bf);
     }
-    Attributes conv_attrs;
-    conv_attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-    product = AddNode(g, "Conv", "conv", {xd, wd, bias}, conv_attrs);
+    Attributes attrs;
+    if (o.gemm) {
+      attrs.Set("transB", int64_t{1});
+      product = AddNode(g, "Gemm", "fc", {xd, wd, bias}, attrs);
+    } else {
+      attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      product = AddNode(g, "Conv", "conv", {xd, wd, bias}, attrs);
+    }
   }
   if (o.extra_reader) g.outputs().push_back(product);
   ValueId pre_q = product;
@@ -185,7 +193,12 @@ void ExpectFoldedMatchesUnfolded(const Graph& before, const Graph& after, uint32
 }
 
 TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
-  const QdqOptions cases[] = {{}, {.relu = true}, {.int32_bias = true}, {.matmul = true}};
+  const QdqOptions cases[] = {{},
+                              {.relu = true},
+                              {.int32_bias = true},
+                              {.matmul = true},
+                              {.gemm = true},
+                              {.gemm = true, .relu = true, .int32_bias = true}};
   for (size_t k = 0; k < std::size(cases); ++k) {
     SCOPED_TRACE("case " + std::to_string(k));
     Graph before = QdqGraph(cases[k], 11 + static_cast<uint32_t>(k));
@@ -197,6 +210,9 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
     const char* fused = cases[k].matmul ? "QLinearMatMul" : "QLinearConv";
     EXPECT_EQ(CountOps(after, fused), 1);
     EXPECT_EQ(CountOps(after, cases[k].matmul ? "MatMul" : "Conv"), 0);
+    EXPECT_EQ(CountOps(after, "Gemm"), 0);
+    // A Gemm runs as a 1x1 QLinearConv between two Reshape views.
+    EXPECT_EQ(CountOps(after, "Reshape"), cases[k].gemm ? 2 : 0);
     EXPECT_EQ(CountOps(after, "Relu"), 0);
     EXPECT_EQ(CountOps(after, "QuantizeLinear"), 1);    // the input's
     EXPECT_EQ(CountOps(after, "DequantizeLinear"), 1);  // the output's
@@ -346,7 +362,84 @@ TEST(FoldQdq, ResidualAddRunsInUint8) {
   EXPECT_EQ(CountOps(mixed, "Add"), 1);
 }
 
+// x quantized twice (uint8 at 0.02 / 128, and at 0.035 / 100 as `second`),
+// both dequantized, joined along the channels, [Relu,] quantized at kYScale
+// and dequantized to the output.
+Graph ConcatGraph(bool relu, DataType second) {
+  Graph g;
+  g.set_opset(13);
+  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{1, 6, 8, 8}));
+  auto qdq = [&](const std::string& tag, float scale, DataType t, int zero) {
+    const ValueId s = AddConst(g, "s_" + tag, DataType::kF32, {}, std::vector<float>{scale});
+    const ValueId z = t == DataType::kU8
+                          ? AddConst(g, "z_" + tag, t, {}, std::vector<uint8_t>{static_cast<uint8_t>(zero)})
+                          : AddConst(g, "z_" + tag, t, {}, std::vector<int8_t>{static_cast<int8_t>(zero)});
+    return AddNode(g, "DequantizeLinear", "dq_" + tag,
+                   {AddNode(g, "QuantizeLinear", "q_" + tag, {x, s, z}), s, z});
+  };
+  const ValueId a = qdq("a", 0.02f, DataType::kU8, 128);
+  const ValueId b = qdq("b", 0.035f, second, second == DataType::kU8 ? 100 : -8);
+  Attributes axis;
+  axis.Set("axis", int64_t{1});
+  ValueId joined = AddNode(g, "Concat", "fire_concat", {a, b}, axis);
+  if (relu) joined = AddNode(g, "Relu", "relu", {joined});
+  const ValueId ys = AddConst(g, "ys", DataType::kF32, {}, std::vector<float>{kYScale});
+  const ValueId yz = AddConst(g, "yz", DataType::kU8, {}, std::vector<uint8_t>{static_cast<uint8_t>(relu ? 0 : 120)});
+  g.outputs().push_back(AddNode(g, "DequantizeLinear", "dq_y",
+                                {AddNode(g, "QuantizeLinear", "q_y", {joined, ys, yz}), ys, yz}));
+  return g;
+}
+
+// A Concat of dequantized uint8 tensors at different scales folds into
+// com.microsoft.QLinearConcat (the Relu with it when the output's zero point
+// is uint8's minimum): bit for bit the unfolded graph, on the reference
+// kernels and on braid's CPU kernel.
+TEST(FoldQdq, ConcatRunsInUint8BitForBit) {
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "Concat -> Relu -> Q" : "Concat -> Q");
+    Graph g = ConcatGraph(relu, DataType::kU8);
+    Graph before = g;
+    ASSERT_TRUE(InferShapes(before).ok());
+    ASSERT_TRUE(FoldQdq(g).ok());
+    ASSERT_TRUE(InferShapes(g).ok());
+    EXPECT_EQ(CountOps(g, "com.microsoft.QLinearConcat"), 1);
+    EXPECT_EQ(CountOps(g, "Concat"), 0);
+    EXPECT_EQ(CountOps(g, "Relu"), 0);
+    EXPECT_EQ(CountOps(g, "QuantizeLinear"), 2);    // the two of x
+    EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
+    std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
+    RegisterCpuKernels(*cpu);
+    for (uint32_t seed = 500; seed < 503; ++seed) {
+      const std::vector<float> x = RandomInput(before, seed);
+      const auto want = RunOnReference(before, {x});
+      ASSERT_EQ(want.size(), 1u);
+      int nonzero = 0;
+      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
+      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
+      EXPECT_EQ(RunOnReference(g, {x}), want);
+      EXPECT_EQ(RunOnReference(g, {x}, cpu), want);
+    }
+  }
+  // Inputs of different types (uint8 and int8): the Concat stays float.
+  Graph mixed = ConcatGraph(false, DataType::kI8);
+  ASSERT_TRUE(FoldQdq(mixed).ok());
+  EXPECT_EQ(CountOps(mixed, "com.microsoft.QLinearConcat"), 0);
+  EXPECT_EQ(CountOps(mixed, "Concat"), 1);
+}
+
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
+  // A Gemm that is not x * W^T + b (transB=0, or alpha != 1): not a 1x1 conv.
+  for (const char* attr : {"transB", "alpha"}) {
+    Graph g = QdqGraph({.gemm = true}, 7);
+    for (NodeId n = 0; n < g.num_nodes(); ++n) {
+      if (g.node(n).op_type != "Gemm") continue;
+      if (std::string(attr) == "transB") g.node(n).attrs.Set("transB", int64_t{0});
+      else g.node(n).attrs.Set("alpha", 0.5f);
+    }
+    ASSERT_TRUE(FoldQdq(g).ok());
+    EXPECT_EQ(CountOps(g, "Gemm"), 1) << attr;
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 0) << attr;
+  }
   // The float Conv output is read elsewhere, or the output scale is computed
   // at run time: nothing to fold.
   for (const QdqOptions& o : {QdqOptions{.extra_reader = true}, QdqOptions{.runtime_scale = true}}) {
