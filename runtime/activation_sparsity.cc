@@ -3,6 +3,10 @@
 #include "runtime/activation_sparsity.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <utility>
@@ -49,7 +53,7 @@ struct RandomInput {
 // out of range, so they must be given.
 Status CheckRandomisable(const TensorInfo& info) {
   if (info.dtype == DataType::kF32 || info.dtype == DataType::kF16) return Status::Ok();
-  return InvalidArgument("activation sparsity: input " + info.ToString() + " is " +
+  return InvalidArgument("input " + info.ToString() + " is " +
                          DataTypeName(info.dtype) +
                          ": random values may not be valid indices, masks or ids; give real "
                          "data for it");
@@ -79,33 +83,25 @@ bool Watched(const Graph& g, ValueId v) {
   return v != kNoValue && !g.IsConstant(v) && g.value(v).dtype == DataType::kF32;
 }
 
-}  // namespace
+// The model run with the `watched` values exposed: calls observe(value,
+// tensor) for each of them on every run. `what` prefixes errors.
+struct ObservedRuns {
+  int runs = 0;
+  std::vector<std::string> random_inputs;
+};
 
-StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
-    Graph& graph, const ActivationSparsityOptions& options) {
+StatusOr<ObservedRuns> ObserveActivations(
+    const Graph& graph, const ActivationSparsityOptions& options, const std::set<ValueId>& watched,
+    const std::string& what, const std::function<void(ValueId, const Tensor&)>& observe) {
   if (options.samples < 1)
-    return InvalidArgument("activation sparsity: samples must be >= 1, got " +
-                           std::to_string(options.samples));
+    return InvalidArgument(what + ": samples must be >= 1, got " + std::to_string(options.samples));
   if (options.batch < 1)
-    return InvalidArgument("activation sparsity: batch must be >= 1, got " +
-                           std::to_string(options.batch));
-  if (options.num_threads < 0)
-    return InvalidArgument("activation sparsity: num_threads must be >= 0");
-
-  // The values to watch: every non-constant f32 node input. Graph inputs are
-  // counted from the data fed; the rest become extra graph outputs.
-  std::set<ValueId> watched;
-  for (const Node& n : graph.nodes())
-    for (ValueId v : n.inputs) {
-      if (v == kNoValue || graph.IsConstant(v)) continue;
-      if (graph.value(v).dtype == DataType::kUndefined)
-        return FailedPrecondition("activation sparsity: value '" + graph.value(v).name +
-                                  "' read by node '" + n.name +
-                                  "' has no dtype; run the graph passes (shape inference) first");
-      if (Watched(graph, v)) watched.insert(v);
-    }
+    return InvalidArgument(what + ": batch must be >= 1, got " + std::to_string(options.batch));
+  if (options.num_threads < 0) return InvalidArgument(what + ": num_threads must be >= 0");
   std::set<ValueId> graph_inputs(graph.inputs().begin(), graph.inputs().end());
 
+  // Graph inputs are observed from the data fed; the rest become extra
+  // graph outputs.
   Graph probe = graph;
   std::map<ValueId, std::string> output_name;  // watched non-input value -> its name
   for (ValueId v : watched) {
@@ -120,12 +116,12 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
   auto registry = std::make_shared<KernelRegistry>();
   StatusOr<std::vector<OpenedDevice>> host =
       OpenBackendDevices(BuiltinBackends(), {}, BackendOptions{}, *registry);
-  if (!host.ok()) return host.status().WithPrefix("activation sparsity");
+  if (!host.ok()) return host.status().WithPrefix(what);
   SessionOptions session_options;
   session_options.num_threads = options.num_threads;
   StatusOr<std::unique_ptr<Session>> opened = CreateSession(
       std::move(probe), session_options, registry, std::move(host->front().device));
-  if (!opened.ok()) return opened.status().WithPrefix("activation sparsity");
+  if (!opened.ok()) return opened.status().WithPrefix(what);
   Session& session = **opened;
 
   // Inputs: given ones must name a model input; the rest are random.
@@ -133,28 +129,27 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
     const bool known = std::any_of(session.inputs().begin(), session.inputs().end(),
                                    [&](const TensorInfo& i) { return i.name == name; });
     if (!known)
-      return InvalidArgument("activation sparsity: the model has no input '" + name +
+      return InvalidArgument(what + ": the model has no input '" + name +
                              "'; its inputs are: " + ListInputs(session.inputs()));
     if (tensors.empty())
-      return InvalidArgument("activation sparsity: no tensor given for input '" + name + "'");
+      return InvalidArgument(what + ": no tensor given for input '" + name + "'");
   }
-  ActivationSparsityReport report;
+  ObservedRuns observed;
   size_t longest_given = 0;
   for (const TensorInfo& info : session.inputs()) {
     auto given = options.inputs.find(info.name);
     if (given == options.inputs.end()) {
-      report.random_inputs.push_back(info.name);
-      RETURN_IF_ERROR(CheckRandomisable(info));
+      observed.random_inputs.push_back(info.name);
+      RETURN_IF_ERROR(CheckRandomisable(info).WithPrefix(what));
     } else {
       longest_given = std::max(longest_given, given->second.size());
     }
   }
-  report.runs = report.random_inputs.empty() ? static_cast<int>(longest_given) : options.samples;
+  observed.runs = observed.random_inputs.empty() ? static_cast<int>(longest_given) : options.samples;
 
-  std::map<ValueId, ZeroCount> counts;
   std::mt19937_64 rng(options.seed);
   std::vector<RandomInput> random(session.inputs().size());
-  for (int run = 0; run < report.runs; ++run) {
+  for (int run = 0; run < observed.runs; ++run) {
     for (size_t k = 0; k < session.inputs().size(); ++k) {
       const TensorInfo& info = session.inputs()[k];
       const ValueId id = graph.inputs()[k];
@@ -166,23 +161,50 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
         ASSIGN_OR_RETURN(random[k], MakeRandomInput(info, options.batch, rng));
         tensor = random[k].tensor;
       }
-      if (Status s = session.SetInput(info.name, tensor); !s.ok())
-        return s.WithPrefix("activation sparsity");
-      if (watched.count(id)) {
-        const ZeroCount c = CountZeros(tensor);
-        counts[id].zeros += c.zeros;
-        counts[id].elements += c.elements;
-      }
+      if (Status s = session.SetInput(info.name, tensor); !s.ok()) return s.WithPrefix(what);
+      if (watched.count(id)) observe(id, tensor);
     }
-    if (Status s = session.Run(); !s.ok()) return s.WithPrefix("activation sparsity");
+    if (Status s = session.Run(); !s.ok()) return s.WithPrefix(what);
     for (const auto& [v, name] : output_name) {
       ASSIGN_OR_RETURN(Tensor t, session.GetOutput(name));
-      const ZeroCount c = CountZeros(t);
-      counts[v].zeros += c.zeros;
-      counts[v].elements += c.elements;
+      observe(v, t);
     }
-    if (options.on_run) options.on_run(run + 1, report.runs);
+    if (options.on_run) options.on_run(run + 1, observed.runs);
   }
+  return observed;
+}
+
+// Every non-constant f32 node input; an error names a value without a dtype.
+StatusOr<std::set<ValueId>> NodeInputsToWatch(const Graph& graph, const std::string& what) {
+  std::set<ValueId> watched;
+  for (const Node& n : graph.nodes())
+    for (ValueId v : n.inputs) {
+      if (v == kNoValue || graph.IsConstant(v)) continue;
+      if (graph.value(v).dtype == DataType::kUndefined)
+        return FailedPrecondition(what + ": value '" + graph.value(v).name + "' read by node '" +
+                                  n.name + "' has no dtype; run the graph passes (shape inference) first");
+      if (Watched(graph, v)) watched.insert(v);
+    }
+  return watched;
+}
+
+}  // namespace
+
+StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
+    Graph& graph, const ActivationSparsityOptions& options) {
+  const std::string what = "activation sparsity";
+  ASSIGN_OR_RETURN(const std::set<ValueId> watched, NodeInputsToWatch(graph, what));
+  std::map<ValueId, ZeroCount> counts;
+  ASSIGN_OR_RETURN(const ObservedRuns observed,
+                   ObserveActivations(graph, options, watched, what,
+                                      [&](ValueId v, const Tensor& t) {
+                                        const ZeroCount c = CountZeros(t);
+                                        counts[v].zeros += c.zeros;
+                                        counts[v].elements += c.elements;
+                                      }));
+  ActivationSparsityReport report;
+  report.runs = observed.runs;
+  report.random_inputs = observed.random_inputs;
 
   // Per node, element-weighted over its watched inputs; set only now, so an
   // error above leaves the graph as it was.
@@ -208,6 +230,36 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
     n.annotation.activation_sparsity = m.sparsity;
     report.nodes.push_back(std::move(m));
   }
+  return report;
+}
+
+StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
+                                                        const ActivationSparsityOptions& options) {
+  const std::string what = "activation ranges";
+  ASSIGN_OR_RETURN(std::set<ValueId> watched, NodeInputsToWatch(graph, what));
+  for (const Node& n : graph.nodes())
+    for (ValueId v : n.outputs)
+      if (Watched(graph, v)) watched.insert(v);
+  ActivationRangeReport report;
+  ASSIGN_OR_RETURN(const ObservedRuns observed,
+                   ObserveActivations(graph, options, watched, what, [&](ValueId v, const Tensor& t) {
+                     if (t.dtype() != DataType::kF32 || t.elements() == 0) return;
+                     const float* p = t.data<float>();
+                     float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+                     for (int64_t i = 0; i < t.elements(); ++i) {
+                       if (!std::isfinite(p[i])) continue;  // a fault, not the range
+                       lo = std::min(lo, p[i]);
+                       hi = std::max(hi, p[i]);
+                     }
+                     if (lo > hi) return;  // nothing finite
+                     auto [it, fresh] = report.ranges.try_emplace(v, ActivationRange{lo, hi});
+                     if (!fresh) {
+                       it->second.min = std::min(it->second.min, lo);
+                       it->second.max = std::max(it->second.max, hi);
+                     }
+                   }));
+  report.runs = observed.runs;
+  report.random_inputs = observed.random_inputs;
   return report;
 }
 

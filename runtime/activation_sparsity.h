@@ -1,6 +1,7 @@
-// Activation-sparsity calibration: runs a model on the CPU and measures, per
-// node, the fraction of exact zeros in the activations it reads (e.g. after a
-// ReLU), then writes it into Annotation::activation_sparsity.
+// Activation calibration: runs a model on the CPU and measures, per node,
+// the fraction of exact zeros in the activations it reads (e.g. after a
+// ReLU), then writes it into Annotation::activation_sparsity; or the range
+// of every activation (MeasureActivationRanges, for int8 quantization).
 //
 //   braid::Graph g = ...;                            // passes run, shapes inferred
 //   braid::ActivationSparsityOptions options;
@@ -37,6 +38,7 @@
 
 #include "braid/braid.h"
 #include "graph/ir.h"
+#include "graph/passes/passes.h"  // ActivationRange
 
 namespace braid {
 
@@ -79,6 +81,18 @@ struct ActivationSparsityReport {
 // Session errors (wrong dtype/shape of a given tensor) come back prefixed.
 StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
     Graph& graph, const ActivationSparsityOptions& options);
+
+// The same runs for int8 calibration (`braid convert --precision int8`):
+// the smallest and largest value every non-constant f32 node input and
+// output took over all runs (NaN and Inf skipped; a tensor without a finite
+// value is absent).
+struct ActivationRangeReport {
+  int runs = 0;
+  std::vector<std::string> random_inputs;
+  std::map<ValueId, ActivationRange> ranges;
+};
+StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
+                                                        const ActivationSparsityOptions& options);
 
 }  // namespace braid
 

@@ -16,6 +16,7 @@
 
 #include "runtime/activation_sparsity.h"
 #include "tools/cli_common.h"
+#include "tools/npy.h"
 
 namespace braid::cli {
 
@@ -29,6 +30,14 @@ struct ActivationSparsityFlags {
 // --activation-sparsity-input needs --activation-sparsity.
 StatusOr<std::optional<ActivationSparsityFlags>> ParseActivationSparsityFlags(ArgScanner& scan);
 
+// Reads the .npy files (NAME, FILE pairs) into `arrays` and adds tensors
+// borrowing them to options.inputs; errors name `flag` and NAME.
+Status AddNpyInputs(const std::vector<std::pair<std::string, std::string>>& inputs,
+                    const std::string& flag, std::vector<npy::Array>& arrays,
+                    ActivationSparsityOptions& options);
+// Progress "1/8, 2/8, ..." on err unless quiet.
+void ShowRuns(ActivationSparsityOptions& options, std::ostream& err, bool quiet);
+
 // Reads the .npy files, measures, annotates `graph` and returns the report.
 StatusOr<ActivationSparsityReport> MeasureActivationSparsityForCli(
     const ActivationSparsityFlags& flags, Graph& graph, std::ostream& err, bool quiet);
@@ -36,6 +45,23 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsityForCli(
 // "activation sparsity: 8 runs on random N(0,1) inputs (input) ...": what was
 // measured, over how many nodes, median/max over Conv/Gemm/MatMul inputs.
 std::string ActivationSparsitySummary(const ActivationSparsityReport& report);
+
+// `braid convert --precision int8 [--calibration-samples N]
+// [--calibration-input NAME=FILE.npy]...`.
+struct Int8Flags {
+  int samples = 8;
+  std::vector<std::pair<std::string, std::string>> inputs;  // NAME, FILE.npy
+};
+// nullopt for --precision fp32 or none; an error for another precision, or
+// calibration flags without --precision int8.
+StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan);
+
+// On a graph after the default passes with fuse_activations off: measures
+// the activation ranges, quantizes (QuantizeStatic), runs the default passes
+// again (FoldQdq makes the int8 ops). Returns the summary for stdout: what
+// was quantized, what stayed f32 and why, on which data.
+StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::ostream& err,
+                                     bool quiet);
 
 }  // namespace braid::cli
 

@@ -1,5 +1,5 @@
 // braid convert IN -o OUT [--no-fuse] [--opset-check] [--prune RATIO ...]
-//                          [--activation-sparsity N ...]
+//                          [--activation-sparsity N ...] [--precision int8 ...]
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -28,6 +28,8 @@ constexpr char kConvertHelp[] =
     "                     [--prune RATIO [--prune-structure S] [--prune-skip L]]\n"
     "                     [--activation-sparsity N\n"
     "                      [--activation-sparsity-input NAME=FILE.npy]...]\n"
+    "                     [--precision int8 [--calibration-samples N]\n"
+    "                      [--calibration-input NAME=FILE.npy]...]\n"
     "\n"
     "Converts a model into braid's .braid format: imports it, infers shapes\n"
     "(symbolic batch stays symbolic), folds constants, folds BatchNorm into\n"
@@ -66,7 +68,22 @@ constexpr char kConvertHelp[] =
     "                   real data for input NAME (repeatable; NAME given again =\n"
     "                   one more sample). When every input is given, the model\n"
     "                   runs once per file and N is not used. Integer and bool\n"
-    "                   inputs must be given (random ids are not valid)\n";
+    "                   inputs must be given (random ids are not valid)\n"
+    "  --precision P    fp32 (default) or int8: static int8 quantization. The\n"
+    "                   model runs on the CPU on calibration inputs; every\n"
+    "                   Conv, fully connected Gemm, MatMul with constant B,\n"
+    "                   same-shape Add, Concat and MaxPool whose tensors were\n"
+    "                   measured gets uint8 activations (min-max range) and\n"
+    "                   int8 per-channel weights, as ONNX Runtime's\n"
+    "                   quantize_static writes them; the rest stays f32 and\n"
+    "                   is listed. It CHANGES THE MODEL'S OUTPUTS (by about a\n"
+    "                   quantization step per layer): check them\n"
+    "  --calibration-samples N\n"
+    "                   random N(0,1) calibration runs (default 8) when no\n"
+    "                   input is given: ranges from random data fit real data\n"
+    "                   badly; give real inputs with the next flag\n"
+    "  --calibration-input NAME=FILE.npy\n"
+    "                   real data for input NAME (repeatable, one sample each)\n";
 
 class Stopwatch {
  public:
@@ -189,6 +206,11 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::optional<ActivationSparsityFlags>> activation =
       ParseActivationSparsityFlags(scan);
   if (!activation.ok()) return ReportError(err, "convert", activation.status());
+  StatusOr<std::optional<Int8Flags>> int8 = ParseInt8Flags(scan);
+  if (!int8.ok()) return ReportError(err, "convert", int8.status());
+  if (*int8 && no_fuse)
+    return ReportError(err, "convert",
+                       InvalidArgument("--precision int8 needs fusion (FoldQdq); drop --no-fuse"));
   StatusOr<std::optional<std::string>> output = scan.Value("--output");
   if (!output.ok()) return ReportError(err, "convert", output.status());
   if (!output->has_value()) {
@@ -209,7 +231,7 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::string& out_path = **output;
 
-  Progress progress(err, quiet, 4 + (prune ? 1 : 0) + (*activation ? 1 : 0));
+  Progress progress(err, quiet, 4 + (prune ? 1 : 0) + (*activation ? 1 : 0) + (*int8 ? 1 : 0));
   progress.Begin("load " + in);
   StatusOr<LoadedModel> model = LoadModel(in);
   if (!model.ok()) {
@@ -224,12 +246,28 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   progress.Begin(no_fuse ? "passes (no fusion)" : "passes");
   PassOptions pass_options;
   pass_options.fuse = !no_fuse;
+  // Quantization wants each Relu as its own node; the passes run again after.
+  pass_options.fuse_activations = !*int8;
   if (Status s = RunDefaultPasses(g, pass_options); !s.ok()) {
     progress.Fail();
     return ReportError(err, "convert", s.WithPrefix(in));
   }
   progress.End(std::to_string(imported_nodes) + " -> " +
                std::to_string(g.num_nodes()) + " nodes");
+  if (*int8) {
+    const Int8Flags& flags = **int8;
+    progress.Begin("int8 calibration (" +
+                   (flags.inputs.empty() ? std::to_string(flags.samples) + " random samples"
+                                         : std::string("given inputs")) +
+                   ", CPU)");
+    StatusOr<std::string> summary = QuantizeForCli(flags, g, err, quiet);
+    if (!summary.ok()) {
+      progress.Fail();
+      return ReportError(err, "convert", summary.status().WithPrefix(in));
+    }
+    progress.End(std::to_string(g.num_nodes()) + " nodes");
+    out << *summary;
+  }
   if (slim_widths->has_value()) {
     // After the passes: the boundaries must name values of the graph as stored.
     SlimSpec spec;

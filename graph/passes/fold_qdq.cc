@@ -27,8 +27,9 @@
 // Conditions: every scale and zero point is a constant, per tensor except
 // the weights' (per output channel: DQ axis 0 for Conv, the last axis for a
 // 2-D MatMul B); the weights are constant; the float Conv / MatMul output
-// is read only by the Q (or by a Relu read only by the Q, when the Q's zero
-// point is its type's minimum, so saturation is the Relu). The bias is
+// is read only by the Q (or by a Relu or Clip read only by the Q whose
+// bounds the Q's saturation applies anyway: a Relu when the Q's zero point is
+// its type's minimum, a Relu6 when the Q's range lies within [0, 6]). The bias is
 // DQ(int32 constant) with scale xs * ws (used as is) or an f32 constant,
 // quantized here to round(b / (xs * ws)) in int32 (ONNX Runtime's rule; at
 // most half a step of xs * ws per channel). The fused node takes the Conv's
@@ -38,6 +39,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -104,6 +106,27 @@ ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataT
   if (zp != kNoValue) return zp;
   const uint8_t zero = 0;
   return g.AddConstant(names.Make(base), dtype, Shape{}, TensorData::Copy(&zero, 1));
+}
+
+// Whether Q(act(v)) == Q(v) for every v, so the Relu or Clip `act` before
+// the Q can go: Q is monotone, so it suffices that Q maps the lower bound to
+// the type's minimum and the upper bound to its maximum (Relu: [0, inf),
+// that is a zero point at the minimum).
+bool SaturationClips(const Graph& g, const Node& act, const QParams& yq, DataType y_type) {
+  const float kInf = std::numeric_limits<float>::infinity();
+  std::optional<float> lo = 0.0f, hi = kInf;
+  if (act.op_type == "Clip") {
+    lo = pass_util::ClipBound(g, act, 1, "min", -kInf);
+    hi = pass_util::ClipBound(g, act, 2, "max", kInf);
+  }
+  if (!lo || !hi) return false;
+  const float scale = ConstantFloats(g, yq.scale)[0];
+  const TensorData& zp = *g.value(yq.zero_point).constant;
+  const double z = y_type == DataType::kU8 ? zp.as<uint8_t>()[0] : zp.as<int8_t>()[0];
+  const double q_min = y_type == DataType::kU8 ? 0 : -128, q_max = y_type == DataType::kU8 ? 255 : 127;
+  // As QuantizeLinear rounds: x / scale in float, half to even.
+  auto quantized = [&](float x) { return std::nearbyint(static_cast<double>(x / scale)) + z; };
+  return (*lo == -kInf || quantized(*lo) <= q_min) && (*hi == kInf || quantized(*hi) >= q_max);
 }
 
 // Gemm(A, B, C) as a fully connected layer: alpha = beta = 1, A as is, B
@@ -236,16 +259,16 @@ Status FoldQdq(Graph& graph) {
     if (!ReadQParams(graph, q, &yq) || yq.count != 1 || yq.zero_point == kNoValue) continue;
     const DataType y_type = graph.value(yq.zero_point).dtype;
     if (!IsQuantizedType(y_type)) continue;
-    // Optional Relu between the product and Q, when saturation does its work.
+    // Optional Relu or Clip between the product and Q, when saturation does
+    // its work.
     ValueId product_out = yq.data;
     NodeId relu_id = kNoNode;
-    if (const Node* relu = Producer(graph, product_out, "Relu")) {
-      const TensorData& zp = *graph.value(yq.zero_point).constant;
-      const bool at_min = y_type == DataType::kU8 ? zp.as<uint8_t>()[0] == 0
-                                                  : zp.as<int8_t>()[0] == -128;
-      if (!at_min || uses.OnlyReader(product_out) != qid) continue;
+    const Node* act = Producer(graph, product_out, "Relu");
+    if (act == nullptr) act = Producer(graph, product_out, "Clip");
+    if (act != nullptr) {
+      if (!SaturationClips(graph, *act, yq, y_type) || uses.OnlyReader(product_out) != qid) continue;
       relu_id = graph.value(product_out).producer;
-      product_out = InputOrNone(*relu, 0);
+      product_out = InputOrNone(*act, 0);
     }
     const NodeId pid = product_out == kNoValue ? kNoNode : graph.value(product_out).producer;
     if (pid == kNoNode || uses.OnlyReader(product_out) != (relu_id != kNoNode ? relu_id : qid))

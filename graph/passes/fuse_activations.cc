@@ -48,21 +48,6 @@ struct Activation {
   ValueId output = kNoValue;  // value the fused node takes over
 };
 
-// Reads a Clip bound: a constant single-element f32 input, else the
-// pre-opset-11 attribute, else `fallback`. nullopt when not constant.
-std::optional<float> ClipBound(const Graph& graph, const Node& clip,
-                               size_t input, const char* attr,
-                               float fallback) {
-  const ValueId v = InputOrNone(clip, input);
-  if (v != kNoValue) {
-    std::optional<std::vector<double>> value =
-        pass_util::ReadConstantF32(graph, v);
-    if (!value || value->size() != 1) return std::nullopt;
-    return static_cast<float>((*value)[0]);
-  }
-  return clip.attrs.GetFloat(attr, fallback);
-}
-
 // The single-node activation `reader`, or nullopt.
 std::optional<Activation> SingleNodeActivation(const Graph& graph,
                                                NodeId reader_id) {
@@ -79,8 +64,8 @@ std::optional<Activation> SingleNodeActivation(const Graph& graph,
     // An absent bound is ONNX's default (numeric_limits lowest / max): -Inf
     // clips to -FLT_MAX, as in ONNX Runtime.
     constexpr float kMax = std::numeric_limits<float>::max();
-    std::optional<float> lo = ClipBound(graph, reader, 1, "min", -kMax);
-    std::optional<float> hi = ClipBound(graph, reader, 2, "max", kMax);
+    std::optional<float> lo = pass_util::ClipBound(graph, reader, 1, "min", -kMax);
+    std::optional<float> hi = pass_util::ClipBound(graph, reader, 2, "max", kMax);
     if (!lo || !hi) return std::nullopt;
     act.kind = op;
     act.attrs.Set("activation_min", *lo);

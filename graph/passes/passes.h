@@ -8,6 +8,11 @@
 #ifndef BRAID_GRAPH_PASSES_PASSES_H_
 #define BRAID_GRAPH_PASSES_PASSES_H_
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "graph/ir.h"
 
 namespace braid {
@@ -73,6 +78,29 @@ Status LowerEinsum(Graph& graph);
 // QLinearMatMul (graph/passes/fold_qdq.cc). Runs before FoldConstants, which
 // would turn the weight DQ into f32 weights.
 Status FoldQdq(Graph& graph);
+
+// Static int8 quantization (`braid convert --precision int8`; graph/passes/
+// quantize_static.cc): writes the QDQ form ONNX Runtime's quantize_static
+// writes, which FoldQdq then runs in int8. Every data input and the output of
+// a Conv, a fully connected Gemm (transB=1), a MatMul with constant 2-D B, a
+// same-shape Add, a Concat and a MaxPool with a measured range gets
+// Q -> DQ at uint8 (asymmetric over [min(lo, 0), max(hi, 0)]; the output of
+// a Relu or Clip read alone instead of its producer's, so it folds into
+// the saturation); a MaxPool's output takes its input's parameters; weights get
+// per-output-channel symmetric int8 (zero point 0, +-127). Run it after the
+// default passes with fuse_activations off; run them again afterwards.
+struct ActivationRange {
+  float min = 0, max = 0;
+};
+struct StaticQuantizationReport {
+  std::vector<std::string> quantized;  // nodes given int8 operands, graph order
+  // Nodes of those op types left in f32, each with the reason.
+  std::vector<std::pair<std::string, std::string>> kept_float;
+  int tensors = 0;  // activations given Q -> DQ
+};
+StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
+                                                  const std::map<ValueId, ActivationRange>& ranges);
+
 // A zero-valued constant Pad of the spatial axes read only by a Conv or an
 // AveragePool becomes that node's pads (graph/passes/fold_pad.cc).
 Status FoldPad(Graph& graph);
@@ -94,6 +122,9 @@ struct PassOptions {
   // activation fusion, Pad folding, spatial reductions as global pooling,
   // broadcast Expands bypassed, QDQ Conv / MatMul as QLinearConv / QLinearMatMul (int8 kernels)
   bool fuse = true;
+  // FuseActivations (with fuse): off before QuantizeStatic, which wants each
+  // Relu as its own node.
+  bool fuse_activations = true;
 };
 
 // RemoveIdentities, [FoldQdq], FoldConstants (which infers shapes), RemoveIdentities (whole-input

@@ -277,6 +277,17 @@ void WriteLinearBias(Graph& graph, NodeId id, const LinearBias& bias,
   if (node.op_type == "Gemm") node.attrs.Set("beta", 1.0f);
 }
 
+std::optional<float> ClipBound(const Graph& graph, const Node& clip, size_t input, const char* attr,
+                               float fallback) {
+  const ValueId v = InputOrNone(clip, input);
+  if (v != kNoValue) {
+    std::optional<std::vector<double>> value = ReadConstantF32(graph, v);
+    if (!value || value->size() != 1) return std::nullopt;
+    return static_cast<float>((*value)[0]);
+  }
+  return clip.attrs.GetFloat(attr, fallback);
+}
+
 Status FinishPass(Graph& graph, const char* pass_name) {
   Status status = graph.TopologicalSort();
   if (status.ok()) status = graph.Validate();

@@ -89,6 +89,12 @@ ValueId AddF32Value(Graph& graph, NameAllocator& names, const std::string& base,
 // a value that takes over a producer keeps the facts known about it.
 void AdoptShapeIfMissing(Graph& graph, ValueId to, ValueId from);
 
+// A Clip bound: the constant single-element f32 input `input` (1 min, 2
+// max), else the pre-opset-11 attribute `attr`, else `fallback`; nullopt
+// when the input is not constant.
+std::optional<float> ClipBound(const Graph& graph, const Node& clip, size_t input, const char* attr,
+                               float fallback);
+
 // Output channels of a Conv (weight dim 0) or Gemm (B dim 1, or dim 0 when
 // transB=1). Needs the weight's shape; nullopt when it is unknown.
 std::optional<int64_t> OutputChannels(const Graph& graph, const Node& node);

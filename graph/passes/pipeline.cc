@@ -29,7 +29,7 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
     RETURN_IF_ERROR(FoldPad(graph));
     RETURN_IF_ERROR(ReduceToGlobalPool(graph));
     RETURN_IF_ERROR(DropBroadcastExpand(graph));
-    RETURN_IF_ERROR(FuseActivations(graph));
+    if (options.fuse_activations) RETURN_IF_ERROR(FuseActivations(graph));
   }
   RETURN_IF_ERROR(EliminateDeadNodes(graph));
   RETURN_IF_ERROR(InferShapes(graph));

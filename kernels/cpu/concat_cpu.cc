@@ -9,6 +9,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <cstring>
 
 #include "kernels/cpu/memory_blocks.h"
@@ -42,6 +44,12 @@ class ConcatCpu final : public Kernel {
       p = q_.concat;
       scales_.assign(p.inputs.size(), RequantizeScales{});
       isa_ = BestSimdIsa();
+      // A byte table where lookups are cheap (VBMI's 64 lanes, or the
+      // portable loop); AVX2 / AVX-512F compute the formula in lanes.
+      vbmi_ = Avx512VbmiSupported();
+      use_table_ = vbmi_ || isa_ == SimdIsa::kPortable;
+      tables_.assign(p.inputs.size(), {});
+      table_scales_.assign(p.inputs.size(), std::nullopt);
     } else {
       ASSIGN_OR_RETURN(p, ParseConcat(args));
     }
@@ -68,7 +76,14 @@ class ConcatCpu final : public Kernel {
 
   Status Run(const RunArgs& args) override {
     if (outer_ == 0 || out_block_bytes_ == 0) return Status::Ok();
-    for (size_t k = 0; k < scales_.size(); ++k) scales_[k] = q_.Scales(args, k);
+    for (size_t k = 0; k < scales_.size(); ++k) {
+      scales_[k] = q_.Scales(args, k);
+      // Built once per parameter set (constant in a folded model).
+      if (use_table_ && !scales_[k].copy && table_scales_[k] != scales_[k]) {
+        RequantizeTable(scales_[k], q_.type, tables_[k].data());
+        table_scales_[k] = scales_[k];
+      }
+    }
     std::byte* dst = static_cast<std::byte*>(args.dst[0]);
     const size_t inputs = block_bytes_.size();
     if (outer_ == 1) {
@@ -112,6 +127,8 @@ class ConcatCpu final : public Kernel {
   void Copy(size_t k, std::byte* dst, const std::byte* src, size_t bytes) const {
     if (!quantized_ || scales_[k].copy)
       std::memcpy(dst, src, bytes);
+    else if (use_table_)
+      LookupBytes(vbmi_, tables_[k].data(), src, dst, static_cast<int64_t>(bytes));
     else
       RequantizeRange(isa_, scales_[k], q_.type, src, dst, static_cast<int64_t>(bytes));
   }
@@ -122,6 +139,9 @@ class ConcatCpu final : public Kernel {
   QLinearConcatParams q_;                // when quantized_
   std::vector<RequantizeScales> scales_;  // per input, read at Run (quantized_)
   SimdIsa isa_ = SimdIsa::kPortable;
+  bool vbmi_ = false, use_table_ = false;
+  std::vector<std::array<uint8_t, 256>> tables_;                  // per input (use_table_)
+  std::vector<std::optional<RequantizeScales>> table_scales_;     // what each table holds
   std::vector<size_t> inputs_;            // the node inputs concatenated
   int64_t outer_ = 0;
   std::vector<size_t> block_bytes_;  // per input

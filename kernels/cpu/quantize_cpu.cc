@@ -214,6 +214,31 @@ void QuantizeVector(SimdIsa isa, const QuantizeLinearParams& p, const float* x, 
   });
 }
 
+// y[i] = table[x[i]] over 64 bytes at a time: two vpermi2b give the
+// table's lower and upper 128 entries for each byte's low 7 bits, its top bit
+// picks one.
+struct ByteTable512 {
+  __m512i t0, t1, t2, t3;
+};
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline __m512i LookupLanes(
+    const ByteTable512& t, __m512i idx) {
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), _mm512_permutex2var_epi8(t.t0, idx, t.t1),
+                                _mm512_permutex2var_epi8(t.t2, idx, t.t3));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void LookupAvx512Vbmi(
+    const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n) {
+  const ByteTable512 t{_mm512_loadu_si512(table), _mm512_loadu_si512(table + 64),
+                       _mm512_loadu_si512(table + 128), _mm512_loadu_si512(table + 192)};
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(y + i, LookupLanes(t, _mm512_loadu_si512(x + i)));
+  if (i < n) {
+    const __mmask64 tail = (~__mmask64{0}) >> (64 - (n - i));
+    _mm512_mask_storeu_epi8(y + i, tail, LookupLanes(t, _mm512_maskz_loadu_epi8(tail, x + i)));
+  }
+}
+
 #endif
 
 // Elements [begin, end) of a same-shape QLinearAdd, vectorised where the CPU can.
@@ -346,6 +371,16 @@ void RequantizeRange(SimdIsa isa, const RequantizeScales& s, DataType type, cons
     RequantizeTyped(isa, s, static_cast<const int8_t*>(x), static_cast<int8_t*>(y), n);
   else
     RequantizeTyped(isa, s, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
+}
+
+void LookupBytes(bool vbmi, const uint8_t* table, const void* x, void* y, int64_t n) {
+  const auto* in = static_cast<const uint8_t*>(x);
+  auto* out = static_cast<uint8_t*>(y);
+#if defined(__x86_64__) || defined(__i386__)
+  if (vbmi) return LookupAvx512Vbmi(table, in, out, n);
+#endif
+  (void)vbmi;
+  for (int64_t i = 0; i < n; ++i) out[i] = table[in[i]];
 }
 
 std::unique_ptr<Kernel> CreateQLinearAddCpu() { return std::make_unique<QLinearAddCpu>(); }

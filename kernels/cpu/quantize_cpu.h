@@ -36,6 +36,10 @@ void QLinearAddRange(SimdIsa isa, const QLinearAddScales& s, DataType type, cons
 void RequantizeRange(SimdIsa isa, const RequantizeScales& s, DataType type, const void* x,
                      void* y, int64_t n);
 
+// y[i] = table[x[i]] for n bytes (RequantizeTable's map), 64 at a time with
+// AVX-512 VBMI when `vbmi` (Avx512VbmiSupported()), else one by one.
+void LookupBytes(bool vbmi, const uint8_t* table, const void* x, void* y, int64_t n);
+
 }  // namespace braid
 
 #endif  // BRAID_KERNELS_CPU_QUANTIZE_CPU_H_

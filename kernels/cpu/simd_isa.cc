@@ -32,4 +32,12 @@ SimdIsa BestSimdIsa() {
   return SimdIsa::kPortable;
 }
 
+bool Avx512VbmiSupported() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+
 }  // namespace braid

@@ -17,6 +17,9 @@ const char* SimdIsaName(SimdIsa isa);  // "portable", "avx2", "avx512"
 bool SimdIsaSupported(SimdIsa isa);
 // The widest supported instruction set (__builtin_cpu_supports on x86).
 SimdIsa BestSimdIsa();
+// AVX-512 VBMI (byte permutes: a 256-entry byte table in four registers),
+// beside the levels above; false off x86.
+bool Avx512VbmiSupported();
 
 }  // namespace braid
 

@@ -30,6 +30,8 @@ inline constexpr int kQConcatYScale = 0, kQConcatYZp = 1, kQConcatFirstInput = 2
 struct RequantizeScales {
   float x_scale = 1, x_zp = 0, y_scale = 1, y_zp = 0;
   bool copy = false;  // the same scale and zero point: the bytes as they are
+
+  bool operator==(const RequantizeScales&) const = default;
 };
 
 struct QLinearConcatParams {
@@ -56,6 +58,16 @@ inline Q RequantizeElement(const RequantizeScales& s, Q x) {
   // NaN (a zero or non-finite scale computed at run time) gives 0, as
   // QuantizeLinear does.
   return std::isnan(v) ? Q{0} : static_cast<Q>(std::clamp(v, kLo, kHi));
+}
+
+// The 256 results of RequantizeElement for `type` (u8 / i8), indexed by the
+// input's byte (an i8 input's two's-complement bits): the whole map of a
+// one-byte requantization, for table lookups.
+inline void RequantizeTable(const RequantizeScales& s, DataType type, uint8_t table[256]) {
+  for (int b = 0; b < 256; ++b)
+    table[b] = type == DataType::kI8
+                   ? static_cast<uint8_t>(RequantizeElement<int8_t>(s, static_cast<int8_t>(b)))
+                   : RequantizeElement<uint8_t>(s, static_cast<uint8_t>(b));
 }
 
 }  // namespace braid

@@ -223,5 +223,32 @@ TEST(QLinearConcatCpu, VectorRequantizationEqualsTheScalarElementBitForBit) {
   EXPECT_GE(checked, 1);
 }
 
+// The byte table holds RequantizeElement's 256 results, and the lookup loops
+// (VBMI's 64 lanes where the CPU has it, the portable loop) read it right for
+// every byte at lengths with tails.
+TEST(QLinearConcatCpu, TableLookupEqualsTheScalarElement) {
+  for (DataType type : {DataType::kU8, DataType::kI8}) {
+    const RequantizeScales s{0.013f, type == DataType::kU8 ? 100.0f : -7.0f, 0.0131f, 90};
+    uint8_t table[256];
+    RequantizeTable(s, type, table);
+    for (int b = 0; b < 256; ++b) {
+      const int want = type == DataType::kI8
+                           ? static_cast<uint8_t>(RequantizeElement<int8_t>(s, static_cast<int8_t>(b)))
+                           : RequantizeElement<uint8_t>(s, static_cast<uint8_t>(b));
+      ASSERT_EQ(table[b], want) << b;
+    }
+    for (bool vbmi : {false, true}) {
+      if (vbmi && !Avx512VbmiSupported()) continue;
+      for (int64_t n : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{200}, int64_t{1000}}) {
+        std::vector<uint8_t> x(static_cast<size_t>(n)), y(x.size(), 0);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 37 + 11);
+        LookupBytes(vbmi, table, x.data(), y.data(), n);
+        for (size_t i = 0; i < x.size(); ++i)
+          ASSERT_EQ(y[i], table[x[i]]) << (vbmi ? "vbmi" : "portable") << " n " << n << " i " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace braid

@@ -43,6 +43,7 @@ struct QdqOptions {
   bool matmul = false;
   bool gemm = false;          // Gemm(x [3, 16], w [6, 16], bias), transB=1
   bool relu = false;          // Conv -> Relu -> Q (Q zero point 0)
+  float clip_max = 0;         // with relu: Clip(0, clip_max) instead of the Relu
   bool int32_bias = false;    // bias as DQ(int32), else f32
   bool extra_reader = false;  // the Conv's float output is also a graph output
   bool runtime_scale = false; // the output Q's scale is a graph input: not folded
@@ -117,7 +118,12 @@ Graph QdqGraph(const QdqOptions& o, uint32_t seed) {
   }
   if (o.extra_reader) g.outputs().push_back(product);
   ValueId pre_q = product;
-  if (o.relu) pre_q = AddNode(g, "Relu", "relu", {product});
+  if (o.relu && o.clip_max > 0)
+    pre_q = AddNode(g, "Clip", "clip",
+                    {product, AddConst(g, "clip_lo", DataType::kF32, {}, std::vector<float>{0.0f}),
+                     AddConst(g, "clip_hi", DataType::kF32, {}, std::vector<float>{o.clip_max})});
+  else if (o.relu)
+    pre_q = AddNode(g, "Relu", "relu", {product});
   const ValueId ys = o.runtime_scale ? g.AddInput("ys", DataType::kF32, Shape{})
                                      : AddConst(g, "ys", DataType::kF32, {}, std::vector<float>{kYScale});
   const ValueId yz = AddConst(g, "yz", DataType::kU8, {}, std::vector<uint8_t>{static_cast<uint8_t>(o.relu ? 0 : 120)});
@@ -169,7 +175,7 @@ int BeyondOneStep(const std::vector<float>& got, const std::vector<float>& want)
 // within one step) against the unfolded graph on the reference kernels; the
 // output is not trivial (most elements away from the zero point).
 void ExpectFoldedMatchesUnfolded(const Graph& before, const Graph& after, uint32_t seed0,
-                                 bool exact_on_reference) {
+                                 bool exact_on_reference, bool exact_on_cpu = false) {
   std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
   RegisterCpuKernels(*cpu);
   for (uint32_t seed = seed0; seed < seed0 + 3; ++seed) {
@@ -185,7 +191,11 @@ void ExpectFoldedMatchesUnfolded(const Graph& before, const Graph& after, uint32
     } else {
       EXPECT_EQ(BeyondOneStep(got[0], want[0]), 0);
     }
-    EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
+    if (exact_on_cpu) {
+      EXPECT_EQ(got_cpu[0], want[0]);
+    } else {
+      EXPECT_EQ(BeyondOneStep(got_cpu[0], want[0]), 0);
+    }
     int nonzero = 0;
     for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
     EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
@@ -198,6 +208,8 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
                               {.int32_bias = true},
                               {.matmul = true},
                               {.gemm = true},
+                              // Q's range is [0, 255 * 0.05]: a Clip to 12.75 is its saturation.
+                              {.relu = true, .clip_max = 12.75f},
                               {.gemm = true, .relu = true, .int32_bias = true}};
   for (size_t k = 0; k < std::size(cases); ++k) {
     SCOPED_TRACE("case " + std::to_string(k));
@@ -214,6 +226,7 @@ TEST(FoldQdq, FoldsAndStaysWithinOneStep) {
     // A Gemm runs as a 1x1 QLinearConv between two Reshape views.
     EXPECT_EQ(CountOps(after, "Reshape"), cases[k].gemm ? 2 : 0);
     EXPECT_EQ(CountOps(after, "Relu"), 0);
+    EXPECT_EQ(CountOps(after, "Clip"), 0);
     EXPECT_EQ(CountOps(after, "QuantizeLinear"), 1);    // the input's
     EXPECT_EQ(CountOps(after, "DequantizeLinear"), 1);  // the output's
     ExpectFoldedMatchesUnfolded(before, after, 100, /*exact_on_reference=*/false);
@@ -407,18 +420,7 @@ TEST(FoldQdq, ConcatRunsInUint8BitForBit) {
     EXPECT_EQ(CountOps(g, "Relu"), 0);
     EXPECT_EQ(CountOps(g, "QuantizeLinear"), 2);    // the two of x
     EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
-    std::shared_ptr<KernelRegistry> cpu = std::make_shared<KernelRegistry>();
-    RegisterCpuKernels(*cpu);
-    for (uint32_t seed = 500; seed < 503; ++seed) {
-      const std::vector<float> x = RandomInput(before, seed);
-      const auto want = RunOnReference(before, {x});
-      ASSERT_EQ(want.size(), 1u);
-      int nonzero = 0;
-      for (float v : want[0]) nonzero += std::fabs(v) > kYScale * 0.5f;
-      EXPECT_GT(nonzero, static_cast<int>(want[0].size() / 4));
-      EXPECT_EQ(RunOnReference(g, {x}), want);
-      EXPECT_EQ(RunOnReference(g, {x}, cpu), want);
-    }
+    ExpectFoldedMatchesUnfolded(before, g, 500, /*exact_on_reference=*/true, /*exact_on_cpu=*/true);
   }
   // Inputs of different types (uint8 and int8): the Concat stays float.
   Graph mixed = ConcatGraph(false, DataType::kI8);
@@ -428,6 +430,13 @@ TEST(FoldQdq, ConcatRunsInUint8BitForBit) {
 }
 
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
+  // A Clip inside Q's range (6 < 12.75) clips what Q would not: it stays.
+  {
+    Graph g = QdqGraph({.relu = true, .clip_max = 6.0f}, 9);
+    ASSERT_TRUE(FoldQdq(g).ok());
+    EXPECT_EQ(CountOps(g, "Clip"), 1);
+    EXPECT_EQ(CountOps(g, "QLinearConv"), 0);
+  }
   // A Gemm that is not x * W^T + b (transB=0, or alpha != 1): not a 1x1 conv.
   for (const char* attr : {"transB", "alpha"}) {
     Graph g = QdqGraph({.gemm = true}, 7);

@@ -19,7 +19,7 @@
 namespace braid::test {
 
 // Runs `graph` (passes already applied, or none) on `registry`'s kernels
-// (the reference kernels when null), one thread.
+// (the reference kernels when null), one thread; symbolic dims at 1.
 inline std::vector<std::vector<float>> RunOnReference(
     Graph graph, const std::vector<std::vector<float>>& inputs,
     std::shared_ptr<KernelRegistry> registry = nullptr) {
@@ -36,6 +36,7 @@ inline std::vector<std::vector<float>> RunOnReference(
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo& info = (*session)->inputs().at(i);
     std::vector<int64_t> dims(info.dims.begin(), info.dims.end());
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;  // a symbolic batch runs at 1
     Status s = (*session)->SetInput(
         info.name, Tensor::Borrow(DataType::kF32, dims, const_cast<float*>(inputs[i].data())));
     EXPECT_TRUE(s.ok()) << s.ToString();

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""braid's own int8 conversion (`braid convert --precision int8`) over zoo models:
+output error against braid's f32 run of the same .onnx and latency of both,
+side by side in one run.
+
+  build/bench-venv/bin/python bench/int8_zoo.py --build-dir build \\
+      [--models resnet18 mobilenet_v2 ...] [--threads 1] [--samples 8] [--iterations 20]
+
+Each model (build/zoo/<model>_op17.onnx, exported by bench/zoo.py) is converted
+with N random N(0,1) calibration samples, then both files run on the same
+seeded input of the model's own shape, never seen by the calibration. Per
+model: max |int8 - f32| / max |f32| and cosine over every output, top-1
+agreement of the first output, nodes quantized / kept f32, medians of
+`braid run --iterations I` for each. Random weights and random inputs: the
+errors show the arithmetic, not a dataset's accuracy. CPU only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common  # noqa: E402
+
+DEFAULT_MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "regnet_x_800mf",
+                  "densenet121", "shufflenet_v2_x1_0", "mnasnet1_0", "googlenet", "convnext_tiny"]
+
+
+def convert(braid: str, onnx_path: str, out_path: str, samples: int) -> tuple[int, str]:
+    """Returns (exit status, stdout + stderr)."""
+    run = subprocess.run([braid, "convert", onnx_path, "-o", out_path, "-q", "--precision", "int8",
+                          "--calibration-samples", str(samples)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return run.returncode, run.stdout + run.stderr
+
+
+def run_json(braid: str, model: str, inputs: list[str], out_dir: str, threads: int,
+             iterations: int) -> dict:
+    args = [braid, "run", model, "--output-dir", out_dir, "--threads", str(threads),
+            "--iterations", str(iterations), "--json"]
+    for item in inputs:
+        args += ["--input", item]
+    run = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+    return json.loads(run.stdout)
+
+
+def agreement(want: list[list[float]], got: list[list[float]]) -> tuple[float, float, bool]:
+    """max |got - want| / max |want| and cosine over all outputs (flattened, in order);
+    whether the first output's largest element is at the same index."""
+    w = [v for out in want for v in out]
+    g = [v for out in got for v in out]
+    if len(w) != len(g) or not w:
+        raise ValueError(f"outputs differ in size: {len(w)} vs {len(g)}")
+    error = max(abs(a - b) for a, b in zip(g, w)) / max(max(abs(v) for v in w), 1e-30)
+    norm = math.sqrt(sum(v * v for v in w)) * math.sqrt(sum(v * v for v in g))
+    cosine = sum(a * b for a, b in zip(w, g)) / max(norm, 1e-30)
+    top1 = max(range(len(want[0])), key=want[0].__getitem__) == \
+        max(range(len(got[0])), key=got[0].__getitem__)
+    return error, cosine, top1
+
+
+def compare(f32_dir: str, int8_dir: str, names: list[str]) -> tuple[float, float, bool]:
+    """agreement() of the outputs `names` braid wrote into the two directories."""
+    import numpy as np
+    def load(d: str) -> list[list[float]]:
+        return [np.load(os.path.join(d, f"{n}.npy")).astype(np.float64).ravel().tolist() for n in names]
+    return agreement(load(f32_dir), load(int8_dir))
+
+
+def seeded_inputs(onnx_path: str, tmp: str) -> list[str]:
+    """NAME=FILE.npy for every input: [-1, 1) floats of its shape (symbolic dims 1)."""
+    import numpy as np
+    import onnx
+    model = onnx.load(onnx_path, load_external_data=False)
+    initializers = {i.name for i in model.graph.initializer}
+    rng = np.random.default_rng(2024)
+    items = []
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        dims = [d.dim_value if d.dim_value > 0 else 1 for d in value.type.tensor_type.shape.dim]
+        path = os.path.join(tmp, f"{len(items)}.npy")
+        np.save(path, rng.uniform(-1, 1, dims).astype(np.float32))
+        items.append(f"{value.name}={path}")
+    return items
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--braid")
+    parser.add_argument("--zoo")
+    parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument("--iterations", type=int, default=20)
+    args = parser.parse_args()
+    braid = args.braid or bench_common.default_braid(args.build_dir)
+    zoo = args.zoo or bench_common.default_zoo(args.build_dir)
+    print(f"{'model':22s} {'f32 ms':>8s} {'int8 ms':>8s} {'speedup':>8s} {'max err':>9s} "
+          f"{'cosine':>9s} {'top-1':>6s}  quantized / kept f32")
+    speedups = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models:
+            onnx_path = os.path.join(zoo, f"{name}_op17.onnx")
+            if not os.path.exists(onnx_path):
+                print(f"{name:22s} missing {onnx_path} (bench/zoo.py exports it)")
+                continue
+            int8_path = os.path.join(tmp, f"{name}.braid")
+            status, text = convert(braid, onnx_path, int8_path, args.samples)
+            if status != 0:
+                print(f"{name:22s} FAIL {text.strip().splitlines()[-1] if text.strip() else status}")
+                continue
+            counts = re.search(r"(\d+) nodes quantized.*?(\d+) kept f32", text)
+            inputs = seeded_inputs(onnx_path, tmp)
+            f32 = run_json(braid, onnx_path, inputs, os.path.join(tmp, name + "_f32"), args.threads,
+                           args.iterations)
+            int8 = run_json(braid, int8_path, inputs, os.path.join(tmp, name + "_int8"), args.threads,
+                            args.iterations)
+            names = [o["name"] for o in f32["outputs"]]
+            error, cosine, top1 = compare(os.path.join(tmp, name + "_f32"),
+                                          os.path.join(tmp, name + "_int8"), names)
+            f32_ms, int8_ms = f32["latency_ms"]["median"], int8["latency_ms"]["median"]
+            speedups.append(f32_ms / int8_ms)
+            print(f"{name:22s} {f32_ms:8.2f} {int8_ms:8.2f} {f32_ms / int8_ms:7.2f}x {error:9.2e} "
+                  f"{cosine:9.5f} {'same' if top1 else 'DIFF':>6s}  "
+                  f"{counts.group(1) + ' / ' + counts.group(2) if counts else '?'}", flush=True)
+    if speedups:
+        print(f"geomean f32 / int8 latency: {bench_common.geomean(speedups):.2f}x over "
+              f"{len(speedups)} models; CPU, {args.threads} thread(s), {args.samples} random "
+              f"calibration samples, medians of {args.iterations} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

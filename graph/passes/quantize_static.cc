@@ -1,0 +1,237 @@
+// QuantizeStatic: the QDQ form of a calibrated model (see passes.h). Which
+// tensors get Q -> DQ follows ONNX Runtime's QDQ quantizer for the ops
+// FoldQdq turns into int8 kernels, so the result folds the same way:
+//
+//   x -> Conv -> y            x -> Q -> DQ -> Conv(DQ(w_q)) -> y_f32 -> Q -> DQ -> y
+//
+// y keeps its value id and name (the DQ now produces it), so graph outputs
+// and every reader stay as they were; the producer writes a new f32 value
+// the Q reads. A graph input is quantized for its readers instead.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/passes/passes.h"
+#include "graph/passes/pattern_util.h"
+
+namespace braid {
+namespace {
+
+struct QuantParams {
+  float scale = 1;
+  uint8_t zero_point = 0;
+};
+
+// uint8 over [min(lo, 0), max(hi, 0)], so 0 is exact (padding, Relu).
+QuantParams ParamsOf(const ActivationRange& r) {
+  const double lo = std::min<double>(r.min, 0.0), hi = std::max<double>(r.max, 0.0);
+  QuantParams p;
+  p.scale = hi > lo ? static_cast<float>((hi - lo) / 255.0) : 1.0f;
+  p.zero_point = static_cast<uint8_t>(std::clamp(std::nearbyint(-lo / p.scale), 0.0, 255.0));
+  return p;
+}
+
+// A constant f32 weight of known shape, or null.
+const Value* FloatWeight(const Graph& g, const Node& n, size_t input) {
+  if (input >= n.inputs.size() || n.inputs[input] == kNoValue) return nullptr;
+  const Value& w = g.value(n.inputs[input]);
+  if (!g.IsConstant(n.inputs[input]) || w.dtype != DataType::kF32 || !w.has_shape) return nullptr;
+  return &w;
+}
+
+// Why node n is not quantized, or "" with its data inputs in *data.
+std::string Unquantizable(const Graph& g, const Node& n, std::vector<ValueId>* data) {
+  if (n.attrs.Has("activation")) return "has a fused activation (run with fuse_activations off)";
+  if (n.outputs.size() != 1) return "has several outputs";
+  const std::string& op = n.op_type;
+  if (op == "Conv") {
+    const Value* w = FloatWeight(g, n, 1);
+    if (w == nullptr || w->shape.size() != 4) return "weights are not a constant f32 4-D tensor";
+    data->push_back(n.inputs[0]);
+  } else if (op == "Gemm") {
+    const Value* w = FloatWeight(g, n, 1);
+    if (n.attrs.GetFloat("alpha", 1.0f) != 1.0f || n.attrs.GetFloat("beta", 1.0f) != 1.0f ||
+        n.attrs.GetInt("transA", 0) != 0 || n.attrs.GetInt("transB", 0) != 1)
+      return "not a fully connected layer (alpha = beta = 1, transA = 0, transB = 1)";
+    if (w == nullptr || w->shape.size() != 2) return "B is not a constant f32 matrix";
+    data->push_back(n.inputs[0]);
+  } else if (op == "MatMul") {
+    const Value* w = FloatWeight(g, n, 1);
+    if (w == nullptr || w->shape.size() != 2) return "B is not a constant f32 matrix";
+    data->push_back(n.inputs[0]);
+  } else if (op == "Add") {
+    if (n.inputs.size() != 2 || g.IsConstant(n.inputs[0]) || g.IsConstant(n.inputs[1]))
+      return "not a sum of two activations";
+    if (g.value(n.inputs[0]).shape != g.value(n.inputs[1]).shape)
+      return "operands of different shapes (a broadcast runs on the reference kernel)";
+    data->assign(n.inputs.begin(), n.inputs.end());
+  } else if (op == "Concat") {
+    for (ValueId v : n.inputs)
+      if (v == kNoValue || g.IsConstant(v)) return "has a constant input";
+    data->assign(n.inputs.begin(), n.inputs.end());
+  } else if (op == "MaxPool") {
+    data->push_back(n.inputs[0]);
+  } else {
+    return "-";  // not an op that has an int8 form
+  }
+  for (ValueId v : *data)
+    if (v == kNoValue || g.value(v).dtype != DataType::kF32) return "an input is not f32";
+  return "";
+}
+
+// Per output channel (`axis` 0 of Conv / Gemm weights, 1 of MatMul's B):
+// scale max |w| / 127, values round(w / scale) in [-127, 127].
+struct QuantizedWeights {
+  std::vector<int8_t> values;
+  std::vector<float> scales;
+};
+QuantizedWeights QuantizeWeights(const Value& w, int axis) {
+  const std::span<const float> f = w.constant->as<float>();
+  std::vector<int64_t> dims;
+  for (const Dim& d : w.shape) dims.push_back(d.extent());
+  const int64_t channels = dims[static_cast<size_t>(axis)];
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+  auto channel_of = [&](size_t i) { return (static_cast<int64_t>(i) / inner) % channels; };
+  QuantizedWeights q;
+  q.scales.assign(static_cast<size_t>(channels), 0.0f);
+  for (size_t i = 0; i < f.size(); ++i) {
+    float& s = q.scales[static_cast<size_t>(channel_of(i))];
+    s = std::max(s, std::fabs(f[i]));
+  }
+  for (float& s : q.scales) s = s > 0.0f && std::isfinite(s) ? s / 127.0f : 1.0f;
+  q.values.resize(f.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    const float v = std::nearbyint(f[i] / q.scales[static_cast<size_t>(channel_of(i))]);
+    q.values[i] = static_cast<int8_t>(std::clamp(std::isnan(v) ? 0.0f : v, -127.0f, 127.0f));
+  }
+  return q;
+}
+
+}  // namespace
+
+StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
+                                                  const std::map<ValueId, ActivationRange>& ranges) {
+  RETURN_IF_ERROR(graph.Validate().WithPrefix("QuantizeStatic"));
+  const pass_util::GraphUses uses(graph);
+  pass_util::NameAllocator names(graph);
+  std::unordered_set<std::string> node_names = pass_util::NodeNames(graph);
+  StaticQuantizationReport report;
+
+  // 1. Nodes and the tensors to quantize (graph order, so a MaxPool's input
+  // has its parameters before its output copies them).
+  std::map<ValueId, QuantParams> tensors;
+  std::vector<NodeId> quantized;
+  auto params_of = [&](ValueId v) -> std::optional<QuantParams> {
+    auto known = tensors.find(v);
+    if (known != tensors.end()) return known->second;
+    auto r = ranges.find(v);
+    if (r == ranges.end()) return std::nullopt;
+    return ParamsOf(r->second);
+  };
+  const int num_nodes = graph.num_nodes();
+  for (NodeId id = 0; id < num_nodes; ++id) {
+    const Node& n = graph.node(id);
+    std::vector<ValueId> data;
+    const std::string why = Unquantizable(graph, n, &data);
+    if (why == "-") continue;
+    if (!why.empty()) {
+      report.kept_float.emplace_back(n.name, why);
+      continue;
+    }
+    // The output, or that of a Relu or Clip that alone reads it (FoldQdq
+    // then leaves the activation to the output's saturation).
+    ValueId out = n.outputs[0];
+    const NodeId reader = uses.OnlyReader(out);
+    if (n.op_type != "MaxPool" && reader != kNoNode &&
+        (graph.node(reader).op_type == "Relu" || graph.node(reader).op_type == "Clip") &&
+        !graph.IsGraphOutput(out))
+      out = graph.node(reader).outputs[0];
+    std::vector<std::pair<ValueId, QuantParams>> chosen;
+    bool measured = true;
+    for (ValueId v : data) {
+      const std::optional<QuantParams> p = params_of(v);
+      measured = measured && p.has_value();
+      if (p) chosen.emplace_back(v, *p);
+    }
+    std::optional<QuantParams> out_params = n.op_type == "MaxPool" && !chosen.empty()
+                                                ? std::optional<QuantParams>(chosen[0].second)
+                                                : params_of(out);
+    if (!measured || !out_params) {
+      report.kept_float.emplace_back(n.name, "a tensor has no calibrated range");
+      continue;
+    }
+    chosen.emplace_back(out, *out_params);
+    for (const auto& [v, p] : chosen) tensors.emplace(v, p);
+    quantized.push_back(id);
+    report.quantized.push_back(n.name);
+  }
+
+  // 2. Weights: a DQ of int8 per output channel in place of each f32 weight.
+  for (NodeId id : quantized) {
+    const Node n = graph.node(id);  // a copy: constants are added below
+    if (n.op_type != "Conv" && n.op_type != "Gemm" && n.op_type != "MatMul") continue;
+    const int axis = n.op_type == "MatMul" ? 1 : 0;
+    const QuantizedWeights q = QuantizeWeights(graph.value(n.inputs[1]), axis);
+    const Shape shape = graph.value(n.inputs[1]).shape;
+    const int64_t channels = static_cast<int64_t>(q.scales.size());
+    Node dq;
+    dq.name = pass_util::UniqueNodeName(n.name + "/weight_dq", node_names);
+    dq.op_type = "DequantizeLinear";
+    dq.attrs.Set("axis", int64_t{axis});
+    dq.inputs = {graph.AddConstant(names.Make(n.name + "_weight_q"), DataType::kI8, shape,
+                                   TensorData::Copy(q.values.data(), q.values.size())),
+                 graph.AddConstant(names.Make(n.name + "_weight_scale"), DataType::kF32,
+                                   Shape{Dim(channels)},
+                                   TensorData::Copy(q.scales.data(), q.scales.size() * sizeof(float))),
+                 graph.AddConstant(names.Make(n.name + "_weight_zero_point"), DataType::kI8,
+                                   Shape{Dim(channels)},
+                                   TensorData::Copy(std::vector<int8_t>(q.scales.size(), 0).data(),
+                                                    q.scales.size()))};
+    dq.outputs = {graph.AddValue(names.Make(n.name + "_weight_dq"))};
+    const ValueId dequantized = dq.outputs[0];
+    graph.AddNode(std::move(dq));
+    graph.node(id).inputs[1] = dequantized;
+  }
+
+  // 3. Activations: Q -> DQ on each chosen tensor.
+  const std::set<ValueId> inputs(graph.inputs().begin(), graph.inputs().end());
+  for (const auto& [v, p] : tensors) {
+    const std::string base = graph.value(v).name.empty() ? "t" + std::to_string(v) : graph.value(v).name;
+    const ValueId scale = graph.AddConstant(names.Make(base + "_scale"), DataType::kF32, Shape{},
+                                            TensorData::Copy(&p.scale, sizeof(float)));
+    const ValueId zero = graph.AddConstant(names.Make(base + "_zero_point"), DataType::kU8, Shape{},
+                                           TensorData::Copy(&p.zero_point, 1));
+    ValueId source = v, result = v;
+    if (inputs.count(v)) {
+      result = graph.AddValue(names.Make(base + "_dq"));
+      graph.ReplaceAllUses(v, result);
+    } else {
+      // The producer writes a new value; the DQ takes over v.
+      source = graph.AddValue(names.Make(base + "_f32"));
+      const NodeId producer = graph.value(v).producer;
+      std::vector<ValueId>& outs = graph.node(producer).outputs;
+      std::replace(outs.begin(), outs.end(), v, source);
+      graph.value(source).producer = producer;
+    }
+    Node q, dq;
+    q.name = pass_util::UniqueNodeName(base + "/quantize", node_names);
+    q.op_type = "QuantizeLinear";
+    q.inputs = {source, scale, zero};
+    q.outputs = {graph.AddValue(names.Make(base + "_q"))};
+    dq.name = pass_util::UniqueNodeName(base + "/dequantize", node_names);
+    dq.op_type = "DequantizeLinear";
+    dq.inputs = {q.outputs[0], scale, zero};
+    dq.outputs = {result};
+    graph.AddNode(std::move(q));
+    graph.AddNode(std::move(dq));
+    ++report.tensors;
+  }
+  RETURN_IF_ERROR(pass_util::FinishPass(graph, "QuantizeStatic"));
+  return report;
+}
+
+}  // namespace braid
