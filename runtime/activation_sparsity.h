@@ -11,6 +11,9 @@
 //   ASSIGN_OR_RETURN(braid::ActivationSparsityReport report,
 //                    braid::MeasureActivationSparsity(g, options));
 //   for (const auto& n : report.nodes) std::cout << n.name << " " << n.sparsity << "\n";
+//   // int8 calibration: [min, max] of every activation, for QuantizeStatic.
+//   ASSIGN_OR_RETURN(braid::ActivationRangeReport ranges,
+//                    braid::MeasureActivationRanges(g, options));
 //
 // What is measured: for every node, zeros / elements over its non-constant
 // f32 inputs (graph inputs included), summed over all samples, so a node
