@@ -130,7 +130,12 @@ class Parser {
       if (!digits()) return Error("malformed number");
     }
     const std::string token(text_.substr(start, pos_ - start));
-    return JsonValue::Number(std::strtod(token.c_str(), nullptr));
+    const double value = std::strtod(token.c_str(), nullptr);
+    // A literal past double's range (1e400) would read as infinity, which
+    // JSON cannot write back: refuse it here rather than in every reader.
+    if (!std::isfinite(value))
+      return Error("number out of range: " + (token.size() <= 40 ? token : token.substr(0, 40) + "..."));
+    return JsonValue::Number(value);
   }
 
   static void AppendUtf8(uint32_t cp, std::string& out) {

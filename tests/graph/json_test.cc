@@ -48,6 +48,23 @@ TEST(JsonTest, ErrorsCarryLineAndColumn) {
       << doc.status().ToString();
 }
 
+// A number past double's range would read as infinity, which no writer can
+// give back (fuzz_plan_json found "predicted_ms":0444444444.4e+4444444):
+// an error naming it; small ones underflow to zero, which round-trips.
+TEST(JsonTest, NumbersPastDoubleRangeAreErrors) {
+  for (const char* big : {"1e400", "-1e400", "[0444444444.4e+4444444]", "{\"a\": 2e308}"}) {
+    StatusOr<JsonValue> doc = ParseJson(big);
+    ASSERT_FALSE(doc.ok()) << big;
+    EXPECT_NE(doc.status().message().find("number out of range"), std::string::npos)
+        << doc.status().ToString();
+  }
+  StatusOr<JsonValue> tiny = ParseJson("1e-400");
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_EQ(tiny->number(), 0.0);
+  StatusOr<JsonValue> largest = ParseJson("1.7976931348623157e308");
+  ASSERT_TRUE(largest.ok());
+}
+
 TEST(JsonTest, DeepNestingIsRejectedNotACrash) {
   std::string deep(100000, '[');
   StatusOr<JsonValue> doc = ParseJson(deep);
