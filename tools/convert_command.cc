@@ -211,6 +211,12 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   if (*int8 && no_fuse)
     return ReportError(err, "convert",
                        InvalidArgument("--precision int8 needs fusion (FoldQdq); drop --no-fuse"));
+  // Both read f32 weights / activations, which int8 conversion replaces.
+  if (*int8 && (prune || *activation))
+    return ReportError(err, "convert",
+                       InvalidArgument("--precision int8 does not combine with --prune or "
+                                       "--activation-sparsity (they act on f32 weights and "
+                                       "activations); convert in two steps"));
   StatusOr<std::optional<std::string>> output = scan.Value("--output");
   if (!output.ok()) return ReportError(err, "convert", output.status());
   if (!output->has_value()) {

@@ -183,8 +183,9 @@ Status InferQLinearConcat(ShapeInferenceContext& ctx) {
   std::vector<size_t> data;
   for (size_t x = 2; x < n; x += 3) {
     RETURN_IF_ERROR(CheckQuantizedData(ctx, x, "X"));
-    RETURN_IF_ERROR(CheckParam(ctx, x + 1, "X_scale", true, 0, 0));
-    RETURN_IF_ERROR(CheckParam(ctx, x + 2, "X_zero_point", false, x, 0));
+    const std::string k = std::to_string(data.size() + 1);  // X_1, X_2, ...
+    RETURN_IF_ERROR(CheckParam(ctx, x + 1, ("X_" + k + "_scale").c_str(), true, 0, 0));
+    RETURN_IF_ERROR(CheckParam(ctx, x + 2, ("X_" + k + "_zero_point").c_str(), false, x, 0));
     data.push_back(x);
   }
   RETURN_IF_ERROR(CheckParam(ctx, 0, "Y_scale", true, 0, 0));

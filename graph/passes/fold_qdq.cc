@@ -112,21 +112,19 @@ ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataT
 // the Q can go: Q is monotone, so it suffices that Q maps the lower bound to
 // the type's minimum and the upper bound to its maximum (Relu: [0, inf),
 // that is a zero point at the minimum).
+// `act` is the Relu / Clip node, or a product with such a fused activation.
 bool SaturationClips(const Graph& g, const Node& act, const QParams& yq, DataType y_type) {
   const float kInf = std::numeric_limits<float>::infinity();
-  std::optional<float> lo = 0.0f, hi = kInf;
-  if (act.op_type == "Clip") {
-    lo = pass_util::ClipBound(g, act, 1, "min", -kInf);
-    hi = pass_util::ClipBound(g, act, 2, "max", kInf);
-  }
-  if (!lo || !hi) return false;
+  const std::optional<std::pair<float, float>> bounds = pass_util::ClampBounds(g, act);
+  if (!bounds) return false;
+  const auto [lo, hi] = *bounds;
   const float scale = ConstantFloats(g, yq.scale)[0];
   const TensorData& zp = *g.value(yq.zero_point).constant;
   const double z = y_type == DataType::kU8 ? zp.as<uint8_t>()[0] : zp.as<int8_t>()[0];
   const double q_min = y_type == DataType::kU8 ? 0 : -128, q_max = y_type == DataType::kU8 ? 255 : 127;
   // As QuantizeLinear rounds: x / scale in float, half to even.
   auto quantized = [&](float x) { return std::nearbyint(static_cast<double>(x / scale)) + z; };
-  return (*lo == -kInf || quantized(*lo) <= q_min) && (*hi == kInf || quantized(*hi) >= q_max);
+  return (lo == -kInf || quantized(lo) <= q_min) && (hi == kInf || quantized(hi) >= q_max);
 }
 
 // Gemm(A, B, C) as a fully connected layer: alpha = beta = 1, A as is, B
@@ -273,7 +271,13 @@ Status FoldQdq(Graph& graph) {
     const NodeId pid = product_out == kNoValue ? kNoNode : graph.value(product_out).producer;
     if (pid == kNoNode || uses.OnlyReader(product_out) != (relu_id != kNoNode ? relu_id : qid))
       continue;
-    const Node product = graph.node(pid);
+    Node product = graph.node(pid);
+    // A fused activation (a .braid converted with fusion) goes as the node
+    // would; the int8 node does not take it.
+    if (product.attrs.Has("activation")) {
+      if (relu_id != kNoNode || !SaturationClips(graph, product, yq, y_type)) continue;
+      for (const char* a : {"activation", "activation_min", "activation_max"}) product.attrs.Erase(a);
+    }
     // After a fold has added its node (producing the Q's output): the product,
     // any Relu and the Q go.
     auto retire_folded = [&] {
@@ -300,7 +304,6 @@ Status FoldQdq(Graph& graph) {
     if (gemm && !IsLinearGemm(product)) continue;
     const bool conv = product.op_type == "Conv" || gemm;
     if (!conv && product.op_type != "MatMul") continue;
-    if (product.attrs.Has("activation")) continue;
     const Node* dx = Producer(graph, InputOrNone(product, 0), "DequantizeLinear");
     const Node* dw = Producer(graph, InputOrNone(product, 1), "DequantizeLinear");
     if (dx == nullptr || dw == nullptr) continue;
@@ -325,6 +328,13 @@ Status FoldQdq(Graph& graph) {
     // Bias: DQ(int32) at scale xs * ws, or f32 quantized here.
     ValueId bias = kNoValue;
     const ValueId b = InputOrNone(product, 2);
+    if (gemm && b != kNoValue) {
+      // Gemm's C broadcasts over [N, M]: per output channel only as [M] or
+      // [1, M] (an [M, 1] C adds per row).
+      const Node* db = Producer(graph, b, "DequantizeLinear");
+      const Value& c = graph.value(db != nullptr ? InputOrNone(*db, 0) : b);
+      if (!c.has_shape || (c.shape.size() == 2 ? c.shape[0].extent() != 1 : c.shape.size() > 1)) continue;
+    }
     if (conv && b != kNoValue) {
       const float xs = ConstantFloats(graph, xq.scale)[0];
       const std::vector<float> ws = ConstantFloats(graph, wq.scale);

@@ -88,7 +88,9 @@ Status FoldQdq(Graph& graph);
 // a Relu or Clip read alone instead of its producer's, so it folds into
 // the saturation); a MaxPool's output takes its input's parameters; weights get
 // per-output-channel symmetric int8 (zero point 0, +-127). Run it after the
-// default passes with fuse_activations off; run them again afterwards.
+// default passes with fuse_activations off (a fused Relu / Clip around 0
+// folds too, other fused activations keep their node f32); run them again
+// afterwards.
 struct ActivationRange {
   float min = 0, max = 0;
 };

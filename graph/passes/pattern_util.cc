@@ -1,5 +1,7 @@
 #include "graph/passes/pattern_util.h"
 
+#include <limits>
+
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -286,6 +288,21 @@ std::optional<float> ClipBound(const Graph& graph, const Node& clip, size_t inpu
     return static_cast<float>((*value)[0]);
   }
   return clip.attrs.GetFloat(attr, fallback);
+}
+
+std::optional<std::pair<float, float>> ClampBounds(const Graph& graph, const Node& node) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::string fused = node.attrs.GetString("activation", "");
+  if (node.op_type == "Relu" || fused == "Relu") return std::pair{0.0f, inf};
+  if (node.op_type == "Clip") {
+    const std::optional<float> lo = ClipBound(graph, node, 1, "min", -inf);
+    const std::optional<float> hi = ClipBound(graph, node, 2, "max", inf);
+    if (!lo || !hi) return std::nullopt;
+    return std::pair{*lo, *hi};
+  }
+  if (fused == "Clip")
+    return std::pair{node.attrs.GetFloat("activation_min", -inf), node.attrs.GetFloat("activation_max", inf)};
+  return std::nullopt;
 }
 
 Status FinishPass(Graph& graph, const char* pass_name) {

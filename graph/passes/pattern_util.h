@@ -95,6 +95,11 @@ void AdoptShapeIfMissing(Graph& graph, ValueId to, ValueId from);
 std::optional<float> ClipBound(const Graph& graph, const Node& clip, size_t input, const char* attr,
                                float fallback);
 
+// The [lo, hi] a Relu or Clip node clamps to, or that a node's fused
+// "activation" Relu / Clip clamps its output to (+-inf where open); nullopt
+// for anything else or bounds that are not constant.
+std::optional<std::pair<float, float>> ClampBounds(const Graph& graph, const Node& node);
+
 // Output channels of a Conv (weight dim 0) or Gemm (B dim 1, or dim 0 when
 // transB=1). Needs the weight's shape; nullopt when it is unknown.
 std::optional<int64_t> OutputChannels(const Graph& graph, const Node& node);

@@ -9,7 +9,9 @@
 // the Q reads. A graph input is quantized for its readers instead.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,7 +31,9 @@ struct QuantParams {
 QuantParams ParamsOf(const ActivationRange& r) {
   const double lo = std::min<double>(r.min, 0.0), hi = std::max<double>(r.max, 0.0);
   QuantParams p;
-  p.scale = hi > lo ? static_cast<float>((hi - lo) / 255.0) : 1.0f;
+  p.scale = static_cast<float>((hi - lo) / 255.0);
+  // An empty or denormal-width range: any scale works, and 0 would divide.
+  if (!(p.scale >= std::numeric_limits<float>::min())) p.scale = 1.0f;
   p.zero_point = static_cast<uint8_t>(std::clamp(std::nearbyint(-lo / p.scale), 0.0, 255.0));
   return p;
 }
@@ -42,9 +46,20 @@ const Value* FloatWeight(const Graph& g, const Node& n, size_t input) {
   return &w;
 }
 
+// Whether FoldQdq can leave `act` (a Relu / Clip node read alone from a
+// quantized node's output, or that node's own fused activation) to the
+// output's saturation: constant bounds around 0, which the output's
+// measured range then lies within.
+bool SaturationCanClip(const Graph& g, const Node& act) {
+  const std::optional<std::pair<float, float>> bounds = pass_util::ClampBounds(g, act);
+  return bounds && bounds->first <= 0.0f && bounds->second >= 0.0f;
+}
+
 // Why node n is not quantized, or "" with its data inputs in *data.
 std::string Unquantizable(const Graph& g, const Node& n, std::vector<ValueId>* data) {
-  if (n.attrs.Has("activation")) return "has a fused activation (run with fuse_activations off)";
+  if (n.attrs.Has("activation") && !SaturationCanClip(g, n))
+    return "has a fused " + n.attrs.GetString("activation", "") +
+           " (only Relu / Clip around 0 fold; run the passes with fuse_activations off)";
   if (n.outputs.size() != 1) return "has several outputs";
   const std::string& op = n.op_type;
   if (op == "Conv") {
@@ -57,6 +72,14 @@ std::string Unquantizable(const Graph& g, const Node& n, std::vector<ValueId>* d
         n.attrs.GetInt("transA", 0) != 0 || n.attrs.GetInt("transB", 0) != 1)
       return "not a fully connected layer (alpha = beta = 1, transA = 0, transB = 1)";
     if (w == nullptr || w->shape.size() != 2) return "B is not a constant f32 matrix";
+    // FoldQdq takes C as a per-output-channel bias: [M] or [1, M], constant.
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const Value* c = FloatWeight(g, n, 2);
+      const bool per_channel =
+          c != nullptr && ((c->shape.size() == 1 && c->shape[0] == w->shape[0]) ||
+                           (c->shape.size() == 2 && c->shape[0].extent() == 1 && c->shape[1] == w->shape[0]));
+      if (!per_channel) return "C is not a constant [M] or [1, M] bias";
+    }
     data->push_back(n.inputs[0]);
   } else if (op == "MatMul") {
     const Value* w = FloatWeight(g, n, 1);
@@ -78,7 +101,8 @@ std::string Unquantizable(const Graph& g, const Node& n, std::vector<ValueId>* d
     return "-";  // not an op that has an int8 form
   }
   for (ValueId v : *data)
-    if (v == kNoValue || g.value(v).dtype != DataType::kF32) return "an input is not f32";
+    if (v == kNoValue || g.value(v).dtype != DataType::kF32)
+      return "input '" + (v == kNoValue ? std::string("(absent)") : g.value(v).name) + "' is not f32";
   return "";
 }
 
@@ -102,7 +126,10 @@ QuantizedWeights QuantizeWeights(const Value& w, int axis) {
     float& s = q.scales[static_cast<size_t>(channel_of(i))];
     s = std::max(s, std::fabs(f[i]));
   }
-  for (float& s : q.scales) s = s > 0.0f && std::isfinite(s) ? s / 127.0f : 1.0f;
+  for (float& s : q.scales) {
+    s /= 127.0f;
+    if (!(s >= std::numeric_limits<float>::min()) || !std::isfinite(s)) s = 1.0f;  // all ~0
+  }
   q.values.resize(f.size());
   for (size_t i = 0; i < f.size(); ++i) {
     const float v = std::nearbyint(f[i] / q.scales[static_cast<size_t>(channel_of(i))]);
@@ -146,22 +173,28 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     // then leaves the activation to the output's saturation).
     ValueId out = n.outputs[0];
     const NodeId reader = uses.OnlyReader(out);
-    if (n.op_type != "MaxPool" && reader != kNoNode &&
-        (graph.node(reader).op_type == "Relu" || graph.node(reader).op_type == "Clip") &&
-        !graph.IsGraphOutput(out))
+    const bool clamp_reader =
+        reader != kNoNode &&
+        (graph.node(reader).op_type == "Relu" || graph.node(reader).op_type == "Clip");
+    if (n.op_type != "MaxPool" && !n.attrs.Has("activation") && clamp_reader &&
+        SaturationCanClip(graph, graph.node(reader)) && !graph.IsGraphOutput(out))
       out = graph.node(reader).outputs[0];
     std::vector<std::pair<ValueId, QuantParams>> chosen;
-    bool measured = true;
+    ValueId unmeasured = kNoValue;
     for (ValueId v : data) {
       const std::optional<QuantParams> p = params_of(v);
-      measured = measured && p.has_value();
-      if (p) chosen.emplace_back(v, *p);
+      if (p)
+        chosen.emplace_back(v, *p);
+      else
+        unmeasured = v;
     }
     std::optional<QuantParams> out_params = n.op_type == "MaxPool" && !chosen.empty()
                                                 ? std::optional<QuantParams>(chosen[0].second)
                                                 : params_of(out);
-    if (!measured || !out_params) {
-      report.kept_float.emplace_back(n.name, "a tensor has no calibrated range");
+    if (!out_params) unmeasured = out;
+    if (unmeasured != kNoValue) {
+      report.kept_float.emplace_back(
+          n.name, "tensor '" + graph.value(unmeasured).name + "' has no calibrated range");
       continue;
     }
     chosen.emplace_back(out, *out_params);

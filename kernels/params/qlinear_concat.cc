@@ -31,8 +31,10 @@ StatusOr<QLinearConcatParams> ParseQLinearConcat(const PrepareArgs& args) {
   std::vector<size_t> data;
   for (size_t x = kQConcatFirstInput; x < n; x += 3) {
     const int xi = static_cast<int>(x);
-    RETURN_IF_ERROR(CheckQuantizationParam(args, xi + 1, "X_scale", -1).status());
-    RETURN_IF_ERROR(CheckQuantizationParam(args, xi + 2, "X_zero_point", xi).status());
+    const std::string k = std::to_string(data.size() + 1);  // X_1, X_2, ...
+    RETURN_IF_ERROR(CheckQuantizationParam(args, xi + 1, ("X_" + k + "_scale").c_str(), -1).status());
+    RETURN_IF_ERROR(
+        CheckQuantizationParam(args, xi + 2, ("X_" + k + "_zero_point").c_str(), xi).status());
     data.push_back(x);
   }
   // ParseConcatOf checks every X against the output's type and geometry.

@@ -27,8 +27,9 @@ StatusOr<int64_t> CheckQuantizationParam(const PrepareArgs& args, int i, const c
   const int64_t n = d.elements();
   if (!((n == 1 && d.rank() <= 1) || (per_slice > 1 && d.rank() == 1 && n == per_slice)))
     return Invalid(args, std::string(name) + " " + d.ToString() + " is neither a scalar" +
-                             (per_slice > 1 ? " nor 1-D of " + std::to_string(per_slice) : "") +
-                             " (mismatched axis length)");
+                             (per_slice > 1 ? " nor 1-D of " + std::to_string(per_slice) +
+                                                  " (mismatched axis length)"
+                                            : std::string(" (per tensor only)")));
   // Constant scales are checked here; a zero, negative or non-finite scale
   // has no meaning (ONNX Runtime would divide by it).
   const TensorData* c = static_cast<size_t>(i) < args.constants.size()

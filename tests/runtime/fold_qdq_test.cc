@@ -378,10 +378,10 @@ TEST(FoldQdq, ResidualAddRunsInUint8) {
 // x quantized twice (uint8 at 0.02 / 128, and at 0.035 / 100 as `second`),
 // both dequantized, joined along the channels, [Relu,] quantized at kYScale
 // and dequantized to the output.
-Graph ConcatGraph(bool relu, DataType second) {
+Graph ConcatGraph(bool relu, DataType second, int64_t batch = 1) {
   Graph g;
   g.set_opset(13);
-  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{1, 6, 8, 8}));
+  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{batch, 6, 8, 8}));
   auto qdq = [&](const std::string& tag, float scale, DataType t, int zero) {
     const ValueId s = AddConst(g, "s_" + tag, DataType::kF32, {}, std::vector<float>{scale});
     const ValueId z = t == DataType::kU8
@@ -408,9 +408,11 @@ Graph ConcatGraph(bool relu, DataType second) {
 // is uint8's minimum): bit for bit the unfolded graph, on the reference
 // kernels and on braid's CPU kernel.
 TEST(FoldQdq, ConcatRunsInUint8BitForBit) {
-  for (bool relu : {false, true}) {
-    SCOPED_TRACE(relu ? "Concat -> Relu -> Q" : "Concat -> Q");
-    Graph g = ConcatGraph(relu, DataType::kU8);
+  for (auto [relu, batch] : {std::pair{false, 1}, std::pair{true, 1}, std::pair{false, 3}}) {
+    // Batch 3: the CPU kernel's block-per-image path (outer > 1).
+    SCOPED_TRACE(std::string(relu ? "Concat -> Relu -> Q" : "Concat -> Q") + ", batch " +
+                 std::to_string(batch));
+    Graph g = ConcatGraph(relu, DataType::kU8, batch);
     Graph before = g;
     ASSERT_TRUE(InferShapes(before).ok());
     ASSERT_TRUE(FoldQdq(g).ok());
@@ -436,6 +438,15 @@ TEST(FoldQdq, LeavesOtherPatternsAlone) {
     ASSERT_TRUE(FoldQdq(g).ok());
     EXPECT_EQ(CountOps(g, "Clip"), 1);
     EXPECT_EQ(CountOps(g, "QLinearConv"), 0);
+  }
+  // A Gemm whose C is [M, 1] adds it per row, not per output channel.
+  {
+    Graph g = QdqGraph({.gemm = true}, 8);
+    for (NodeId n = 0; n < g.num_nodes(); ++n)
+      if (g.node(n).op_type == "Gemm")
+        g.node(n).inputs[2] = AddConst(g, "c_rows", DataType::kF32, {6, 1}, std::vector<float>(6, 0.1f));
+    ASSERT_TRUE(FoldQdq(g).ok());
+    EXPECT_EQ(CountOps(g, "Gemm"), 1);
   }
   // A Gemm that is not x * W^T + b (transB=0, or alpha != 1): not a 1x1 conv.
   for (const char* attr : {"transB", "alpha"}) {

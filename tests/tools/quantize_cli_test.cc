@@ -74,6 +74,8 @@ TEST(QuantizeCli, BadArgumentsAreClearErrors) {
   expect_error({"--precision", "int8", "--calibration-samples", "0"},
                "number of samples in [1, 10000], got '0'");
   expect_error({"--precision", "int8", "--no-fuse"}, "drop --no-fuse");
+  expect_error({"--precision", "int8", "--prune", "0.5"}, "does not combine with --prune");
+  expect_error({"--precision", "int8", "--activation-sparsity", "2"}, "--activation-sparsity");
   expect_error({"--precision", "int8", "--calibration-input", "image.npy"}, "expects NAME=FILE.npy");
   const std::string missing = (TempDir() / "missing.npy").string();
   expect_error({"--precision", "int8", "--calibration-input", "input=" + missing}, missing);
