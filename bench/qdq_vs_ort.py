@@ -8,9 +8,9 @@ more seeded input. Prints per model the max |braid - ORT| on the QDQ model
 relative to the output's max |value|, the same for the fp32 model, and how far
 the QDQ output is from fp32 (the quantization error, for scale).
 
-braid folds QDQ Conv / MatMul into QLinearConv / QLinearMatMul (oneDNN int8),
-QDQ Add into com.microsoft.QLinearAdd and QDQ MaxPool into a uint8 MaxPool,
-and runs the rest as fake quantization in f32 (docs/quantization.md); ONNX
+braid folds QDQ Conv / MatMul / fully connected Gemm into QLinearConv /
+QLinearMatMul (oneDNN int8), QDQ Add and Concat into com.microsoft.QLinearAdd /
+QLinearConcat and QDQ MaxPool into a uint8 MaxPool, and runs the rest as fake quantization in f32 (docs/quantization.md); ONNX
 Runtime runs int8 kernels. Agreement is therefore to about one quantization
 step, not bit-exact: the fraction of output elements within one step (the
 output DequantizeLinear's scale) of ONNX Runtime's int8 output is printed.
