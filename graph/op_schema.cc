@@ -25,6 +25,9 @@ const std::vector<OpSchema>& SchemaTable() {
        kOpChannelsLast | kOpQuantizedChannelsLast},
       {"com.microsoft.QLinearConcat", ops::InferQLinearConcat, 1, F::kDataMovement, 0,
        kOpChannelsLast | kOpQuantizedChannelsLast},
+      // braid's own (node op_type "braid.NAME")
+      {"braid.TableLookup", ops::InferTableLookup, 1, F::kElementwise, 1,
+       kOpChannelsLast | kOpQuantizedChannelsLast},
       {"And", ops::InferLogical, 7, F::kElementwise, 1},
       {"Asin", ops::InferUnary, 7, F::kOther},
       {"Asinh", ops::InferUnary, 9, F::kOther},

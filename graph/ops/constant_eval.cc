@@ -256,11 +256,12 @@ bool CanEvaluateConstant(const std::string& op) {
   static const char* const kOps[] = {
       "Abs", "Add", "And", "ArgMax", "ArgMin", "BatchNormalization", "Cast", "CastLike", "Ceil",
       "Clip", "Concat", "Constant", "ConstantOfShape", "Cos", "CumSum", "DequantizeLinear", "Div", "Equal", "Erf",
-      "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Greater",
-      "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul",
-      "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceMin",
-      "ReduceSum", "Reshape", "ScatterND", "Shape", "Sin", "Size", "Slice", "Sqrt", "Squeeze",
-      "Sub", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where", "Xor"};
+      "Elu", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Greater",
+      "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Less", "LessOrEqual",
+      "Log", "Max", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pow", "Range", "Reciprocal",
+      "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu", "Reshape", "ScatterND", "Shape",
+      "Sigmoid", "Sin", "Size", "Slice", "Softplus", "Sqrt", "Squeeze", "Sub", "Tanh", "Tile",
+      "Transpose", "Unsqueeze", "Where", "Xor"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -760,8 +761,22 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
       return std::vector<TensorData>{out.data};
     }
     if (in[0].dtype != DataType::kF32) return NotCovered(node, "non-f32 input");
-    float (*f)(float) = nullptr;
+    std::function<float(float)> f;
+    const float alpha = node.attrs.GetFloat("alpha", op == "LeakyRelu" ? 0.01f
+                                                     : op == "HardSigmoid" ? 0.2f
+                                                                           : 1.0f);
+    const float beta = node.attrs.GetFloat("beta", 0.5f);
     if (op == "Sqrt") f = [](float x) { return std::sqrt(x); };
+    else if (op == "Relu") f = [](float x) { return std::max(x, 0.0f); };
+    else if (op == "Sigmoid") f = [](float x) { return 1.0f / (1.0f + std::exp(-x)); };
+    else if (op == "HardSigmoid")
+      f = [=](float x) { return std::clamp(alpha * x + beta, 0.0f, 1.0f); };
+    else if (op == "HardSwish")
+      f = [](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); };
+    else if (op == "LeakyRelu") f = [=](float x) { return x < 0 ? alpha * x : x; };
+    else if (op == "Elu") f = [=](float x) { return x < 0 ? alpha * std::expm1(x) : x; };
+    else if (op == "Softplus") f = [](float x) { return std::log1p(std::exp(x)); };
+    else if (op == "Mish") f = [](float x) { return x * std::tanh(std::log1p(std::exp(x))); };
     else if (op == "Neg") f = [](float x) { return -x; };
     else if (op == "Abs") f = [](float x) { return std::fabs(x); };
     else if (op == "Reciprocal") f = [](float x) { return 1.0f / x; };

@@ -193,6 +193,21 @@ Status InferQLinearConcat(ShapeInferenceContext& ctx) {
   return InferConcatOf(ctx, data);
 }
 
+// braid.TableLookup(X, Table) -> Y of Table's type, X's shape (braid's own
+// op; what FoldQdqLookups makes of Q(f(DQ(x))) for a pointwise f):
+// Y[i] = Table[the byte of X[i]] (an int8 X's two's-complement bits), X and
+// Table int8 or uint8, Table 256 elements.
+Status InferTableLookup(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
+  RETURN_IF_ERROR(CheckQuantizedData(ctx, 0, "X"));
+  RETURN_IF_ERROR(CheckQuantizedData(ctx, 1, "Table"));
+  const Shape& table = ctx.input_shape(1);
+  if (table.size() != 1 || !table[0].is_static() || table[0].extent() != 256)
+    return ctx.Error("Table has shape " + ShapeToString(table) + ", expects [256]");
+  ctx.SetOutput(0, ctx.input_dtype(1), ctx.input_shape(0));
+  return Status::Ok();
+}
+
 // DynamicQuantizeLinear(x) -> y (uint8, x's shape), y_scale (f32 scalar),
 // y_zero_point (uint8 scalar).
 Status InferDynamicQuantizeLinear(ShapeInferenceContext& ctx) {

@@ -69,6 +69,7 @@ Status InferConvInteger(ShapeInferenceContext& ctx);
 Status InferQLinearConv(ShapeInferenceContext& ctx);
 Status InferQLinearAdd(ShapeInferenceContext& ctx);  // com.microsoft
 Status InferQLinearConcat(ShapeInferenceContext& ctx);  // com.microsoft
+Status InferTableLookup(ShapeInferenceContext& ctx);    // braid
 Status InferMatMulInteger(ShapeInferenceContext& ctx);
 Status InferQLinearMatMul(ShapeInferenceContext& ctx);
 Status InferDynamicQuantizeLinear(ShapeInferenceContext& ctx);

@@ -36,11 +36,13 @@
 // name and the Q's output value; the DQs left unread go with
 // EliminateDeadNodes. It runs before FoldConstants, which would otherwise
 // turn the weight DQ into f32 weights.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -241,6 +243,120 @@ bool FoldConcat(Graph& g, pass_util::NameAllocator& names, const Node& q, const 
   return true;
 }
 
+// Pointwise f32 ops a lookup table can absorb: each output element depends
+// only on the same input element (with scalar constants beside it), and
+// FoldConstants evaluates them.
+bool IsTabulableOp(const std::string& op) {
+  static const char* const kOps[] = {
+      "Abs",  "Add",       "Clip",      "Div",  "Elu",     "Erf",     "Exp",     "Gelu",
+      "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow",
+      "Reciprocal", "Relu", "Sigmoid", "Softplus", "Sqrt", "Sub", "Tanh"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+// The nodes between one per-tensor DQ and a Q reading `sink`: each a
+// tabulable op whose other inputs are f32 scalar constants, each output read
+// only inside the cone (the sink only by the Q), no graph output among them.
+struct PointwiseCone {
+  std::vector<NodeId> nodes;  // graph (topological) order
+  ValueId source = kNoValue;  // the DQ's output
+};
+
+std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const pass_util::GraphUses& uses,
+                                               ValueId sink, NodeId q_id) {
+  constexpr size_t kMaxNodes = 16;  // GELU's erf form is 5, SiLU 2
+  PointwiseCone cone;
+  std::unordered_set<NodeId> members;
+  std::vector<ValueId> pending = {sink};
+  while (!pending.empty()) {
+    const ValueId v = pending.back();
+    pending.pop_back();
+    const NodeId p = g.value(v).producer;
+    if (p == kNoNode) return std::nullopt;  // a graph input
+    const Node& n = g.node(p);
+    if (n.op_type == "DequantizeLinear") {
+      if (cone.source != kNoValue && cone.source != v) return std::nullopt;  // two sources
+      cone.source = v;
+      continue;
+    }
+    if (!members.insert(p).second) continue;
+    if (!IsTabulableOp(n.op_type) || n.outputs.size() != 1 || members.size() > kMaxNodes)
+      return std::nullopt;
+    for (ValueId in : n.inputs) {
+      if (in == kNoValue) continue;  // Clip's omitted bounds
+      if (g.IsConstant(in)) {
+        if (g.value(in).dtype != DataType::kF32 || ConstantElements(g, in) != 1) return std::nullopt;
+        continue;
+      }
+      pending.push_back(in);
+    }
+  }
+  if (cone.source == kNoValue || members.empty()) return std::nullopt;
+  for (NodeId p : members) {
+    const ValueId out = g.node(p).outputs[0];
+    if (uses.IsGraphOutput(out)) return std::nullopt;
+    for (NodeId r : uses.Readers(out))
+      if (!members.contains(r) && !(out == sink && r == q_id)) return std::nullopt;
+  }
+  // Scalars broadcast to the source's shape, unless a constant of higher
+  // rank widens it: the shapes must agree.
+  const Value& src = g.value(cone.source);
+  const Value& dst = g.value(sink);
+  if (!src.has_shape || !dst.has_shape || !(src.shape == dst.shape)) return std::nullopt;
+  cone.nodes.assign(members.begin(), members.end());
+  std::sort(cone.nodes.begin(), cone.nodes.end());
+  return cone;
+}
+
+// The cone's f32 results for the 256 inputs `x`: a copy of the cone in a
+// graph of its own whose source is the constant `x`, folded by
+// FoldConstants; nullopt when some op does not fold.
+std::optional<std::vector<float>> EvaluateCone(const Graph& g, const PointwiseCone& cone,
+                                               ValueId sink, const std::vector<float>& x) {
+  Graph table;
+  std::unordered_map<ValueId, ValueId> copy_of;
+  copy_of[cone.source] =
+      table.AddConstant(g.value(cone.source).name, DataType::kF32, Shape{Dim(256)},
+                        TensorData::Copy(x.data(), x.size() * sizeof(float)));
+  for (NodeId p : cone.nodes) {
+    const Node& n = g.node(p);
+    Node copy;
+    copy.name = n.name;
+    copy.op_type = n.op_type;
+    copy.attrs = n.attrs;
+    for (ValueId in : n.inputs) {
+      if (in == kNoValue) {
+        copy.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = copy_of.find(in);
+      if (it == copy_of.end()) {  // a scalar constant, as rank 0 (it broadcasts to x)
+        const Value& c = g.value(in);
+        it = copy_of.emplace(in, table.AddConstant(c.name, c.dtype, Shape{}, *c.constant)).first;
+      }
+      copy.inputs.push_back(it->second);
+    }
+    copy.outputs = {table.AddValue(g.value(n.outputs[0]).name)};
+    copy_of[n.outputs[0]] = copy.outputs[0];
+    table.AddNode(std::move(copy));
+  }
+  table.outputs().push_back(copy_of.at(sink));
+  if (!FoldConstants(table).ok()) return std::nullopt;
+  const Value& y = table.value(table.outputs()[0]);
+  if (!y.constant || y.dtype != DataType::kF32 || y.constant->size() != x.size() * sizeof(float))
+    return std::nullopt;
+  const auto values = y.constant->as<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+// The scalar of a per-tensor zero point (0 when absent).
+float ZeroPointValue(const Graph& g, ValueId zp, DataType type) {
+  if (zp == kNoValue) return 0.0f;
+  const TensorData& d = *g.value(zp).constant;
+  return type == DataType::kI8 ? static_cast<float>(d.as<int8_t>()[0])
+                               : static_cast<float>(d.as<uint8_t>()[0]);
+}
+
 }  // namespace
 
 Status FoldQdq(Graph& graph) {
@@ -416,6 +532,70 @@ Status FoldQdq(Graph& graph) {
   RETURN_IF_ERROR(pass_util::FinishPass(graph, "FoldQdq"));
   // The weight DQs the fused nodes bypass, so FoldConstants does not fold them.
   return EliminateDeadNodes(graph);
+}
+
+}  // namespace braid
+
+namespace braid {
+
+Status FoldQdqLookups(Graph& graph) {
+  RETURN_IF_ERROR(graph.Validate().WithPrefix("FoldQdqLookups"));
+  const pass_util::GraphUses uses(graph);
+  pass_util::NameAllocator names(graph);
+  std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  const int num_nodes = graph.num_nodes();
+  for (NodeId qid = 0; qid < num_nodes; ++qid) {
+    const Node q = graph.node(qid);  // a copy: AddConstant may grow the lists
+    if (q.op_type != "QuantizeLinear" || q.outputs.size() != 1) continue;
+    QParams yq;
+    if (!ReadQParams(graph, q, &yq) || yq.count != 1 || yq.zero_point == kNoValue) continue;
+    const DataType y_type = graph.value(yq.zero_point).dtype;
+    if (!IsQuantizedType(y_type)) continue;
+    const std::optional<PointwiseCone> cone = FindPointwiseCone(graph, uses, yq.data, qid);
+    if (!cone) continue;
+    const Node& dq = graph.node(graph.value(cone->source).producer);
+    QParams xq;
+    if (!ReadQParams(graph, dq, &xq) || xq.count != 1) continue;
+    const DataType x_type = QuantizedTypeOf(graph, xq);
+    if (!IsQuantizedType(x_type) || graph.IsConstant(xq.data)) continue;
+    // Every input byte dequantized as DequantizeLinear does, through the
+    // cone, then quantized as QuantizeLinear does (RequantizeElement's
+    // arithmetic): the table is the QDQ graph's map.
+    const float xs = ConstantFloats(graph, xq.scale)[0];
+    const float xz = ZeroPointValue(graph, xq.zero_point, x_type);
+    std::vector<float> x(256);
+    for (int b = 0; b < 256; ++b) {
+      const float v = x_type == DataType::kI8 ? static_cast<float>(static_cast<int8_t>(b))
+                                              : static_cast<float>(b);
+      x[static_cast<size_t>(b)] = (v - xz) * xs;
+    }
+    const std::optional<std::vector<float>> f = EvaluateCone(graph, *cone, yq.data, x);
+    if (!f) continue;
+    const float ys = ConstantFloats(graph, yq.scale)[0];
+    const float yz = ZeroPointValue(graph, yq.zero_point, y_type);
+    const float lo = y_type == DataType::kI8 ? -128.0f : 0.0f, hi = y_type == DataType::kI8 ? 127.0f : 255.0f;
+    std::vector<uint8_t> table(256);
+    for (size_t b = 0; b < 256; ++b) {
+      const float v = std::nearbyint((*f)[b] / ys) + yz;
+      const float q_value = std::isnan(v) ? 0.0f : std::clamp(v, lo, hi);
+      table[b] = y_type == DataType::kI8 ? static_cast<uint8_t>(static_cast<int8_t>(q_value))
+                                         : static_cast<uint8_t>(q_value);
+    }
+    Node lookup;
+    lookup.name = graph.node(graph.value(yq.data).producer).name;  // the cone's last node
+    lookup.op_type = "braid.TableLookup";
+    lookup.inputs = {xq.data, graph.AddConstant(names.Make(lookup.name + "_table"), y_type,
+                                                Shape{Dim(256)}, TensorData::Copy(table.data(), 256))};
+    lookup.outputs = q.outputs;
+    for (NodeId p : cone->nodes) remove[static_cast<size_t>(p)] = true;
+    remove[static_cast<size_t>(qid)] = true;
+    graph.node(qid).outputs.clear();
+    graph.AddNode(std::move(lookup));
+  }
+  remove.resize(static_cast<size_t>(graph.num_nodes()), false);  // added nodes stay
+  graph.RemoveNodes(remove);
+  RETURN_IF_ERROR(pass_util::FinishPass(graph, "FoldQdqLookups"));
+  return EliminateDeadNodes(graph);  // DQs no other node reads
 }
 
 }  // namespace braid

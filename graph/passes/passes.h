@@ -78,6 +78,14 @@ Status LowerEinsum(Graph& graph);
 // QLinearMatMul (graph/passes/fold_qdq.cc). Runs before FoldConstants, which
 // would turn the weight DQ into f32 weights.
 Status FoldQdq(Graph& graph);
+// Q(f(DQ(x))) for a pointwise f (HardSwish, SiLU's Sigmoid * x, GELU's erf
+// form, ...: nodes of element-local f32 ops with scalar constants, read only
+// inside f), per-tensor constant parameters and x int8 / uint8, becomes
+// braid.TableLookup(x, table): f's 256 results for the 256 values of x,
+// quantized as the Q does, so the lookup equals the QDQ graph it replaces up
+// to how FoldConstants and the kernels round f (graph/passes/fold_qdq.cc).
+// Runs after FoldConstants (scalars are constants, shapes known).
+Status FoldQdqLookups(Graph& graph);
 
 // Static int8 quantization (`braid convert --precision int8`; graph/passes/
 // quantize_static.cc): writes the QDQ form ONNX Runtime's quantize_static
@@ -130,7 +138,7 @@ struct PassOptions {
 };
 
 // RemoveIdentities, [FoldQdq], FoldConstants (which infers shapes), RemoveIdentities (whole-input
-// Slices, now that shapes are known), [FuseGroupNorm, FoldBatchNorm, MergeParallelConvs,
+// Slices, now that shapes are known), [FoldQdqLookups, FuseGroupNorm, FoldBatchNorm, MergeParallelConvs,
 // FoldChannelScale, FuseGelu, LowerEinsum, FuseMatMulBias, FoldPad, ReduceToGlobalPool,
 // DropBroadcastExpand, FuseActivations],
 // EliminateDeadNodes, InferShapes.

@@ -17,6 +17,9 @@ Status RunDefaultPasses(Graph& graph, const PassOptions& options) {
   // Again, on braid's own shapes: Slices that keep their whole input.
   RETURN_IF_ERROR(RemoveIdentities(graph, /*whole_input_slices=*/true));
   if (options.fuse) {
+    // Before FuseGelu, whose Gelu node this would also take, and activation
+    // fusion, which would move a Sigmoid / HardSwish into a product.
+    RETURN_IF_ERROR(FoldQdqLookups(graph));
     RETURN_IF_ERROR(FuseGroupNorm(graph));
     RETURN_IF_ERROR(FoldBatchNorm(graph));
     RETURN_IF_ERROR(MergeParallelConvs(graph));

@@ -332,6 +332,39 @@ class QLinearAddCpu final : public Kernel {
   SimdIsa isa_ = SimdIsa::kPortable;
 };
 
+// braid.TableLookup: LookupBytes over each thread's share, either layout
+// (elementwise).
+class TableLookupCpu final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(p_, ParseTableLookup(args));
+    if (args.inputs[kTableLookupX].layout != args.outputs[0].layout)
+      return Unimplemented(args.Where() + ": X and Y in different layouts");
+    threads_ = ThreadsFor(p_.elements, std::max(args.num_threads, 1));
+    vbmi_ = Avx512VbmiSupported();
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    const int64_t n = p_.elements;
+    const auto* x = static_cast<const uint8_t*>(args.src[kTableLookupX]);
+    const auto* table = static_cast<const uint8_t*>(args.src[kTableLookupTable]);
+    auto* y = static_cast<uint8_t*>(args.dst[0]);
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+    {
+      const int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
+      const int64_t begin = n * me / team, end = n * (me + 1) / team;
+      LookupBytes(vbmi_, table, x + begin, y + begin, end - begin);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  TableLookupParams p_;
+  int threads_ = 1;
+  bool vbmi_ = false;
+};
+
 }  // namespace
 
 void QuantizeLinearRange(SimdIsa isa, const QuantizeLinearParams& p, const RunArgs& args,
@@ -384,6 +417,7 @@ void LookupBytes(bool vbmi, const uint8_t* table, const void* x, void* y, int64_
 }
 
 std::unique_ptr<Kernel> CreateQLinearAddCpu() { return std::make_unique<QLinearAddCpu>(); }
+std::unique_ptr<Kernel> CreateTableLookupCpu() { return std::make_unique<TableLookupCpu>(); }
 std::unique_ptr<Kernel> CreateDequantizeLinearCpu() {
   return std::make_unique<QuantizeLinearCpu>(false);
 }

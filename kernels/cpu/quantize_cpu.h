@@ -18,6 +18,7 @@
 #include "kernels/params/qlinear_add.h"
 #include "kernels/params/qlinear_concat.h"
 #include "kernels/params/quantize.h"
+#include "kernels/params/table_lookup.h"
 
 namespace braid {
 

@@ -96,6 +96,7 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   quantize("QuantizeLinear", CreateQuantizeLinearCpu);
   quantize("DequantizeLinear", CreateDequantizeLinearCpu);
   quantize("com.microsoft.QLinearAdd", CreateQLinearAddCpu);  // without broadcast
+  quantize("braid.TableLookup", CreateTableLookupCpu);
   for (const char* op : {"RNN", "GRU", "LSTM"}) Add(registry, op, "cpu", kCpuPriority, CreateRecurrentCpu);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.

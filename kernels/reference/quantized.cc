@@ -1,7 +1,8 @@
 // Reference ConvInteger / QLinearConv / MatMulInteger / QLinearMatMul
 // (kernels/params/quantized.h), com.microsoft.QLinearAdd (any broadcast,
 // kernels/params/qlinear_add.h), com.microsoft.QLinearConcat (plain, any
-// axis, kernels/params/qlinear_concat.h) and DynamicQuantizeLinear: plain loops, exact
+// axis, kernels/params/qlinear_concat.h), braid.TableLookup
+// (kernels/params/table_lookup.h) and DynamicQuantizeLinear: plain loops, exact
 // int32 accumulation (wrapping as ONNX Runtime's int32 does), requantization
 // in double with round half to even and saturation.
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "kernels/params/qlinear_add.h"
 #include "kernels/params/qlinear_concat.h"
 #include "kernels/params/quantized.h"
+#include "kernels/params/table_lookup.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid {
@@ -249,11 +251,33 @@ class ReferenceQLinearConcat final : public Kernel {
   int64_t outer_ = 1, inner_ = 1;
 };
 
+// Y[i] = Table[the byte of X[i]], one element at a time.
+class ReferenceTableLookup final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(p_, ParseTableLookup(args));
+    return Status::Ok();
+  }
+
+  Status Run(const RunArgs& args) override {
+    const auto* x = static_cast<const uint8_t*>(args.src[kTableLookupX]);
+    const auto* table = static_cast<const uint8_t*>(args.src[kTableLookupTable]);
+    auto* y = static_cast<uint8_t*>(args.dst[0]);
+    for (int64_t i = 0; i < p_.elements; ++i) y[i] = table[x[i]];
+    return Status::Ok();
+  }
+
+ private:
+  TableLookupParams p_;
+};
+
 }  // namespace
 
 void RegisterReferenceQuantizedProducts(KernelRegistry& registry) {
   registry.Register({"com.microsoft.QLinearConcat", DeviceKind::kCpu, "reference", 0,
                      [] { return std::make_unique<ReferenceQLinearConcat>(); }});
+  registry.Register({"braid.TableLookup", DeviceKind::kCpu, "reference", 0,
+                     [] { return std::make_unique<ReferenceTableLookup>(); }});
   registry.Register({"com.microsoft.QLinearAdd", DeviceKind::kCpu, "reference", 0,
                      [] { return std::make_unique<ReferenceQLinearAdd>(); }});
   for (const char* op : {"ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul"})

@@ -430,6 +430,13 @@ std::vector<OpCase> MakeCases() {
                        Q(u8, {1, 4, 7, 7}), Scale({}, 0.01, 0.05), RandomZeroPoint(u8, {}),
                        Q(u8, {2, 4, 7, 7}), Scale({}, 0.01, 0.05), RandomZeroPoint(u8, {})}};
     add(qcat_batch);
+    // braid.TableLookup: a byte's table entry in every implementation, so
+    // exact; u8 -> i8 on a 4-D activation (odd size: the vector tail), and
+    // i8 -> u8 (the table indexed by the two's-complement byte).
+    add(OpCase{"tablelookup_u8_to_i8", "braid.TableLookup", 13, {},
+               {Q(u8, {1, 8, 5, 7}), Q(i8, {256}, true)}});
+    add(OpCase{"tablelookup_i8_to_u8", "braid.TableLookup", 13, {},
+               {Q(i8, {3, 129}), Q(u8, {256}, true)}});
     OpCase mmi{"matmulinteger_per_row_column", "MatMulInteger", 13, {},
                {Q(u8, {5, 24}), Q(u8, {24, 9}, true), RandomZeroPoint(u8, {5}),
                 RandomZeroPoint(u8, {9})}};

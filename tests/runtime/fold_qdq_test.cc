@@ -2,7 +2,8 @@
 // after the fold, run on the same seeded random inputs (reference kernels,
 // and the CPU registry with oneDNN's int8 kernels for the folded graph):
 // outputs agree within one quantization step of the output; patterns the
-// pass must leave alone stay.
+// pass must leave alone stay. FoldQdqLookups: Q(activation(DQ(x))) as one
+// table lookup, within one step of the QDQ graph.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -429,6 +430,143 @@ TEST(FoldQdq, ConcatRunsInUint8BitForBit) {
   ASSERT_TRUE(FoldQdq(mixed).ok());
   EXPECT_EQ(CountOps(mixed, "com.microsoft.QLinearConcat"), 0);
   EXPECT_EQ(CountOps(mixed, "Concat"), 1);
+}
+
+// x -> Q(0.02, xz) -> DQ -> f -> Q(kYScale, yz) -> DQ -> y on [1, 6, 8, 8],
+// f one of the activations below as exporters write them.
+enum class Activation { kHardSwish, kSiLU, kGeluErf, kHardSigmoid, kLeakyRelu, kElu, kSoftplus,
+                        kMish, kTanh, kClip };
+
+Graph LookupGraph(Activation act, DataType x_type, DataType y_type) {
+  Graph g;
+  g.set_opset(17);
+  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{1, 6, 8, 8}));
+  auto zero_point = [&](const std::string& name, DataType t, int u8_value, int i8_value) {
+    return t == DataType::kU8
+               ? AddConst(g, name, t, {}, std::vector<uint8_t>{static_cast<uint8_t>(u8_value)})
+               : AddConst(g, name, t, {}, std::vector<int8_t>{static_cast<int8_t>(i8_value)});
+  };
+  auto scalar = [&](const std::string& name, float v) {
+    return AddConst(g, name, DataType::kF32, {}, std::vector<float>{v});
+  };
+  const ValueId xs = scalar("xs", 0.02f), xz = zero_point("xz", x_type, 128, 3);
+  const ValueId d = AddNode(g, "DequantizeLinear", "dq_x",
+                            {AddNode(g, "QuantizeLinear", "q_x", {x, xs, xz}), xs, xz});
+  ValueId f = kNoValue;
+  Attributes attrs;
+  switch (act) {
+    case Activation::kHardSwish: f = AddNode(g, "HardSwish", "act", {d}); break;
+    case Activation::kSiLU: f = AddNode(g, "Mul", "act", {d, AddNode(g, "Sigmoid", "sigmoid", {d})}); break;
+    case Activation::kGeluErf: {  // x * 0.5 * (1 + erf(x / sqrt(2))), PyTorch's export
+      const ValueId e = AddNode(g, "Erf", "erf", {AddNode(g, "Div", "div", {d, scalar("sqrt2", 1.4142135f)})});
+      const ValueId half = AddNode(g, "Mul", "mul_x", {d, AddNode(g, "Add", "add1", {e, scalar("one", 1.0f)})});
+      f = AddNode(g, "Mul", "act", {half, scalar("half", 0.5f)});
+      break;
+    }
+    case Activation::kHardSigmoid:
+      attrs.Set("alpha", 0.3f);
+      attrs.Set("beta", 0.4f);
+      f = AddNode(g, "HardSigmoid", "act", {d}, attrs);
+      break;
+    case Activation::kLeakyRelu:
+      attrs.Set("alpha", 0.1f);
+      f = AddNode(g, "LeakyRelu", "act", {d}, attrs);
+      break;
+    case Activation::kElu: f = AddNode(g, "Elu", "act", {d}); break;
+    case Activation::kSoftplus: f = AddNode(g, "Softplus", "act", {d}); break;
+    case Activation::kMish: f = AddNode(g, "Mish", "act", {d}); break;
+    case Activation::kTanh: f = AddNode(g, "Tanh", "act", {d}); break;
+    case Activation::kClip:  // bounds inside the Q's range: not saturation's work
+      f = AddNode(g, "Clip", "act", {d, scalar("lo", 0.0f), scalar("hi", 1.0f)});
+      break;
+  }
+  const ValueId ys = scalar("ys", kYScale), yz = zero_point("yz", y_type, 60, -70);
+  g.outputs().push_back(AddNode(g, "DequantizeLinear", "dq_y",
+                                {AddNode(g, "QuantizeLinear", "q_y", {f, ys, yz}), ys, yz}));
+  return g;
+}
+
+// A pointwise activation between a DQ and a Q (HardSwish, SiLU as Sigmoid *
+// x, GELU's erf form, ...) becomes one braid.TableLookup: within one output
+// step of the QDQ graph on the reference kernels and on braid's CPU kernel,
+// for every pair of quantized types.
+TEST(FoldQdqLookups, ActivationsBecomeOneTableWithinOneStep) {
+  const Activation kActivations[] = {
+      Activation::kHardSwish,   Activation::kSiLU,      Activation::kGeluErf,
+      Activation::kHardSigmoid, Activation::kLeakyRelu, Activation::kElu,
+      Activation::kSoftplus,    Activation::kMish,      Activation::kTanh,
+      Activation::kClip};
+  const std::pair<DataType, DataType> kTypes[] = {{DataType::kU8, DataType::kU8},
+                                                  {DataType::kI8, DataType::kU8},
+                                                  {DataType::kU8, DataType::kI8}};
+  for (Activation act : kActivations) {
+    for (auto [x_type, y_type] : kTypes) {
+      SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)) + ", " +
+                   DataTypeName(x_type) + " -> " + DataTypeName(y_type));
+      Graph g = LookupGraph(act, x_type, y_type);
+      Graph before = g;
+      ASSERT_TRUE(InferShapes(before).ok());
+      ASSERT_TRUE(InferShapes(g).ok());
+      ASSERT_TRUE(FoldQdqLookups(g).ok());
+      ASSERT_TRUE(InferShapes(g).ok());
+      EXPECT_EQ(CountOps(g, "braid.TableLookup"), 1);
+      EXPECT_EQ(CountOps(g, "QuantizeLinear"), 1);    // x's
+      EXPECT_EQ(CountOps(g, "DequantizeLinear"), 1);  // the output's
+      EXPECT_EQ(static_cast<int>(g.nodes().size()), 3);
+      ExpectFoldedMatchesUnfolded(before, g, 700, /*exact_on_reference=*/false);
+    }
+  }
+}
+
+// What the table cannot stand for stays: an intermediate another node (here
+// the graph) reads, a per-channel constant, two quantized sources.
+TEST(FoldQdqLookups, LeavesNonPointwisePatternsAlone) {
+  {
+    Graph g = LookupGraph(Activation::kSiLU, DataType::kU8, DataType::kU8);
+    g.outputs().push_back(g.FindValue("sigmoid_out"));
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldQdqLookups(g).ok());
+    EXPECT_EQ(CountOps(g, "braid.TableLookup"), 0);
+    EXPECT_EQ(CountOps(g, "Sigmoid"), 1);
+  }
+  {
+    // Mul by a [1, 6, 1, 1] constant: each channel its own function.
+    Graph g = LookupGraph(Activation::kHardSwish, DataType::kU8, DataType::kU8);
+    const NodeId act = g.value(g.FindValue("act_out")).producer;
+    g.node(act).op_type = "Mul";
+    g.node(act).inputs.push_back(
+        AddConst(g, "per_channel", DataType::kF32, {1, 6, 1, 1}, std::vector<float>{1, 2, 3, 4, 5, 6}));
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldQdqLookups(g).ok());
+    EXPECT_EQ(CountOps(g, "braid.TableLookup"), 0);
+  }
+  {
+    // Mul(DQ(q(x)), DQ(q(x))) through two DQs: two sources.
+    Graph g = LookupGraph(Activation::kHardSwish, DataType::kU8, DataType::kU8);
+    const NodeId act = g.value(g.FindValue("act_out")).producer;
+    const Node dq = g.node(g.value(g.node(act).inputs[0]).producer);
+    const ValueId second = AddNode(g, "DequantizeLinear", "dq_x2", dq.inputs);
+    g.node(act).op_type = "Mul";
+    g.node(act).inputs.push_back(second);
+    ASSERT_TRUE(g.TopologicalSort().ok());
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldQdqLookups(g).ok());
+    EXPECT_EQ(CountOps(g, "braid.TableLookup"), 0);
+    EXPECT_EQ(CountOps(g, "Mul"), 1);
+  }
+}
+
+// The default passes (fusion on) fold it; with fusion off they do not.
+TEST(FoldQdqLookups, DefaultPipelineFoldsWhenFusing) {
+  Graph fused = LookupGraph(Activation::kGeluErf, DataType::kU8, DataType::kU8);
+  Graph plain = fused;
+  ASSERT_TRUE(RunDefaultPasses(fused).ok());
+  EXPECT_EQ(CountOps(fused, "braid.TableLookup"), 1);
+  EXPECT_EQ(CountOps(fused, "Erf") + CountOps(fused, "Gelu"), 0);
+  PassOptions no_fuse;
+  no_fuse.fuse = false;
+  ASSERT_TRUE(RunDefaultPasses(plain, no_fuse).ok());
+  EXPECT_EQ(CountOps(plain, "braid.TableLookup"), 0);
 }
 
 TEST(FoldQdq, LeavesOtherPatternsAlone) {
