@@ -46,6 +46,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/pattern_util.h"
 
@@ -254,8 +255,8 @@ bool IsTabulableOp(const std::string& op) {
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
-// The nodes between one per-tensor DQ and a Q reading `sink`: each a
-// tabulable op whose other inputs are f32 scalar constants, each output read
+// The nodes between one per-tensor DQ and a Q reading `sink`: each a view
+// or a tabulable op whose other inputs are f32 scalar constants, each output read
 // only inside the cone (the sink only by the Q), no graph output among them.
 struct PointwiseCone {
   std::vector<NodeId> nodes;  // graph (topological) order
@@ -280,8 +281,14 @@ std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const pass_util::
       continue;
     }
     if (!members.insert(p).second) continue;
-    if (!IsTabulableOp(n.op_type) || n.outputs.size() != 1 || members.size() > kMaxNodes)
-      return std::nullopt;
+    if (n.outputs.size() != 1 || members.size() > kMaxNodes) return std::nullopt;
+    // A view (FuseMatMulBias' Reshapes around a transformer's GELU) moves no
+    // value: the table passes through it.
+    if (IsViewOp(n.op_type)) {
+      pending.push_back(InputOrNone(n, 0));
+      continue;
+    }
+    if (!IsTabulableOp(n.op_type)) return std::nullopt;
     for (ValueId in : n.inputs) {
       if (in == kNoValue) continue;  // Clip's omitted bounds
       if (g.IsConstant(in)) {
@@ -299,7 +306,7 @@ std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const pass_util::
       if (!members.contains(r) && !(out == sink && r == q_id)) return std::nullopt;
   }
   // Scalars broadcast to the source's shape, unless a constant of higher
-  // rank widens it: the shapes must agree.
+  // rank widens it; views reshape it: the shapes must agree.
   const Value& src = g.value(cone.source);
   const Value& dst = g.value(sink);
   if (!src.has_shape || !dst.has_shape || !(src.shape == dst.shape)) return std::nullopt;
@@ -320,6 +327,10 @@ std::optional<std::vector<float>> EvaluateCone(const Graph& g, const PointwiseCo
                         TensorData::Copy(x.data(), x.size() * sizeof(float)));
   for (NodeId p : cone.nodes) {
     const Node& n = g.node(p);
+    if (IsViewOp(n.op_type)) {  // the same values
+      copy_of[n.outputs[0]] = copy_of.at(n.inputs[0]);
+      continue;
+    }
     Node copy;
     copy.name = n.name;
     copy.op_type = n.op_type;

@@ -90,7 +90,8 @@ Status FoldQdqLookups(Graph& graph);
 // Static int8 quantization (`braid convert --precision int8`; graph/passes/
 // quantize_static.cc): writes the QDQ form ONNX Runtime's quantize_static
 // writes, which FoldQdq then runs in int8. Every data input and the output of
-// a Conv, a fully connected Gemm (transB=1), a MatMul with constant 2-D B, a
+// a Conv, a fully connected Gemm (transB=1; a transB=0 one gets its constant
+// B transposed), a MatMul with constant 2-D B, a
 // same-shape Add, a Concat and a MaxPool with a measured range gets
 // Q -> DQ at uint8 (asymmetric over [min(lo, 0), max(hi, 0)]; the output of
 // a Relu or Clip read alone instead of its producer's, so it folds into

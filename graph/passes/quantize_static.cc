@@ -69,15 +69,17 @@ std::string Unquantizable(const Graph& g, const Node& n, std::vector<ValueId>* d
   } else if (op == "Gemm") {
     const Value* w = FloatWeight(g, n, 1);
     if (n.attrs.GetFloat("alpha", 1.0f) != 1.0f || n.attrs.GetFloat("beta", 1.0f) != 1.0f ||
-        n.attrs.GetInt("transA", 0) != 0 || n.attrs.GetInt("transB", 0) != 1)
-      return "not a fully connected layer (alpha = beta = 1, transA = 0, transB = 1)";
-    if (w == nullptr || w->shape.size() != 2) return "B is not a constant f32 matrix";
+        n.attrs.GetInt("transA", 0) != 0)
+      return "not a fully connected layer (alpha = beta = 1, transA = 0)";
+    if (w == nullptr || w->shape.size() != 2 || !IsStatic(w->shape))
+      return "B is not a constant f32 matrix";
     // FoldQdq takes C as a per-output-channel bias: [M] or [1, M], constant.
+    const Dim& m = w->shape[n.attrs.GetInt("transB", 0) != 0 ? 0 : 1];
     if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
       const Value* c = FloatWeight(g, n, 2);
       const bool per_channel =
-          c != nullptr && ((c->shape.size() == 1 && c->shape[0] == w->shape[0]) ||
-                           (c->shape.size() == 2 && c->shape[0].extent() == 1 && c->shape[1] == w->shape[0]));
+          c != nullptr && ((c->shape.size() == 1 && c->shape[0] == m) ||
+                           (c->shape.size() == 2 && c->shape[0].extent() == 1 && c->shape[1] == m));
       if (!per_channel) return "C is not a constant [M] or [1, M] bias";
     }
     data->push_back(n.inputs[0]);
@@ -208,8 +210,21 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     const Node n = graph.node(id);  // a copy: constants are added below
     if (n.op_type != "Conv" && n.op_type != "Gemm" && n.op_type != "MatMul") continue;
     const int axis = n.op_type == "MatMul" ? 1 : 0;
-    const QuantizedWeights q = QuantizeWeights(graph.value(n.inputs[1]), axis);
-    const Shape shape = graph.value(n.inputs[1]).shape;
+    Value weights = graph.value(n.inputs[1]);
+    if (n.op_type == "Gemm" && n.attrs.GetInt("transB", 0) == 0) {
+      // B [K, M] (a transformer's Linear after FuseMatMulBias) as [M, K] with
+      // transB=1, the fully connected layer FoldQdq makes a 1x1 conv of.
+      const int64_t k = weights.shape[0].extent(), m = weights.shape[1].extent();
+      const std::span<const float> b = weights.constant->as<float>();
+      std::vector<float> t(b.size());
+      for (int64_t r = 0; r < k; ++r)
+        for (int64_t c = 0; c < m; ++c) t[static_cast<size_t>(c * k + r)] = b[static_cast<size_t>(r * m + c)];
+      weights.shape = StaticShape(std::vector<int64_t>{m, k});
+      weights.constant = TensorData::Copy(t.data(), t.size() * sizeof(float));
+      graph.node(id).attrs.Set("transB", int64_t{1});
+    }
+    const QuantizedWeights q = QuantizeWeights(weights, axis);
+    const Shape shape = weights.shape;
     const int64_t channels = static_cast<int64_t>(q.scales.size());
     Node dq;
     dq.name = pass_util::UniqueNodeName(n.name + "/weight_dq", node_names);

@@ -13,6 +13,12 @@
 //     scales in double, so outputs may differ by one step near a tie.
 // Activations are plain ONNX layout; when oneDNN's direct int8 kernels want
 // another (nhwc), source and destination go through the workspace.
+// A grouped 2-D conv of one input channel per group and m > 1 outputs (a
+// depthwise conv with a channel multiplier: FastViT's downsampling 7x7s)
+// runs as a depthwise conv over the input with each channel repeated m
+// times (written nhwc into the workspace): oneDNN 2.6 has no direct int8
+// kernel for it and took a GEMM per group, 6x the f32 time. A 1x1 conv
+// over 1x1 images (batch > 1) runs as oneDNN's int8 matmul.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -83,7 +89,11 @@ class QuantizedOnednn final : public Kernel {
     std::byte* ws = static_cast<std::byte*>(args.workspace);
     const void* src = args.src[static_cast<size_t>(p_.a)];
     void* dst = args.dst[0];
-    if (reorder_src_) {
+    if (repeat_channels_ > 1) {
+      void* staged = ws + staged_src_offset_;
+      RepeatChannels(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(staged));
+      src = staged;
+    } else if (reorder_src_) {
       void* staged = ws + staged_src_offset_;
       RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, src, where_));
       RETURN_IF_ERROR(onednn::SetHandle(reorder_in_dst_, staged, where_));
@@ -119,6 +129,7 @@ class QuantizedOnednn final : public Kernel {
     if (src_zp_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {src_zp_});
     if (dst_zp_ != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {dst_zp_});
 
+    if (p_.conv && OneByOneOverOnePixel()) return BuildConvAsMatMul(args, src_t, dst_t, attr);
     if (p_.conv) return BuildConv(args, src_t, dst_t, attr);
     const MatMulParams& m = p_.matmul;
     auto with_matrix = [](std::vector<int64_t> batch, int64_t rows, int64_t cols) {
@@ -143,16 +154,89 @@ class QuantizedOnednn final : public Kernel {
     return Status::Ok();
   }
 
+  // A 1x1 conv of one group over 1x1 images, unpadded: a fully connected
+  // layer FoldQdq made a conv (a transformer's Linear has its tokens as the
+  // batch), which oneDNN's int8 conv ran image by image at a tenth of its
+  // matmul's speed.
+  bool OneByOneOverOnePixel() const {
+    const ConvParams& p = p_.conv_params;
+    if (p.groups != 1 || p.batch < 2) return false;
+    for (size_t d = 0; d < p.kernel.size(); ++d)
+      if (p.kernel[d] != 1 || p.in_spatial[d] != 1 || p.out_spatial[d] != 1 || p.pads_begin[d] != 0 ||
+          p.pads_end[d] != 0)
+        return false;
+    return true;
+  }
+
+  // That conv as the matmul [N, K] x [K, M] (+ bias [1, M]); with one pixel
+  // both layouts are the same bytes.
+  Status BuildConvAsMatMul(const PrepareArgs& args, memory::data_type src_t, memory::data_type dst_t,
+                           const dnnl::primitive_attr& attr) {
+    const ConvParams& p = p_.conv_params;
+    const int64_t n = p.batch, k = p.in_channels, m = p.out_channels;
+    const memory::data_type s8 = memory::data_type::s8;
+    const memory::desc src_md = onednn::PlainDesc({n, k}, src_t);
+    const memory::desc dst_md = onednn::PlainDesc({n, m}, dst_t);
+    // The weights [M, K] row-major are B = [K, M] in column-major order.
+    const memory::desc plain_w_md({k, m}, s8, memory::format_tag::ba);
+    const memory::desc any_w_md({k, m}, s8, memory::format_tag::any);
+    const memory::desc bias_md =
+        p_.bias >= 0 ? onednn::PlainDesc({1, m}, memory::data_type::s32) : memory::desc();
+    dnnl::matmul::desc desc(src_md, any_w_md, bias_md, dst_md);
+    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
+    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(), args.num_threads);
+    src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
+    weights_ = onednn::ReorderConstant(context_, plain_w_md, weights_s8_.data(), pd.weights_desc());
+    exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+    if (p_.bias >= 0) bias_ = exec_.Bind(DNNL_ARG_BIAS, pd.bias_desc());
+    dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
+    workspace_bytes_ = exec_.scratchpad_bytes();
+    ReleasePlainWeights();
+    return Status::Ok();
+  }
+
+  // y (nhwc, [N, H, W, C * m]) = x's channels each repeated m times; x in
+  // its own layout. One byte per element (u8 / s8).
+  void RepeatChannels(const uint8_t* x, uint8_t* y) const {
+    const ConvParams& p = p_.conv_params;
+    const int64_t c = p.in_channels, m = repeat_channels_, rows = p.batch * p.in_spatial[0];
+    const int64_t w = p.in_spatial[1], hw = p.in_spatial[0] * w;
+    const bool nhwc = src_layout_ == TensorLayout::kChannelsLast;
+#pragma omp parallel for num_threads(threads_) if (threads_ > 1)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t n = row / p.in_spatial[0], h = row % p.in_spatial[0];
+      uint8_t* out = y + row * w * c * m;
+      for (int64_t x_pos = 0; x_pos < w; ++x_pos) {
+        const int64_t pixel = h * w + x_pos;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const uint8_t v = nhwc ? x[(n * hw + pixel) * c + ch] : x[(n * c + ch) * hw + pixel];
+          std::memset(out + (x_pos * c + ch) * m, v, static_cast<size_t>(m));
+        }
+      }
+    }
+  }
+
   Status BuildConv(const PrepareArgs& args, memory::data_type src_t, memory::data_type dst_t,
                    const dnnl::primitive_attr& attr) {
     const ConvParams& p = p_.conv_params;
     const memory::data_type s8 = memory::data_type::s8;
-    const memory::desc src_md = onednn::DescOf(args.inputs[static_cast<size_t>(p_.a)], src_t);
+    if (p.spatial_rank == 2 && p.groups > 1 && p.in_channels_per_group == 1 &&
+        p.out_channels_per_group > 1)
+      repeat_channels_ = p.out_channels_per_group;
+    src_layout_ = args.inputs[static_cast<size_t>(p_.a)].layout;
+    threads_ = std::max(args.num_threads, 1);
+    // With repeated channels: a depthwise conv over [N, C * m, H, W] nhwc.
+    const memory::desc src_md =
+        repeat_channels_ > 1
+            ? memory::desc({p.batch, p.out_channels, p.in_spatial[0], p.in_spatial[1]}, src_t,
+                           memory::format_tag::nhwc)
+            : onednn::DescOf(args.inputs[static_cast<size_t>(p_.a)], src_t);
     const memory::desc dst_md = onednn::DescOf(args.outputs[0], dst_t);
+    const int64_t groups = repeat_channels_ > 1 ? p.out_channels : p.groups;
     std::vector<int64_t> weight_dims;  // [G, OC/G, IC/G, k...] when grouped: same bytes
-    if (p.groups > 1) weight_dims.push_back(p.groups);
-    weight_dims.push_back(p.out_channels_per_group);
-    weight_dims.push_back(p.in_channels_per_group);
+    if (groups > 1) weight_dims.push_back(groups);
+    weight_dims.push_back(p.out_channels / groups);
+    weight_dims.push_back(repeat_channels_ > 1 ? 1 : p.in_channels_per_group);
     weight_dims.insert(weight_dims.end(), p.kernel.begin(), p.kernel.end());
     const memory::desc plain_w_md = onednn::PlainDesc(weight_dims, s8);
     const memory::desc any_w_md(onednn::ToDims(weight_dims), s8, memory::format_tag::any);
@@ -165,7 +249,8 @@ class QuantizedOnednn final : public Kernel {
     const memory::dims pads_end(p.pads_end.begin(), p.pads_end.end());
     // The direct int8 kernels want nhwc (or blocked) activations: let oneDNN
     // pick, and reorder the plain tensors through the workspace.
-    const memory::desc any_src(src_md.dims(), src_t, memory::format_tag::any);
+    const memory::desc any_src =
+        repeat_channels_ > 1 ? src_md : memory::desc(src_md.dims(), src_t, memory::format_tag::any);
     const memory::desc any_dst(dst_md.dims(), dst_t, memory::format_tag::any);
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                          dnnl::algorithm::convolution_direct, any_src, any_w_md,
@@ -199,7 +284,8 @@ class QuantizedOnednn final : public Kernel {
     const size_t scratch = std::max({exec_.scratchpad_bytes(), reorder_in_.scratchpad_bytes(),
                                      reorder_out_.scratchpad_bytes()});
     staged_src_offset_ = align(scratch);
-    staged_dst_offset_ = staged_src_offset_ + (reorder_src_ ? align(pd.src_desc().get_size()) : 0);
+    staged_dst_offset_ =
+        staged_src_offset_ + (reorder_src_ || repeat_channels_ > 1 ? align(pd.src_desc().get_size()) : 0);
     workspace_bytes_ = staged_dst_offset_ + (reorder_dst_ ? align(pd.dst_desc().get_size()) : 0);
     ReleasePlainWeights();
     return Status::Ok();
@@ -217,6 +303,9 @@ class QuantizedOnednn final : public Kernel {
   onednn::BoundPrimitive exec_;
   memory src_, weights_, bias_, dst_;
   bool reorder_src_ = false, reorder_dst_ = false;
+  int64_t repeat_channels_ = 1;  // m of a channel-multiplier conv, else 1
+  TensorLayout src_layout_ = TensorLayout::kPlain;
+  int threads_ = 1;
   size_t workspace_bytes_ = 0, staged_src_offset_ = 0, staged_dst_offset_ = 0;
   onednn::BoundPrimitive reorder_in_, reorder_out_;
   memory reorder_in_src_, reorder_in_dst_, reorder_out_src_, reorder_out_dst_;

@@ -361,6 +361,19 @@ std::vector<OpCase> MakeCases() {
                     {I("group", 8), L("pads", {1, 1, 1, 1})}));
     add(QLinearConv("qlinearconv_grouped_dilated", u8, i8, {1, 8, 12, 12}, {6, 4, 3, 3}, false, 0,
                     true, {I("group", 2), L("dilations", {2, 2})}));
+    // A channel multiplier (one input channel, m = 2 / 3 outputs per group;
+    // FastViT's 7x7s2): braid's oneDNN kernel repeats the channels into a
+    // depthwise conv. Batch 2 and an i8 source too.
+    add(QLinearConv("qlinearconv_channel_multiplier_7x7s2", u8, i8, {2, 6, 13, 11}, {12, 1, 7, 7},
+                    true, 0, true, {I("group", 6), L("pads", {3, 3, 3, 3}), L("strides", {2, 2})}));
+    add(QLinearConv("qlinearconv_channel_multiplier_i8", i8, i8, {1, 4, 9, 9}, {12, 1, 3, 3}, false,
+                    0, false, {I("group", 4), L("pads", {1, 1, 1, 1})}, i8));
+    // 1x1 over 1x1 images, batch > 1 (a Linear FoldQdq made a conv, tokens
+    // as the batch): braid's oneDNN kernel runs it as an int8 matmul.
+    add(QLinearConv("qlinearconv_fully_connected_rows", u8, i8, {7, 24, 1, 1}, {10, 24, 1, 1}, true,
+                    0, true, {}));
+    add(QLinearConv("qlinearconv_fully_connected_rows_s8", i8, i8, {5, 33, 1, 1}, {6, 33, 1, 1},
+                    false, 0, false, {}, i8));
     // A non-zero weight zero point and u8 weights: oneDNN declines these.
     add(QLinearConv("qlinearconv_u8u8_weight_zero_point", u8, u8, {1, 3, 8, 8}, {4, 3, 3, 3}, false,
                     128, true, {}));

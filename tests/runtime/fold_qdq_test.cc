@@ -518,6 +518,39 @@ TEST(FoldQdqLookups, ActivationsBecomeOneTableWithinOneStep) {
   }
 }
 
+// Views inside the activation (FuseMatMulBias' Reshapes around a
+// transformer's GELU) fold with it when the ends have one shape; a Reshape
+// that leaves the lookup's output another shape than its input stays.
+TEST(FoldQdqLookups, ViewsAroundTheActivationFoldWithIt) {
+  for (bool back : {true, false}) {
+    SCOPED_TRACE(back ? "reshaped back" : "reshaped once");
+    Graph g = LookupGraph(Activation::kHardSwish, DataType::kU8, DataType::kU8);
+    const NodeId act = g.value(g.FindValue("act_out")).producer;
+    const ValueId rows = AddNode(g, "Reshape", "rows",
+                                 {g.node(act).inputs[0],
+                                  AddConst(g, "rows_shape", DataType::kI64, {2}, std::vector<int64_t>{6, 64})});
+    g.node(act).inputs[0] = rows;
+    ValueId out = g.FindValue("act_out");
+    if (back) {
+      out = AddNode(g, "Reshape", "unrows",
+                    {out, AddConst(g, "unrows_shape", DataType::kI64, {4}, std::vector<int64_t>{1, 6, 8, 8})});
+      const NodeId q = g.value(g.FindValue("q_y_out")).producer;
+      g.node(q).inputs[0] = out;
+    }
+    ASSERT_TRUE(g.TopologicalSort().ok());
+    Graph before = g;
+    ASSERT_TRUE(InferShapes(before).ok());
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldQdqLookups(g).ok());
+    EXPECT_EQ(CountOps(g, "braid.TableLookup"), back ? 1 : 0);
+    EXPECT_EQ(CountOps(g, "Reshape"), back ? 0 : 1);
+    if (back) {
+      ASSERT_TRUE(InferShapes(g).ok());
+      ExpectFoldedMatchesUnfolded(before, g, 800, /*exact_on_reference=*/false);
+    }
+  }
+}
+
 // What the table cannot stand for stays: an intermediate another node (here
 // the graph) reads, a per-channel constant, two quantized sources.
 TEST(FoldQdqLookups, LeavesNonPointwisePatternsAlone) {

@@ -171,6 +171,34 @@ TEST(QuantizeStatic, ActivationsBetweenConvsBecomeTableLookups) {
   ExpectCloseToFloat(q, 0.10);
 }
 
+// A transformer's Linear layers (MatMul + bias, which FuseMatMulBias makes
+// a Gemm with transB=0 between two Reshape views) quantize with their
+// weights stored transposed and run as 1x1 QLinearConvs: an MLP block on
+// [1, 50, 32] tokens stays close to f32.
+TEST(QuantizeStatic, TransformerLinearLayersRunInInt8) {
+  GraphBuilder b("mlp", 5);
+  ValueId x = b.Input("input", {1, 50, 32});
+  x = b.LinearMatMul(x, "fc1", 32, 64);
+  x = b.Gelu(x);
+  x = b.LinearMatMul(x, "fc2", 64, 16);
+  b.Output(x, "output", {1, 50, 16});
+  const Quantized q = QuantizeGraph(std::move(b).Finish());
+  ASSERT_EQ(CountOps(q.f32, "Gemm"), 2);
+  EXPECT_EQ(CountOps(q.int8, "QLinearConv"), 2);
+  EXPECT_EQ(CountOps(q.int8, "braid.TableLookup"), 1);  // the GELU
+  EXPECT_EQ(CountOps(q.int8, "Gemm") + CountOps(q.int8, "MatMul"), 0);
+  EXPECT_TRUE(q.report.kept_float.empty());
+  ExpectCloseToFloat(q);
+  // vit_tiny: every Linear quantized; its attention MatMuls of two
+  // activations stay f32 (listed).
+  const Quantized vit = QuantizeBuiltin("vit_tiny");
+  const int linears = CountOps(vit.f32, "Gemm");
+  ASSERT_GT(linears, 10);
+  EXPECT_EQ(CountOps(vit.int8, "QLinearConv"), linears + CountOps(vit.f32, "Conv"));
+  for (const auto& [node, why] : vit.report.kept_float)
+    EXPECT_EQ(why.find("fully connected"), std::string::npos) << node << ": " << why;
+}
+
 // A node whose tensors were not measured stays f32 and is listed with the
 // reason; nothing else changes.
 TEST(QuantizeStatic, UnmeasuredTensorsKeepTheirNodeFloat) {
