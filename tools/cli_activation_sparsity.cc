@@ -105,12 +105,14 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
   ASSIGN_OR_RETURN(const ActivationRangeReport ranges, MeasureActivationRanges(graph, options));
   ASSIGN_OR_RETURN(const StaticQuantizationReport report, QuantizeStatic(graph, ranges.ranges));
   RETURN_IF_ERROR(RunDefaultPasses(graph));
-  int int8_ops = 0;
-  for (const Node& n : graph.nodes())
+  int int8_ops = 0, lookups = 0;
+  for (const Node& n : graph.nodes()) {
     int8_ops += n.op_type == "QLinearConv" || n.op_type == "QLinearMatMul" ||
                 n.op_type.starts_with("com.microsoft.QLinear") ||
                 (n.op_type == "MaxPool" && !n.inputs.empty() &&
                  graph.value(n.inputs[0]).dtype != DataType::kF32);
+    lookups += n.op_type == "braid.TableLookup";
+  }
   std::string inputs;
   for (const std::string& name : ranges.random_inputs) inputs += (inputs.empty() ? "" : ", ") + name;
   std::string text = "int8: calibrated on " + std::to_string(ranges.runs) +
@@ -120,7 +122,8 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
                                            " (ranges from random data fit real data badly)") +
                      "; " + std::to_string(report.quantized.size()) + " nodes quantized (" +
                      std::to_string(report.tensors) + " activations), " +
-                     std::to_string(int8_ops) + " int8 ops after folding; " +
+                     std::to_string(int8_ops) + " int8 ops and " + std::to_string(lookups) +
+                     " activation table lookups after folding; " +
                      std::to_string(report.kept_float.size()) + " kept f32\n";
   for (const auto& [node, why] : report.kept_float) text += "  kept f32: " + node + ": " + why + "\n";
   return text;

@@ -244,81 +244,10 @@ bool FoldConcat(Graph& g, pass_util::NameAllocator& names, const Node& q, const 
   return true;
 }
 
-// Pointwise f32 ops a lookup table can absorb: each output element depends
-// only on the same input element (with scalar constants beside it), and
-// FoldConstants evaluates them.
-bool IsTabulableOp(const std::string& op) {
-  static const char* const kOps[] = {
-      "Abs",  "Add",       "Clip",      "Div",  "Elu",     "Erf",     "Exp",     "Gelu",
-      "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow",
-      "Reciprocal", "Relu", "Sigmoid", "Softplus", "Sqrt", "Sub", "Tanh"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
-}
-
-// The nodes between one per-tensor DQ and a Q reading `sink`: each a view
-// or a tabulable op whose other inputs are f32 scalar constants, each output read
-// only inside the cone (the sink only by the Q), no graph output among them.
-struct PointwiseCone {
-  std::vector<NodeId> nodes;  // graph (topological) order
-  ValueId source = kNoValue;  // the DQ's output
-};
-
-std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const pass_util::GraphUses& uses,
-                                               ValueId sink, NodeId q_id) {
-  constexpr size_t kMaxNodes = 16;  // GELU's erf form is 5, SiLU 2
-  PointwiseCone cone;
-  std::unordered_set<NodeId> members;
-  std::vector<ValueId> pending = {sink};
-  while (!pending.empty()) {
-    const ValueId v = pending.back();
-    pending.pop_back();
-    const NodeId p = g.value(v).producer;
-    if (p == kNoNode) return std::nullopt;  // a graph input
-    const Node& n = g.node(p);
-    if (n.op_type == "DequantizeLinear") {
-      if (cone.source != kNoValue && cone.source != v) return std::nullopt;  // two sources
-      cone.source = v;
-      continue;
-    }
-    if (!members.insert(p).second) continue;
-    if (n.outputs.size() != 1 || members.size() > kMaxNodes) return std::nullopt;
-    // A view (FuseMatMulBias' Reshapes around a transformer's GELU) moves no
-    // value: the table passes through it.
-    if (IsViewOp(n.op_type)) {
-      pending.push_back(InputOrNone(n, 0));
-      continue;
-    }
-    if (!IsTabulableOp(n.op_type)) return std::nullopt;
-    for (ValueId in : n.inputs) {
-      if (in == kNoValue) continue;  // Clip's omitted bounds
-      if (g.IsConstant(in)) {
-        if (g.value(in).dtype != DataType::kF32 || ConstantElements(g, in) != 1) return std::nullopt;
-        continue;
-      }
-      pending.push_back(in);
-    }
-  }
-  if (cone.source == kNoValue || members.empty()) return std::nullopt;
-  for (NodeId p : members) {
-    const ValueId out = g.node(p).outputs[0];
-    if (uses.IsGraphOutput(out)) return std::nullopt;
-    for (NodeId r : uses.Readers(out))
-      if (!members.contains(r) && !(out == sink && r == q_id)) return std::nullopt;
-  }
-  // Scalars broadcast to the source's shape, unless a constant of higher
-  // rank widens it; views reshape it: the shapes must agree.
-  const Value& src = g.value(cone.source);
-  const Value& dst = g.value(sink);
-  if (!src.has_shape || !dst.has_shape || !(src.shape == dst.shape)) return std::nullopt;
-  cone.nodes.assign(members.begin(), members.end());
-  std::sort(cone.nodes.begin(), cone.nodes.end());
-  return cone;
-}
-
 // The cone's f32 results for the 256 inputs `x`: a copy of the cone in a
 // graph of its own whose source is the constant `x`, folded by
 // FoldConstants; nullopt when some op does not fold.
-std::optional<std::vector<float>> EvaluateCone(const Graph& g, const PointwiseCone& cone,
+std::optional<std::vector<float>> EvaluateCone(const Graph& g, const pass_util::PointwiseCone& cone,
                                                ValueId sink, const std::vector<float>& x) {
   Graph table;
   std::unordered_map<ValueId, ValueId> copy_of;
@@ -562,7 +491,12 @@ Status FoldQdqLookups(Graph& graph) {
     if (!ReadQParams(graph, q, &yq) || yq.count != 1 || yq.zero_point == kNoValue) continue;
     const DataType y_type = graph.value(yq.zero_point).dtype;
     if (!IsQuantizedType(y_type)) continue;
-    const std::optional<PointwiseCone> cone = FindPointwiseCone(graph, uses, yq.data, qid);
+    auto is_dq_output = [&](ValueId v) {
+      const NodeId p = graph.value(v).producer;
+      return p != kNoNode && graph.node(p).op_type == "DequantizeLinear";
+    };
+    const std::optional<pass_util::PointwiseCone> cone =
+        pass_util::FindPointwiseCone(graph, uses, yq.data, is_dq_output, qid);
     if (!cone) continue;
     const Node& dq = graph.node(graph.value(cone->source).producer);
     QParams xq;

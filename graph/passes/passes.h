@@ -105,6 +105,9 @@ struct ActivationRange {
 };
 struct StaticQuantizationReport {
   std::vector<std::string> quantized;  // nodes given int8 operands, graph order
+  // Activations (their last node) whose output was quantized so that
+  // FoldQdqLookups makes them table lookups, though an f32 node reads it.
+  std::vector<std::string> activations;
   // Nodes of those op types left in f32, each with the reason.
   std::vector<std::pair<std::string, std::string>> kept_float;
   int tensors = 0;  // activations given Q -> DQ

@@ -1,10 +1,14 @@
 #include "graph/passes/pattern_util.h"
 
-#include <limits>
-
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <unordered_set>
 #include <utility>
+#include <vector>
+
+#include "graph/op_schema.h"
 
 namespace braid::pass_util {
 
@@ -309,6 +313,75 @@ Status FinishPass(Graph& graph, const char* pass_name) {
   Status status = graph.TopologicalSort();
   if (status.ok()) status = graph.Validate();
   return status.WithPrefix(pass_name);
+}
+
+bool IsTabulableOp(const std::string& op_type) {
+  static const char* const kOps[] = {
+      "Abs",  "Add",       "Clip",      "Div",  "Elu",     "Erf",     "Exp",     "Gelu",
+      "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul", "Neg", "Pow",
+      "Reciprocal", "Relu", "Sigmoid", "Softplus", "Sqrt", "Sub", "Tanh"};
+  return std::find(std::begin(kOps), std::end(kOps), op_type) != std::end(kOps);
+}
+
+std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const GraphUses& uses, ValueId sink,
+                                               const std::function<bool(ValueId)>& is_source,
+                                               NodeId sink_reader) {
+  constexpr size_t kMaxNodes = 16;  // GELU's erf form is 5, SiLU 2
+  PointwiseCone cone;
+  std::unordered_set<NodeId> members;
+  std::vector<ValueId> pending = {sink};
+  while (!pending.empty()) {
+    const ValueId v = pending.back();
+    pending.pop_back();
+    if (v != sink && is_source(v)) {
+      if (cone.source != kNoValue && cone.source != v) return std::nullopt;  // two sources
+      cone.source = v;
+      continue;
+    }
+    const NodeId p = g.value(v).producer;
+    if (p == kNoNode) return std::nullopt;  // a graph input
+    const Node& n = g.node(p);
+    if (!members.insert(p).second) continue;
+    if (n.outputs.size() != 1 || members.size() > kMaxNodes) return std::nullopt;
+    // A view (FuseMatMulBias' Reshapes around a transformer's GELU) moves no
+    // value: the table passes through it.
+    if (IsViewOp(n.op_type)) {
+      pending.push_back(InputOrNone(n, 0));
+      continue;
+    }
+    if (!IsTabulableOp(n.op_type)) return std::nullopt;
+    for (ValueId in : n.inputs) {
+      if (in == kNoValue) continue;  // Clip's omitted bounds
+      if (g.IsConstant(in)) {
+        const Value& c = g.value(in);
+        if (c.dtype != DataType::kF32 || c.constant->size() != sizeof(float)) return std::nullopt;
+        continue;
+      }
+      pending.push_back(in);
+    }
+  }
+  if (cone.source == kNoValue || members.empty()) return std::nullopt;
+  for (NodeId p : members) {
+    const ValueId out = g.node(p).outputs[0];
+    if (out == sink) {
+      if (sink_reader == kNoNode) continue;
+      if (uses.IsGraphOutput(out)) return std::nullopt;
+      for (NodeId r : uses.Readers(out))
+        if (r != sink_reader) return std::nullopt;
+      continue;
+    }
+    if (uses.IsGraphOutput(out)) return std::nullopt;
+    for (NodeId r : uses.Readers(out))
+      if (!members.contains(r)) return std::nullopt;
+  }
+  // Scalars broadcast to the source's shape, unless a constant of higher
+  // rank widens it; views reshape it: the shapes must agree.
+  const Value& src = g.value(cone.source);
+  const Value& dst = g.value(sink);
+  if (!src.has_shape || !dst.has_shape || !(src.shape == dst.shape)) return std::nullopt;
+  cone.nodes.assign(members.begin(), members.end());
+  std::sort(cone.nodes.begin(), cone.nodes.end());
+  return cone;
 }
 
 }  // namespace braid::pass_util

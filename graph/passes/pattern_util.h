@@ -10,6 +10,7 @@
 #define BRAID_GRAPH_PASSES_PATTERN_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -155,6 +156,26 @@ bool FoldChannelAffine(Graph& graph, NodeId producer_id, std::span<const double>
 
 // Validates and re-sorts a rewritten graph, prefixing errors with the pass.
 Status FinishPass(Graph& graph, const char* pass_name);
+
+// Pointwise f32 ops a 256-entry table can stand for: each output element
+// depends only on the same input element (with scalar constants beside it),
+// and FoldConstants evaluates them.
+bool IsTabulableOp(const std::string& op_type);
+
+// The nodes computing `sink` pointwise from one value (the cone's source,
+// where `is_source` first holds walking back): views and tabulable ops whose
+// other inputs are f32 scalar constants, at most 16, each output read only
+// inside the cone and no graph output, the sink read only by `sink_reader`
+// (kNoNode: by anything); the source and the sink of one shape. FoldQdqLookups
+// makes a table of Q(f(DQ(x))); QuantizeStatic quantizes such an f's output.
+struct PointwiseCone {
+  std::vector<NodeId> nodes;  // graph (topological) order
+  ValueId source = kNoValue;
+};
+std::optional<PointwiseCone> FindPointwiseCone(const Graph& graph, const GraphUses& uses,
+                                               ValueId sink,
+                                               const std::function<bool(ValueId)>& is_source,
+                                               NodeId sink_reader);
 
 }  // namespace braid::pass_util
 

@@ -205,6 +205,32 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     report.quantized.push_back(n.name);
   }
 
+  // 1b. A pointwise activation of a quantized tensor whose output is read in
+  // f32 (SiLU before a squeeze-excitation's pooling and gate): its output
+  // too, so FoldQdqLookups makes the activation a table lookup and the f32
+  // readers take a DQ instead of the f32 activation. Only whole
+  // activations: not a Sigmoid whose reader continues the SiLU.
+  auto quantized_tensor = [&](ValueId v) { return tensors.count(v) > 0; };
+  auto cone_to = [&](ValueId v) {
+    return pass_util::FindPointwiseCone(graph, uses, v, quantized_tensor, kNoNode);
+  };
+  for (NodeId id = 0; id < num_nodes; ++id) {
+    const Node& n = graph.node(id);
+    if (n.outputs.size() != 1 || !pass_util::IsTabulableOp(n.op_type)) continue;
+    const ValueId v = n.outputs[0];
+    auto range = ranges.find(v);
+    if (tensors.count(v) || graph.IsGraphOutput(v) || range == ranges.end() || !cone_to(v)) continue;
+    bool extends = false;  // a reader continues the activation
+    for (NodeId r : uses.Readers(v)) {
+      const Node& reader = graph.node(r);
+      extends = extends || (reader.outputs.size() == 1 && pass_util::IsTabulableOp(reader.op_type) &&
+                            cone_to(reader.outputs[0]));
+    }
+    if (extends) continue;
+    tensors.emplace(v, ParamsOf(range->second));
+    report.activations.push_back(n.name);
+  }
+
   // 2. Weights: a DQ of int8 per output channel in place of each f32 weight.
   for (NodeId id : quantized) {
     const Node n = graph.node(id);  // a copy: constants are added below

@@ -171,6 +171,31 @@ TEST(QuantizeStatic, ActivationsBetweenConvsBecomeTableLookups) {
   ExpectCloseToFloat(q, 0.10);
 }
 
+// A squeeze-excitation block (EfficientNet's): the SiLU's output is read by
+// the f32 pooling and the f32 gate Mul, yet its output is quantized too, so
+// the SiLU and the gate's Sigmoid run as table lookups; the gate Mul (a
+// per-channel product of two activations) stays f32.
+TEST(QuantizeStatic, SqueezeExcitationActivationsBecomeTableLookups) {
+  GraphBuilder b("se", 13);
+  ValueId x = b.Input("input", {1, 3, 16, 16});
+  x = b.Conv(x, "conv1", {.out_channels = 16, .kernel = 3, .pad = 1});
+  const ValueId s = b.Mul(x, b.Op("Sigmoid", {x}));
+  ValueId g = b.GlobalAveragePool(s);
+  g = b.Relu(b.Conv(g, "se1", {.out_channels = 4, .kernel = 1}));
+  g = b.Op("Sigmoid", {b.Conv(g, "se2", {.out_channels = 16, .kernel = 1})});
+  x = b.Conv(b.Mul(s, g), "conv2", {.out_channels = 8, .kernel = 1});
+  b.Output(x, "output", {1, 8, 16, 16});
+  const Quantized q = QuantizeGraph(std::move(b).Finish());
+  EXPECT_EQ(CountOps(q.int8, "QLinearConv"), 4);
+  EXPECT_EQ(CountOps(q.int8, "braid.TableLookup"), 2);  // the SiLU, the gate's Sigmoid
+  EXPECT_EQ(CountOps(q.int8, "Sigmoid"), 0);
+  EXPECT_EQ(CountOps(q.int8, "Mul"), 1);  // the gate
+  EXPECT_EQ(q.report.activations.size(), 2u);
+  // Worst element 12% of max |f32| off, the same with the two activations
+  // left f32 (the QDQ graph's error; checked), cosine >= 0.999.
+  ExpectCloseToFloat(q, 0.15);
+}
+
 // A transformer's Linear layers (MatMul + bias, which FuseMatMulBias makes
 // a Gemm with transB=0 between two Reshape views) quantize with their
 // weights stored transposed and run as 1x1 QLinearConvs: an MLP block on
