@@ -775,8 +775,11 @@ StatusOr<std::vector<TensorData>> EvaluateConstantNode(const Graph& graph,
       f = [](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); };
     else if (op == "LeakyRelu") f = [=](float x) { return x < 0 ? alpha * x : x; };
     else if (op == "Elu") f = [=](float x) { return x < 0 ? alpha * std::expm1(x) : x; };
-    else if (op == "Softplus") f = [](float x) { return std::log1p(std::exp(x)); };
-    else if (op == "Mish") f = [](float x) { return x * std::tanh(std::log1p(std::exp(x))); };
+    // log(1 + e^x) without overflow past x = 88.
+    else if (op == "Softplus")
+      f = [](float x) { return std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); };
+    else if (op == "Mish")
+      f = [](float x) { return x * std::tanh(std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x)))); };
     else if (op == "Neg") f = [](float x) { return -x; };
     else if (op == "Abs") f = [](float x) { return std::fabs(x); };
     else if (op == "Reciprocal") f = [](float x) { return 1.0f / x; };

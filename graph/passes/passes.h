@@ -95,7 +95,9 @@ Status FoldQdqLookups(Graph& graph);
 // same-shape Add, a Concat and a MaxPool with a measured range gets
 // Q -> DQ at uint8 (asymmetric over [min(lo, 0), max(hi, 0)]; the output of
 // a Relu or Clip read alone instead of its producer's, so it folds into
-// the saturation); a MaxPool's output takes its input's parameters; weights get
+// the saturation); beyond ONNX Runtime's quantizer, a pointwise activation
+// of a quantized tensor whose output an f32 node reads gets its output
+// quantized too, so FoldQdqLookups makes it a table; a MaxPool's output takes its input's parameters; weights get
 // per-output-channel symmetric int8 (zero point 0, +-127). Run it after the
 // default passes with fuse_activations off (a fused Relu / Clip around 0
 // folds too, other fused activations keep their node f32); run them again

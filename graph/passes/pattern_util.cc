@@ -349,7 +349,11 @@ std::optional<PointwiseCone> FindPointwiseCone(const Graph& g, const GraphUses& 
       pending.push_back(InputOrNone(n, 0));
       continue;
     }
-    if (!IsTabulableOp(n.op_type)) return std::nullopt;
+    // Only what FoldConstants evaluates: exact Gelu, two-input Max / Min.
+    if (!IsTabulableOp(n.op_type) ||
+        (n.op_type == "Gelu" && n.attrs.GetString("approximate", "none") != "none") ||
+        ((n.op_type == "Max" || n.op_type == "Min") && n.inputs.size() != 2))
+      return std::nullopt;
     for (ValueId in : n.inputs) {
       if (in == kNoValue) continue;  // Clip's omitted bounds
       if (g.IsConstant(in)) {

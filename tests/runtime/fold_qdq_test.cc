@@ -489,7 +489,7 @@ Graph LookupGraph(Activation act, DataType x_type, DataType y_type) {
 // A pointwise activation between a DQ and a Q (HardSwish, SiLU as Sigmoid *
 // x, GELU's erf form, ...) becomes one braid.TableLookup: within one output
 // step of the QDQ graph on the reference kernels and on braid's CPU kernel,
-// for every pair of quantized types.
+// for four pairs of quantized types.
 TEST(FoldQdqLookups, ActivationsBecomeOneTableWithinOneStep) {
   const Activation kActivations[] = {
       Activation::kHardSwish,   Activation::kSiLU,      Activation::kGeluErf,
@@ -498,7 +498,8 @@ TEST(FoldQdqLookups, ActivationsBecomeOneTableWithinOneStep) {
       Activation::kClip};
   const std::pair<DataType, DataType> kTypes[] = {{DataType::kU8, DataType::kU8},
                                                   {DataType::kI8, DataType::kU8},
-                                                  {DataType::kU8, DataType::kI8}};
+                                                  {DataType::kU8, DataType::kI8},
+                                                  {DataType::kI8, DataType::kI8}};
   for (Activation act : kActivations) {
     for (auto [x_type, y_type] : kTypes) {
       SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)) + ", " +
@@ -561,6 +562,16 @@ TEST(FoldQdqLookups, LeavesNonPointwisePatternsAlone) {
     ASSERT_TRUE(FoldQdqLookups(g).ok());
     EXPECT_EQ(CountOps(g, "braid.TableLookup"), 0);
     EXPECT_EQ(CountOps(g, "Sigmoid"), 1);
+  }
+  {
+    // Gelu's tanh form: FoldConstants evaluates only the exact one.
+    Graph g = LookupGraph(Activation::kHardSwish, DataType::kU8, DataType::kU8);
+    const NodeId act = g.value(g.FindValue("act_out")).producer;
+    g.node(act).op_type = "Gelu";
+    g.node(act).attrs.Set("approximate", std::string("tanh"));
+    ASSERT_TRUE(InferShapes(g).ok());
+    ASSERT_TRUE(FoldQdqLookups(g).ok());
+    EXPECT_EQ(CountOps(g, "braid.TableLookup"), 0);
   }
   {
     // Mul by a [1, 6, 1, 1] constant: each channel its own function.
