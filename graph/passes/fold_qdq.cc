@@ -44,6 +44,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "graph/op_schema.h"
@@ -111,6 +112,19 @@ ValueId ZeroPointOr(Graph& g, pass_util::NameAllocator& names, ValueId zp, DataT
   return g.AddConstant(names.Make(base), dtype, Shape{}, TensorData::Copy(&zero, 1));
 }
 
+// The scalar of a per-tensor zero point (0 when absent).
+float ZeroPointValue(const Graph& g, ValueId zp, DataType type) {
+  if (zp == kNoValue) return 0.0f;
+  const TensorData& d = *g.value(zp).constant;
+  return type == DataType::kI8 ? static_cast<float>(d.as<int8_t>()[0])
+                               : static_cast<float>(d.as<uint8_t>()[0]);
+}
+
+// The range QuantizeLinear saturates to: int8's or uint8's.
+std::pair<float, float> QuantizedLimits(DataType type) {
+  return type == DataType::kI8 ? std::pair{-128.0f, 127.0f} : std::pair{0.0f, 255.0f};
+}
+
 // Whether Q(act(v)) == Q(v) for every v, so the Relu or Clip `act` before
 // the Q can go: Q is monotone, so it suffices that Q maps the lower bound to
 // the type's minimum and the upper bound to its maximum (Relu: [0, inf),
@@ -122,9 +136,8 @@ bool SaturationClips(const Graph& g, const Node& act, const QParams& yq, DataTyp
   if (!bounds) return false;
   const auto [lo, hi] = *bounds;
   const float scale = ConstantFloats(g, yq.scale)[0];
-  const TensorData& zp = *g.value(yq.zero_point).constant;
-  const double z = y_type == DataType::kU8 ? zp.as<uint8_t>()[0] : zp.as<int8_t>()[0];
-  const double q_min = y_type == DataType::kU8 ? 0 : -128, q_max = y_type == DataType::kU8 ? 255 : 127;
+  const double z = ZeroPointValue(g, yq.zero_point, y_type);
+  const auto [q_min, q_max] = QuantizedLimits(y_type);
   // As QuantizeLinear rounds: x / scale in float, half to even.
   auto quantized = [&](float x) { return std::nearbyint(static_cast<double>(x / scale)) + z; };
   return (lo == -kInf || quantized(lo) <= q_min) && (hi == kInf || quantized(hi) >= q_max);
@@ -287,14 +300,6 @@ std::optional<std::vector<float>> EvaluateCone(const Graph& g, const pass_util::
     return std::nullopt;
   const auto values = y.constant->as<float>();
   return std::vector<float>(values.begin(), values.end());
-}
-
-// The scalar of a per-tensor zero point (0 when absent).
-float ZeroPointValue(const Graph& g, ValueId zp, DataType type) {
-  if (zp == kNoValue) return 0.0f;
-  const TensorData& d = *g.value(zp).constant;
-  return type == DataType::kI8 ? static_cast<float>(d.as<int8_t>()[0])
-                               : static_cast<float>(d.as<uint8_t>()[0]);
 }
 
 }  // namespace
@@ -483,6 +488,10 @@ Status FoldQdqLookups(Graph& graph) {
   const pass_util::GraphUses uses(graph);
   pass_util::NameAllocator names(graph);
   std::vector<bool> remove(static_cast<size_t>(graph.num_nodes()), false);
+  auto is_dq_output = [&](ValueId v) {
+    const NodeId p = graph.value(v).producer;
+    return p != kNoNode && graph.node(p).op_type == "DequantizeLinear";
+  };
   const int num_nodes = graph.num_nodes();
   for (NodeId qid = 0; qid < num_nodes; ++qid) {
     const Node q = graph.node(qid);  // a copy: AddConstant may grow the lists
@@ -491,10 +500,6 @@ Status FoldQdqLookups(Graph& graph) {
     if (!ReadQParams(graph, q, &yq) || yq.count != 1 || yq.zero_point == kNoValue) continue;
     const DataType y_type = graph.value(yq.zero_point).dtype;
     if (!IsQuantizedType(y_type)) continue;
-    auto is_dq_output = [&](ValueId v) {
-      const NodeId p = graph.value(v).producer;
-      return p != kNoNode && graph.node(p).op_type == "DequantizeLinear";
-    };
     const std::optional<pass_util::PointwiseCone> cone =
         pass_util::FindPointwiseCone(graph, uses, yq.data, is_dq_output, qid);
     if (!cone) continue;
@@ -518,7 +523,7 @@ Status FoldQdqLookups(Graph& graph) {
     if (!f) continue;
     const float ys = ConstantFloats(graph, yq.scale)[0];
     const float yz = ZeroPointValue(graph, yq.zero_point, y_type);
-    const float lo = y_type == DataType::kI8 ? -128.0f : 0.0f, hi = y_type == DataType::kI8 ? 127.0f : 255.0f;
+    const auto [lo, hi] = QuantizedLimits(y_type);
     std::vector<uint8_t> table(256);
     for (size_t b = 0; b < 256; ++b) {
       const float v = std::nearbyint((*f)[b] / ys) + yz;

@@ -143,15 +143,22 @@ class QuantizedOnednn final : public Kernel {
     const memory::desc any_b_md(onednn::ToDims(b_dims), s8, memory::format_tag::any);
     const memory::desc dst_md = onednn::PlainDesc(with_matrix(m.batch_dims, m.m, m.n), dst_t);
     dnnl::matmul::desc desc(src_md, any_b_md, dst_md);
-    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
-    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(), args.num_threads);
+    BindMatMul(dnnl::matmul::primitive_desc(desc, attr, context_.engine), plain_b_md, args.num_threads);
+    return Status::Ok();
+  }
+
+  // The matmul primitive, its weights (the s8 staging copy, laid out as
+  // `plain_b_md`) reordered once, and its operands bound.
+  void BindMatMul(const dnnl::matmul::primitive_desc& pd, const memory::desc& plain_b_md,
+                  int num_threads) {
+    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(), num_threads);
     src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
     weights_ = onednn::ReorderConstant(context_, plain_b_md, weights_s8_.data(), pd.weights_desc());
     exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
+    if (p_.bias >= 0) bias_ = exec_.Bind(DNNL_ARG_BIAS, pd.bias_desc());
     dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
     workspace_bytes_ = exec_.scratchpad_bytes();
     ReleasePlainWeights();
-    return Status::Ok();
   }
 
   // A 1x1 conv of one group over 1x1 images, unpadded: a fully connected
@@ -183,15 +190,7 @@ class QuantizedOnednn final : public Kernel {
     const memory::desc bias_md =
         p_.bias >= 0 ? onednn::PlainDesc({1, m}, memory::data_type::s32) : memory::desc();
     dnnl::matmul::desc desc(src_md, any_w_md, bias_md, dst_md);
-    dnnl::matmul::primitive_desc pd(desc, attr, context_.engine);
-    exec_.Init(context_, dnnl::matmul(pd), pd.scratchpad_desc(), args.num_threads);
-    src_ = exec_.Bind(DNNL_ARG_SRC, pd.src_desc());
-    weights_ = onednn::ReorderConstant(context_, plain_w_md, weights_s8_.data(), pd.weights_desc());
-    exec_.BindOwned(DNNL_ARG_WEIGHTS, weights_);
-    if (p_.bias >= 0) bias_ = exec_.Bind(DNNL_ARG_BIAS, pd.bias_desc());
-    dst_ = exec_.Bind(DNNL_ARG_DST, pd.dst_desc());
-    workspace_bytes_ = exec_.scratchpad_bytes();
-    ReleasePlainWeights();
+    BindMatMul(dnnl::matmul::primitive_desc(desc, attr, context_.engine), plain_w_md, args.num_threads);
     return Status::Ok();
   }
 
