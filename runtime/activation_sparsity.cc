@@ -188,6 +188,56 @@ StatusOr<std::set<ValueId>> NodeInputsToWatch(const Graph& graph, const std::str
   return watched;
 }
 
+// The second pass of percentile calibration: histograms over the measured
+// ranges, then each range narrowed to the percentiles.
+Status ClipToPercentiles(const Graph& graph, const ActivationSparsityOptions& options,
+                         double percentile, ActivationRangeReport& report) {
+  constexpr int kBins = 2048;
+  std::set<ValueId> watched;
+  std::map<ValueId, std::vector<int64_t>> histograms;
+  for (const auto& [v, range] : report.ranges) {
+    if (!(range.max > range.min)) continue;  // one value: nothing to clip
+    watched.insert(v);
+    histograms[v].assign(kBins, 0);
+  }
+  ActivationSparsityOptions quiet = options;
+  quiet.on_run = nullptr;
+  RETURN_IF_ERROR(ObserveActivations(graph, quiet, watched, "activation histograms",
+                                     [&](ValueId v, const Tensor& t) {
+                                       if (t.dtype() != DataType::kF32) return;
+                                       const ActivationRange& r = report.ranges.at(v);
+                                       std::vector<int64_t>& bins = histograms.at(v);
+                                       const double width = (static_cast<double>(r.max) - r.min) / kBins;
+                                       const float* p = t.data<float>();
+                                       for (int64_t i = 0; i < t.elements(); ++i) {
+                                         if (!std::isfinite(p[i])) continue;
+                                         const int bin = static_cast<int>((p[i] - r.min) / width);
+                                         ++bins[static_cast<size_t>(std::clamp(bin, 0, kBins - 1))];
+                                       }
+                                     })
+                      .status());
+  const double tail = (100.0 - percentile) / 100.0;
+  for (auto& [v, bins] : histograms) {
+    ActivationRange& r = report.ranges.at(v);
+    int64_t total = 0;
+    for (int64_t c : bins) total += c;
+    if (total == 0) continue;
+    const double cut = tail * static_cast<double>(total);
+    const double width = (static_cast<double>(r.max) - r.min) / kBins;
+    int low = 0, high = kBins - 1;
+    for (int64_t below = 0; low < kBins - 1 && static_cast<double>(below + bins[static_cast<size_t>(low)]) <= cut; ++low)
+      below += bins[static_cast<size_t>(low)];
+    for (int64_t above = 0; high > 0 && static_cast<double>(above + bins[static_cast<size_t>(high)]) <= cut; --high)
+      above += bins[static_cast<size_t>(high)];
+    if (low > high) continue;
+    const float lo = static_cast<float>(r.min + width * low);
+    const float hi = static_cast<float>(r.min + width * (high + 1));
+    r.min = std::max(r.min, lo);
+    r.max = std::min(r.max, hi);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
@@ -234,8 +284,12 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
 }
 
 StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
-                                                        const ActivationSparsityOptions& options) {
+                                                        const ActivationSparsityOptions& options,
+                                                        double percentile) {
   const std::string what = "activation ranges";
+  if (!(percentile > 50 && percentile <= 100))
+    return InvalidArgument(what + ": the percentile must be in (50, 100], got " +
+                           std::to_string(percentile));
   ASSIGN_OR_RETURN(std::set<ValueId> watched, NodeInputsToWatch(graph, what));
   for (const Node& n : graph.nodes())
     for (ValueId v : n.outputs)
@@ -260,7 +314,149 @@ StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
                    }));
   report.runs = observed.runs;
   report.random_inputs = observed.random_inputs;
+  if (percentile < 100) RETURN_IF_ERROR(ClipToPercentiles(graph, options, percentile, report));
   return report;
+}
+
+namespace {
+
+// Sums for SQNR and cosine of a pair of tensors, accumulated over runs.
+struct PairSums {
+  double dot = 0, norm_a = 0, norm_b = 0, diff = 0;
+  void Add(const float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      dot += static_cast<double>(a[i]) * b[i];
+      norm_a += static_cast<double>(a[i]) * a[i];
+      norm_b += static_cast<double>(b[i]) * b[i];
+      const double d = static_cast<double>(a[i]) - b[i];
+      diff += d * d;
+    }
+  }
+  double Cosine() const {
+    if (norm_a == 0 && norm_b == 0) return 1;
+    if (norm_a == 0 || norm_b == 0) return 0;
+    return dot / std::sqrt(norm_a * norm_b);
+  }
+};
+
+std::vector<float> CopyFloats(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.elements());
+}
+
+}  // namespace
+
+StatusOr<ReferenceOutputs> ReferenceOutputs::Capture(const Graph& graph,
+                                                     const ActivationSparsityOptions& options) {
+  ReferenceOutputs reference;
+  reference.options_ = options;
+  std::set<ValueId> watched;
+  for (ValueId v : graph.outputs())
+    if (Watched(graph, v)) watched.insert(v);
+  if (watched.empty()) return reference;
+  RETURN_IF_ERROR(ObserveActivations(graph, options, watched, "reference outputs",
+                                     [&](ValueId v, const Tensor& t) {
+                                       reference.outputs_[graph.value(v).name].push_back(
+                                           CopyFloats(t));
+                                     })
+                      .status());
+  return reference;
+}
+
+StatusOr<double> ReferenceOutputs::Cosine(const Graph& candidate) const {
+  std::set<ValueId> watched;
+  for (ValueId v : candidate.outputs())
+    if (Watched(candidate, v) && outputs_.count(candidate.value(v).name)) watched.insert(v);
+  if (watched.empty()) return 1.0;
+  std::map<ValueId, PairSums> sums;
+  std::map<ValueId, size_t> run_of;  // the next run per output
+  RETURN_IF_ERROR(ObserveActivations(candidate, options_, watched, "output comparison",
+                                     [&](ValueId v, const Tensor& t) {
+                                       const auto& runs = outputs_.at(candidate.value(v).name);
+                                       const size_t run = run_of[v]++;
+                                       if (run >= runs.size() ||
+                                           static_cast<int64_t>(runs[run].size()) != t.elements())
+                                         return;
+                                       sums[v].Add(t.data<float>(), runs[run].data(), t.elements());
+                                     })
+                      .status());
+  double lowest = 1;
+  for (const auto& [v, s] : sums) lowest = std::min(lowest, s.Cosine());
+  return lowest;
+}
+
+StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
+    const Graph& graph, const std::map<ValueId, ActivationRange>& ranges,
+    const ActivationSparsityOptions& options, const std::function<void(int, int)>& on_layer) {
+  const std::string what = "quantization sensitivity";
+  Graph twins = graph;
+  StaticQuantizationOptions quantization;
+  quantization.float_twins = true;
+  StatusOr<StaticQuantizationReport> report = QuantizeStatic(twins, ranges, quantization);
+  if (!report.ok()) return report.status().WithPrefix(what);
+  if (report->twins.empty()) return std::vector<LayerQuantizationError>{};
+  RETURN_IF_ERROR(InferShapes(twins).WithPrefix(what));
+
+  // 1. Each node's own error: its output against its twin's, in one run.
+  std::map<ValueId, ValueId> partner;  // both ways
+  std::set<ValueId> watched, references;
+  for (const StaticQuantizationTwin& t : report->twins) {
+    partner[t.quantized] = t.reference;
+    partner[t.reference] = t.quantized;
+    watched.insert({t.quantized, t.reference});
+    references.insert(t.reference);
+  }
+  std::map<ValueId, PairSums> sums;            // by the quantized value
+  std::map<ValueId, std::vector<float>> held;  // the first of a pair seen in a run
+  auto observe = [&](ValueId v, const Tensor& t) {
+    if (t.dtype() != DataType::kF32) return;
+    auto other = held.find(partner.at(v));
+    if (other == held.end()) {
+      held[v] = CopyFloats(t);
+      return;
+    }
+    if (static_cast<int64_t>(other->second.size()) == t.elements()) {
+      const bool is_reference = references.count(v) > 0;
+      const float* mine = t.data<float>();
+      const float* quantized = is_reference ? other->second.data() : mine;
+      const float* reference = is_reference ? mine : other->second.data();
+      sums[is_reference ? other->first : v].Add(quantized, reference, t.elements());
+    }
+    held.erase(other);
+  };
+  ActivationSparsityOptions quiet = options;
+  quiet.on_run = nullptr;
+  RETURN_IF_ERROR(ObserveActivations(twins, quiet, watched, what, observe).status());
+
+  // 2. The model's outputs with each node alone int8.
+  ASSIGN_OR_RETURN(const ReferenceOutputs f32, ReferenceOutputs::Capture(graph, quiet));
+  std::map<std::string, std::string> all_float;
+  for (const StaticQuantizationTwin& t : report->twins) all_float[t.node] = "";
+  std::vector<LayerQuantizationError> layers;
+  for (const StaticQuantizationTwin& t : report->twins) {
+    const PairSums& s = sums[t.quantized];
+    LayerQuantizationError e;
+    e.node = t.node;
+    e.sqnr_db = s.diff == 0 ? std::numeric_limits<double>::infinity()
+                            : 10.0 * std::log10(s.norm_b / s.diff);
+    e.cosine = s.Cosine();
+    Graph alone = graph;
+    for (const Node& n : alone.nodes())
+      if (n.name == t.node) e.op_type = n.op_type;
+    StaticQuantizationOptions only;
+    only.keep_float = all_float;
+    only.keep_float.erase(t.node);
+    RETURN_IF_ERROR(QuantizeStatic(alone, ranges, only).status().WithPrefix(what));
+    RETURN_IF_ERROR(RunDefaultPasses(alone).WithPrefix(what));
+    ASSIGN_OR_RETURN(e.output_cosine, f32.Cosine(alone));
+    layers.push_back(std::move(e));
+    if (on_layer) on_layer(static_cast<int>(layers.size()), static_cast<int>(report->twins.size()));
+  }
+  std::stable_sort(layers.begin(), layers.end(),
+                   [](const LayerQuantizationError& a, const LayerQuantizationError& b) {
+                     return a.output_cosine < b.output_cosine;
+                   });
+  return layers;
 }
 
 }  // namespace braid

@@ -88,14 +88,62 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsity(
 // The same runs for int8 calibration (`braid convert --precision int8`):
 // the smallest and largest value every non-constant f32 node input and
 // output took over all runs (NaN and Inf skipped; a tensor without a finite
-// value is absent).
+// value is absent). With `percentile` below 100, the runs are made twice:
+// the second time each tensor's values fall into 2048 bins over that range,
+// and the range becomes [the (100 - percentile)th, the percentile-th
+// percentile] (bin edges, outward), so a few outliers no longer stretch the
+// quantization step of every other value.
 struct ActivationRangeReport {
   int runs = 0;
   std::vector<std::string> random_inputs;
   std::map<ValueId, ActivationRange> ranges;
 };
 StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
-                                                        const ActivationSparsityOptions& options);
+                                                        const ActivationSparsityOptions& options,
+                                                        double percentile = 100);
+
+// The f32 outputs of a model on the calibration inputs (the same runs as
+// MeasureActivationRanges with the same options), kept to compare other
+// versions of it with, e.g. the int8 one:
+//
+//   ASSIGN_OR_RETURN(braid::ReferenceOutputs f32, braid::ReferenceOutputs::Capture(g, options));
+//   ASSIGN_OR_RETURN(double cosine, f32.Cosine(int8_graph));   // 1 = same direction
+class ReferenceOutputs {
+ public:
+  static StatusOr<ReferenceOutputs> Capture(const Graph& graph,
+                                            const ActivationSparsityOptions& options);
+  // `candidate` run on the same inputs: per f32 output it shares by name with
+  // the reference, the cosine similarity over every run; the lowest (1 when
+  // none is shared).
+  StatusOr<double> Cosine(const Graph& candidate) const;
+
+ private:
+  ActivationSparsityOptions options_;
+  std::map<std::string, std::vector<std::vector<float>>> outputs_;  // by name, per run
+};
+
+// Per-layer int8 sensitivity (`braid convert --precision int8`), for every
+// node QuantizeStatic quantizes in `graph` (as MeasureActivationRanges took
+// it), two figures on the calibration inputs:
+// - the error the node's own quantization adds: the quantized model runs
+//   with an f32 twin of each quantized node that reads the unquantized
+//   inputs and weights (StaticQuantizationOptions::float_twins); the two
+//   outputs' SQNR and cosine;
+// - what it does to the model: the outputs' cosine to f32 when this node
+//   alone is int8 (one run of the model per node and sample). A tensor with
+//   outliers (a transformer's residual stream) can add little error by SQNR
+//   and still move a later LayerNorm's small rows a lot; this catches it.
+// Sorted worst first by the second. on_layer(done, total) reports progress.
+struct LayerQuantizationError {
+  std::string node;
+  std::string op_type;
+  double sqnr_db = 0;        // 10 log10(sum f32^2 / sum (int8 - f32)^2); inf if exact
+  double cosine = 1;         // of the node's int8 and f32 outputs
+  double output_cosine = 1;  // of the model's outputs with only this node int8
+};
+StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
+    const Graph& graph, const std::map<ValueId, ActivationRange>& ranges,
+    const ActivationSparsityOptions& options, const std::function<void(int, int)>& on_layer = {});
 
 }  // namespace braid
 

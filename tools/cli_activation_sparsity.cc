@@ -1,12 +1,16 @@
 #include "tools/cli_activation_sparsity.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <ostream>
 
 #include "graph/passes/passes.h"
 #include "tools/npy.h"
+#include "tools/profile_report.h"
 
 namespace braid::cli {
 
@@ -78,6 +82,9 @@ void ShowRuns(ActivationSparsityOptions& options, std::ostream& err, bool quiet)
 StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan) {
   ASSIGN_OR_RETURN(std::optional<std::string> precision, scan.Value("--precision"));
   ASSIGN_OR_RETURN(std::optional<std::string> samples, scan.Value("--calibration-samples"));
+  ASSIGN_OR_RETURN(std::optional<std::string> min_cosine, scan.Value("--min-cosine"));
+  ASSIGN_OR_RETURN(std::optional<std::string> report, scan.Value("--sensitivity-report"));
+  ASSIGN_OR_RETURN(std::optional<std::string> method, scan.Value("--calibration-method"));
   Int8Flags flags;
   ASSIGN_OR_RETURN(flags.inputs, ParseNpyInputs(scan, "--calibration-input"));
   const bool int8 = precision && *precision == "int8";
@@ -85,15 +92,75 @@ StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan) {
     return InvalidArgument("--precision " + *precision +
                            ": braid converts to fp32 or int8 (fp16 / bf16 are not implemented)");
   if (!int8) {
-    if (samples || !flags.inputs.empty())
-      return InvalidArgument("--calibration-samples / --calibration-input need --precision int8");
+    if (samples || !flags.inputs.empty() || min_cosine || report || method)
+      return InvalidArgument("--calibration-samples / --calibration-input / --calibration-method / "
+                             "--min-cosine / --sensitivity-report need --precision int8");
     return std::optional<Int8Flags>();
   }
   if (samples) {
     ASSIGN_OR_RETURN(flags.samples, ParseCount(*samples, "--calibration-samples", kMaxSamples));
   }
+  if (min_cosine) {
+    ASSIGN_OR_RETURN(flags.min_cosine, ParseDouble("--min-cosine", *min_cosine));
+    if (flags.min_cosine < 0 || flags.min_cosine > 1)
+      return InvalidArgument("--min-cosine expects a cosine similarity in [0, 1] (0: keep no layer "
+                             "f32 for accuracy), got " + *min_cosine);
+  }
+  if (report) flags.sensitivity_report = *report;
+  if (method && *method != "minmax") {
+    if (!method->starts_with("percentile"))
+      return InvalidArgument("--calibration-method expects minmax or percentile[:P], got '" +
+                             *method + "'");
+    flags.percentile = 99.99;
+    if (method->size() > std::string("percentile").size()) {
+      if ((*method)[10] != ':')
+        return InvalidArgument("--calibration-method expects minmax or percentile[:P], got '" +
+                               *method + "'");
+      ASSIGN_OR_RETURN(flags.percentile, ParseDouble("--calibration-method percentile",
+                                                     method->substr(11)));
+      if (!(flags.percentile > 50 && flags.percentile < 100))
+        return InvalidArgument("--calibration-method percentile:P expects P in (50, 100), got " +
+                               method->substr(11));
+    }
+  }
   return std::optional<Int8Flags>(std::move(flags));
 }
+
+namespace {
+
+// One quantization of the calibrated graph: the int8 graph after the
+// passes, and its outputs' cosine to f32 on the calibration inputs.
+struct Int8Trial {
+  Graph graph;
+  StaticQuantizationReport report;
+  double cosine = 1;
+};
+
+std::string Fixed(double v, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, v);
+  return text;
+}
+
+// 0.99 as "0.99": a flag's value as the user wrote it.
+std::string Shortest(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return text;
+}
+
+std::string SensitivityCsv(const std::vector<LayerQuantizationError>& layers, size_t kept) {
+  std::string csv = "node,op_type,output_cosine_alone,sqnr_db,cosine,precision\n";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerQuantizationError& l = layers[i];
+    csv += l.node + "," + l.op_type + "," + Fixed(l.output_cosine, 6) + "," +
+           (std::isinf(l.sqnr_db) ? std::string("inf") : Fixed(l.sqnr_db, 2)) + "," +
+           Fixed(l.cosine, 6) + "," + (i < kept ? "f32" : "int8") + "\n";
+  }
+  return csv;
+}
+
+}  // namespace
 
 StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::ostream& err,
                                      bool quiet) {
@@ -102,9 +169,93 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
   std::vector<npy::Array> arrays;  // must outlive the borrowing tensors
   RETURN_IF_ERROR(AddNpyInputs(flags.inputs, "--calibration-input", arrays, options));
   ShowRuns(options, err, quiet);
-  ASSIGN_OR_RETURN(const ActivationRangeReport ranges, MeasureActivationRanges(graph, options));
-  ASSIGN_OR_RETURN(const StaticQuantizationReport report, QuantizeStatic(graph, ranges.ranges));
-  RETURN_IF_ERROR(RunDefaultPasses(graph));
+  ASSIGN_OR_RETURN(const ActivationRangeReport ranges,
+                   MeasureActivationRanges(graph, options, flags.percentile));
+  options.on_run = nullptr;  // the checks below print a word each
+  auto note = [&](const std::string& text) {
+    if (!quiet) err << text << std::flush;
+  };
+  const bool measure_error = flags.min_cosine > 0 || !flags.sensitivity_report.empty();
+  std::optional<ReferenceOutputs> f32;
+  if (measure_error) {
+    ASSIGN_OR_RETURN(f32, ReferenceOutputs::Capture(graph, options));
+  }
+  auto quantize = [&](const std::map<std::string, std::string>& keep) -> StatusOr<Int8Trial> {
+    Int8Trial trial{graph, {}, 1.0};
+    StaticQuantizationOptions quantization;
+    quantization.keep_float = keep;
+    ASSIGN_OR_RETURN(trial.report, QuantizeStatic(trial.graph, ranges.ranges, quantization));
+    RETURN_IF_ERROR(RunDefaultPasses(trial.graph));
+    if (f32) {
+      ASSIGN_OR_RETURN(trial.cosine, f32->Cosine(trial.graph));
+      note("cosine " + Fixed(trial.cosine, 6) +
+           (keep.empty() ? "" : " with " + std::to_string(keep.size()) + " f32") + ", ");
+    }
+    return trial;
+  };
+  ASSIGN_OR_RETURN(Int8Trial chosen, quantize({}));
+  const double all_int8_cosine = chosen.cosine;
+
+  // The layers that hurt the outputs most stay f32, as few as meet the
+  // target: doubling, then bisection (the cosine is close to monotone in how
+  // many of the worst are kept).
+  std::vector<LayerQuantizationError> layers;
+  size_t kept = 0;
+  if (!flags.sensitivity_report.empty() || chosen.cosine < flags.min_cosine) {
+    note("per-layer sensitivity ");
+    int shown = 0;
+    ASSIGN_OR_RETURN(layers, MeasureQuantizationSensitivity(
+                                 graph, ranges.ranges, options, [&](int done, int total) {
+                                   if (done * 10 / total > shown || done == total) {
+                                     shown = done * 10 / total;
+                                     note(std::to_string(done) + "/" + std::to_string(total) +
+                                          (done == total ? ", " : " "));
+                                   }
+                                 }));
+  }
+  if (chosen.cosine < flags.min_cosine && !layers.empty()) {
+    auto keep_worst = [&](size_t k) {
+      std::map<std::string, std::string> keep;
+      for (size_t i = 0; i < k; ++i)
+        keep[layers[i].node] = "one of the " + std::to_string(k) +
+                               " layers that move the outputs most in int8 (alone: cosine " +
+                               Fixed(layers[i].output_cosine, 6) + "), kept f32 for --min-cosine " +
+                               Shortest(flags.min_cosine);
+      return quantize(keep);
+    };
+    size_t failed = 0, met = 0;
+    std::optional<Int8Trial> best;
+    for (size_t k = 1;; k = std::min(2 * k, layers.size())) {
+      ASSIGN_OR_RETURN(Int8Trial trial, keep_worst(k));
+      if (trial.cosine >= flags.min_cosine || k == layers.size()) {
+        // Not met with every layer f32 (what is left int8 is not a layer's):
+        // take all, no bisection.
+        failed = trial.cosine >= flags.min_cosine ? failed : k - 1;
+        met = k;
+        best = std::move(trial);
+        break;
+      }
+      failed = k;
+    }
+    while (met - failed > 1) {
+      const size_t mid = failed + (met - failed) / 2;
+      ASSIGN_OR_RETURN(Int8Trial trial, keep_worst(mid));
+      if (trial.cosine >= flags.min_cosine) {
+        met = mid;
+        best = std::move(trial);
+      } else {
+        failed = mid;
+      }
+    }
+    kept = met;
+    chosen = std::move(*best);
+  }
+  if (!flags.sensitivity_report.empty())
+    RETURN_IF_ERROR(WriteTextFile(flags.sensitivity_report, SensitivityCsv(layers, kept))
+                        .WithPrefix("--sensitivity-report"));
+  graph = std::move(chosen.graph);
+  const StaticQuantizationReport& report = chosen.report;
+
   int int8_ops = 0, lookups = 0;
   for (const Node& n : graph.nodes()) {
     int8_ops += n.op_type == "QLinearConv" || n.op_type == "QLinearMatMul" ||
@@ -115,8 +266,10 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
   }
   std::string inputs;
   for (const std::string& name : ranges.random_inputs) inputs += (inputs.empty() ? "" : ", ") + name;
-  std::string text = "int8: calibrated on " + std::to_string(ranges.runs) +
-                     (ranges.runs == 1 ? " run" : " runs") +
+  std::string text = "int8: calibrated (" +
+                     (flags.percentile < 100 ? "percentile " + Shortest(flags.percentile)
+                                             : std::string("min-max")) +
+                     ") on " + std::to_string(ranges.runs) + (ranges.runs == 1 ? " run" : " runs") +
                      (inputs.empty() ? " of the given inputs"
                                      : " of random N(0,1) values for " + inputs +
                                            " (ranges from random data fit real data badly)") +
@@ -125,6 +278,14 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
                      std::to_string(int8_ops) + " int8 ops and " + std::to_string(lookups) +
                      " activation table lookups after folding; " +
                      std::to_string(report.kept_float.size()) + " kept f32\n";
+  if (measure_error) {
+    text += "int8 accuracy on the calibration inputs: output cosine to f32 " +
+            Fixed(all_int8_cosine, 6) + " with every layer int8";
+    if (kept > 0)
+      text += ", " + Fixed(chosen.cosine, 6) + " with the " + std::to_string(kept) +
+              " most sensitive of " + std::to_string(layers.size()) + " layers kept f32";
+    text += " (--min-cosine " + Shortest(flags.min_cosine) + ")\n";
+  }
   for (const auto& [node, why] : report.kept_float) text += "  kept f32: " + node + ": " + why + "\n";
   return text;
 }

@@ -47,10 +47,18 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsityForCli(
 std::string ActivationSparsitySummary(const ActivationSparsityReport& report);
 
 // `braid convert --precision int8 [--calibration-samples N]
-// [--calibration-input NAME=FILE.npy]...`.
+// [--calibration-input NAME=FILE.npy]... [--calibration-method M]
+// [--min-cosine C] [--sensitivity-report FILE.csv]`.
 struct Int8Flags {
   int samples = 8;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME, FILE.npy
+  // The int8 outputs' cosine similarity to f32 on the calibration inputs
+  // below this: the layers whose quantization adds the most error stay f32
+  // until it is met (0: never).
+  double min_cosine = 0.99;
+  // --calibration-method minmax (100) or percentile[:P] (P, default 99.99).
+  double percentile = 100;
+  std::string sensitivity_report;  // per-layer CSV to write; "" = none
 };
 // nullopt for --precision fp32 or none; an error for another precision, or
 // calibration flags without --precision int8.
@@ -58,8 +66,11 @@ StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan);
 
 // On a graph after the default passes with fuse_activations off: measures
 // the activation ranges, quantizes (QuantizeStatic), runs the default passes
-// again (FoldQdq makes the int8 ops). Returns the summary for stdout: what
-// was quantized, what stayed f32 and why, on which data.
+// again (FoldQdq makes the int8 ops). When the outputs then fall below
+// min_cosine, measures each layer's sensitivity (MeasureQuantizationSensitivity)
+// and quantizes again with the fewest most sensitive layers kept f32 that
+// meet it. Returns the summary for stdout: what was quantized, what stayed
+// f32 and why, on which data, the output cosine.
 StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::ostream& err,
                                      bool quiet);
 

@@ -69,6 +69,14 @@ int ReportError(std::ostream& err, std::string_view command,
   return kExitBadInput;
 }
 
+StatusOr<double> ParseDouble(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+    return InvalidArgument(flag + " expects a number, got '" + text + "'");
+  return v;
+}
+
 std::vector<std::string> SplitList(std::string_view list, char separator) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -61,6 +61,9 @@ StatusOr<LoadedModel> LoadModel(const std::string& path,
 int ReportError(std::ostream& err, std::string_view command,
                 const Status& status);
 
+// A finite number, or InvalidArgument naming `flag` and `text`.
+StatusOr<double> ParseDouble(const std::string& flag, const std::string& text);
+
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> SplitList(std::string_view list, char separator = ',');
 

@@ -29,7 +29,9 @@ constexpr char kConvertHelp[] =
     "                     [--activation-sparsity N\n"
     "                      [--activation-sparsity-input NAME=FILE.npy]...]\n"
     "                     [--precision int8 [--calibration-samples N]\n"
-    "                      [--calibration-input NAME=FILE.npy]...]\n"
+    "                      [--calibration-input NAME=FILE.npy]...\n"
+    "                      [--calibration-method M] [--min-cosine C]\n"
+    "                      [--sensitivity-report FILE.csv]]\n"
     "\n"
     "Converts a model into braid's .braid format: imports it, infers shapes\n"
     "(symbolic batch stays symbolic), folds constants, folds BatchNorm into\n"
@@ -83,7 +85,22 @@ constexpr char kConvertHelp[] =
     "                   input is given: ranges from random data fit real data\n"
     "                   badly; give real inputs with the next flag\n"
     "  --calibration-input NAME=FILE.npy\n"
-    "                   real data for input NAME (repeatable, one sample each)\n";
+    "                   real data for input NAME (repeatable, one sample each)\n"
+    "  --calibration-method M\n"
+    "                   minmax (default): each tensor's range is the smallest\n"
+    "                   and largest value seen; percentile[:P] (P default\n"
+    "                   99.99): from the P-th and (100-P)-th percentiles, so a\n"
+    "                   few outliers do not coarsen every other value (the\n"
+    "                   calibration runs twice)\n"
+    "  --min-cosine C   when the int8 outputs' cosine similarity to f32 on the\n"
+    "                   calibration inputs is below C (default 0.99), the\n"
+    "                   layers whose own quantization adds the most error\n"
+    "                   stay f32, as few as reach C (listed as kept f32).\n"
+    "                   0: every layer that can be int8 is\n"
+    "  --sensitivity-report FILE.csv\n"
+    "                   per quantized layer: the error its quantization adds\n"
+    "                   (SQNR in dB, cosine to its f32 output at the same\n"
+    "                   inputs), worst first, and the precision it got\n";
 
 class Stopwatch {
  public:

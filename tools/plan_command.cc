@@ -51,14 +51,6 @@ constexpr char kPlanHelp[] =
     "  --save F      write the plan JSON to F (braid run --plan / SessionOptions::plan_file)\n"
     "  --list-profiles  print the profiles found and where braid looks\n";
 
-StatusOr<double> ParseDouble(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
-    return InvalidArgument(flag + " expects a number, got '" + text + "'");
-  return v;
-}
-
 std::string Ms(double us) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f", us / 1e3);

@@ -105,6 +105,20 @@ Status FoldQdqLookups(Graph& graph);
 struct ActivationRange {
   float min = 0, max = 0;
 };
+struct StaticQuantizationOptions {
+  // Nodes to leave f32 (by name), each with the reason the report gives.
+  std::map<std::string, std::string> keep_float;
+  // For a sensitivity measurement (MeasureQuantizationSensitivity): each
+  // quantized node also gets an f32 twin that reads what the node read
+  // before quantization (the f32 weights, the tensors its Q nodes read), so
+  // the two outputs differ by the error this node's quantization adds.
+  bool float_twins = false;
+};
+struct StaticQuantizationTwin {
+  std::string node;
+  ValueId quantized = kNoValue;  // the node's output (before its own Q -> DQ)
+  ValueId reference = kNoValue;  // the f32 twin's output
+};
 struct StaticQuantizationReport {
   std::vector<std::string> quantized;  // nodes given int8 operands, graph order
   // Activations (their last node) whose output was quantized so that
@@ -113,9 +127,11 @@ struct StaticQuantizationReport {
   // Nodes of those op types left in f32, each with the reason.
   std::vector<std::pair<std::string, std::string>> kept_float;
   int tensors = 0;  // activations given Q -> DQ
+  std::vector<StaticQuantizationTwin> twins;  // with options.float_twins
 };
 StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
-                                                  const std::map<ValueId, ActivationRange>& ranges);
+                                                  const std::map<ValueId, ActivationRange>& ranges,
+                                                  const StaticQuantizationOptions& options = {});
 
 // A zero-valued constant Pad of the spatial axes read only by a Conv or an
 // AveragePool becomes that node's pads (graph/passes/fold_pad.cc).

@@ -143,7 +143,8 @@ QuantizedWeights QuantizeWeights(const Value& w, int axis) {
 }  // namespace
 
 StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
-                                                  const std::map<ValueId, ActivationRange>& ranges) {
+                                                  const std::map<ValueId, ActivationRange>& ranges,
+                                                  const StaticQuantizationOptions& options) {
   RETURN_IF_ERROR(graph.Validate().WithPrefix("QuantizeStatic"));
   const pass_util::GraphUses uses(graph);
   pass_util::NameAllocator names(graph);
@@ -154,6 +155,7 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
   // has its parameters before its output copies them).
   std::map<ValueId, QuantParams> tensors;
   std::vector<NodeId> quantized;
+  std::vector<Node> originals;  // the quantized nodes as they were (float_twins)
   auto params_of = [&](ValueId v) -> std::optional<QuantParams> {
     auto known = tensors.find(v);
     if (known != tensors.end()) return known->second;
@@ -169,6 +171,10 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     if (why == "-") continue;
     if (!why.empty()) {
       report.kept_float.emplace_back(n.name, why);
+      continue;
+    }
+    if (auto keep = options.keep_float.find(n.name); keep != options.keep_float.end()) {
+      report.kept_float.emplace_back(n.name, keep->second);
       continue;
     }
     // The output, or that of a Relu or Clip that alone reads it (FoldQdq
@@ -201,6 +207,7 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     }
     chosen.emplace_back(out, *out_params);
     for (const auto& [v, p] : chosen) tensors.emplace(v, p);
+    if (options.float_twins) originals.push_back(n);
     quantized.push_back(id);
     report.quantized.push_back(n.name);
   }
@@ -273,6 +280,7 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
 
   // 3. Activations: Q -> DQ on each chosen tensor.
   const std::set<ValueId> inputs(graph.inputs().begin(), graph.inputs().end());
+  std::map<ValueId, ValueId> unquantized;  // a quantized tensor -> the f32 value its Q reads
   for (const auto& [v, p] : tensors) {
     const std::string base = graph.value(v).name.empty() ? "t" + std::to_string(v) : graph.value(v).name;
     const ValueId scale = graph.AddConstant(names.Make(base + "_scale"), DataType::kF32, Shape{},
@@ -291,6 +299,7 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
       std::replace(outs.begin(), outs.end(), v, source);
       graph.value(source).producer = producer;
     }
+    unquantized[v] = source;
     Node q, dq;
     q.name = pass_util::UniqueNodeName(base + "/quantize", node_names);
     q.op_type = "QuantizeLinear";
@@ -303,6 +312,19 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     graph.AddNode(std::move(q));
     graph.AddNode(std::move(dq));
     ++report.tensors;
+  }
+
+  // 4. Twins: each quantized node as it was, reading the f32 values.
+  for (size_t k = 0; k < originals.size(); ++k) {
+    Node twin = originals[k];
+    twin.name = pass_util::UniqueNodeName(twin.name + "/float_twin", node_names);
+    for (ValueId& v : twin.inputs) {
+      auto source = unquantized.find(v);
+      if (source != unquantized.end()) v = source->second;
+    }
+    twin.outputs = {graph.AddValue(names.Make(originals[k].name + "_float_twin"))};
+    report.twins.push_back({originals[k].name, graph.node(quantized[k]).outputs[0], twin.outputs[0]});
+    graph.AddNode(std::move(twin));
   }
   RETURN_IF_ERROR(pass_util::FinishPass(graph, "QuantizeStatic"));
   return report;

@@ -281,5 +281,191 @@ TEST(QuantizeStatic, ClipAwayFromZeroStaysAfterTheQuantizedConv) {
   EXPECT_EQ(CountOps(g, "Clip"), 1);
 }
 
+// An MLP on [1, 50, 32] tokens whose first Linear has, per output channel,
+// one weight 400x the others, for the one input feature the calibration
+// data makes 400x smaller: the output is ordinary, but per-channel int8
+// rounds the other weights to 0, so that layer alone ruins the outputs; the
+// second Linear is ordinary.
+Graph MlpWithAnOutlierLayer() {
+  GraphBuilder b("mlp", 5);
+  ValueId x = b.Input("input", {1, 50, 32});
+  x = b.LinearMatMul(x, "fc1", 32, 64);
+  x = b.Relu(x);
+  x = b.LinearMatMul(x, "fc2", 64, 16);
+  b.Output(x, "output", {1, 50, 16});
+  Graph g = std::move(b).Finish();
+  PassOptions unfused;
+  unfused.fuse_activations = false;
+  EXPECT_TRUE(RunDefaultPasses(g, unfused).ok());
+  for (const Node& n : g.nodes()) {
+    if (n.op_type != "Gemm") continue;
+    Value& w = g.value(n.inputs[1]);  // [32, 64], transB = 0
+    std::vector<float> values(w.constant->as<float>().begin(), w.constant->as<float>().end());
+    for (size_t c = 0; c < 64; ++c) values[c] *= 400.0f;  // row 0: one per output channel
+    w.constant = TensorData::Copy(values.data(), values.size() * sizeof(float));
+    break;
+  }
+  return g;
+}
+
+ActivationSparsityOptions Calibration() {
+  static std::vector<std::vector<float>> samples = [] {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<std::vector<float>> x(3, std::vector<float>(50 * 32));
+    for (std::vector<float>& sample : x)
+      for (size_t i = 0; i < sample.size(); ++i) sample[i] = normal(rng) / (i % 32 == 0 ? 400.0f : 1.0f);
+    return x;
+  }();
+  ActivationSparsityOptions options;
+  for (std::vector<float>& x : samples)
+    options.inputs["input"].push_back(Tensor::Borrow(DataType::kF32, {1, 50, 32}, x.data()));
+  return options;
+}
+
+TEST(QuantizeStatic, NodesNamedToKeepStayFloatWithTheirReason) {
+  Graph g = MlpWithAnOutlierLayer();
+  StatusOr<ActivationRangeReport> ranges = MeasureActivationRanges(g, Calibration());
+  ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
+  std::string first;
+  for (const Node& n : g.nodes())
+    if (n.op_type == "Gemm" && first.empty()) first = n.name;
+  StaticQuantizationOptions options;
+  options.keep_float[first] = "asked";
+  StatusOr<StaticQuantizationReport> report = QuantizeStatic(g, ranges->ranges, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->quantized.size(), 1u);
+  EXPECT_NE(report->quantized[0], first);
+  ASSERT_EQ(report->kept_float.size(), 1u);
+  EXPECT_EQ(report->kept_float[0], std::make_pair(first, std::string("asked")));
+  ASSERT_TRUE(RunDefaultPasses(g).ok());
+  EXPECT_EQ(CountOps(g, "QLinearConv"), 1);
+  EXPECT_EQ(CountOps(g, "Gemm"), 1);
+  EXPECT_TRUE(report->twins.empty());
+}
+
+// The sensitivity figures find the outlier layer: by its own error (SQNR of
+// its output against an f32 twin at the same inputs) and by what it does to
+// the model's outputs alone; the ordinary layer is near 8-bit precision.
+TEST(QuantizeStatic, SensitivityFindsTheLayerThatLosesMost) {
+  Graph g = MlpWithAnOutlierLayer();
+  StatusOr<ActivationRangeReport> ranges = MeasureActivationRanges(g, Calibration());
+  ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
+  std::vector<std::string> gemms;
+  for (const Node& n : g.nodes())
+    if (n.op_type == "Gemm") gemms.push_back(n.name);
+  ASSERT_EQ(gemms.size(), 2u);
+  int progress = 0;
+  StatusOr<std::vector<LayerQuantizationError>> layers = MeasureQuantizationSensitivity(
+      g, ranges->ranges, Calibration(), [&](int done, int total) {
+        EXPECT_EQ(done, progress + 1);
+        EXPECT_EQ(total, 2);
+        progress = done;
+      });
+  ASSERT_TRUE(layers.ok()) << layers.status().ToString();
+  ASSERT_EQ(layers->size(), 2u);
+  EXPECT_EQ(progress, 2);
+  const LayerQuantizationError& worst = (*layers)[0];
+  const LayerQuantizationError& other = (*layers)[1];
+  EXPECT_EQ(worst.node, gemms[0]);
+  EXPECT_EQ(other.node, gemms[1]);
+  EXPECT_EQ(worst.op_type, "Gemm");
+  EXPECT_LT(worst.sqnr_db, 10.0);
+  EXPECT_GT(other.sqnr_db, 25.0);
+  EXPECT_LT(worst.cosine, other.cosine);
+  EXPECT_LT(worst.output_cosine, 0.95);
+  EXPECT_GT(other.output_cosine, 0.999);
+
+  // The figure "alone" is the model quantized with the other layer kept f32.
+  Graph alone = g;
+  StaticQuantizationOptions keep;
+  keep.keep_float[gemms[1]] = "";
+  ASSERT_TRUE(QuantizeStatic(alone, ranges->ranges, keep).ok());
+  ASSERT_TRUE(RunDefaultPasses(alone).ok());
+  StatusOr<ReferenceOutputs> f32 = ReferenceOutputs::Capture(g, Calibration());
+  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
+  StatusOr<double> cosine = f32->Cosine(alone);
+  ASSERT_TRUE(cosine.ok());
+  EXPECT_NEAR(*cosine, worst.output_cosine, 1e-9);
+}
+
+// ReferenceOutputs compares by output name on the same inputs: a graph
+// against itself is 1, its negation -1, a graph sharing no output 1.
+TEST(QuantizeStatic, ReferenceOutputsCompareOnTheSameInputs) {
+  Graph g = MlpWithAnOutlierLayer();
+  StatusOr<ReferenceOutputs> f32 = ReferenceOutputs::Capture(g, Calibration());
+  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
+  StatusOr<double> same = f32->Cosine(g);
+  ASSERT_TRUE(same.ok());
+  EXPECT_NEAR(*same, 1.0, 1e-12);
+
+  Graph negated = g;
+  const ValueId out = negated.outputs()[0];
+  const ValueId raw = negated.AddValue("raw");
+  const NodeId producer = negated.value(out).producer;
+  negated.node(producer).outputs[0] = raw;
+  negated.value(raw).producer = producer;
+  Node neg;
+  neg.name = "negate";
+  neg.op_type = "Neg";
+  neg.inputs = {raw};
+  neg.outputs = {out};
+  negated.AddNode(std::move(neg));
+  ASSERT_TRUE(negated.TopologicalSort().ok());
+  ASSERT_TRUE(InferShapes(negated).ok());
+  StatusOr<double> opposite = f32->Cosine(negated);
+  ASSERT_TRUE(opposite.ok()) << opposite.status().ToString();
+  EXPECT_NEAR(*opposite, -1.0, 1e-12);
+
+  Graph renamed = g;
+  renamed.value(renamed.outputs()[0]).name = "elsewhere";
+  StatusOr<double> none = f32->Cosine(renamed);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, 1.0);
+}
+
+// Percentile calibration: three outliers of 1000 among 10000 values in
+// [-1, 1) stretch the min-max range to 1000; at the 99.9th percentile the
+// range ends within a 2048th of [-1, 1000] above 1 (bin edges, outward).
+TEST(QuantizeStatic, PercentileCalibrationClipsOutliers) {
+  Graph g;
+  g.set_opset(13);
+  const ValueId x = g.AddInput("x", DataType::kF32, StaticShape(std::vector<int64_t>{1, 10000}));
+  Node relu;
+  relu.name = "relu";
+  relu.op_type = "Relu";
+  relu.inputs = {x};
+  relu.outputs = {g.AddValue("y")};
+  const ValueId y = relu.outputs[0];
+  g.AddNode(std::move(relu));
+  g.outputs().push_back(y);
+  ASSERT_TRUE(InferShapes(g).ok());
+  std::vector<float> data(10000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) / 5000.0f - 1.0f;
+  data[17] = data[4242] = data[9001] = 1000.0f;
+  ActivationSparsityOptions options;
+  options.inputs["x"] = {Tensor::Borrow(DataType::kF32, {1, 10000}, data.data())};
+
+  StatusOr<ActivationRangeReport> minmax = MeasureActivationRanges(g, options);
+  ASSERT_TRUE(minmax.ok()) << minmax.status().ToString();
+  EXPECT_FLOAT_EQ(minmax->ranges.at(x).min, -1.0f);
+  EXPECT_FLOAT_EQ(minmax->ranges.at(x).max, 1000.0f);
+  EXPECT_FLOAT_EQ(minmax->ranges.at(y).max, 1000.0f);
+
+  StatusOr<ActivationRangeReport> clipped = MeasureActivationRanges(g, options, 99.9);
+  ASSERT_TRUE(clipped.ok()) << clipped.status().ToString();
+  const double bin = 1001.0 / 2048;
+  EXPECT_NEAR(clipped->ranges.at(x).min, -1.0f, 1e-6);  // the low tail is 10 values of -1..-0.998
+  EXPECT_GE(clipped->ranges.at(x).max, 0.9998f);
+  EXPECT_LE(clipped->ranges.at(x).max, 1.0 + bin);
+  EXPECT_EQ(clipped->ranges.at(y).min, 0.0f);
+  EXPECT_GE(clipped->ranges.at(y).max, 0.9998f);
+  EXPECT_LE(clipped->ranges.at(y).max, 1.0 + 1000.0 / 2048);
+
+  EXPECT_EQ(MeasureActivationRanges(g, options, 50).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MeasureActivationRanges(g, options, 100.5).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace braid

@@ -5,6 +5,7 @@
 #ifndef BRAID_TESTS_TOOLS_CLI_TEST_UTIL_H_
 #define BRAID_TESTS_TOOLS_CLI_TEST_UTIL_H_
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -31,6 +32,14 @@ inline CliResult RunCli(std::vector<std::string> args) {
 inline CliResult RunCliCommand(std::string command, std::vector<std::string> args) {
   args.insert(args.begin(), std::move(command));
   return RunCli(std::move(args));
+}
+
+// A file's whole text ("" when it cannot be read).
+inline std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace braid::cli

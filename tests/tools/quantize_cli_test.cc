@@ -4,13 +4,16 @@
 // it, and bad arguments are clear errors that write nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "graph/braid_format.h"
 #include "tests/scoped_temp_dir.h"
 #include "tests/tools/cli_test_util.h"
+#include "tools/cli_common.h"
 #include "tools/npy.h"
 
 namespace braid::cli {
@@ -19,6 +22,14 @@ namespace {
 const std::filesystem::path& TempDir() {
   static const testing::ScopedTempDir dir("braid_quantize_cli_test");
   return dir.path();
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 int Count(const Graph& g, const std::string& op) {
@@ -33,7 +44,7 @@ TEST(QuantizeCli, ConvertWritesAnInt8ModelThatRuns) {
                         "--calibration-samples", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("int8 calibration (2 random samples, CPU)"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("int8: calibrated on 2 runs of random N(0,1) values for input"),
+  EXPECT_NE(r.out.find("int8: calibrated (min-max) on 2 runs of random N(0,1) values for input"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("fit real data badly"), std::string::npos) << r.out;
@@ -55,9 +66,56 @@ TEST(QuantizeCli, CalibratesOnGivenInputs) {
   ASSERT_TRUE(npy::WriteFile(npy_path, DataType::kF32, dims, x.data()).ok());
   const std::string path = (TempDir() / "given.braid").string();
   CliResult r = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "-q", "--precision", "int8",
-                        "--calibration-input", "input=" + npy_path});
+                        "--calibration-input", "input=" + npy_path, "--calibration-method",
+                        "percentile:99.9"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("int8: calibrated on 1 run of the given inputs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("int8: calibrated (percentile 99.9) on 1 run of the given inputs"),
+            std::string::npos)
+      << r.out;
+}
+
+// A target above what full int8 reaches keeps the most sensitive layers
+// f32 (listed with the figure), the CSV ranks every quantized layer worst
+// first with the precision it got, and the f32 layers are the first rows.
+TEST(QuantizeCli, LayersThatLoseTooMuchStayFloat) {
+  const std::string path = (TempDir() / "sensitive.braid").string();
+  const std::string csv_path = (TempDir() / "sensitivity.csv").string();
+  CliResult r = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "--precision", "int8",
+                        "--calibration-samples", "2", "--min-cosine", "0.999999",
+                        "--sensitivity-report", csv_path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("per-layer sensitivity"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("int8 accuracy on the calibration inputs: output cosine to f32 0."),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("most sensitive of"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kept f32 for --min-cosine 0.999999"), std::string::npos) << r.out;
+  const std::string csv = ReadTextFile(csv_path);
+  ASSERT_EQ(csv.rfind("node,op_type,output_cosine_alone,sqnr_db,cosine,precision\n", 0), 0u) << csv;
+  std::vector<std::string> precisions;
+  std::vector<double> alone;
+  for (const std::string& line : SplitLines(csv.substr(csv.find('\n') + 1))) {
+    const std::vector<std::string> fields = SplitList(line);
+    ASSERT_EQ(fields.size(), 6u) << line;
+    alone.push_back(std::stod(fields[2]));
+    precisions.push_back(fields[5]);
+  }
+  ASSERT_GE(precisions.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(alone.begin(), alone.end())) << csv;
+  EXPECT_EQ(precisions.front(), "f32") << csv;
+  const auto first_int8 = std::find(precisions.begin(), precisions.end(), "int8");
+  EXPECT_TRUE(std::all_of(first_int8, precisions.end(), [](const std::string& p) { return p == "int8"; }))
+      << csv;
+  StatusOr<Graph> g = LoadBraidFile(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_GE(Count(*g, "Conv") + Count(*g, "Gemm"), 1);  // the f32 ones
+
+  // --min-cosine 0: no check, no f32 layer for accuracy.
+  CliResult all = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "-q", "--precision", "int8",
+                          "--calibration-samples", "2", "--min-cosine", "0"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(all.out.find("int8 accuracy"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("0 kept f32"), std::string::npos) << all.out;
 }
 
 TEST(QuantizeCli, BadArgumentsAreClearErrors) {
@@ -77,6 +135,13 @@ TEST(QuantizeCli, BadArgumentsAreClearErrors) {
   expect_error({"--precision", "int8", "--prune", "0.5"}, "does not combine with --prune");
   expect_error({"--precision", "int8", "--activation-sparsity", "2"}, "--activation-sparsity");
   expect_error({"--precision", "int8", "--calibration-input", "image.npy"}, "expects NAME=FILE.npy");
+  expect_error({"--precision", "int8", "--min-cosine", "1.5"}, "cosine similarity in [0, 1]");
+  expect_error({"--precision", "int8", "--min-cosine", "high"}, "--min-cosine expects a number");
+  expect_error({"--min-cosine", "0.9"}, "need --precision int8");
+  expect_error({"--precision", "int8", "--calibration-method", "entropy"}, "minmax or percentile[:P]");
+  expect_error({"--precision", "int8", "--calibration-method", "percentile:100"}, "P in (50, 100)");
+  expect_error({"--precision", "int8", "--calibration-method", "percentilex"}, "minmax or percentile[:P]");
+  expect_error({"--sensitivity-report", "s.csv"}, "need --precision int8");
   const std::string missing = (TempDir() / "missing.npy").string();
   expect_error({"--precision", "int8", "--calibration-input", "input=" + missing}, missing);
   EXPECT_FALSE(std::filesystem::exists(out));  // nothing written on error

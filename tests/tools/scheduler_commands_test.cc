@@ -23,13 +23,6 @@ using Result = CliResult;
 
 Result Braid(std::vector<std::string> args) { return RunCli(std::move(args)); }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 fs::path TempDir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("braid_sched_cmd_" + name + "_" +
                                                     std::to_string(::getpid()));
@@ -49,7 +42,7 @@ TEST(PlanCommandTest, JsonHasThePlanAndSimulatedFigures) {
   ASSERT_NE(sim, nullptr);
   EXPECT_GT(*sim->GetNumber("latency_ms", 0), 0);
   EXPECT_GT(*sim->GetNumber("energy_j", 0), 0);
-  StatusOr<Plan> plan = PlanFromJson(ReadFile(saved));
+  StatusOr<Plan> plan = PlanFromJson(ReadTextFile(saved));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->policy, "threshold");
   bool any_vgpu = false;
@@ -85,7 +78,7 @@ TEST(ProfileCommandTest, WritesAPerfettoTraceCsvAndSvg) {
   EXPECT_NE(r.out.find("top ops"), std::string::npos);
   EXPECT_NE(r.out.find("energy:"), std::string::npos);
   // Trace Event Format: {"traceEvents":[{"name","ph","ts","pid","tid",...}]}.
-  StatusOr<JsonValue> trace = ParseJson(ReadFile(dir / "t.json"));
+  StatusOr<JsonValue> trace = ParseJson(ReadTextFile(dir / "t.json"));
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const JsonValue* events = trace->Find("traceEvents");
   ASSERT_NE(events, nullptr);
@@ -114,9 +107,9 @@ TEST(ProfileCommandTest, WritesAPerfettoTraceCsvAndSvg) {
   }
   EXPECT_GT(measured_ops, 0);
   EXPECT_EQ(measured_ops, simulated_ops);  // cpu-only: one kernel step per node
-  const std::string csv = ReadFile(dir / "ops.csv");
+  const std::string csv = ReadTextFile(dir / "ops.csv");
   EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), measured_ops + 1);
-  const std::string svg = ReadFile(dir / "p.svg");
+  const std::string svg = ReadTextFile(dir / "p.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   Result bad = Braid({"profile", "builtin:tiny_cnn", "--devices", "tpu"});
@@ -137,7 +130,7 @@ TEST(ProfileCommandTest, ProfilesAVgpuPlanOnRealTracks) {
   EXPECT_NE(r.out.find("VIRTUAL GPU"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bytes transferred"), std::string::npos);
   EXPECT_EQ(r.out.find("GPU measurement:"), std::string::npos);
-  StatusOr<JsonValue> trace = ParseJson(ReadFile(dir / "t.json"));
+  StatusOr<JsonValue> trace = ParseJson(ReadTextFile(dir / "t.json"));
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   std::vector<std::string> tracks;
   int vgpu_kernels = 0, copies = 0, steps = 0;
@@ -171,9 +164,9 @@ TEST(ProfileCommandTest, ProfilesAVgpuPlanOnRealTracks) {
   EXPECT_TRUE(has("vgpu/stream0 (virtual)"));
   EXPECT_TRUE(has("vgpu/h2d (virtual)"));
   EXPECT_TRUE(has("vgpu/d2h (virtual)"));
-  const std::string csv = ReadFile(dir / "steps.csv");
+  const std::string csv = ReadTextFile(dir / "steps.csv");
   EXPECT_EQ(static_cast<int>(std::count(csv.begin(), csv.end(), '\n')), steps + 1);
-  EXPECT_NE(ReadFile(dir / "p.svg").find("(virtual)"), std::string::npos);
+  EXPECT_NE(ReadTextFile(dir / "p.svg").find("(virtual)"), std::string::npos);
   // A plan naming a device that is not open is refused clearly.
   const std::string plan_path = (dir / "plan.json").string();
   ASSERT_EQ(Braid({"plan", "builtin:tiny_cnn", "--profile", "host-vgpu", "--policy", "gpu-only",
@@ -228,9 +221,9 @@ TEST(TrainCommandTest, WritesAPolicyAndALearningCurve) {
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("SIMULATED"), std::string::npos) << r.out;
   EXPECT_GT(fs::file_size(policy), 0u);
-  const std::string curve = ReadFile(csv);
+  const std::string curve = ReadTextFile(csv);
   EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 7) << curve;  // header + 6 episodes
-  EXPECT_NE(ReadFile(svg).find("<svg"), std::string::npos);
+  EXPECT_NE(ReadTextFile(svg).find("<svg"), std::string::npos);
   EXPECT_NE(r.out.find("MLP baseline"), std::string::npos) << r.out;
   // braid plan reads the trained file; a bad one is a clear error.
   Result plan = Braid({"plan", "builtin:tiny_cnn", "--profile", "jetson-orin-nano-8gb",

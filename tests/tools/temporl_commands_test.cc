@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(TemporlCommandsTest, TrainThenPlanPrintsSplitLayers) {
   const fs::path dir =
       fs::temp_directory_path() / ("braid_temporl_cmd_" + std::to_string(::getpid()));
@@ -36,9 +29,9 @@ TEST(TemporlCommandsTest, TrainThenPlanPrintsSplitLayers) {
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("SIMULATED"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("peak-ratio"), std::string::npos) << r.out;
-  const std::string curve = ReadAll(csv);
+  const std::string curve = ReadTextFile(csv);
   EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 18) << curve;  // header, 0..16
-  EXPECT_NE(ReadAll(svg).find("SIMULATED"), std::string::npos);
+  EXPECT_NE(ReadTextFile(svg).find("SIMULATED"), std::string::npos);
 
   CliResult plan = RunCli({"plan", "builtin:squeezenet1_1", "--profile", "host-vgpu", "--policy",
                            "temporl", "--policy-file", model});
