@@ -207,12 +207,17 @@ Status ClipToPercentiles(const Graph& graph, const ActivationSparsityOptions& op
                                        if (t.dtype() != DataType::kF32) return;
                                        const ActivationRange& r = report.ranges.at(v);
                                        std::vector<int64_t>& bins = histograms.at(v);
-                                       const double width = (static_cast<double>(r.max) - r.min) / kBins;
+                                       const double width =
+                                           (static_cast<double>(r.max) - r.min) / kBins;
                                        const float* p = t.data<float>();
                                        for (int64_t i = 0; i < t.elements(); ++i) {
                                          if (!std::isfinite(p[i])) continue;
-                                         const int bin = static_cast<int>((p[i] - r.min) / width);
-                                         ++bins[static_cast<size_t>(std::clamp(bin, 0, kBins - 1))];
+                                         // In double and clamped before the cast: a
+                                         // range wider than FLT_MAX stays finite.
+                                         const double bin = std::clamp(
+                                             (static_cast<double>(p[i]) - r.min) / width, 0.0,
+                                             kBins - 1.0);
+                                         ++bins[static_cast<size_t>(bin)];
                                        }
                                      })
                       .status());
@@ -224,11 +229,11 @@ Status ClipToPercentiles(const Graph& graph, const ActivationSparsityOptions& op
     if (total == 0) continue;
     const double cut = tail * static_cast<double>(total);
     const double width = (static_cast<double>(r.max) - r.min) / kBins;
+    auto count = [&](int bin) { return static_cast<double>(bins[static_cast<size_t>(bin)]); };
+    // The bins wholly within a tail are dropped.
     int low = 0, high = kBins - 1;
-    for (int64_t below = 0; low < kBins - 1 && static_cast<double>(below + bins[static_cast<size_t>(low)]) <= cut; ++low)
-      below += bins[static_cast<size_t>(low)];
-    for (int64_t above = 0; high > 0 && static_cast<double>(above + bins[static_cast<size_t>(high)]) <= cut; --high)
-      above += bins[static_cast<size_t>(high)];
+    for (double below = 0; low < kBins - 1 && below + count(low) <= cut; ++low) below += count(low);
+    for (double above = 0; high > 0 && above + count(high) <= cut; --high) above += count(high);
     if (low > high) continue;
     const float lo = static_cast<float>(r.min + width * low);
     const float hi = static_cast<float>(r.min + width * (high + 1));
@@ -350,6 +355,7 @@ StatusOr<ReferenceOutputs> ReferenceOutputs::Capture(const Graph& graph,
                                                      const ActivationSparsityOptions& options) {
   ReferenceOutputs reference;
   reference.options_ = options;
+  reference.options_.on_run = nullptr;  // its captures may not outlive the call
   std::set<ValueId> watched;
   for (ValueId v : graph.outputs())
     if (Watched(graph, v)) watched.insert(v);
@@ -364,13 +370,15 @@ StatusOr<ReferenceOutputs> ReferenceOutputs::Capture(const Graph& graph,
 }
 
 StatusOr<double> ReferenceOutputs::Cosine(const Graph& candidate) const {
+  const std::string what = "output comparison";
   std::set<ValueId> watched;
   for (ValueId v : candidate.outputs())
     if (Watched(candidate, v) && outputs_.count(candidate.value(v).name)) watched.insert(v);
-  if (watched.empty()) return 1.0;
+  if (watched.empty())
+    return FailedPrecondition(what + ": the model shares no f32 output with the reference");
   std::map<ValueId, PairSums> sums;
   std::map<ValueId, size_t> run_of;  // the next run per output
-  RETURN_IF_ERROR(ObserveActivations(candidate, options_, watched, "output comparison",
+  RETURN_IF_ERROR(ObserveActivations(candidate, options_, watched, what,
                                      [&](ValueId v, const Tensor& t) {
                                        const auto& runs = outputs_.at(candidate.value(v).name);
                                        const size_t run = run_of[v]++;
@@ -381,13 +389,20 @@ StatusOr<double> ReferenceOutputs::Cosine(const Graph& candidate) const {
                                      })
                       .status());
   double lowest = 1;
-  for (const auto& [v, s] : sums) lowest = std::min(lowest, s.Cosine());
+  for (ValueId v : watched) {
+    auto s = sums.find(v);
+    if (s == sums.end() || run_of[v] != outputs_.at(candidate.value(v).name).size())
+      return FailedPrecondition(what + ": output '" + candidate.value(v).name +
+                                "' differs from the reference's in size or runs");
+    lowest = std::min(lowest, s->second.Cosine());
+  }
   return lowest;
 }
 
 StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
     const Graph& graph, const std::map<ValueId, ActivationRange>& ranges,
-    const ActivationSparsityOptions& options, const std::function<void(int, int)>& on_layer) {
+    const ActivationSparsityOptions& options, const ReferenceOutputs& f32,
+    const std::function<void(int, int)>& on_layer) {
   const std::string what = "quantization sensitivity";
   Graph twins = graph;
   StaticQuantizationOptions quantization;
@@ -429,20 +444,22 @@ StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
   RETURN_IF_ERROR(ObserveActivations(twins, quiet, watched, what, observe).status());
 
   // 2. The model's outputs with each node alone int8.
-  ASSIGN_OR_RETURN(const ReferenceOutputs f32, ReferenceOutputs::Capture(graph, quiet));
   std::map<std::string, std::string> all_float;
   for (const StaticQuantizationTwin& t : report->twins) all_float[t.node] = "";
   std::vector<LayerQuantizationError> layers;
   for (const StaticQuantizationTwin& t : report->twins) {
-    const PairSums& s = sums[t.quantized];
     LayerQuantizationError e;
     e.node = t.node;
-    e.sqnr_db = s.diff == 0 ? std::numeric_limits<double>::infinity()
-                            : 10.0 * std::log10(s.norm_b / s.diff);
-    e.cosine = s.Cosine();
+    e.op_type = t.op_type;
+    auto s = sums.find(t.quantized);
+    if (s == sums.end()) {
+      e.sqnr_db = e.cosine = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      e.sqnr_db = s->second.diff == 0 ? std::numeric_limits<double>::infinity()
+                                      : 10.0 * std::log10(s->second.norm_b / s->second.diff);
+      e.cosine = s->second.Cosine();
+    }
     Graph alone = graph;
-    for (const Node& n : alone.nodes())
-      if (n.name == t.node) e.op_type = n.op_type;
     StaticQuantizationOptions only;
     only.keep_float = all_float;
     only.keep_float.erase(t.node);
@@ -454,7 +471,9 @@ StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
   }
   std::stable_sort(layers.begin(), layers.end(),
                    [](const LayerQuantizationError& a, const LayerQuantizationError& b) {
-                     return a.output_cosine < b.output_cosine;
+                     // NaN (outputs not finite) first: the worst.
+                     auto key = [](double c) { return std::isnan(c) ? -2.0 : c; };
+                     return key(a.output_cosine) < key(b.output_cosine);
                    });
   return layers;
 }

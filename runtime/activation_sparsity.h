@@ -108,13 +108,19 @@ StatusOr<ActivationRangeReport> MeasureActivationRanges(const Graph& graph,
 //
 //   ASSIGN_OR_RETURN(braid::ReferenceOutputs f32, braid::ReferenceOutputs::Capture(g, options));
 //   ASSIGN_OR_RETURN(double cosine, f32.Cosine(int8_graph));   // 1 = same direction
+//
+// The object keeps `options` (without on_run): tensors given in
+// options.inputs are borrowed and must outlive it.
 class ReferenceOutputs {
  public:
   static StatusOr<ReferenceOutputs> Capture(const Graph& graph,
                                             const ActivationSparsityOptions& options);
+  // How many f32 outputs were captured (0: nothing to compare against).
+  int outputs() const { return static_cast<int>(outputs_.size()); }
   // `candidate` run on the same inputs: per f32 output it shares by name with
-  // the reference, the cosine similarity over every run; the lowest (1 when
-  // none is shared).
+  // the reference, the cosine similarity over every run; the lowest.
+  // FailedPrecondition when no output could be compared (none shared, or
+  // shapes that differ).
   StatusOr<double> Cosine(const Graph& candidate) const;
 
  private:
@@ -124,26 +130,33 @@ class ReferenceOutputs {
 
 // Per-layer int8 sensitivity (`braid convert --precision int8`), for every
 // node QuantizeStatic quantizes in `graph` (as MeasureActivationRanges took
-// it), two figures on the calibration inputs:
-// - the error the node's own quantization adds: the quantized model runs
-//   with an f32 twin of each quantized node that reads the unquantized
-//   inputs and weights (StaticQuantizationOptions::float_twins); the two
-//   outputs' SQNR and cosine;
+// it), two figures on the calibration inputs (`options`; `f32` captured
+// from `graph` on them):
+// - the error quantizing the node's inputs and weights adds: the QDQ model
+//   (before FoldQdq: fake quantization on f32 kernels, not the int8
+//   kernels) runs with an f32 twin of each quantized node that reads the
+//   unquantized inputs and weights (StaticQuantizationOptions::float_twins);
+//   the two outputs' SQNR and cosine;
 // - what it does to the model: the outputs' cosine to f32 when this node
-//   alone is int8 (one run of the model per node and sample). A tensor with
-//   outliers (a transformer's residual stream) can add little error by SQNR
-//   and still move a later LayerNorm's small rows a lot; this catches it.
+//   alone is quantized, after the default passes (the int8 kernels; one
+//   run of the model per node and sample). A tensor with outliers (a
+//   transformer's residual stream) can add little error by SQNR and still
+//   move a later LayerNorm's small rows a lot; this catches it.
 // Sorted worst first by the second. on_layer(done, total) reports progress.
 struct LayerQuantizationError {
   std::string node;
   std::string op_type;
-  double sqnr_db = 0;        // 10 log10(sum f32^2 / sum (int8 - f32)^2); inf if exact
-  double cosine = 1;         // of the node's int8 and f32 outputs
+  // 10 log10(sum f32^2 / sum (quantized - f32)^2): +inf if equal, -inf if
+  // the f32 output is all zero and the other not; NaN (and cosine NaN) if
+  // the pair could not be compared (not f32, or sizes that differ).
+  double sqnr_db = 0;
+  double cosine = 1;         // of the node's quantized and f32 outputs
   double output_cosine = 1;  // of the model's outputs with only this node int8
 };
 StatusOr<std::vector<LayerQuantizationError>> MeasureQuantizationSensitivity(
     const Graph& graph, const std::map<ValueId, ActivationRange>& ranges,
-    const ActivationSparsityOptions& options, const std::function<void(int, int)>& on_layer = {});
+    const ActivationSparsityOptions& options, const ReferenceOutputs& f32,
+    const std::function<void(int, int)>& on_layer = {});
 
 }  // namespace braid
 

@@ -53,8 +53,8 @@ struct Int8Flags {
   int samples = 8;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME, FILE.npy
   // The int8 outputs' cosine similarity to f32 on the calibration inputs
-  // below this: the layers whose quantization adds the most error stay f32
-  // until it is met (0: never).
+  // below this: the layers that move the outputs most when quantized alone
+  // stay f32, as few as meet it (0: no check).
   double min_cosine = 0.99;
   // --calibration-method minmax (100) or percentile[:P] (P, default 99.99).
   double percentile = 100;

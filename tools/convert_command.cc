@@ -94,13 +94,15 @@ constexpr char kConvertHelp[] =
     "                   calibration runs twice)\n"
     "  --min-cosine C   when the int8 outputs' cosine similarity to f32 on the\n"
     "                   calibration inputs is below C (default 0.99), the\n"
-    "                   layers whose own quantization adds the most error\n"
-    "                   stay f32, as few as reach C (listed as kept f32).\n"
-    "                   0: every layer that can be int8 is\n"
+    "                   layers that move the outputs most when quantized\n"
+    "                   alone stay f32, as few as reach C (listed as kept\n"
+    "                   f32). 0: no check, every layer that can be int8 is\n"
     "  --sensitivity-report FILE.csv\n"
-    "                   per quantized layer: the error its quantization adds\n"
-    "                   (SQNR in dB, cosine to its f32 output at the same\n"
-    "                   inputs), worst first, and the precision it got\n";
+    "                   per quantized layer, worst first: the model's output\n"
+    "                   cosine with it alone int8 (the ranking), the error\n"
+    "                   quantizing its inputs and weights adds (SQNR in dB,\n"
+    "                   cosine to an f32 twin at the same inputs) and the\n"
+    "                   precision it got\n";
 
 class Stopwatch {
  public:

@@ -106,16 +106,19 @@ struct ActivationRange {
   float min = 0, max = 0;
 };
 struct StaticQuantizationOptions {
-  // Nodes to leave f32 (by name), each with the reason the report gives.
+  // Nodes to leave f32 (by name), each with the reason the report gives; a
+  // name no node has is InvalidArgument.
   std::map<std::string, std::string> keep_float;
   // For a sensitivity measurement (MeasureQuantizationSensitivity): each
   // quantized node also gets an f32 twin that reads what the node read
   // before quantization (the f32 weights, the tensors its Q nodes read), so
-  // the two outputs differ by the error this node's quantization adds.
+  // the two outputs differ by the error quantizing this node's inputs and
+  // weights adds (its output's Q -> DQ counts at its readers).
   bool float_twins = false;
 };
 struct StaticQuantizationTwin {
   std::string node;
+  std::string op_type;
   ValueId quantized = kNoValue;  // the node's output (before its own Q -> DQ)
   ValueId reference = kNoValue;  // the f32 twin's output
 };

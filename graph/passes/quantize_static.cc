@@ -164,6 +164,9 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
     return ParamsOf(r->second);
   };
   const int num_nodes = graph.num_nodes();
+  for (const auto& [name, why] : options.keep_float)
+    if (!node_names.count(name))
+      return InvalidArgument("QuantizeStatic: no node '" + name + "' to keep f32");
   for (NodeId id = 0; id < num_nodes; ++id) {
     const Node& n = graph.node(id);
     std::vector<ValueId> data;
@@ -323,7 +326,8 @@ StatusOr<StaticQuantizationReport> QuantizeStatic(Graph& graph,
       if (source != unquantized.end()) v = source->second;
     }
     twin.outputs = {graph.AddValue(names.Make(originals[k].name + "_float_twin"))};
-    report.twins.push_back({originals[k].name, graph.node(quantized[k]).outputs[0], twin.outputs[0]});
+    report.twins.push_back({originals[k].name, originals[k].op_type,
+                            graph.node(quantized[k]).outputs[0], twin.outputs[0]});
     graph.AddNode(std::move(twin));
   }
   RETURN_IF_ERROR(pass_util::FinishPass(graph, "QuantizeStatic"));

@@ -104,11 +104,21 @@ TEST(QuantizeCli, LayersThatLoseTooMuchStayFloat) {
   EXPECT_TRUE(std::is_sorted(alone.begin(), alone.end())) << csv;
   EXPECT_EQ(precisions.front(), "f32") << csv;
   const auto first_int8 = std::find(precisions.begin(), precisions.end(), "int8");
-  EXPECT_TRUE(std::all_of(first_int8, precisions.end(), [](const std::string& p) { return p == "int8"; }))
+  EXPECT_NE(first_int8, precisions.end()) << csv;  // as few as reach it, not all
+  EXPECT_TRUE(std::all_of(first_int8, precisions.end(),
+                          [](const std::string& p) { return p == "int8"; }))
       << csv;
+  // The cosine the kept layers reach is printed, and it meets the target.
+  const std::string reached = " with the ";
+  const size_t at = r.out.rfind(", ", r.out.find(reached));
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GE(std::stod(r.out.substr(at + 2)), 0.999999) << r.out;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
   StatusOr<Graph> g = LoadBraidFile(path);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_GE(Count(*g, "Conv") + Count(*g, "Gemm"), 1);  // the f32 ones
+  const int kept = static_cast<int>(first_int8 - precisions.begin());
+  EXPECT_EQ(Count(*g, "Conv") + Count(*g, "Gemm"), kept);  // the f32 ones
+  EXPECT_GE(Count(*g, "QLinearConv"), 1);
 
   // --min-cosine 0: no check, no f32 layer for accuracy.
   CliResult all = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "-q", "--precision", "int8",
@@ -140,7 +150,10 @@ TEST(QuantizeCli, BadArgumentsAreClearErrors) {
   expect_error({"--min-cosine", "0.9"}, "need --precision int8");
   expect_error({"--precision", "int8", "--calibration-method", "entropy"}, "minmax or percentile[:P]");
   expect_error({"--precision", "int8", "--calibration-method", "percentile:100"}, "P in (50, 100)");
-  expect_error({"--precision", "int8", "--calibration-method", "percentilex"}, "minmax or percentile[:P]");
+  expect_error({"--precision", "int8", "--calibration-method", "percentilex"},
+               "minmax or percentile[:P]");
+  expect_error({"--precision", "int8", "--calibration-method", "percentile:"}, "expects a number");
+  expect_error({"--precision", "int8", "--calibration-method", "percentile:50"}, "P in (50, 100)");
   expect_error({"--sensitivity-report", "s.csv"}, "need --precision int8");
   const std::string missing = (TempDir() / "missing.npy").string();
   expect_error({"--precision", "int8", "--calibration-input", "input=" + missing}, missing);
