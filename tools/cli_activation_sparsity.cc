@@ -206,8 +206,9 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
   // many of the worst are kept).
   std::vector<LayerQuantizationError> layers;
   size_t kept = 0;
-  // NaN (outputs not finite) counts as below the target.
-  const bool below_target = measure_error && !(chosen.cosine >= flags.min_cosine);
+  // NaN (outputs not finite) counts as below the target; 0 is no target.
+  const bool below_target =
+      measure_error && flags.min_cosine > 0 && !(chosen.cosine >= flags.min_cosine);
   if (!flags.sensitivity_report.empty() || below_target) {
     note("per-layer sensitivity ");
     // One model run per layer and sample: on the first few samples only,
