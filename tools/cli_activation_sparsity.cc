@@ -136,26 +136,13 @@ struct Int8Trial {
   double cosine = 1;
 };
 
-std::string Fixed(double v, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", digits, v);
-  return text;
-}
-
-// 0.99 as "0.99": a flag's value as the user wrote it.
-std::string Shortest(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", v);
-  return text;
-}
-
 std::string SensitivityCsv(const std::vector<LayerQuantizationError>& layers, size_t kept) {
   std::string csv = "node,op_type,output_cosine_alone,sqnr_db,cosine,precision\n";
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerQuantizationError& l = layers[i];
-    csv += l.node + "," + l.op_type + "," + Fixed(l.output_cosine, 6) + "," +
-           Fixed(l.sqnr_db, 2) + "," + Fixed(l.cosine, 6) + "," + (i < kept ? "f32" : "int8") +
-           "\n";
+    csv += l.node + "," + l.op_type + "," + Format("%.6f", l.output_cosine) + "," +
+           Format("%.2f", l.sqnr_db) + "," + Format("%.6f", l.cosine) + "," +
+           (i < kept ? "f32" : "int8") + "\n";
   }
   return csv;
 }
@@ -193,7 +180,7 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
     RETURN_IF_ERROR(RunDefaultPasses(trial.graph));
     if (f32) {
       ASSIGN_OR_RETURN(trial.cosine, f32->Cosine(trial.graph));
-      note("cosine " + Fixed(trial.cosine, 6) +
+      note("cosine " + Format("%.6f", trial.cosine) +
            (keep.empty() ? "" : " with " + std::to_string(keep.size()) + " f32") + ", ");
     }
     return trial;
@@ -236,8 +223,8 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
       for (size_t i = 0; i < k; ++i)
         keep[layers[i].node] = "one of the " + std::to_string(k) +
                                " layers that move the outputs most in int8 (alone: cosine " +
-                               Fixed(layers[i].output_cosine, 6) + "), kept f32 for --min-cosine " +
-                               Shortest(flags.min_cosine);
+                               Format("%.6f", layers[i].output_cosine) +
+                               "), kept f32 for --min-cosine " + Format("%.9g", flags.min_cosine);
       return quantize(keep);
     };
     size_t failed = 0, met = 0;
@@ -285,7 +272,7 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
   std::string inputs;
   for (const std::string& name : ranges.random_inputs) inputs += (inputs.empty() ? "" : ", ") + name;
   std::string text = "int8: calibrated (" +
-                     (flags.percentile < 100 ? "percentile " + Shortest(flags.percentile)
+                     (flags.percentile < 100 ? "percentile " + Format("%.9g", flags.percentile)
                                              : std::string("min-max")) +
                      ") on " + std::to_string(ranges.runs) + (ranges.runs == 1 ? " run" : " runs") +
                      (inputs.empty() ? " of the given inputs"
@@ -298,13 +285,13 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
                      std::to_string(report.kept_float.size()) + " kept f32\n";
   if (measure_error) {
     text += "int8 accuracy on the calibration inputs: output cosine to f32 " +
-            Fixed(all_int8_cosine, 6) + " with every layer int8";
+            Format("%.6f", all_int8_cosine) + " with every layer int8";
     if (kept > 0)
-      text += ", " + Fixed(chosen.cosine, 6) + " with the " + std::to_string(kept) +
+      text += ", " + Format("%.6f", chosen.cosine) + " with the " + std::to_string(kept) +
               " most sensitive of " + std::to_string(layers.size()) + " layers kept f32";
-    text += " (--min-cosine " + Shortest(flags.min_cosine) + ")\n";
+    text += " (--min-cosine " + Format("%.9g", flags.min_cosine) + ")\n";
     if (!target_met)
-      text += "warning: --min-cosine " + Shortest(flags.min_cosine) +
+      text += "warning: --min-cosine " + Format("%.9g", flags.min_cosine) +
               " is not reached even with every quantizable layer f32 (what stays int8 or "
               "differs is not a layer's: table lookups, the passes' fusions); the model is "
               "written as above\n";

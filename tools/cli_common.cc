@@ -69,6 +69,12 @@ int ReportError(std::ostream& err, std::string_view command,
   return kExitBadInput;
 }
 
+std::string Format(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
 StatusOr<double> ParseDouble(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);

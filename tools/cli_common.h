@@ -61,6 +61,9 @@ StatusOr<LoadedModel> LoadModel(const std::string& path,
 int ReportError(std::ostream& err, std::string_view command,
                 const Status& status);
 
+// `value` printed with a printf `format` that takes one double ("%.2f").
+std::string Format(const char* format, double value);
+
 // A finite number, or InvalidArgument naming `flag` and `text`.
 StatusOr<double> ParseDouble(const std::string& flag, const std::string& text);
 

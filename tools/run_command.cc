@@ -356,12 +356,6 @@ std::string FileNameFor(const std::string& name) {
   return s;
 }
 
-std::string Format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, v);
-  return buf;
-}
-
 // "CPU", or "cpu + vgpu [virtual device; timing: none]" when more devices run.
 std::string DevicesLabel(const RunFlags& f, const std::vector<NodePlacement>& placements) {
   std::set<std::string> used;

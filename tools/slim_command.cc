@@ -47,12 +47,6 @@ double Median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-std::string Format(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
 // One run of the chain on `input`; the last segment's output is left in its Session.
 Status RunChain(std::vector<SegmentRun>& segments, Tensor input, bool timed) {
   for (SegmentRun& s : segments) {
