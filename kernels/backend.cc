@@ -46,6 +46,24 @@ StatusOr<size_t> Device::FreeMemory() const {
   return Unimplemented(name() + " does not report its free memory");
 }
 
+const char* ComputePrecisionName(ComputePrecision precision) {
+  switch (precision) {
+    case ComputePrecision::kF32: return "f32";
+    case ComputePrecision::kBF16: return "bf16";
+  }
+  return "?";
+}
+
+StatusOr<ComputePrecision> NodeComputePrecision(const Node& node) {
+  if (!node.attrs.Has("precision")) return ComputePrecision::kF32;
+  const std::string value = node.attrs.GetString("precision", "");
+  for (ComputePrecision p : {ComputePrecision::kF32, ComputePrecision::kBF16})
+    if (value == ComputePrecisionName(p)) return p;
+  return InvalidArgument("node '" + node.name + "' (" + node.op_type +
+                         "): attribute 'precision' is '" + value +
+                         "'; braid computes in 'f32' or 'bf16'");
+}
+
 std::string PrepareArgs::Where() const {
   if (node == nullptr) return "kernel";
   return "node '" + node->name + "' (" + node->op_type + ")";
@@ -75,6 +93,22 @@ std::vector<std::string> KernelRegistry::OpTypes(DeviceKind device) const {
   return {ops.begin(), ops.end()};
 }
 
+Status EntryMayTake(const KernelEntry& entry, const PrepareArgs& args) {
+  auto channels_last = [](const TensorDesc& d) {
+    return d.layout == TensorLayout::kChannelsLast;
+  };
+  if (!entry.channels_last &&
+      (std::any_of(args.inputs.begin(), args.inputs.end(), channels_last) ||
+       std::any_of(args.outputs.begin(), args.outputs.end(), channels_last)))
+    return Unimplemented("no channels-last (nhwc) support");
+  if (args.node == nullptr) return Status::Ok();
+  ASSIGN_OR_RETURN(ComputePrecision precision, NodeComputePrecision(*args.node));
+  if ((entry.precisions & PrecisionBit(precision)) == 0)
+    return Unimplemented(std::string("no ") + ComputePrecisionName(precision) +
+                         " arithmetic (the node's precision attribute asks for it)");
+  return Status::Ok();
+}
+
 StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
                                                DeviceKind device,
                                                const PrepareArgs& args) {
@@ -85,17 +119,14 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
                          " kernel for op " + op);
   std::string declined;
   std::vector<DeclinedCandidate> declined_candidates;
-  auto channels_last = [](const TensorDesc& d) {
-    return d.layout == TensorLayout::kChannelsLast;
+  auto decline = [&](const KernelEntry& entry, const std::string& reason) {
+    declined += (declined.empty() ? "" : "; ") + entry.impl + ": " + reason;
+    declined_candidates.push_back({entry.impl, reason, entry.specialized});
   };
-  const bool needs_channels_last =
-      std::any_of(args.inputs.begin(), args.inputs.end(), channels_last) ||
-      std::any_of(args.outputs.begin(), args.outputs.end(), channels_last);
   for (const KernelEntry* entry : candidates) {
-    if (needs_channels_last && !entry->channels_last) {
-      const std::string reason = "no channels-last (nhwc) support";
-      declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + reason;
-      declined_candidates.push_back({entry->impl, reason, entry->specialized});
+    if (Status may = EntryMayTake(*entry, args); !may.ok()) {
+      if (may.code() != StatusCode::kUnimplemented) return may;
+      decline(*entry, may.message());
       continue;
     }
     std::unique_ptr<Kernel> kernel = entry->create();
@@ -103,8 +134,7 @@ StatusOr<PreparedKernel> PrepareFirstAccepting(const KernelRegistry& registry,
     if (s.ok())
       return PreparedKernel{std::move(kernel), entry, std::move(declined_candidates)};
     if (s.code() != StatusCode::kUnimplemented) return s;
-    declined += (declined.empty() ? "" : "; ") + entry->impl + ": " + s.message();
-    declined_candidates.push_back({entry->impl, s.message(), entry->specialized});
+    decline(*entry, s.message());
   }
   return Unimplemented(args.Where() + ": no " + DeviceKindName(device) +
                        " kernel accepts it (" + declined + ")");

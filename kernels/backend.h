@@ -187,6 +187,19 @@ class Kernel {
   virtual Status Run(const RunArgs& args) = 0;
 };
 
+// The floating-point arithmetic a node asks for: its "precision" attribute
+// (docs/ir.md), set by `braid convert --precision bf16`. kF32 (no attribute)
+// is ONNX's; kBF16 rounds the node's inputs and weights to bfloat16 (round to
+// nearest even) and accumulates and writes f32. Tensors stay f32 either way.
+enum class ComputePrecision : uint8_t { kF32 = 0, kBF16 = 1 };
+const char* ComputePrecisionName(ComputePrecision precision);  // "f32", "bf16"
+constexpr uint32_t PrecisionBit(ComputePrecision precision) {
+  return 1u << static_cast<unsigned>(precision);
+}
+// The node's precision; an unknown "precision" value is InvalidArgument
+// naming the node, the attribute and the value.
+StatusOr<ComputePrecision> NodeComputePrecision(const Node& node);
+
 struct KernelEntry {
   std::string op_type;
   DeviceKind device = DeviceKind::kCpu;
@@ -199,6 +212,10 @@ struct KernelEntry {
   // Takes only the inputs it is faster on (e.g. sparse weights above a
   // crossover): its declines are routine, not fallbacks.
   bool specialized = false;
+  // The ComputePrecisions it computes in (PrecisionBit set). An entry is
+  // never handed a node that asks for another one: PrepareFirstAccepting
+  // declines it with the reason, so no kernel silently computes in f32.
+  uint32_t precisions = PrecisionBit(ComputePrecision::kF32);
 };
 
 // Explicit registry: each backend fills it from its RegisterXxxKernels().
@@ -221,6 +238,12 @@ struct DeclinedCandidate {
   std::string reason;    // its Unimplemented message
   bool routine = false;  // a specialized entry (KernelEntry::specialized)
 };
+
+// Whether `entry` may be handed the node of `args`: Unimplemented with the
+// reason when it reads no nhwc operand that the node has, or does not compute
+// in the precision the node asks for; InvalidArgument for a bad "precision".
+// PrepareFirstAccepting (and any caller preparing entries itself) asks first.
+Status EntryMayTake(const KernelEntry& entry, const PrepareArgs& args);
 
 // Prepares the first candidate that accepts `args`; reports which one, and
 // which preferred candidates declined and why (so fallbacks are never silent).

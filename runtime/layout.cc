@@ -121,7 +121,14 @@ StatusOr<ChannelsLastProbe> ProbeChannelsLast(
   ChannelsLastProbe probe;
   if (!TakesPartInChannelsLast(node)) return probe;
   std::optional<PrepareArgs> args;
+  PrepareArgs node_only;  // what EntryMayTake needs beyond the layouts
+  node_only.node = &node;
   for (const KernelEntry* entry : registry.Candidates(node.op_type, device)) {
+    if (Status may = EntryMayTake(*entry, node_only); !may.ok()) {
+      if (may.code() != StatusCode::kUnimplemented) return may;
+      probe.declined.push_back({entry->impl, may.message(), entry->specialized});
+      continue;
+    }
     if (entry->channels_last && !entry->specialized) {
       probe.handles = true;
       return probe;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "graph/passes/passes.h"
+#include "kernels/cpu/simd_isa.h"
 #include "tools/npy.h"
 #include "tools/profile_report.h"
 
@@ -80,24 +81,28 @@ void ShowRuns(ActivationSparsityOptions& options, std::ostream& err, bool quiet)
     };
 }
 
-StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan) {
+StatusOr<std::optional<PrecisionFlags>> ParsePrecisionFlags(ArgScanner& scan) {
   ASSIGN_OR_RETURN(std::optional<std::string> precision, scan.Value("--precision"));
   ASSIGN_OR_RETURN(std::optional<std::string> samples, scan.Value("--calibration-samples"));
   ASSIGN_OR_RETURN(std::optional<std::string> min_cosine, scan.Value("--min-cosine"));
   ASSIGN_OR_RETURN(std::optional<std::string> report, scan.Value("--sensitivity-report"));
   ASSIGN_OR_RETURN(std::optional<std::string> method, scan.Value("--calibration-method"));
-  Int8Flags flags;
+  PrecisionFlags flags;
   ASSIGN_OR_RETURN(flags.inputs, ParseNpyInputs(scan, "--calibration-input"));
   const bool int8 = precision && *precision == "int8";
-  if (precision && !int8 && *precision != "fp32")
+  flags.bf16 = precision && *precision == "bf16";
+  if (precision && !int8 && !flags.bf16 && *precision != "fp32")
     return InvalidArgument("--precision " + *precision +
-                           ": braid converts to fp32 or int8 (fp16 / bf16 are not implemented)");
-  if (!int8) {
+                           ": braid converts to fp32, bf16 or int8 (fp16 is not implemented)");
+  if (!int8 && !flags.bf16) {
     if (samples || !flags.inputs.empty() || min_cosine || report || method)
       return InvalidArgument("--calibration-samples / --calibration-input / --calibration-method / "
-                             "--min-cosine / --sensitivity-report need --precision int8");
-    return std::optional<Int8Flags>();
+                             "--min-cosine / --sensitivity-report need --precision int8 or bf16");
+    return std::optional<PrecisionFlags>();
   }
+  if (flags.bf16 && (report || method))
+    return InvalidArgument("--calibration-method / --sensitivity-report need --precision int8 "
+                           "(bf16 keeps no ranges and measures no layer)");
   if (samples) {
     ASSIGN_OR_RETURN(flags.samples, ParseCount(*samples, "--calibration-samples", kMaxSamples));
   }
@@ -123,7 +128,7 @@ StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan) {
                              *method + "'");
     }
   }
-  return std::optional<Int8Flags>(std::move(flags));
+  return std::optional<PrecisionFlags>(std::move(flags));
 }
 
 namespace {
@@ -149,7 +154,7 @@ std::string SensitivityCsv(const std::vector<LayerQuantizationError>& layers, si
 
 }  // namespace
 
-StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::ostream& err,
+StatusOr<std::string> QuantizeForCli(const PrecisionFlags& flags, Graph& graph, std::ostream& err,
                                      bool quiet) {
   ActivationSparsityOptions options;
   options.samples = flags.samples;
@@ -299,6 +304,50 @@ StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::
     text += "int8 accuracy: not checked (the model has no f32 output to compare)\n";
   }
   for (const auto& [node, why] : report.kept_float) text += "  kept f32: " + node + ": " + why + "\n";
+  return text;
+}
+
+StatusOr<std::string> Bf16ForCli(const PrecisionFlags& flags, Graph& graph, std::ostream& err,
+                                 bool quiet) {
+  std::optional<ReferenceOutputs> f32;
+  ActivationSparsityOptions options;
+  options.samples = flags.samples;
+  std::vector<npy::Array> arrays;  // must outlive the borrowing tensors
+  if (flags.min_cosine > 0) {
+    RETURN_IF_ERROR(AddNpyInputs(flags.inputs, "--calibration-input", arrays, options));
+    ShowRuns(options, err, quiet);
+    ASSIGN_OR_RETURN(f32, ReferenceOutputs::Capture(graph, options));
+    if (f32->outputs() == 0) f32.reset();  // the summary says the check did not run
+  }
+  Graph bf16 = graph;
+  ASSIGN_OR_RETURN(const ComputePrecisionReport report, MarkComputePrecision(bf16, "bf16"));
+  double cosine = 1;
+  if (f32) {
+    ASSIGN_OR_RETURN(cosine, f32->Cosine(bf16));
+  }
+  graph = std::move(bf16);
+  std::string text = "bf16: " + std::to_string(report.marked.size()) +
+                     " Conv / MatMul / Gemm nodes compute in bf16 (inputs and weights rounded "
+                     "to bfloat16, f32 sums and outputs; the file keeps f32 weights); " +
+                     std::to_string(report.kept.size()) + " kept f32\n";
+  text += Bf16InstructionsSupported()
+              ? "bf16: this CPU has bf16 dot-product instructions (oneDNN runs them)\n"
+              : "warning: this CPU has no bf16 instructions (AVX512_BF16 / AMX): here the "
+                "bf16 nodes run emulated, slower than f32 (the file runs natively on a CPU "
+                "that has them)\n";
+  if (f32) {
+    text += "bf16 accuracy on " +
+            (options.inputs.empty() ? std::to_string(options.samples) + " random N(0,1) samples"
+                                    : std::string("the calibration inputs")) +
+            ": output cosine to f32 " + Format("%.6f", cosine) + " (--min-cosine " +
+            Format("%.9g", flags.min_cosine) + ")\n";
+    if (!(cosine >= flags.min_cosine))
+      text += "warning: the bf16 outputs fall below --min-cosine " +
+              Format("%.9g", flags.min_cosine) + "; the model is written as above\n";
+  } else if (flags.min_cosine > 0) {
+    text += "bf16 accuracy: not checked (the model has no f32 output to compare)\n";
+  }
+  for (const auto& [node, why] : report.kept) text += "  kept f32: " + node + ": " + why + "\n";
   return text;
 }
 

@@ -46,23 +46,33 @@ StatusOr<ActivationSparsityReport> MeasureActivationSparsityForCli(
 // measured, over how many nodes, median/max over Conv/Gemm/MatMul inputs.
 std::string ActivationSparsitySummary(const ActivationSparsityReport& report);
 
-// `braid convert --precision int8 [--calibration-samples N]
+// `braid convert --precision int8|bf16 [--calibration-samples N]
 // [--calibration-input NAME=FILE.npy]... [--calibration-method M]
-// [--min-cosine C] [--sensitivity-report FILE.csv]`.
-struct Int8Flags {
+// [--min-cosine C] [--sensitivity-report FILE.csv]` (bf16: the samples and
+// --min-cosine only, for its accuracy check).
+struct PrecisionFlags {
+  bool bf16 = false;  // else int8
   int samples = 8;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME, FILE.npy
-  // The int8 outputs' cosine similarity to f32 on the calibration inputs
-  // below this: the layers that move the outputs most when quantized alone
-  // stay f32, as few as meet it (0: no check).
+  // The outputs' cosine similarity to f32 on the calibration inputs below
+  // this: int8 keeps the layers that move the outputs most when quantized
+  // alone f32, as few as meet it; bf16 warns (0: no check).
   double min_cosine = 0.99;
   // --calibration-method minmax (100) or percentile[:P] (P, default 99.99).
   double percentile = 100;
   std::string sensitivity_report;  // per-layer CSV to write; "" = none
 };
 // nullopt for --precision fp32 or none; an error for another precision, or
-// calibration flags without --precision int8.
-StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan);
+// calibration flags without --precision int8 / bf16 (or that bf16 does not use).
+StatusOr<std::optional<PrecisionFlags>> ParsePrecisionFlags(ArgScanner& scan);
+
+// On a graph after the default passes: every f32 Conv / MatMul / Gemm
+// computes in bf16 (MarkComputePrecision); unless min_cosine is 0, the model
+// runs in f32 and in bf16 on the calibration inputs and the summary gives the
+// outputs' cosine (a warning below min_cosine), and whether this CPU has
+// bf16 instructions.
+StatusOr<std::string> Bf16ForCli(const PrecisionFlags& flags, Graph& graph, std::ostream& err,
+                                 bool quiet);
 
 // On a graph after the default passes with fuse_activations off: measures
 // the activation ranges, quantizes (QuantizeStatic), runs the default passes
@@ -71,7 +81,7 @@ StatusOr<std::optional<Int8Flags>> ParseInt8Flags(ArgScanner& scan);
 // and quantizes again with the fewest most sensitive layers kept f32 that
 // meet it. Returns the summary for stdout: what was quantized, what stayed
 // f32 and why, on which data, the output cosine.
-StatusOr<std::string> QuantizeForCli(const Int8Flags& flags, Graph& graph, std::ostream& err,
+StatusOr<std::string> QuantizeForCli(const PrecisionFlags& flags, Graph& graph, std::ostream& err,
                                      bool quiet);
 
 }  // namespace braid::cli

@@ -1,5 +1,5 @@
 // braid convert IN -o OUT [--no-fuse] [--opset-check] [--prune RATIO ...]
-//                          [--activation-sparsity N ...] [--precision int8 ...]
+//                          [--activation-sparsity N ...] [--precision int8|bf16 ...]
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -28,7 +28,7 @@ constexpr char kConvertHelp[] =
     "                     [--prune RATIO [--prune-structure S] [--prune-skip L]]\n"
     "                     [--activation-sparsity N\n"
     "                      [--activation-sparsity-input NAME=FILE.npy]...]\n"
-    "                     [--precision int8 [--calibration-samples N]\n"
+    "                     [--precision int8|bf16 [--calibration-samples N]\n"
     "                      [--calibration-input NAME=FILE.npy]...\n"
     "                      [--calibration-method M] [--min-cosine C]\n"
     "                      [--sensitivity-report FILE.csv]]\n"
@@ -71,7 +71,16 @@ constexpr char kConvertHelp[] =
     "                   one more sample). When every input is given, the model\n"
     "                   runs once per file and N is not used. Integer and bool\n"
     "                   inputs must be given (random ids are not valid)\n"
-    "  --precision P    fp32 (default) or int8: static int8 quantization. The\n"
+    "  --precision P    fp32 (default), bf16 or int8.\n"
+    "                   bf16: every Conv, MatMul and Gemm computes in bfloat16\n"
+    "                   (inputs and weights rounded, sums and outputs f32; the\n"
+    "                   file keeps f32 weights). Runs natively on CPUs with\n"
+    "                   AVX512_BF16 or AMX, emulated (slower than f32) on\n"
+    "                   others; a device without bf16 kernels (cuda, vgpu)\n"
+    "                   declines those nodes, which then run on the CPU. The\n"
+    "                   outputs' cosine to f32 on calibration samples is\n"
+    "                   printed (a warning below --min-cosine).\n"
+    "                   int8: static int8 quantization. The\n"
     "                   model runs on the CPU on calibration inputs; every\n"
     "                   Conv, fully connected Gemm, MatMul with constant B,\n"
     "                   same-shape Add, Concat and MaxPool whose tensors were\n"
@@ -225,13 +234,17 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   StatusOr<std::optional<ActivationSparsityFlags>> activation =
       ParseActivationSparsityFlags(scan);
   if (!activation.ok()) return ReportError(err, "convert", activation.status());
-  StatusOr<std::optional<Int8Flags>> int8 = ParseInt8Flags(scan);
-  if (!int8.ok()) return ReportError(err, "convert", int8.status());
-  if (*int8 && no_fuse)
+  StatusOr<std::optional<PrecisionFlags>> precision = ParsePrecisionFlags(scan);
+  if (!precision.ok()) return ReportError(err, "convert", precision.status());
+  const std::optional<PrecisionFlags> int8 =
+      *precision && !(*precision)->bf16 ? *precision : std::nullopt;
+  const std::optional<PrecisionFlags> bf16 =
+      *precision && (*precision)->bf16 ? *precision : std::nullopt;
+  if (int8 && no_fuse)
     return ReportError(err, "convert",
                        InvalidArgument("--precision int8 needs fusion (FoldQdq); drop --no-fuse"));
   // Both read f32 weights / activations, which int8 conversion replaces.
-  if (*int8 && (prune || *activation))
+  if (int8 && (prune || *activation))
     return ReportError(err, "convert",
                        InvalidArgument("--precision int8 does not combine with --prune or "
                                        "--activation-sparsity (they act on f32 weights and "
@@ -256,7 +269,8 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   }
   const std::string& out_path = **output;
 
-  Progress progress(err, quiet, 4 + (prune ? 1 : 0) + (*activation ? 1 : 0) + (*int8 ? 1 : 0));
+  Progress progress(err, quiet,
+                    4 + (prune ? 1 : 0) + (*activation ? 1 : 0) + (*precision ? 1 : 0));
   progress.Begin("load " + in);
   StatusOr<LoadedModel> model = LoadModel(in);
   if (!model.ok()) {
@@ -272,15 +286,25 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
   PassOptions pass_options;
   pass_options.fuse = !no_fuse;
   // Quantization wants each Relu as its own node; the passes run again after.
-  pass_options.fuse_activations = !*int8;
+  pass_options.fuse_activations = !int8;
   if (Status s = RunDefaultPasses(g, pass_options); !s.ok()) {
     progress.Fail();
     return ReportError(err, "convert", s.WithPrefix(in));
   }
   progress.End(std::to_string(imported_nodes) + " -> " +
                std::to_string(g.num_nodes()) + " nodes");
-  if (*int8) {
-    const Int8Flags& flags = **int8;
+  if (bf16) {
+    progress.Begin(bf16->min_cosine > 0 ? "bf16 (accuracy check on the CPU)" : "bf16");
+    StatusOr<std::string> summary = Bf16ForCli(*bf16, g, err, quiet);
+    if (!summary.ok()) {
+      progress.Fail();
+      return ReportError(err, "convert", summary.status().WithPrefix(in));
+    }
+    progress.End();
+    out << *summary;
+  }
+  if (int8) {
+    const PrecisionFlags& flags = *int8;
     progress.Begin("int8 calibration (" +
                    (flags.inputs.empty() ? std::to_string(flags.samples) + " random samples"
                                          : std::string("given inputs")) +

@@ -87,6 +87,20 @@ Status FoldQdq(Graph& graph);
 // Runs after FoldConstants (scalars are constants, shapes known).
 Status FoldQdqLookups(Graph& graph);
 
+// `braid convert --precision bf16` (graph/passes/compute_precision.cc): every
+// Conv, MatMul and Gemm whose input 0 is f32 gets the attribute precision =
+// `precision` ("bf16"; docs/ir.md): its kernels round its inputs and weights
+// to bfloat16 and sum and write f32, so tensors and the file stay f32 and
+// every other node is unchanged. A device without such a kernel declines the
+// node with the reason (it then runs elsewhere, reported). A node of those op
+// types on other dtypes is listed with the reason; another precision value
+// than "f32" / "bf16" is InvalidArgument. Run after the passes.
+struct ComputePrecisionReport {
+  std::vector<std::string> marked;                               // graph order
+  std::vector<std::pair<std::string, std::string>> kept;          // node, reason
+};
+StatusOr<ComputePrecisionReport> MarkComputePrecision(Graph& graph, const std::string& precision);
+
 // Static int8 quantization (`braid convert --precision int8`; graph/passes/
 // quantize_static.cc): writes the QDQ form ONNX Runtime's quantize_static
 // writes, which FoldQdq then runs in int8. Every data input and the output of

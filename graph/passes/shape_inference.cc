@@ -97,6 +97,7 @@ std::optional<AttrKind> ExpectedAttrKind(const std::string& op_type, const std::
       {"value_float", AttrKind::kFloat},
       {"activation", AttrKind::kString}, {"auto_pad", AttrKind::kString},
       {"mode", AttrKind::kString}, {"equation", AttrKind::kString},
+      {"precision", AttrKind::kString},
       {"axes", AttrKind::kInts}, {"dilations", AttrKind::kInts},
       {"ends", AttrKind::kInts}, {"kernel_shape", AttrKind::kInts},
       {"pads", AttrKind::kInts}, {"perm", AttrKind::kInts},

@@ -14,6 +14,10 @@
 // [C*m, 1, k...] are the same bytes.
 // Run re-points handles and executes.
 //
+// Precision bf16 (docs/ir.md): the weights are packed as bf16 once, the
+// source is converted to bf16 through the workspace (the same staging reorder
+// that changes layouts), bias and destination stay f32.
+//
 // NaN / Inf (docs/ops.md "NaN and Inf"): oneDNN's relu (alpha 0), clip,
 // logistic and HardSigmoid post-ops give a number for NaN. With such an
 // activation the kernel keeps those fast post-ops and, at Run, looks at its
@@ -70,9 +74,7 @@ class ConvOnednn final : public Kernel {
     }
     if (reorder_src_) {
       void* staged = ws + staged_src_offset_;
-      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_src_, conv_src, where_));
-      RETURN_IF_ERROR(onednn::SetHandle(reorder_in_dst_, staged, where_));
-      RETURN_IF_ERROR(reorder_in_.Execute(ws, where_, "reorder (conv src)"));
+      RETURN_IF_ERROR(reorder_in_.Run(conv_src, staged, ws, where_, "reorder (conv src)"));
       conv_src = staged;
     }
     if (reorder_dst_) conv_dst = ws + staged_dst_offset_;
@@ -87,11 +89,8 @@ class ConvOnednn final : public Kernel {
       RETURN_IF_ERROR(onednn::SetHandle(dst_, conv_dst, where_));
       RETURN_IF_ERROR(exec_.Execute(ws, where_, "convolution"));
     }
-    if (reorder_dst_) {
-      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_src_, conv_dst, where_));
-      RETURN_IF_ERROR(onednn::SetHandle(reorder_out_dst_, args.dst[0], where_));
-      RETURN_IF_ERROR(reorder_out_.Execute(ws, where_, "reorder (conv dst)"));
-    }
+    if (reorder_dst_)
+      RETURN_IF_ERROR(reorder_out_.Run(conv_dst, args.dst[0], ws, where_, "reorder (conv dst)"));
     if (nan_path)
       onednn::ApplyActivation(activation_, static_cast<float*>(args.dst[0]), output_elements_,
                               num_threads_);
@@ -102,7 +101,11 @@ class ConvOnednn final : public Kernel {
   Status Build(const PrepareArgs& args, const ConvParams& p) {
     context_ = onednn::Context::Create();
     const memory::data_type f32 = memory::data_type::f32;
+    // The products' type (bf16 or f32); src_md is the source as it arrives,
+    // conv_src_md what the convolution reads.
+    const memory::data_type compute = onednn::ComputeType(p.precision);
     memory::desc src_md = onednn::DescOf(args.inputs[0], f32);
+    memory::desc conv_src_md = onednn::DescOf(args.inputs[0], compute);
     memory::desc dst_md = onednn::DescOf(args.outputs[0], f32);
 
     // Weights [OC, IC/G, k...], or [G, OC/G, IC/G, k...] when grouped: the
@@ -118,7 +121,7 @@ class ConvOnednn final : public Kernel {
     std::vector<int64_t> weight_dims =
         weight_dims_for(p.groups, p.out_channels_per_group, p.in_channels_per_group);
     memory::desc plain_weights_md = onednn::PlainDesc(weight_dims, f32);
-    memory::desc any_weights_md(onednn::ToDims(weight_dims), f32,
+    memory::desc any_weights_md(onednn::ToDims(weight_dims), compute,
                                 memory::format_tag::any);
     memory::desc bias_md =
         has_bias_ ? onednn::PlainDesc({p.out_channels}, f32) : memory::desc();
@@ -147,14 +150,14 @@ class ConvOnednn final : public Kernel {
       return dnnl::convolution_forward::primitive_desc(desc, attr,
                                                        context_.engine);
     };
-    dnnl::convolution_forward::primitive_desc pd = make_pd(src_md, dst_md);
+    dnnl::convolution_forward::primitive_desc pd = make_pd(conv_src_md, dst_md);
     // For some layouts (plain activations mostly) oneDNN only has im2col +
     // GEMM; the direct kernels are several times faster, so let oneDNN pick
     // the activation layouts and convert through the workspace. The
     // runtime's channels-last pass makes this rare between convs.
     auto prefer_direct = [&](dnnl::convolution_forward::primitive_desc& chosen) {
       if (!IsGemmFallback(chosen)) return;
-      const memory::desc any_src(src_md.dims(), f32, memory::format_tag::any);
+      const memory::desc any_src(src_md.dims(), compute, memory::format_tag::any);
       const memory::desc any_dst(dst_md.dims(), f32, memory::format_tag::any);
       // Keep the requested destination if a direct kernel can write it
       // (the first conv of a channels-last chain reads a plain image).
@@ -169,16 +172,20 @@ class ConvOnednn final : public Kernel {
       TensorDesc repeated = args.inputs[0];
       repeated.dims[1] = p.out_channels;
       const memory::desc saved_src_md = src_md;
+      const memory::desc saved_conv_src_md = conv_src_md;
       const memory::desc saved_plain_weights = plain_weights_md;
       const memory::desc saved_any_weights = any_weights_md;
       src_md = onednn::DescOf(repeated, f32);
+      conv_src_md = onednn::DescOf(repeated, compute);
       weight_dims = weight_dims_for(p.out_channels, 1, 1);
       plain_weights_md = onednn::PlainDesc(weight_dims, f32);
-      any_weights_md = memory::desc(onednn::ToDims(weight_dims), f32, memory::format_tag::any);
-      dnnl::convolution_forward::primitive_desc depthwise_pd = make_pd(src_md, dst_md);
+      any_weights_md =
+          memory::desc(onednn::ToDims(weight_dims), compute, memory::format_tag::any);
+      dnnl::convolution_forward::primitive_desc depthwise_pd = make_pd(conv_src_md, dst_md);
       prefer_direct(depthwise_pd);
       if (IsGemmFallback(depthwise_pd)) {  // no better: keep the reference loops
         src_md = saved_src_md;
+        conv_src_md = saved_conv_src_md;
         plain_weights_md = saved_plain_weights;
         any_weights_md = saved_any_weights;
       } else {
@@ -231,23 +238,8 @@ class ConvOnednn final : public Kernel {
         bias_checked_ = true;
       }
     }
-    const dnnl::primitive_attr reorder_attr = onednn::UserScratchpadAttr();
-    if (reorder_src_) {
-      dnnl::reorder::primitive_desc in_pd(context_.engine, src_md, context_.engine,
-                                          pd.src_desc(), reorder_attr);
-      reorder_in_.Init(context_, dnnl::reorder(in_pd), in_pd.scratchpad_desc(),
-                       args.num_threads);
-      reorder_in_src_ = reorder_in_.Bind(DNNL_ARG_FROM, src_md);
-      reorder_in_dst_ = reorder_in_.Bind(DNNL_ARG_TO, pd.src_desc());
-    }
-    if (reorder_dst_) {
-      dnnl::reorder::primitive_desc out_pd(context_.engine, pd.dst_desc(), context_.engine,
-                                           dst_md, reorder_attr);
-      reorder_out_.Init(context_, dnnl::reorder(out_pd), out_pd.scratchpad_desc(),
-                        args.num_threads);
-      reorder_out_src_ = reorder_out_.Bind(DNNL_ARG_FROM, pd.dst_desc());
-      reorder_out_dst_ = reorder_out_.Bind(DNNL_ARG_TO, dst_md);
-    }
+    if (reorder_src_) reorder_in_.Init(context_, src_md, pd.src_desc(), args.num_threads);
+    if (reorder_dst_) reorder_out_.Init(context_, pd.dst_desc(), dst_md, args.num_threads);
     // [shared scratchpad | repeated src | staged src | staged dst], 64-byte
     // aligned.
     auto align = [](size_t n) { return (n + 63) / 64 * 64; };
@@ -326,8 +318,7 @@ class ConvOnednn final : public Kernel {
   int64_t repeat_channels_ = 0;
   int64_t repeat_outer_ = 0;
   int64_t repeat_inner_ = 0;
-  onednn::BoundPrimitive reorder_in_, reorder_out_;
-  memory reorder_in_src_, reorder_in_dst_, reorder_out_src_, reorder_out_dst_;
+  onednn::BoundReorder reorder_in_, reorder_out_;
   onednn::Context context_;
   onednn::BoundPrimitive exec_;
   onednn::PackedConstant packed_weights_;

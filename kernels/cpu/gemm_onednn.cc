@@ -4,6 +4,9 @@
 // that is a scalar or a row becomes the bias (pre-multiplied by beta); any
 // other C is a binary-add post-op (pre-scaled by beta when constant; a
 // run-time C needs beta == 1). The fused activation is the last post-op.
+// Precision bf16 (docs/ir.md): a constant B is packed as bf16 once (after the
+// alpha scaling), A and a run-time B are converted to row-major bf16 through
+// the workspace; C, the bias and Y stay f32.
 #include <algorithm>
 
 #include "kernels/cpu/cpu_device.h"
@@ -42,10 +45,22 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
     return BuildPrimitive(args, [&] { return Build(args, p); });
   }
 
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where()));
-    if (!constant_b_)
-      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where()));
+    std::byte* ws = static_cast<std::byte*>(args.workspace);
+    const void* a = args.src[0];
+    const void* b = args.src[1];
+    if (stage_a_.initialized()) {
+      RETURN_IF_ERROR(stage_a_.Run(a, ws + staged_a_offset_, ws, where(), "reorder (A to bf16)"));
+      a = ws + staged_a_offset_;
+    }
+    if (stage_b_.initialized()) {
+      RETURN_IF_ERROR(stage_b_.Run(b, ws + staged_b_offset_, ws, where(), "reorder (B to bf16)"));
+      b = ws + staged_b_offset_;
+    }
+    RETURN_IF_ERROR(onednn::SetHandle(src_, a, where()));
+    if (!constant_b_) RETURN_IF_ERROR(onednn::SetHandle(weights_, b, where()));
     if (c_mode_ == CMode::kPostOp && !constant_c_)
       RETURN_IF_ERROR(onednn::SetHandle(c_, args.src[2], where()));
     RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
@@ -57,15 +72,19 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
 
   Status Build(const PrepareArgs& args, const GemmParams& p) {
     const memory::data_type f32 = memory::data_type::f32;
+    const memory::data_type compute = onednn::ComputeType(p.precision);
+    const bool staged = compute != f32;  // A and a run-time B go through bf16 copies
     const int64_t m = p.m, n = p.n, k = p.k;
-    memory::desc src_md({m, k}, f32,
-                        p.trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    const memory::desc given_a_md({m, k}, f32,
+                                  p.trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    memory::desc src_md =
+        staged ? memory::desc({m, k}, compute, memory::dims{k, 1}) : given_a_md;
     memory::desc plain_b_md({k, n}, f32,
                             p.trans_b ? memory::dims{1, k} : memory::dims{n, 1});
     memory::desc dst_md({m, n}, f32, memory::dims{n, 1});
-    memory::desc b_md = constant_b_
-                            ? memory::desc({k, n}, f32, memory::format_tag::any)
-                            : plain_b_md;
+    memory::desc b_md = constant_b_ ? memory::desc({k, n}, compute, memory::format_tag::any)
+                        : staged    ? memory::desc({k, n}, compute, memory::dims{n, 1})
+                                    : plain_b_md;
 
     // C [M,N]-broadcast view: dims of extent 1 where C broadcasts.
     const memory::dims c_dims{p.c_stride_m == 0 ? 1 : m,
@@ -131,9 +150,30 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
       }
     }
     dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
+    // [scratchpad (the primitive's or a staging reorder's) | A | B], staged
+    // in bf16, 64-byte aligned.
+    size_t scratch = exec().scratchpad_bytes();
+    if (staged) {
+      stage_a_.Init(context(), given_a_md, src_md, args.num_threads);
+      scratch = std::max(scratch, stage_a_.scratchpad_bytes());
+      if (!constant_b_) {
+        stage_b_.Init(context(), plain_b_md, b_md, args.num_threads);
+        scratch = std::max(scratch, stage_b_.scratchpad_bytes());
+      }
+    }
+    auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+    staged_a_offset_ = align(scratch);
+    staged_b_offset_ =
+        staged_a_offset_ + (stage_a_.initialized() ? align(src_md.get_size()) : 0);
+    workspace_bytes_ =
+        staged_b_offset_ + (stage_b_.initialized() ? align(b_md.get_size()) : 0);
     return Status::Ok();
   }
 
+  onednn::BoundReorder stage_a_, stage_b_;  // bf16 only
+  size_t staged_a_offset_ = 0;
+  size_t staged_b_offset_ = 0;
+  size_t workspace_bytes_ = 0;
   bool constant_b_ = false;
   bool constant_c_ = false;
   CMode c_mode_ = CMode::kNone;

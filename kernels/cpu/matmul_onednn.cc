@@ -2,6 +2,10 @@
 // dims (oneDNN broadcasts batch dims of extent 1 on either operand), 1-D
 // operands as [1,K] / [K,1] views of the same bytes, and the optional fused
 // activation. A constant B is reordered once into the preferred layout.
+// Precision bf16 (docs/ir.md): a constant B is packed as bf16 once, A and a
+// run-time B are converted to bf16 through the workspace; the output is f32.
+#include <algorithm>
+
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/cpu/onednn_kernels.h"
@@ -29,10 +33,22 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
     return BuildPrimitive(args, [&] { return Build(args, p); });
   }
 
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+
   Status Run(const RunArgs& args) override {
-    RETURN_IF_ERROR(onednn::SetHandle(src_, args.src[0], where()));
-    if (!constant_b_)
-      RETURN_IF_ERROR(onednn::SetHandle(weights_, args.src[1], where()));
+    std::byte* ws = static_cast<std::byte*>(args.workspace);
+    const void* a = args.src[0];
+    const void* b = args.src[1];
+    if (stage_a_.initialized()) {
+      RETURN_IF_ERROR(stage_a_.Run(a, ws + staged_a_offset_, ws, where(), "reorder (A to bf16)"));
+      a = ws + staged_a_offset_;
+    }
+    if (stage_b_.initialized()) {
+      RETURN_IF_ERROR(stage_b_.Run(b, ws + staged_b_offset_, ws, where(), "reorder (B to bf16)"));
+      b = ws + staged_b_offset_;
+    }
+    RETURN_IF_ERROR(onednn::SetHandle(src_, a, where()));
+    if (!constant_b_) RETURN_IF_ERROR(onednn::SetHandle(weights_, b, where()));
     RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
     return Execute(args);
   }
@@ -40,22 +56,23 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
  private:
   Status Build(const PrepareArgs& args, const MatMulParams& p) {
     const memory::data_type f32 = memory::data_type::f32;
+    const memory::data_type compute = onednn::ComputeType(p.precision);
     auto with_matrix = [](std::vector<int64_t> batch, int64_t rows,
                           int64_t cols) {
       batch.push_back(rows);
       batch.push_back(cols);
       return batch;
     };
-    memory::desc src_md =
-        onednn::PlainDesc(with_matrix(p.a_batch_dims, p.m, p.k), f32);
+    const std::vector<int64_t> a_dims = with_matrix(p.a_batch_dims, p.m, p.k);
+    memory::desc src_md = onednn::PlainDesc(a_dims, compute);
     std::vector<int64_t> b_dims = with_matrix(p.b_batch_dims, p.k, p.n);
     memory::desc plain_b_md = onednn::PlainDesc(b_dims, f32);
     memory::desc dst_md =
         onednn::PlainDesc(with_matrix(p.batch_dims, p.m, p.n), f32);
     memory::desc b_md =
-        constant_b_ ? memory::desc(onednn::ToDims(b_dims), f32,
+        constant_b_ ? memory::desc(onednn::ToDims(b_dims), compute,
                                    memory::format_tag::any)
-                    : plain_b_md;
+                    : onednn::PlainDesc(b_dims, compute);
 
     dnnl::matmul::desc desc(src_md, b_md, dst_md);
     dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
@@ -77,9 +94,30 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
       weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
     }
     dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
+    // [scratchpad (the primitive's or a staging reorder's) | A | B], staged
+    // in bf16, 64-byte aligned.
+    size_t scratch = exec().scratchpad_bytes();
+    if (compute != f32) {
+      stage_a_.Init(context(), onednn::PlainDesc(a_dims, f32), src_md, args.num_threads);
+      scratch = std::max(scratch, stage_a_.scratchpad_bytes());
+      if (!constant_b_) {
+        stage_b_.Init(context(), plain_b_md, b_md, args.num_threads);
+        scratch = std::max(scratch, stage_b_.scratchpad_bytes());
+      }
+    }
+    auto align = [](size_t n) { return (n + 63) / 64 * 64; };
+    staged_a_offset_ = align(scratch);
+    staged_b_offset_ =
+        staged_a_offset_ + (stage_a_.initialized() ? align(src_md.get_size()) : 0);
+    workspace_bytes_ =
+        staged_b_offset_ + (stage_b_.initialized() ? align(b_md.get_size()) : 0);
     return Status::Ok();
   }
 
+  onednn::BoundReorder stage_a_, stage_b_;  // bf16 only
+  size_t staged_a_offset_ = 0;
+  size_t staged_b_offset_ = 0;
+  size_t workspace_bytes_ = 0;
   bool constant_b_ = false;
   onednn::PackedConstant packed_weights_;
   memory src_, weights_, dst_;

@@ -233,6 +233,27 @@ Status BoundPrimitive::Execute(void* workspace, std::string_view where,
   return Status::Ok();
 }
 
+void BoundReorder::Init(const Context& context, const dnnl::memory::desc& from,
+                        const dnnl::memory::desc& to, int num_threads) {
+  dnnl::reorder::primitive_desc pd(context.engine, from, context.engine, to,
+                                   UserScratchpadAttr());
+  reorder_.Init(context, dnnl::reorder(pd), pd.scratchpad_desc(), num_threads);
+  from_ = reorder_.Bind(DNNL_ARG_FROM, from);
+  to_ = reorder_.Bind(DNNL_ARG_TO, to);
+}
+
+Status BoundReorder::Run(const void* from, void* to, void* scratchpad, std::string_view where,
+                         std::string_view what) const {
+  RETURN_IF_ERROR(SetHandle(from_, from, where));
+  RETURN_IF_ERROR(SetHandle(to_, to, where));
+  return reorder_.Execute(scratchpad, where, what);
+}
+
+dnnl::memory::data_type ComputeType(ComputePrecision precision) {
+  return precision == ComputePrecision::kBF16 ? dnnl::memory::data_type::bf16
+                                              : dnnl::memory::data_type::f32;
+}
+
 Status SetHandle(const dnnl::memory& memory, const void* data,
                  std::string_view where) {
   dnnl_status_t s = dnnl_memory_set_data_handle_v2(

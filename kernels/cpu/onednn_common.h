@@ -159,6 +159,30 @@ class BoundPrimitive {
   std::vector<dnnl_exec_arg_t> args_;
 };
 
+// A reorder between two descriptors of one tensor (layout and / or dtype:
+// plain <-> nhwc, f32 -> bf16) bound once at Prepare, run through the
+// workspace: a kernel stages an operand into the layout or type its primitive
+// reads, or its result out of the one it wrote.
+class BoundReorder {
+ public:
+  // Throws dnnl::error: call inside Guarded.
+  void Init(const Context& context, const dnnl::memory::desc& from,
+            const dnnl::memory::desc& to, int num_threads);
+  bool initialized() const { return reorder_.initialized(); }
+  size_t scratchpad_bytes() const { return reorder_.scratchpad_bytes(); }
+  // Reads `from` (laid out as Init's `from`) and writes `to`, with
+  // `scratchpad` (scratchpad_bytes()) as the reorder's own.
+  Status Run(const void* from, void* to, void* scratchpad, std::string_view where,
+             std::string_view what) const;
+
+ private:
+  BoundPrimitive reorder_;
+  dnnl::memory from_, to_;
+};
+
+// The oneDNN type of a node's products: f32, or bf16 for ComputePrecision::kBF16.
+dnnl::memory::data_type ComputeType(ComputePrecision precision);
+
 // Re-points a Prepare-created memory at a run-time buffer (no allocation).
 Status SetHandle(const dnnl::memory& memory, const void* data,
                  std::string_view where);

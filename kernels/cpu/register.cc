@@ -20,9 +20,17 @@ constexpr int kOnednnPriority = 20;
 constexpr int kCpuPriority = 10;
 
 void Add(KernelRegistry& registry, const char* op_type, const char* impl,
-         int priority, std::unique_ptr<Kernel> (*create)(), bool channels_last = false) {
-  registry.Register(KernelEntry{op_type, DeviceKind::kCpu, impl, priority,
-                                [create] { return create(); }, channels_last});
+         int priority, std::unique_ptr<Kernel> (*create)(), bool channels_last = false,
+         uint32_t extra_precisions = 0) {
+  KernelEntry entry{op_type, DeviceKind::kCpu, impl, priority, [create] { return create(); },
+                    channels_last};
+  entry.precisions |= extra_precisions;
+  registry.Register(std::move(entry));
+}
+
+// oneDNN kernels that also compute in bf16 (docs/ir.md "precision").
+bool OnednnComputesBf16(std::string_view op) {
+  return op == "Conv" || op == "MatMul" || op == "Gemm";
 }
 
 // oneDNN kernels that build their memory descriptors from the TensorDesc
@@ -40,7 +48,8 @@ void RegisterCpuKernels(KernelRegistry& registry) { RegisterCpuKernels(registry,
 void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options) {
   if (options.sparse) RegisterSparseKernels(registry, options.sparse_options);
   auto onednn = [&](const char* op, std::unique_ptr<Kernel> (*create)()) {
-    Add(registry, op, "onednn", kOnednnPriority, create, OnednnHandlesChannelsLast(op));
+    Add(registry, op, "onednn", kOnednnPriority, create, OnednnHandlesChannelsLast(op),
+        OnednnComputesBf16(op) ? PrecisionBit(ComputePrecision::kBF16) : 0);
   };
   onednn("Conv", CreateConvOnednn);
   onednn("ConvTranspose", CreateConvTransposeOnednn);

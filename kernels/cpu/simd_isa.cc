@@ -40,4 +40,12 @@ bool Avx512VbmiSupported() {
 #endif
 }
 
+bool Bf16InstructionsSupported() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+#else
+  return false;
+#endif
+}
+
 }  // namespace braid

@@ -20,6 +20,10 @@ SimdIsa BestSimdIsa();
 // AVX-512 VBMI (byte permutes: a 256-entry byte table in four registers),
 // beside the levels above; false off x86.
 bool Avx512VbmiSupported();
+// bfloat16 dot products (AVX512_BF16 or AMX-BF16), which oneDNN's bf16
+// convolutions and matmuls use; without them precision bf16 runs slower
+// kernels (emulated or reference), not faster ones. False off x86.
+bool Bf16InstructionsSupported();
 
 }  // namespace braid
 

@@ -188,6 +188,7 @@ StatusOr<ConvParams> ParseConv(const PrepareArgs& args) {
   p.pads_end = std::move(win.pads_end);
   p.out_spatial = std::move(win.out);
   ASSIGN_OR_RETURN(p.activation, ParseFusedActivation(args));
+  ASSIGN_OR_RETURN(p.precision, params_internal::ParsePrecision(args, x.dtype));
   std::vector<int64_t> out_dims{p.batch, p.out_channels};
   out_dims.insert(out_dims.end(), p.out_spatial.begin(), p.out_spatial.end());
   RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, x.dtype));

@@ -40,6 +40,9 @@ struct ConvParams {
   std::vector<int64_t> pads_end;
   bool has_bias = false;
   Activation activation;
+  // "precision" (docs/ir.md): kBF16 rounds X and W to bfloat16 before the
+  // products; sums, bias and Y stay f32.
+  ComputePrecision precision = ComputePrecision::kF32;
 
   bool depthwise() const {
     return groups > 1 && groups == in_channels && in_channels_per_group == 1;

@@ -28,6 +28,8 @@ float HalfToFloat(uint16_t bits);
 // rounds to nearest, ties to even (as ONNX's Cast); NaN stays NaN.
 uint16_t FloatToBFloat16(float value);
 float BFloat16ToFloat(uint16_t bits);
+// `value` rounded to the nearest bfloat16, as a float (ComputePrecision::kBF16).
+inline float RoundedToBFloat16(float value) { return BFloat16ToFloat(FloatToBFloat16(value)); }
 
 // Plans broadcasting of inputs [first, first + count) (count -1: all the
 // rest) and checks that the result equals outputs[0].dims. Omitted inputs are

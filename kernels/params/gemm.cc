@@ -80,6 +80,7 @@ StatusOr<GemmParams> ParseGemm(const PrepareArgs& args) {
     }
   }
   ASSIGN_OR_RETURN(p.activation, ParseFusedActivation(args));
+  ASSIGN_OR_RETURN(p.precision, params_internal::ParsePrecision(args, a.dtype));
   RETURN_IF_ERROR(params_internal::CheckOutput(args, {p.m, p.n}, a.dtype));
   return p;
 }

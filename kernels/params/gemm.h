@@ -41,6 +41,9 @@ struct GemmParams {
   int64_t c_stride_m = 0;       // element stride of C along M (0 if broadcast)
   int64_t c_stride_n = 0;       // element stride of C along N (0 if broadcast)
   Activation activation;
+  // "precision" (docs/ir.md): kBF16 rounds X and W to bfloat16 before the
+  // products; sums, bias and Y stay f32.
+  ComputePrecision precision = ComputePrecision::kF32;
 
   bool has_c() const { return c_kind != CKind::kNone; }
 };

@@ -99,6 +99,7 @@ StatusOr<MatMulParams> ParseMatMul(const PrepareArgs& args) {
     }
   }
   ASSIGN_OR_RETURN(p.activation, ParseFusedActivation(args));
+  ASSIGN_OR_RETURN(p.precision, params_internal::ParsePrecision(args, a.dtype));
   std::vector<int64_t> out_dims = p.batch_dims;
   if (!p.a_is_vector) out_dims.push_back(p.m);
   if (!p.b_is_vector) out_dims.push_back(p.n);

@@ -39,6 +39,9 @@ struct MatMulParams {
   std::vector<int64_t> a_offsets;
   std::vector<int64_t> b_offsets;
   Activation activation;
+  // "precision" (docs/ir.md): kBF16 rounds X and W to bfloat16 before the
+  // products; sums, bias and Y stay f32.
+  ComputePrecision precision = ComputePrecision::kF32;
 
   // True when B is one [K, N] matrix shared by every batch (a plain GEMM of
   // [batch * M, K] x [K, N] when A is not broadcast either).

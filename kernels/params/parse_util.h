@@ -25,6 +25,16 @@ inline Status Unsupported(const PrepareArgs& args, const std::string& what) {
   return Unimplemented(std::string(args.Where()).append(": ").append(what));
 }
 
+// The node's ComputePrecision (NodeComputePrecision); bf16 applies to f32
+// nodes only.
+inline StatusOr<ComputePrecision> ParsePrecision(const PrepareArgs& args, DataType dtype) {
+  ASSIGN_OR_RETURN(ComputePrecision precision, NodeComputePrecision(*args.node));
+  if (precision != ComputePrecision::kF32 && dtype != DataType::kF32)
+    return Invalid(args, std::string("precision ") + ComputePrecisionName(precision) +
+                             " applies to f32 inputs, not " + DataTypeName(dtype));
+  return precision;
+}
+
 inline std::string IntsToString(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) {

@@ -1,13 +1,15 @@
 // Reference Conv: direct convolution over any spatial rank, groups,
 // dilations, asymmetric pads, optional bias and the fused activation.
 // Single-threaded plain loops; products are accumulated in double and the
-// activation is applied to the float result (bias included).
+// activation is applied to the float result (bias included). Precision bf16
+// (docs/ir.md) rounds every input and weight element to bfloat16 first.
 #include <array>
 #include <memory>
 #include <string>
 
 #include "kernels/backend.h"
 #include "kernels/params/conv.h"
+#include "kernels/params/elementwise.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid {
@@ -38,6 +40,8 @@ class ReferenceConv final : public Kernel {
     const int64_t out_size = p_.out_spatial_size();
     const int64_t kernel_size = p_.kernel_size();
     std::array<int64_t, kMaxSpatialRank> out_pos{}, k_pos{};
+    const bool bf16 = p_.precision == ComputePrecision::kBF16;
+    auto operand = [bf16](float v) { return bf16 ? RoundedToBFloat16(v) : v; };
     for (int64_t n = 0; n < p_.batch; ++n) {
       for (int64_t oc = 0; oc < p_.out_channels; ++oc) {
         const int64_t group = oc / p_.out_channels_per_group;
@@ -62,7 +66,7 @@ class ReferenceConv final : public Kernel {
                 offset = offset * p_.in_spatial[ds] + i;
               }
               if (inside)
-                acc += static_cast<double>(x_plane[offset]) * w_kernel[kk];
+                acc += static_cast<double>(operand(x_plane[offset])) * operand(w_kernel[kk]);
             }
           }
           y_plane[o] = p_.activation.Apply(static_cast<float>(acc));
@@ -79,8 +83,10 @@ class ReferenceConv final : public Kernel {
 }  // namespace
 
 void RegisterReferenceConv(KernelRegistry& registry) {
-  registry.Register({"Conv", DeviceKind::kCpu, "reference", 0,
-                     [] { return std::make_unique<ReferenceConv>(); }});
+  KernelEntry entry{"Conv", DeviceKind::kCpu, "reference", 0,
+                    [] { return std::make_unique<ReferenceConv>(); }};
+  entry.precisions |= PrecisionBit(ComputePrecision::kBF16);
+  registry.Register(std::move(entry));
 }
 
 }  // namespace braid

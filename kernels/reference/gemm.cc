@@ -1,10 +1,12 @@
 // Reference Gemm: Y = act(alpha * A' B' + beta * C), every transA/transB
 // combination, C broadcast (scalar, [N], [1,N], [M,1], [M,N]). Products are
 // accumulated in double; alpha/beta scaling and the activation use float.
+// Precision bf16 (docs/ir.md) rounds every A and B element to bfloat16 first.
 #include <memory>
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/params/elementwise.h"
 #include "kernels/params/gemm.h"
 
 namespace braid {
@@ -25,13 +27,15 @@ class ReferenceGemm final : public Kernel {
     const float* b = static_cast<const float*>(args.src[1]);
     const float* c = p_.has_c() ? static_cast<const float*>(args.src[2]) : nullptr;
     float* y = static_cast<float*>(args.dst[0]);
+    const bool bf16 = p_.precision == ComputePrecision::kBF16;
+    auto operand = [bf16](float v) { return bf16 ? RoundedToBFloat16(v) : v; };
     for (int64_t i = 0; i < p_.m; ++i) {
       for (int64_t j = 0; j < p_.n; ++j) {
         double acc = 0.0;
         for (int64_t k = 0; k < p_.k; ++k) {
           const float a_ik = p_.trans_a ? a[k * p_.m + i] : a[i * p_.k + k];
           const float b_kj = p_.trans_b ? b[j * p_.k + k] : b[k * p_.n + j];
-          acc += static_cast<double>(a_ik) * b_kj;
+          acc += static_cast<double>(operand(a_ik)) * operand(b_kj);
         }
         float v = p_.alpha * static_cast<float>(acc);
         if (c != nullptr) v += p_.beta * c[i * p_.c_stride_m + j * p_.c_stride_n];
@@ -48,8 +52,10 @@ class ReferenceGemm final : public Kernel {
 }  // namespace
 
 void RegisterReferenceGemm(KernelRegistry& registry) {
-  registry.Register({"Gemm", DeviceKind::kCpu, "reference", 0,
-                     [] { return std::make_unique<ReferenceGemm>(); }});
+  KernelEntry entry{"Gemm", DeviceKind::kCpu, "reference", 0,
+                    [] { return std::make_unique<ReferenceGemm>(); }};
+  entry.precisions |= PrecisionBit(ComputePrecision::kBF16);
+  registry.Register(std::move(entry));
 }
 
 }  // namespace braid

@@ -1,11 +1,13 @@
 // Reference MatMul (numpy semantics: broadcast batch dims, 1-D operands) with
 // an optional fused activation (f32 only), f32 or f64. Products are
-// accumulated in double.
+// accumulated in double. Precision bf16 (docs/ir.md, f32 only) rounds every
+// A and B element to bfloat16 first.
 #include <memory>
 #include <string>
 #include <type_traits>
 
 #include "kernels/backend.h"
+#include "kernels/params/elementwise.h"
 #include "kernels/params/matmul.h"
 
 namespace braid {
@@ -38,6 +40,11 @@ class ReferenceMatMul final : public Kernel {
     const T* a = static_cast<const T*>(args.src[0]);
     const T* b = static_cast<const T*>(args.src[1]);
     T* y = static_cast<T*>(args.dst[0]);
+    const bool bf16 = p_.precision == ComputePrecision::kBF16;
+    auto operand = [bf16](T v) -> T {
+      if constexpr (std::is_same_v<T, float>) return bf16 ? RoundedToBFloat16(v) : v;
+      return v;
+    };
     for (int64_t batch = 0; batch < p_.batch; ++batch) {
       const T* a_mat = a + p_.a_offsets[static_cast<size_t>(batch)];
       const T* b_mat = b + p_.b_offsets[static_cast<size_t>(batch)];
@@ -46,7 +53,7 @@ class ReferenceMatMul final : public Kernel {
         for (int64_t j = 0; j < p_.n; ++j) {
           double acc = 0.0;
           for (int64_t k = 0; k < p_.k; ++k)
-            acc += static_cast<double>(a_mat[i * p_.k + k]) * b_mat[k * p_.n + j];
+            acc += static_cast<double>(operand(a_mat[i * p_.k + k])) * operand(b_mat[k * p_.n + j]);
           if constexpr (std::is_same_v<T, float>)
             y_mat[i * p_.n + j] = p_.activation.Apply(static_cast<float>(acc));
           else
@@ -62,8 +69,10 @@ class ReferenceMatMul final : public Kernel {
 }  // namespace
 
 void RegisterReferenceMatMul(KernelRegistry& registry) {
-  registry.Register({"MatMul", DeviceKind::kCpu, "reference", 0,
-                     [] { return std::make_unique<ReferenceMatMul>(); }});
+  KernelEntry entry{"MatMul", DeviceKind::kCpu, "reference", 0,
+                    [] { return std::make_unique<ReferenceMatMul>(); }};
+  entry.precisions |= PrecisionBit(ComputePrecision::kBF16);
+  registry.Register(std::move(entry));
 }
 
 }  // namespace braid

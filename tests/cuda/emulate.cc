@@ -66,6 +66,12 @@ void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* f
 StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
   const PrepareArgs args = inst.MakePrepareArgs(nullptr);
   const std::string& op = inst.node().op_type;
+  // The CUDA kernels compute in f32 only (their KernelEntry::precisions):
+  // PrepareFirstAccepting declines a node that asks for another precision.
+  ASSIGN_OR_RETURN(ComputePrecision precision, NodeComputePrecision(inst.node()));
+  if (precision != ComputePrecision::kF32)
+    return Unimplemented(std::string("the CUDA kernels have no ") +
+                         ComputePrecisionName(precision) + " arithmetic");
   std::vector<Bytes> outs;
   for (const TensorDesc& d : inst.output_descs()) outs.emplace_back(d.bytes());
 

@@ -27,6 +27,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #include "graph/annotate.h"
 #include "graph/json.h"
 #include "graph/op_schema.h"
+#include "graph/passes/passes.h"
 #include "graph/passes/shape_inference.h"
 #include "models/graph_builder.h"
 #include "tests/engine/engine_test_util.h"
@@ -165,6 +166,54 @@ TEST(Engine, NodeWithoutAKernelOnItsDeviceFallsBackToCpuReported) {
   EXPECT_EQ(fallbacks, 1);
   const test::Inputs in = test::RandomInputs(g, 1);
   ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+}
+
+// Precision bf16 (docs/ir.md) on a device whose kernels compute in f32 only
+// (as CUDA's): each such node is declined there with the reason and runs on
+// the CPU in bf16, reported; the outputs equal the all-CPU bf16 run, and
+// differ from f32 by bf16's rounding. On the vgpu (the CPU's kernels) they
+// stay put.
+TEST(Engine, Bf16NodesLeaveADeviceWithoutBf16KernelsReported) {
+  Graph g = TinyCnn();
+  Graph f32 = g;
+  ASSERT_TRUE(MarkComputePrecision(g, "bf16").ok());
+  KernelRegistry f32_only_vgpu;
+  RegisterCpuKernels(f32_only_vgpu);
+  for (const std::string& op : EngineRegistry().OpTypes(DeviceKind::kVirtualGpu))
+    for (const KernelEntry* e : EngineRegistry().Candidates(op, DeviceKind::kVirtualGpu)) {
+      KernelEntry copy = *e;
+      copy.precisions = PrecisionBit(ComputePrecision::kF32);
+      f32_only_vgpu.Register(std::move(copy));
+    }
+  Plan plan = SingleDevicePlan(g, "vgpu", "test");
+  plan.devices = {"cpu", "vgpu"};
+  Devices devices;
+  auto engine = Engine::Create(g, plan, f32_only_vgpu, devices.list, {1});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  int moved = 0;
+  for (const NodePlacement& p : (*engine)->placements()) {
+    if (p.op_type != "Conv" && p.op_type != "Gemm") {
+      EXPECT_EQ(p.device, "vgpu") << p.node;
+      continue;
+    }
+    EXPECT_EQ(p.device, "cpu") << p.node;
+    EXPECT_TRUE(p.fallback) << p.node;
+    EXPECT_NE(p.reason.find("no bf16 arithmetic"), std::string::npos) << p.reason;
+    ++moved;
+  }
+  EXPECT_GE(moved, 3);
+  const test::Inputs in = test::RandomInputs(g, 2);
+  ASSERT_TRUE((*engine)->Run(in.pointers).ok());
+  auto cpu = Engine::Create(g, SingleDevicePlan(g, "cpu", "ref"), EngineRegistry(), devices.list, {1});
+  auto cpu_f32 =
+      Engine::Create(f32, SingleDevicePlan(f32, "cpu", "ref"), EngineRegistry(), devices.list, {1});
+  auto vgpu = Engine::Create(g, plan, EngineRegistry(), devices.list, {1});
+  ASSERT_TRUE(cpu.ok() && cpu_f32.ok() && vgpu.ok());
+  for (const NodePlacement& p : (*vgpu)->placements()) EXPECT_EQ(p.device, "vgpu") << p.node;
+  for (Engine* e : {cpu->get(), cpu_f32->get(), vgpu->get()}) ASSERT_TRUE(e->Run(in.pointers).ok());
+  EXPECT_EQ(test::Compare(test::Outputs(**engine), test::Outputs(**cpu), 1e-5, 1e-4), "");
+  EXPECT_EQ(test::Compare(test::Outputs(**vgpu), test::Outputs(**cpu), 1e-5, 1e-4), "");
+  EXPECT_NE(test::Compare(test::Outputs(**cpu), test::Outputs(**cpu_f32), 1e-5, 1e-4), "");
 }
 
 // FailOnDemandRelu (engine_test_util.h) fails while this is set.

@@ -77,6 +77,7 @@ StatusOr<std::vector<std::vector<float>>> RunWithLayouts(const OpCaseInstance& i
   for (TensorDesc& d : args.outputs)
     if (layouts.outputs && Relayable(d)) d.layout = TensorLayout::kChannelsLast;
   std::unique_ptr<Kernel> kernel = entry.create();
+  RETURN_IF_ERROR(EntryMayTake(entry, args));
   RETURN_IF_ERROR(kernel->Prepare(args));
   std::vector<std::vector<float>> outputs;
   std::vector<void*> dst;

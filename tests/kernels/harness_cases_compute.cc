@@ -6,6 +6,10 @@
 // the requantized outputs of QLinearConv / QLinearMatMul: within one
 // quantization step (oneDNN scales the int32 sum in float, the reference in
 // double, so a value near a rounding tie may land on the other side).
+// Precision bf16 cases (docs/ir.md): the reference rounds inputs and weights
+// to bfloat16 exactly as the fast kernels do, so only the f32 summation order
+// differs: the same abs 1e-4 + rel 1e-4 (bf16 rounding itself moves these
+// outputs by ~1e-2; tests/kernels/bf16_test.cc shows the gap).
 #include <string>
 #include <vector>
 
@@ -472,6 +476,30 @@ std::vector<OpCase> MakeCases() {
   add(MatMul("matmul_1d_b", X({3, 5, 7}), X({7})));
   add(MatMul("matmul_1d_both", X({7}), X({7})));
   add(MatMul("matmul_fused_relu", X({2, 4, 8}), Const({8, 5}), {S("activation", "Relu")}));
+
+  // --- precision bf16: Conv, Gemm, MatMul (constant and run-time operands) ---
+  const Attr bf16 = S("precision", "bf16");
+  add(Conv("conv_bf16_3x3", {1, 16, 12, 12}, {32, 16, 3, 3}, true,
+           {L("pads", {1, 1, 1, 1}), bf16}));
+  add(Conv("conv_bf16_strided_relu", {2, 8, 11, 9}, {16, 8, 3, 3}, true,
+           {L("strides", {2, 2}), S("activation", "Relu"), bf16}));
+  add(Conv("conv_bf16_depthwise", {1, 16, 10, 10}, {16, 1, 3, 3}, true,
+           {I("group", 16), L("pads", {1, 1, 1, 1}), bf16}));
+  add(Conv("conv_bf16_1x1", {1, 24, 7, 7}, {40, 24, 1, 1}, false, {bf16}));
+  add(Conv("conv_bf16_depthwise_multiplier", {1, 4, 8, 8}, {8, 1, 3, 3}, true,
+           {I("group", 4), bf16}));
+  add(Gemm("gemm_bf16_fc", {3, 64}, {32, 64}, {Const({32})}, {I("transB", 1), bf16}));
+  add(Gemm("gemm_bf16_tt_alpha_beta", {7, 5}, {6, 7}, {Const({5, 6})},
+           {I("transA", 1), I("transB", 1), F("alpha", 0.5f), F("beta", 2.0f), bf16}));
+  {
+    OpCase c = Gemm("gemm_bf16_runtime_b_c", {5, 7}, {7, 6}, {X({5, 6})}, {bf16});
+    c.inputs[1].constant = false;
+    add(std::move(c));
+  }
+  add(MatMul("matmul_bf16_const_b", X({4, 48}), Const({48, 24}), {bf16}));
+  add(MatMul("matmul_bf16_batched", X({3, 5, 32}), X({3, 32, 6}), {bf16}));
+  add(MatMul("matmul_bf16_broadcast_gelu", X({2, 3, 5, 16}), Const({16, 8}),
+             {S("activation", "Gelu"), bf16}));
 
   // --- BatchNormalization / LayerNormalization ---
   add(Norm("batchnorm_4d", "BatchNormalization", 15,

@@ -236,7 +236,9 @@ StatusOr<std::unique_ptr<PreparedImpl>> PreparedImpl::Prepare(
   std::unique_ptr<PreparedImpl> p(new PreparedImpl);
   p->entry_ = &entry;
   p->kernel_ = entry.create();
-  RETURN_IF_ERROR(p->kernel_->Prepare(instance.MakePrepareArgs(&device, num_threads)));
+  const PrepareArgs args = instance.MakePrepareArgs(&device, num_threads);
+  RETURN_IF_ERROR(EntryMayTake(entry, args));
+  RETURN_IF_ERROR(p->kernel_->Prepare(args));
   ASSIGN_OR_RETURN(p->stream_, device.CreateStream());
   const bool on_host = device.kind() == DeviceKind::kCpu;
   std::vector<std::byte> poison;

@@ -1,7 +1,8 @@
 // `braid convert --precision int8 [--calibration-samples N]
 // [--calibration-input NAME=FILE.npy]...`: the written file holds the int8
 // ops, the summary says what was quantized on which data, `braid run` runs
-// it, and bad arguments are clear errors that write nothing.
+// it, and bad arguments are clear errors that write nothing. And `--precision
+// bf16`: every Conv / MatMul / Gemm marked, the accuracy check printed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -128,6 +129,41 @@ TEST(QuantizeCli, LayersThatLoseTooMuchStayFloat) {
   EXPECT_NE(all.out.find("0 kept f32"), std::string::npos) << all.out;
 }
 
+TEST(QuantizeCli, ConvertWritesABf16ModelThatRuns) {
+  const std::string path = (TempDir() / "tiny_bf16.braid").string();
+  CliResult r = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "--precision", "bf16",
+                        "--calibration-samples", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("bf16 (accuracy check on the CPU)"), std::string::npos) << r.err;
+  StatusOr<Graph> g = LoadBraidFile(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  int marked = 0;
+  for (const Node& n : g->nodes()) {
+    if (n.op_type != "Conv" && n.op_type != "Gemm" && n.op_type != "MatMul") continue;
+    EXPECT_EQ(n.attrs.GetString("precision", ""), "bf16") << n.name;
+    ++marked;
+  }
+  EXPECT_GE(marked, 5);
+  EXPECT_NE(r.out.find("bf16: " + std::to_string(marked) +
+                       " Conv / MatMul / Gemm nodes compute in bf16"),
+            std::string::npos)
+      << r.out;
+  // bf16 keeps about 3 significant digits per operand: close to f32.
+  const size_t at = r.out.find("bf16 accuracy on 2 random N(0,1) samples: output cosine to f32 ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double cosine = std::stod(r.out.substr(at + 63));
+  EXPECT_GT(cosine, 0.999) << r.out;
+  EXPECT_LE(cosine, 1.0) << r.out;
+  CliResult run = RunCli({"run", path, "--iterations", "2"});
+  EXPECT_EQ(run.status, 0) << run.err;
+
+  // --min-cosine 0: no check, nothing run.
+  r = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "-q", "--precision", "bf16",
+              "--min-cosine", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("accuracy"), std::string::npos) << r.out;
+}
+
 TEST(QuantizeCli, BadArgumentsAreClearErrors) {
   const std::string out = (TempDir() / "bad.braid").string();
   auto expect_error = [&](std::vector<std::string> extra, const std::string& text) {
@@ -137,7 +173,12 @@ TEST(QuantizeCli, BadArgumentsAreClearErrors) {
     EXPECT_NE(r.status, 0) << text;
     EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
   };
-  expect_error({"--precision", "fp16"}, "fp16 / bf16 are not implemented");
+  expect_error({"--precision", "fp16"}, "fp16 is not implemented");
+  expect_error({"--precision", "bf16", "--sensitivity-report", "s.csv"},
+               "need --precision int8 (bf16 keeps no ranges");
+  expect_error({"--precision", "bf16", "--calibration-method", "minmax"},
+               "need --precision int8 (bf16 keeps no ranges");
+  expect_error({"--precision", "bf16", "--min-cosine", "2"}, "cosine similarity in [0, 1]");
   expect_error({"--calibration-samples", "4"}, "need --precision int8");
   expect_error({"--precision", "int8", "--calibration-samples", "0"},
                "number of samples in [1, 10000], got '0'");
