@@ -45,20 +45,14 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
     return BuildPrimitive(args, [&] { return Build(args, p); });
   }
 
-  size_t workspace_bytes() const override { return workspace_bytes_; }
+  size_t workspace_bytes() const override {
+    return staged_ ? operands_.workspace_bytes() : PrimitiveKernel::workspace_bytes();
+  }
 
   Status Run(const RunArgs& args) override {
-    std::byte* ws = static_cast<std::byte*>(args.workspace);
     const void* a = args.src[0];
     const void* b = args.src[1];
-    if (stage_a_.initialized()) {
-      RETURN_IF_ERROR(stage_a_.Run(a, ws + staged_a_offset_, ws, where(), "reorder (A to bf16)"));
-      a = ws + staged_a_offset_;
-    }
-    if (stage_b_.initialized()) {
-      RETURN_IF_ERROR(stage_b_.Run(b, ws + staged_b_offset_, ws, where(), "reorder (B to bf16)"));
-      b = ws + staged_b_offset_;
-    }
+    if (staged_) RETURN_IF_ERROR(operands_.Stage(args.workspace, a, b, where()));
     RETURN_IF_ERROR(onednn::SetHandle(src_, a, where()));
     if (!constant_b_) RETURN_IF_ERROR(onednn::SetHandle(weights_, b, where()));
     if (c_mode_ == CMode::kPostOp && !constant_c_)
@@ -150,30 +144,15 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
       }
     }
     dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
-    // [scratchpad (the primitive's or a staging reorder's) | A | B], staged
-    // in bf16, 64-byte aligned.
-    size_t scratch = exec().scratchpad_bytes();
-    if (staged) {
-      stage_a_.Init(context(), given_a_md, src_md, args.num_threads);
-      scratch = std::max(scratch, stage_a_.scratchpad_bytes());
-      if (!constant_b_) {
-        stage_b_.Init(context(), plain_b_md, b_md, args.num_threads);
-        scratch = std::max(scratch, stage_b_.scratchpad_bytes());
-      }
-    }
-    auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
-    staged_a_offset_ = align(scratch);
-    staged_b_offset_ =
-        staged_a_offset_ + (stage_a_.initialized() ? align(src_md.get_size()) : 0);
-    workspace_bytes_ =
-        staged_b_offset_ + (stage_b_.initialized() ? align(b_md.get_size()) : 0);
+    staged_ = staged;
+    if (staged_)
+      operands_.Init(context(), given_a_md, src_md, !constant_b_, plain_b_md, b_md,
+                     exec().scratchpad_bytes(), args.num_threads);
     return Status::Ok();
   }
 
-  onednn::BoundReorder stage_a_, stage_b_;  // bf16 only
-  size_t staged_a_offset_ = 0;
-  size_t staged_b_offset_ = 0;
-  size_t workspace_bytes_ = 0;
+  bool staged_ = false;  // bf16: A and a run-time B go through bf16 copies
+  onednn::StagedOperands operands_;
   bool constant_b_ = false;
   bool constant_c_ = false;
   CMode c_mode_ = CMode::kNone;

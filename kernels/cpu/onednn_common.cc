@@ -249,6 +249,34 @@ Status BoundReorder::Run(const void* from, void* to, void* scratchpad, std::stri
   return reorder_.Execute(scratchpad, where, what);
 }
 
+void StagedOperands::Init(const Context& context, const dnnl::memory::desc& a_from,
+                          const dnnl::memory::desc& a_to, bool stage_b,
+                          const dnnl::memory::desc& b_from, const dnnl::memory::desc& b_to,
+                          size_t primitive_scratchpad, int num_threads) {
+  a_.Init(context, a_from, a_to, num_threads);
+  size_t scratch = std::max(primitive_scratchpad, a_.scratchpad_bytes());
+  if (stage_b) {
+    b_.Init(context, b_from, b_to, num_threads);
+    scratch = std::max(scratch, b_.scratchpad_bytes());
+  }
+  auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  a_offset_ = align(scratch);
+  b_offset_ = a_offset_ + align(a_to.get_size());
+  workspace_bytes_ = b_offset_ + (stage_b ? align(b_to.get_size()) : 0);
+}
+
+Status StagedOperands::Stage(void* workspace, const void*& a, const void*& b,
+                             std::string_view where) const {
+  std::byte* ws = static_cast<std::byte*>(workspace);
+  RETURN_IF_ERROR(a_.Run(a, ws + a_offset_, ws, where, "reorder (A to bf16)"));
+  a = ws + a_offset_;
+  if (b_.initialized()) {
+    RETURN_IF_ERROR(b_.Run(b, ws + b_offset_, ws, where, "reorder (B to bf16)"));
+    b = ws + b_offset_;
+  }
+  return Status::Ok();
+}
+
 dnnl::memory::data_type ComputeType(ComputePrecision precision) {
   return precision == ComputePrecision::kBF16 ? dnnl::memory::data_type::bf16
                                               : dnnl::memory::data_type::f32;

@@ -180,6 +180,26 @@ class BoundReorder {
   dnnl::memory from_, to_;
 };
 
+// A matmul's run-time operands A and B staged (f32 -> bf16) through the
+// workspace, after the primitive's scratchpad: [scratchpad | A | B], 64-byte
+// aligned. A constant B is packed at Prepare instead: not staged.
+class StagedOperands {
+ public:
+  // Throws dnnl::error: call inside Guarded. `b_from` / `b_to` are ignored
+  // when `stage_b` is false.
+  void Init(const Context& context, const dnnl::memory::desc& a_from,
+            const dnnl::memory::desc& a_to, bool stage_b, const dnnl::memory::desc& b_from,
+            const dnnl::memory::desc& b_to, size_t primitive_scratchpad, int num_threads);
+  // The workspace the primitive and the staging need together.
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  // Converts `a` (and `b`) into the workspace and points them at the copies.
+  Status Stage(void* workspace, const void*& a, const void*& b, std::string_view where) const;
+
+ private:
+  BoundReorder a_, b_;
+  size_t a_offset_ = 0, b_offset_ = 0, workspace_bytes_ = 0;
+};
+
 // The oneDNN type of a node's products: f32, or bf16 for ComputePrecision::kBF16.
 dnnl::memory::data_type ComputeType(ComputePrecision precision);
 

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""braid's own int8 conversion (`braid convert --precision int8`) over zoo models:
-output error against braid's f32 run of the same .onnx and latency of both,
-side by side in one run.
+"""braid's reduced-precision conversion (`braid convert --precision int8|bf16`) over
+zoo models: output error against braid's f32 run of the same .onnx and latency of
+both, side by side in one run.
 
-  build/bench-venv/bin/python bench/int8_zoo.py --build-dir build \\
+  build/bench-venv/bin/python bench/precision_zoo.py --build-dir build [--precision int8|bf16] \\
       [--models resnet18 mobilenet_v2 ...] [--threads 1] [--samples 8] [--iterations 20]
 
 Each model (build/zoo/<model>_op17.onnx, exported by bench/zoo.py) is converted
-with N random N(0,1) calibration samples, then both files run on the same
-seeded input of the model's own shape, never seen by the calibration. Per
-model: max |int8 - f32| / max |f32| and cosine over every output, top-1
-agreement of the first output, nodes quantized / kept f32, medians of
-`braid run --iterations I` for each. Random weights and random inputs: the
-errors show the arithmetic, not a dataset's accuracy. CPU only.
+(int8: calibrated on N random N(0,1) samples; bf16: no calibration), then both
+files run on the same seeded input of the model's own shape, never seen by the
+calibration. Per model: max |reduced - f32| / max |f32| and cosine over every
+output, top-1 agreement of the first output, nodes converted / kept f32,
+medians of `braid run --iterations I` for each. Random weights and random
+inputs: the errors show the arithmetic, not a dataset's accuracy. CPU only.
 """
 from __future__ import annotations
 
@@ -32,12 +32,25 @@ DEFAULT_MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0"
                   "densenet121", "shufflenet_v2_x1_0", "mnasnet1_0", "googlenet", "convnext_tiny"]
 
 
-def convert(braid: str, onnx_path: str, out_path: str, samples: int) -> tuple[int, str]:
-    """Returns (exit status, stdout + stderr)."""
-    run = subprocess.run([braid, "convert", onnx_path, "-o", out_path, "-q", "--precision", "int8",
-                          "--calibration-samples", str(samples)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+PRECISIONS = ("int8", "bf16")
+
+
+def convert(braid: str, onnx_path: str, out_path: str, precision: str,
+            samples: int) -> tuple[int, str]:
+    """Returns (exit status, stdout + stderr). bf16 skips convert's own accuracy check
+    (this script measures it on an unseen input)."""
+    extra = ["--calibration-samples", str(samples)] if precision == "int8" else ["--min-cosine", "0"]
+    run = subprocess.run([braid, "convert", onnx_path, "-o", out_path, "-q", "--precision", precision]
+                         + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return run.returncode, run.stdout + run.stderr
+
+
+def conversion_counts(precision: str, summary: str) -> tuple[int, int] | None:
+    """(nodes converted, nodes kept f32) from `braid convert`'s summary, or None."""
+    pattern = (r"(\d+) nodes quantized.*?(\d+) kept f32" if precision == "int8"
+               else r"bf16: (\d+) Conv / MatMul / Gemm nodes compute in bf16.*?(\d+) kept f32")
+    found = re.search(pattern, summary, re.S)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def run_json(braid: str, model: str, inputs: list[str], out_dir: str, threads: int,
@@ -97,14 +110,16 @@ def main() -> int:
     parser.add_argument("--braid")
     parser.add_argument("--zoo")
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
+    parser.add_argument("--precision", choices=PRECISIONS, default="int8")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--iterations", type=int, default=20)
     args = parser.parse_args()
     braid = args.braid or bench_common.default_braid(args.build_dir)
     zoo = args.zoo or bench_common.default_zoo(args.build_dir)
-    print(f"{'model':22s} {'f32 ms':>8s} {'int8 ms':>8s} {'speedup':>8s} {'max err':>9s} "
-          f"{'cosine':>9s} {'top-1':>6s}  quantized / kept f32")
+    precision = args.precision
+    print(f"{'model':22s} {'f32 ms':>8s} {precision + ' ms':>8s} {'speedup':>8s} {'max err':>9s} "
+          f"{'cosine':>9s} {'top-1':>6s}  converted / kept f32")
     speedups = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
@@ -112,29 +127,30 @@ def main() -> int:
             if not os.path.exists(onnx_path):
                 print(f"{name:22s} missing {onnx_path} (bench/zoo.py exports it)")
                 continue
-            int8_path = os.path.join(tmp, f"{name}.braid")
-            status, text = convert(braid, onnx_path, int8_path, args.samples)
+            reduced_path = os.path.join(tmp, f"{name}.braid")
+            status, text = convert(braid, onnx_path, reduced_path, precision, args.samples)
             if status != 0:
                 print(f"{name:22s} FAIL {text.strip().splitlines()[-1] if text.strip() else status}")
                 continue
-            counts = re.search(r"(\d+) nodes quantized.*?(\d+) kept f32", text)
+            counts = conversion_counts(precision, text)
             inputs = seeded_inputs(onnx_path, tmp)
             f32 = run_json(braid, onnx_path, inputs, os.path.join(tmp, name + "_f32"), args.threads,
                            args.iterations)
-            int8 = run_json(braid, int8_path, inputs, os.path.join(tmp, name + "_int8"), args.threads,
-                            args.iterations)
+            reduced = run_json(braid, reduced_path, inputs, os.path.join(tmp, name + "_reduced"),
+                               args.threads, args.iterations)
             names = [o["name"] for o in f32["outputs"]]
             error, cosine, top1 = compare(os.path.join(tmp, name + "_f32"),
-                                          os.path.join(tmp, name + "_int8"), names)
-            f32_ms, int8_ms = f32["latency_ms"]["median"], int8["latency_ms"]["median"]
-            speedups.append(f32_ms / int8_ms)
-            print(f"{name:22s} {f32_ms:8.2f} {int8_ms:8.2f} {f32_ms / int8_ms:7.2f}x {error:9.2e} "
-                  f"{cosine:9.5f} {'same' if top1 else 'DIFF':>6s}  "
-                  f"{counts.group(1) + ' / ' + counts.group(2) if counts else '?'}", flush=True)
+                                          os.path.join(tmp, name + "_reduced"), names)
+            f32_ms, reduced_ms = f32["latency_ms"]["median"], reduced["latency_ms"]["median"]
+            speedups.append(f32_ms / reduced_ms)
+            print(f"{name:22s} {f32_ms:8.2f} {reduced_ms:8.2f} {f32_ms / reduced_ms:7.2f}x "
+                  f"{error:9.2e} {cosine:9.5f} {'same' if top1 else 'DIFF':>6s}  "
+                  f"{f'{counts[0]} / {counts[1]}' if counts else '?'}", flush=True)
     if speedups:
-        print(f"geomean f32 / int8 latency: {bench_common.geomean(speedups):.2f}x over "
-              f"{len(speedups)} models; CPU, {args.threads} thread(s), {args.samples} random "
-              f"calibration samples, medians of {args.iterations} runs")
+        calibration = (f"{args.samples} random calibration samples, " if precision == "int8" else "")
+        print(f"geomean f32 / {precision} latency: {bench_common.geomean(speedups):.2f}x over "
+              f"{len(speedups)} models; CPU, {args.threads} thread(s), {calibration}"
+              f"medians of {args.iterations} runs")
     return 0
 
 
