@@ -87,7 +87,8 @@ def compare(f32_dir: str, int8_dir: str, names: list[str]) -> tuple[float, float
 
 
 def seeded_inputs(onnx_path: str, tmp: str) -> list[str]:
-    """NAME=FILE.npy for every input: [-1, 1) floats of its shape (symbolic dims 1)."""
+    """NAME=FILE.npy for every input of its shape (symbolic dims 1): [-1, 1) floats, or
+    integers in [0, 100) (token ids) for an integer input."""
     import numpy as np
     import onnx
     model = onnx.load(onnx_path, load_external_data=False)
@@ -99,7 +100,11 @@ def seeded_inputs(onnx_path: str, tmp: str) -> list[str]:
             continue
         dims = [d.dim_value if d.dim_value > 0 else 1 for d in value.type.tensor_type.shape.dim]
         path = os.path.join(tmp, f"{len(items)}.npy")
-        np.save(path, rng.uniform(-1, 1, dims).astype(np.float32))
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+        if np.issubdtype(dtype, np.integer):
+            np.save(path, rng.integers(0, 100, dims).astype(dtype))
+        else:
+            np.save(path, rng.uniform(-1, 1, dims).astype(np.float32))
         items.append(f"{value.name}={path}")
     return items
 
@@ -134,10 +139,15 @@ def main() -> int:
                 continue
             counts = conversion_counts(precision, text)
             inputs = seeded_inputs(onnx_path, tmp)
-            f32 = run_json(braid, onnx_path, inputs, os.path.join(tmp, name + "_f32"), args.threads,
-                           args.iterations)
-            reduced = run_json(braid, reduced_path, inputs, os.path.join(tmp, name + "_reduced"),
+            try:
+                f32 = run_json(braid, onnx_path, inputs, os.path.join(tmp, name + "_f32"),
                                args.threads, args.iterations)
+                reduced = run_json(braid, reduced_path, inputs, os.path.join(tmp, name + "_reduced"),
+                                   args.threads, args.iterations)
+            except subprocess.CalledProcessError as failed:
+                lines = (failed.stderr or "").strip().splitlines()
+                print(f"{name:22s} FAIL braid run: {lines[-1] if lines else failed.returncode}")
+                continue
             names = [o["name"] for o in f32["outputs"]]
             error, cosine, top1 = compare(os.path.join(tmp, name + "_f32"),
                                           os.path.join(tmp, name + "_reduced"), names)
