@@ -527,10 +527,19 @@ class SessionImpl final : public Session {
     context.devices = names;
     context.cost_model = cost_model;
     for (const Node& node : g.nodes()) {
+      // A device is allowed when one of its kernels may take the node: one
+      // for its op type that computes in the node's precision.
+      PrepareArgs node_only;
+      node_only.node = &node;
       std::vector<std::string> allowed;
-      for (const SessionDevice& d : devices_)
-        if (!registry_->Candidates(node.op_type, d.device->kind()).empty())
+      for (const SessionDevice& d : devices_) {
+        const std::vector<const KernelEntry*> kernels =
+            registry_->Candidates(node.op_type, d.device->kind());
+        if (std::any_of(kernels.begin(), kernels.end(), [&](const KernelEntry* e) {
+              return EntryMayTake(*e, node_only).ok();
+            }))
           allowed.push_back(d.device->name());
+      }
       context.allowed_devices.push_back(std::move(allowed));
     }
     auto open = [&](const std::string& d) {

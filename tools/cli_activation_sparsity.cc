@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "graph/passes/passes.h"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/cpu_device.h"
 #include "tools/npy.h"
 #include "tools/profile_report.h"
 
@@ -109,8 +109,8 @@ StatusOr<std::optional<PrecisionFlags>> ParsePrecisionFlags(ArgScanner& scan) {
   if (min_cosine) {
     ASSIGN_OR_RETURN(flags.min_cosine, ParseDouble("--min-cosine", *min_cosine));
     if (flags.min_cosine < 0 || flags.min_cosine > 1)
-      return InvalidArgument("--min-cosine expects a cosine similarity in [0, 1] (0: keep no layer "
-                             "f32 for accuracy), got " + *min_cosine);
+      return InvalidArgument("--min-cosine expects a cosine similarity in [0, 1] (0: no accuracy "
+                             "check), got " + *min_cosine);
   }
   if (report) flags.sensitivity_report = *report;
   if (method && *method != "minmax") {
@@ -309,12 +309,15 @@ StatusOr<std::string> QuantizeForCli(const PrecisionFlags& flags, Graph& graph, 
 
 StatusOr<std::string> Bf16ForCli(const PrecisionFlags& flags, Graph& graph, std::ostream& err,
                                  bool quiet) {
+  const Bf16Support support = CpuBf16Support();
+  // On the reference kernels one check run could take minutes: not run.
+  const bool check = flags.min_cosine > 0 && support != Bf16Support::kReference;
   std::optional<ReferenceOutputs> f32;
   ActivationSparsityOptions options;
   options.samples = flags.samples;
   std::vector<npy::Array> arrays;  // must outlive the borrowing tensors
-  if (flags.min_cosine > 0) {
-    RETURN_IF_ERROR(AddNpyInputs(flags.inputs, "--calibration-input", arrays, options));
+  RETURN_IF_ERROR(AddNpyInputs(flags.inputs, "--calibration-input", arrays, options));
+  if (check) {
     ShowRuns(options, err, quiet);
     ASSIGN_OR_RETURN(f32, ReferenceOutputs::Capture(graph, options));
     if (f32->outputs() == 0) f32.reset();  // the summary says the check did not run
@@ -330,11 +333,20 @@ StatusOr<std::string> Bf16ForCli(const PrecisionFlags& flags, Graph& graph, std:
                      " Conv / MatMul / Gemm nodes compute in bf16 (inputs and weights rounded "
                      "to bfloat16, f32 sums and outputs; the file keeps f32 weights); " +
                      std::to_string(report.kept.size()) + " kept f32\n";
-  text += Bf16InstructionsSupported()
-              ? "bf16: this CPU has bf16 dot-product instructions (oneDNN runs them)\n"
-              : "warning: this CPU has no bf16 instructions (AVX512_BF16 / AMX): here the "
-                "bf16 nodes run emulated, slower than f32 (the file runs natively on a CPU "
-                "that has them)\n";
+  switch (support) {
+    case Bf16Support::kNative:
+      text += "bf16: this CPU has bf16 dot-product instructions (oneDNN runs them)\n";
+      break;
+    case Bf16Support::kEmulated:
+      text += "warning: this CPU has no bf16 instructions (AVX512_BF16 / AMX): oneDNN emulates "
+              "them, slower than f32 here (the file runs natively on a CPU that has them)\n";
+      break;
+    case Bf16Support::kReference:
+      text += "warning: oneDNN has no bf16 kernels for this CPU: here the bf16 nodes run on "
+              "braid's reference kernels, hundreds of times slower than f32 (the file runs "
+              "natively on a CPU with AVX512_BF16 / AMX)\n";
+      break;
+  }
   if (f32) {
     text += "bf16 accuracy on " +
             (options.inputs.empty() ? std::to_string(options.samples) + " random N(0,1) samples"
@@ -345,7 +357,8 @@ StatusOr<std::string> Bf16ForCli(const PrecisionFlags& flags, Graph& graph, std:
       text += "warning: the bf16 outputs fall below --min-cosine " +
               Format("%.9g", flags.min_cosine) + "; the model is written as above\n";
   } else if (flags.min_cosine > 0) {
-    text += "bf16 accuracy: not checked (the model has no f32 output to compare)\n";
+    text += check ? "bf16 accuracy: not checked (the model has no f32 output to compare)\n"
+                  : "bf16 accuracy: not checked (it would run on the reference kernels)\n";
   }
   for (const auto& [node, why] : report.kept) text += "  kept f32: " + node + ": " + why + "\n";
   return text;

@@ -76,10 +76,13 @@ constexpr char kConvertHelp[] =
     "                   (inputs and weights rounded, sums and outputs f32; the\n"
     "                   file keeps f32 weights). Runs natively on CPUs with\n"
     "                   AVX512_BF16 or AMX, emulated (slower than f32) on\n"
-    "                   others; a device without bf16 kernels (cuda, vgpu)\n"
-    "                   declines those nodes, which then run on the CPU. The\n"
-    "                   outputs' cosine to f32 on calibration samples is\n"
-    "                   printed (a warning below --min-cosine).\n"
+    "                   other AVX-512 CPUs, on the reference kernels (far\n"
+    "                   slower) elsewhere; a device without bf16 kernels\n"
+    "                   (cuda) declines those nodes, which then run on the\n"
+    "                   CPU. The outputs' cosine to f32 on calibration\n"
+    "                   samples is printed (a warning below --min-cosine).\n"
+    "                   Not with --prune / --activation-sparsity (the sparse\n"
+    "                   kernels compute in f32 only).\n"
     "                   int8: static int8 quantization. The\n"
     "                   model runs on the CPU on calibration inputs; every\n"
     "                   Conv, fully connected Gemm, MatMul with constant B,\n"
@@ -244,6 +247,11 @@ int RunConvert(Args args, std::ostream& out, std::ostream& err) {
     return ReportError(err, "convert",
                        InvalidArgument("--precision int8 needs fusion (FoldQdq); drop --no-fuse"));
   // Both read f32 weights / activations, which int8 conversion replaces.
+  if (bf16 && (prune || *activation))
+    return ReportError(err, "convert",
+                       InvalidArgument("--precision bf16 does not combine with --prune or "
+                                       "--activation-sparsity (the sparse kernels they are for "
+                                       "compute in f32 only)"));
   if (int8 && (prune || *activation))
     return ReportError(err, "convert",
                        InvalidArgument("--precision int8 does not combine with --prune or "

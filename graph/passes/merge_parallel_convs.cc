@@ -53,6 +53,9 @@ std::optional<ConvBranch> ReadConv(const Graph& graph, NodeId id) {
   const Node& conv = graph.node(id);
   if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) return {};
   if (conv.attrs.Has("activation")) return {};
+  // A merged conv has one precision: convs already marked (a .braid
+  // converted again) stay as they are.
+  if (conv.attrs.Has("precision")) return {};
   const std::string auto_pad = conv.attrs.GetString("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "") return {};
   ConvBranch b;

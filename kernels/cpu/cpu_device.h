@@ -61,6 +61,14 @@ struct CpuKernelOptions {
 void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& options);
 void RegisterReferenceKernels(KernelRegistry& registry);
 
+// How this CPU runs precision bf16 (docs/ir.md): kNative with bf16
+// dot-product instructions (AVX512_BF16, AMX); kEmulated when oneDNN's JIT
+// kernels convert instead (other AVX-512 CPUs: slower than f32); kReference
+// when oneDNN has no bf16 kernel here, so braid's reference loops run it
+// (hundreds of times slower than f32).
+enum class Bf16Support { kNative, kEmulated, kReference };
+Bf16Support CpuBf16Support();
+
 }  // namespace braid
 
 #endif  // BRAID_KERNELS_CPU_CPU_DEVICE_H_

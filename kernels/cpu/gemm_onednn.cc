@@ -4,9 +4,11 @@
 // that is a scalar or a row becomes the bias (pre-multiplied by beta); any
 // other C is a binary-add post-op (pre-scaled by beta when constant; a
 // run-time C needs beta == 1). The fused activation is the last post-op.
-// Precision bf16 (docs/ir.md): a constant B is packed as bf16 once (after the
-// alpha scaling), A and a run-time B are converted to row-major bf16 through
-// the workspace; C, the bias and Y stay f32.
+// Precision bf16 (docs/ir.md): a constant B is packed as bf16 once, A and a
+// run-time B are converted to row-major bf16 through the workspace; C, the
+// bias and Y stay f32. alpha then scales the product (a linear post-op, C a
+// post-op after it), as with a run-time B: folded into B, alpha * b would be
+// rounded to bf16 instead of b.
 #include <algorithm>
 
 #include "kernels/cpu/cpu_device.h"
@@ -33,13 +35,14 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
     constant_b_ = args.constants.size() > 1 && args.constants[1] != nullptr;
     const bool use_c = p.has_c() && p.beta != 0.0f;
     constant_c_ = use_c && args.constants.size() > 2 && args.constants[2];
-    if (!constant_b_ && p.alpha != 1.0f && use_c)
-      return Unimplemented(where() + ": run-time B with alpha != 1 and C");
+    scale_after_ =
+        p.alpha != 1.0f && (!constant_b_ || p.precision != ComputePrecision::kF32);
     if (use_c && !constant_c_ && p.beta != 1.0f)
       return Unimplemented(where() + ": run-time C with beta != 1");
+    // A bias would be added before the alpha post-op: C follows it instead.
     c_mode_ = !use_c ? CMode::kNone
-              : (constant_c_ && (p.c_kind == GemmParams::CKind::kScalar ||
-                                 p.c_kind == GemmParams::CKind::kRow))
+              : (!scale_after_ && constant_c_ &&
+                 (p.c_kind == GemmParams::CKind::kScalar || p.c_kind == GemmParams::CKind::kRow))
                   ? CMode::kBias
                   : CMode::kPostOp;
     return BuildPrimitive(args, [&] { return Build(args, p); });
@@ -90,7 +93,7 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
 
     dnnl::primitive_attr attr = onednn::UserScratchpadAttr();
     dnnl::post_ops ops;
-    if (!constant_b_ && p.alpha != 1.0f)  // no C here (checked in Prepare)
+    if (scale_after_)  // before C's post-op (never a bias then: Prepare)
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, p.alpha, 0.0f);
     int c_post_op = -1;
     if (c_mode_ == CMode::kPostOp) {
@@ -106,7 +109,7 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
                 args.num_threads);
     src_ = exec().Bind(DNNL_ARG_SRC, pd.src_desc());
     if (constant_b_) {
-      if (p.alpha == 1.0f) {
+      if (p.alpha == 1.0f || scale_after_) {
         packed_weights_ = onednn::ReorderSharedConstant(context(), plain_b_md,
                                                         *args.constants[1], pd.weights_desc(),
                                                         PrepackedWeightsOf(args.device));
@@ -155,6 +158,7 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
   onednn::StagedOperands operands_;
   bool constant_b_ = false;
   bool constant_c_ = false;
+  bool scale_after_ = false;  // alpha as a post-op (run-time or bf16 B), not folded into B
   CMode c_mode_ = CMode::kNone;
   onednn::PackedConstant packed_weights_;
   memory src_, weights_, c_, dst_;

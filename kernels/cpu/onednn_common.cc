@@ -1,5 +1,8 @@
 #include "kernels/cpu/onednn_common.h"
 
+#include "kernels/cpu/cpu_device.h"
+#include "kernels/cpu/simd_isa.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -332,3 +335,24 @@ PackedConstant ReorderSharedConstant(const Context& context, const dnnl::memory:
 }
 
 }  // namespace braid::onednn
+
+namespace braid {
+
+Bf16Support CpuBf16Support() {
+  // A small bf16 matmul: whether oneDNN builds a JIT kernel for it.
+  bool jit = false;
+  const Status probed = onednn::Guarded("bf16 probe", "matmul", onednn::Phase::kPrepare, [&] {
+    const onednn::Context context = onednn::Context::Create();
+    using dt = dnnl::memory::data_type;
+    const dnnl::memory::desc a({16, 16}, dt::bf16, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc b({16, 16}, dt::bf16, dnnl::memory::format_tag::any);
+    const dnnl::memory::desc c({16, 16}, dt::f32, dnnl::memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), context.engine);
+    jit = std::string_view(pd.impl_info_str()).find("ref") == std::string_view::npos;
+    return Status::Ok();
+  });
+  if (!probed.ok() || !jit) return Bf16Support::kReference;
+  return Bf16InstructionsSupported() ? Bf16Support::kNative : Bf16Support::kEmulated;
+}
+
+}  // namespace braid

@@ -491,6 +491,14 @@ std::vector<OpCase> MakeCases() {
   add(Gemm("gemm_bf16_fc", {3, 64}, {32, 64}, {Const({32})}, {I("transB", 1), bf16}));
   add(Gemm("gemm_bf16_tt_alpha_beta", {7, 5}, {6, 7}, {Const({5, 6})},
            {I("transA", 1), I("transB", 1), F("alpha", 0.5f), F("beta", 2.0f), bf16}));
+  // alpha not a power of two: it scales the bf16 product, never b before rounding.
+  add(Gemm("gemm_bf16_alpha_bias", {4, 256}, {24, 256}, {Const({24})},
+           {I("transB", 1), F("alpha", 0.3f), bf16}));
+  {
+    OpCase c = Gemm("gemm_runtime_b_alpha_c", {5, 7}, {7, 6}, {Const({6})}, {F("alpha", 1.5f)});
+    c.inputs[1].constant = false;
+    add(std::move(c));
+  }
   {
     OpCase c = Gemm("gemm_bf16_runtime_b_c", {5, 7}, {7, 6}, {X({5, 6})}, {bf16});
     c.inputs[1].constant = false;

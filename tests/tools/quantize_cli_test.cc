@@ -149,9 +149,10 @@ TEST(QuantizeCli, ConvertWritesABf16ModelThatRuns) {
             std::string::npos)
       << r.out;
   // bf16 keeps about 3 significant digits per operand: close to f32.
-  const size_t at = r.out.find("bf16 accuracy on 2 random N(0,1) samples: output cosine to f32 ");
+  const std::string accuracy = "bf16 accuracy on 2 random N(0,1) samples: output cosine to f32 ";
+  const size_t at = r.out.find(accuracy);
   ASSERT_NE(at, std::string::npos) << r.out;
-  const double cosine = std::stod(r.out.substr(at + 63));
+  const double cosine = std::stod(r.out.substr(at + accuracy.size()));
   EXPECT_GT(cosine, 0.999) << r.out;
   EXPECT_LE(cosine, 1.0) << r.out;
   CliResult run = RunCli({"run", path, "--iterations", "2"});
@@ -179,6 +180,9 @@ TEST(QuantizeCli, BadArgumentsAreClearErrors) {
   expect_error({"--precision", "bf16", "--calibration-method", "minmax"},
                "need --precision int8 (bf16 keeps no ranges");
   expect_error({"--precision", "bf16", "--min-cosine", "2"}, "cosine similarity in [0, 1]");
+  expect_error({"--precision", "bf16", "--prune", "0.5"}, "the sparse kernels they are for");
+  expect_error({"--precision", "bf16", "--activation-sparsity", "2"},
+               "the sparse kernels they are for");
   expect_error({"--calibration-samples", "4"}, "need --precision int8");
   expect_error({"--precision", "int8", "--calibration-samples", "0"},
                "number of samples in [1, 10000], got '0'");
