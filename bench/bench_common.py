@@ -49,16 +49,20 @@ def ort_session(path, threads):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def openvino_request(path, threads, input_name, shape):
+def openvino_request(path, threads, input_name, shape, precision="f32"):
     """OpenVINO's CPU plugin as the benches compare with: `threads` inference threads, one
-    stream, latency hint, f32 where the model is float (a QDQ model's quantized parts still
-    run int8: OpenVINO's low-precision transformations). Returns an infer request."""
+    stream, latency hint, `precision` (f32 unless asked: OpenVINO picks bf16 by itself on
+    CPUs that have it) where the model is float (a QDQ model's quantized parts still run
+    int8: OpenVINO's low-precision transformations). `input_name` and `shape` may also be
+    a dict of every input's shape (input_name None). Returns an infer request."""
     import openvino as ov
     core = ov.Core()
     core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-                              "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
+                              "PERFORMANCE_HINT": "LATENCY",
+                              "INFERENCE_PRECISION_HINT": precision})
     model = core.read_model(path)
-    model.reshape({input_name: list(shape)})
+    model.reshape({name: list(dims) for name, dims in shape.items()} if input_name is None
+                  else {input_name: list(shape)})
     return core.compile_model(model, "CPU").create_infer_request()
 
 

@@ -13,6 +13,10 @@ calibration. Per model: max |reduced - f32| / max |f32| and cosine over every
 output, top-1 agreement of the first output, nodes converted / kept f32,
 medians of `braid run --iterations I` for each. Random weights and random
 inputs: the errors show the arithmetic, not a dataset's accuracy. CPU only.
+With --openvino (bf16), OpenVINO's CPU plugin runs the same .onnx on the same
+input with INFERENCE_PRECISION_HINT bf16 (same threads, latency hint, median
+of I in-process calls after warm-up) right after braid: a peer measured side
+by side. Int8 peers: bench/qdq_vs_ort.py.
 """
 from __future__ import annotations
 
@@ -109,6 +113,20 @@ def seeded_inputs(onnx_path: str, tmp: str) -> list[str]:
     return items
 
 
+def openvino_ms(onnx_path: str, inputs: list[str], threads: int, iterations: int,
+                precision: str) -> float:
+    """Median ms of OpenVINO's CPU plugin at `precision` on the NAME=FILE.npy inputs."""
+    import numpy as np
+    feeds = {}
+    for item in inputs:
+        name, path = item.split("=", 1)
+        feeds[name] = np.load(path)
+    request = bench_common.openvino_request(onnx_path, threads, None,
+                                            {n: a.shape for n, a in feeds.items()}, precision)
+    times = bench_common.timed_ms(lambda: request.infer(feeds), iterations, warmup=3)
+    return sorted(times)[len(times) // 2]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default="build")
@@ -119,13 +137,19 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--openvino", action="store_true",
+                        help="bf16: also time OpenVINO's CPU plugin with its bf16 hint")
     args = parser.parse_args()
+    if args.openvino and (args.precision != "bf16" or not bench_common.have_openvino()):
+        parser.error("--openvino needs --precision bf16 and the openvino package")
     braid = args.braid or bench_common.default_braid(args.build_dir)
     zoo = args.zoo or bench_common.default_zoo(args.build_dir)
     precision = args.precision
+    peer = f" {'OV bf16':>8s} {'braid/OV':>8s}" if args.openvino else ""
     print(f"{'model':22s} {'f32 ms':>8s} {precision + ' ms':>8s} {'speedup':>8s} {'max err':>9s} "
-          f"{'cosine':>9s} {'top-1':>6s}  converted / kept f32")
+          f"{'cosine':>9s} {'top-1':>6s}  converted / kept f32{peer}")
     speedups = []
+    peer_ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             onnx_path = os.path.join(zoo, f"{name}_op17.onnx")
@@ -153,14 +177,26 @@ def main() -> int:
                                           os.path.join(tmp, name + "_reduced"), names)
             f32_ms, reduced_ms = f32["latency_ms"]["median"], reduced["latency_ms"]["median"]
             speedups.append(f32_ms / reduced_ms)
+            peer = ""
+            if args.openvino:
+                try:
+                    ov_ms = openvino_ms(onnx_path, inputs, args.threads, args.iterations, precision)
+                    peer_ratios.append(reduced_ms / ov_ms)
+                    peer = f" {ov_ms:8.2f} {reduced_ms / ov_ms:8.2f}"
+                except Exception as failed:  # noqa: BLE001 - a peer failure is a row note
+                    peer = f" OpenVINO failed: {str(failed).splitlines()[0][:60]}"
+            counted = f"{counts[0]} / {counts[1]}" if counts else "?"
             print(f"{name:22s} {f32_ms:8.2f} {reduced_ms:8.2f} {f32_ms / reduced_ms:7.2f}x "
                   f"{error:9.2e} {cosine:9.5f} {'same' if top1 else 'DIFF':>6s}  "
-                  f"{f'{counts[0]} / {counts[1]}' if counts else '?'}", flush=True)
+                  f"{counted:>20s}{peer}", flush=True)
     if speedups:
         calibration = (f"{args.samples} random calibration samples, " if precision == "int8" else "")
         print(f"geomean f32 / {precision} latency: {bench_common.geomean(speedups):.2f}x over "
               f"{len(speedups)} models; CPU, {args.threads} thread(s), {calibration}"
               f"medians of {args.iterations} runs")
+    if peer_ratios:
+        print(f"geomean braid bf16 / OpenVINO bf16 latency: "
+              f"{bench_common.geomean(peer_ratios):.2f} over {len(peer_ratios)} models")
     return 0
 
 
