@@ -49,13 +49,13 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
   }
 
   size_t workspace_bytes() const override {
-    return staged_ ? operands_.workspace_bytes() : PrimitiveKernel::workspace_bytes();
+    return operands_.active() ? operands_.workspace_bytes() : PrimitiveKernel::workspace_bytes();
   }
 
   Status Run(const RunArgs& args) override {
     const void* a = args.src[0];
     const void* b = args.src[1];
-    if (staged_) RETURN_IF_ERROR(operands_.Stage(args.workspace, a, b, where()));
+    if (operands_.active()) RETURN_IF_ERROR(operands_.Stage(args.workspace, a, b, where()));
     RETURN_IF_ERROR(onednn::SetHandle(src_, a, where()));
     if (!constant_b_) RETURN_IF_ERROR(onednn::SetHandle(weights_, b, where()));
     if (c_mode_ == CMode::kPostOp && !constant_c_)
@@ -147,15 +147,13 @@ class GemmOnednn final : public onednn::PrimitiveKernel {
       }
     }
     dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
-    staged_ = staged;
-    if (staged_)
+    if (staged)
       operands_.Init(context(), given_a_md, src_md, !constant_b_, plain_b_md, b_md,
                      exec().scratchpad_bytes(), args.num_threads);
     return Status::Ok();
   }
 
-  bool staged_ = false;  // bf16: A and a run-time B go through bf16 copies
-  onednn::StagedOperands operands_;
+  onednn::StagedOperands operands_;  // bf16: A and a run-time B go through bf16 copies
   bool constant_b_ = false;
   bool constant_c_ = false;
   bool scale_after_ = false;  // alpha as a post-op (run-time or bf16 B), not folded into B

@@ -32,13 +32,13 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
   }
 
   size_t workspace_bytes() const override {
-    return staged_ ? operands_.workspace_bytes() : PrimitiveKernel::workspace_bytes();
+    return operands_.active() ? operands_.workspace_bytes() : PrimitiveKernel::workspace_bytes();
   }
 
   Status Run(const RunArgs& args) override {
     const void* a = args.src[0];
     const void* b = args.src[1];
-    if (staged_) RETURN_IF_ERROR(operands_.Stage(args.workspace, a, b, where()));
+    if (operands_.active()) RETURN_IF_ERROR(operands_.Stage(args.workspace, a, b, where()));
     RETURN_IF_ERROR(onednn::SetHandle(src_, a, where()));
     if (!constant_b_) RETURN_IF_ERROR(onednn::SetHandle(weights_, b, where()));
     RETURN_IF_ERROR(onednn::SetHandle(dst_, args.dst[0], where()));
@@ -86,15 +86,13 @@ class MatMulOnednn final : public onednn::PrimitiveKernel {
       weights_ = exec().Bind(DNNL_ARG_WEIGHTS, pd.weights_desc());
     }
     dst_ = exec().Bind(DNNL_ARG_DST, pd.dst_desc());
-    staged_ = compute != f32;
-    if (staged_)
+    if (compute != f32)
       operands_.Init(context(), onednn::PlainDesc(a_dims, f32), src_md, !constant_b_, plain_b_md,
                      b_md, exec().scratchpad_bytes(), args.num_threads);
     return Status::Ok();
   }
 
-  bool staged_ = false;  // bf16: A and a run-time B go through bf16 copies
-  onednn::StagedOperands operands_;
+  onednn::StagedOperands operands_;  // bf16: A and a run-time B go through bf16 copies
   bool constant_b_ = false;
   onednn::PackedConstant packed_weights_;
   memory src_, weights_, dst_;

@@ -190,6 +190,8 @@ class StagedOperands {
   void Init(const Context& context, const dnnl::memory::desc& a_from,
             const dnnl::memory::desc& a_to, bool stage_b, const dnnl::memory::desc& b_from,
             const dnnl::memory::desc& b_to, size_t primitive_scratchpad, int num_threads);
+  // Whether Init ran (the node computes in bf16).
+  bool active() const { return a_.initialized(); }
   // The workspace the primitive and the staging need together.
   size_t workspace_bytes() const { return workspace_bytes_; }
   // Converts `a` (and `b`) into the workspace and points them at the copies.
