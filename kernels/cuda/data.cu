@@ -1,5 +1,5 @@
 // Data-movement CUDA kernels: grid-stride loops around device_math/data.h,
-// instantiated per element size.
+// instantiated per element size where they move bytes.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/launch_config.h"
 
@@ -23,6 +23,15 @@ __global__ void GatherKernel(dm::GatherArgs args, const E* x, const int64_t* ind
 template <typename E>
 __global__ void PadKernel(dm::PadArgs args, const E* x, E* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::PadElement(args, i, x, y);
+}
+
+__global__ void ResizeKernel(dm::ResizeArgs args, const dm::ResizeCoord* coords,
+                             const dm::ResizeTap* taps, const float* x, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::ResizeElement(args, i, coords, taps, x, y);
+}
+
+__global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
 
 // Calls launch(E{}) with the storage type of `element_size`.
@@ -67,6 +76,19 @@ cudaError_t LaunchPad(const dm::PadArgs& args, const void* x, void* y, cudaStrea
     PadKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x),
                                                 static_cast<E*>(y));
   });
+}
+
+cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coords,
+                         const dm::ResizeTap* taps, const float* x, float* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  ResizeKernel<<<c.blocks, c.threads, 0, s>>>(args, coords, taps, x, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCast(const dm::CastArgs& args, const void* x, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  CastKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
+  return cudaGetLastError();
 }
 
 }  // namespace braid::cuda

@@ -1,6 +1,7 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
-// strided walks (Transpose, Slice, Expand), Gather, Pad, and Concat / Split
-// as cudaMemcpy2DAsync calls. Prepare plans (plans.h); Run only enqueues.
+// strided walks (Transpose, Slice, Expand, Tile), Gather, Pad, Resize, Cast,
+// and Concat / Split as cudaMemcpy2DAsync calls. Prepare plans (plans.h);
+// Run only enqueues.
 #include <vector>
 
 #include "kernels/cuda/cuda_device.h"
@@ -79,6 +80,59 @@ class GatherCuda final : public Kernel {
   std::unique_ptr<Buffer> indices_;  // normalized constant indices, on the device
 };
 
+// Resize / Upsample: the taps and coordinate runs live in one device buffer
+// (taps first: 8-byte aligned), uploaded at Prepare.
+class ResizeCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(ResizePlan plan, PlanResize(args));
+    ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
+    args_ = plan.args;
+    const size_t tap_bytes = plan.taps.size() * sizeof(dm::ResizeTap);
+    const size_t coord_bytes = plan.coords.size() * sizeof(dm::ResizeCoord);
+    ASSIGN_OR_RETURN(tables_, device->Allocate(tap_bytes + coord_bytes + 1, MemoryKind::kDevice));
+    auto* base = static_cast<char*>(tables_->data());
+    taps_ = reinterpret_cast<const dm::ResizeTap*>(base);
+    coords_ = reinterpret_cast<const dm::ResizeCoord*>(base + tap_bytes);
+    if (tap_bytes > 0)
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(base, plan.taps.data(), tap_bytes, cudaMemcpyHostToDevice));
+    if (coord_bytes > 0)
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(base + tap_bytes, plan.coords.data(), coord_bytes,
+                                      cudaMemcpyHostToDevice));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchResize(args_, coords_, taps_, static_cast<const float*>(run.src[0]),
+                                      static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::ResizeArgs args_;
+  std::unique_ptr<Buffer> tables_;
+  const dm::ResizeTap* taps_ = nullptr;
+  const dm::ResizeCoord* coords_ = nullptr;
+};
+
+class CastCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanCast(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchCast(args_, run.src[0], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::CastArgs args_;
+};
+
 class PadCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -138,6 +192,9 @@ std::unique_ptr<Kernel> CreateExpandCuda() {
 }
 std::unique_ptr<Kernel> CreateGatherCuda() { return std::make_unique<GatherCuda>(); }
 std::unique_ptr<Kernel> CreatePadCuda() { return std::make_unique<PadCuda>(); }
+std::unique_ptr<Kernel> CreateTileCuda() { return std::make_unique<StridedCopyCuda>(&PlanTile); }
+std::unique_ptr<Kernel> CreateResizeCuda() { return std::make_unique<ResizeCuda>(); }
+std::unique_ptr<Kernel> CreateCastCuda() { return std::make_unique<CastCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);
 }

@@ -35,6 +35,9 @@ cudaError_t LaunchStridedCopy(const dm::StridedCopyArgs& args, const void* x, vo
 cudaError_t LaunchGather(const dm::GatherArgs& args, const void* x, const int64_t* indices,
                          void* y, cudaStream_t s);
 cudaError_t LaunchPad(const dm::PadArgs& args, const void* x, void* y, cudaStream_t s);
+cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coords,
+                         const dm::ResizeTap* taps, const float* x, float* y, cudaStream_t s);
+cudaError_t LaunchCast(const dm::CastArgs& args, const void* x, void* y, cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);

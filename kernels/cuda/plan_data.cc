@@ -1,11 +1,14 @@
 // Plans of the data-movement CUDA kernels (kernels/cuda/plans.h).
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "kernels/cuda/plans.h"
 #include "kernels/params/broadcast.h"
 #include "kernels/params/data_ops.h"
+#include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
+#include "kernels/params/resize.h"
 
 namespace braid::cuda {
 namespace {
@@ -239,6 +242,107 @@ StatusOr<std::vector<Copy2D>> PlanSplit(const PrepareArgs& args) {
     at += width;
   }
   return copies;
+}
+
+StatusOr<dm::StridedCopyArgs> PlanTile(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out_desc = args.outputs[0];
+  if (out_desc.dtype != in.dtype || out_desc.rank() != in.rank())
+    return Invalid(args, "output " + out_desc.ToString() + " does not tile " + in.ToString());
+  if (IsConstantInput(args, 1)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(args, 1, "repeats"));
+    if (repeats.size() != in.dims.size())
+      return Invalid(args, "repeats must have one entry per input axis");
+    for (size_t d = 0; d < repeats.size(); ++d)
+      if (out_desc.dims[d] != in.dims[d] * repeats[d])
+        return Invalid(args, "output " + out_desc.ToString() + " does not tile " +
+                                 in.ToString() + " by the repeats");
+  }
+  // Output axis d = [repeat, in_dim] read with strides [0, input stride]; an
+  // axis not repeated keeps one dim.
+  const std::vector<int64_t> in_strides = ContiguousStrides(in.dims);
+  dm::StridedCopyArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, in.dtype));
+  out.elements = out_desc.elements();
+  int rank = 0;
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    if (in.dims[d] == 0 || out_desc.dims[d] % in.dims[d] != 0)
+      return Unsupported(args, "tiling an empty axis, or an output extent that is not a "
+                               "multiple of the input's");
+    const int64_t repeat = out_desc.dims[d] / in.dims[d];
+    for (int part = repeat == 1 ? 1 : 0; part < 2; ++part) {
+      if (rank == dm::kMaxRank)
+        return Unsupported(args, "more than " + std::to_string(dm::kMaxRank) +
+                                     " axes after splitting the repeated ones");
+      out.index.dims[rank] = part == 0 ? repeat : in.dims[d];
+      out.index.strides[0][rank] = part == 0 ? 0 : in_strides[d];
+      ++rank;
+    }
+  }
+  out.index.rank = rank;
+  return out;
+}
+
+StatusOr<ResizePlan> PlanResize(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(ResizeParams p, ParseResize(args));
+  const TensorDesc& in = args.inputs[0];
+  if (in.dtype != DataType::kF32) return Unsupported(args, "the CUDA Resize takes f32 only");
+  RETURN_IF_ERROR(CheckRank(args, in.rank()));
+  if (in.elements() == 0) return Unsupported(args, "an empty input on CUDA");
+  const std::vector<int64_t>& out_dims = args.outputs[0].dims;
+  const std::vector<int64_t> in_strides = ContiguousStrides(in.dims);
+  ResizePlan plan;
+  plan.args.rank = in.rank();
+  plan.args.elements = args.outputs[0].elements();
+  plan.args.extrapolation = static_cast<float>(p.attributes.extrapolation_value);
+  for (int a = 0; a < in.rank(); ++a) {
+    const auto u = static_cast<size_t>(a);
+    plan.args.out_dims[a] = out_dims[u];
+    plan.args.in_strides[a] = in_strides[u];
+    const ResizeAxisMap m = BuildResizeAxis(p.attributes, in.dims[u], out_dims[u],
+                                            p.geometry.scales[u], p.geometry.roi_start[u],
+                                            p.geometry.roi_end[u]);
+    if (m.identity) {
+      plan.args.coord_base[a] = -1;
+      continue;
+    }
+    plan.args.coord_base[a] = static_cast<int64_t>(plan.coords.size());
+    const auto tap_base = static_cast<uint32_t>(plan.taps.size());
+    for (size_t o = 0; o < m.count.size(); ++o)
+      plan.coords.push_back(dm::ResizeCoord{tap_base + static_cast<uint32_t>(m.first[o]),
+                                            m.count[o], m.outside[o] ? 1u : 0u});
+    for (const ResizeAxisMap::Tap& t : m.taps)
+      plan.taps.push_back(dm::ResizeTap{t.index * in_strides[u], static_cast<float>(t.weight)});
+  }
+  return plan;
+}
+
+StatusOr<dm::CastArgs> PlanCast(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const DataType to, ParseCastTarget(args));
+  const TensorDesc& in = args.inputs[0];
+  auto type = [](DataType t) -> std::optional<dm::CastType> {
+    switch (t) {
+      case DataType::kF64: return dm::CastType::kF64;
+      case DataType::kF32: return dm::CastType::kF32;
+      case DataType::kI64: return dm::CastType::kI64;
+      case DataType::kI32: return dm::CastType::kI32;
+      case DataType::kI16: return dm::CastType::kI16;
+      case DataType::kI8: return dm::CastType::kI8;
+      case DataType::kU8: return dm::CastType::kU8;
+      case DataType::kBool: return dm::CastType::kBool;
+      default: return std::nullopt;
+    }
+  };
+  const std::optional<dm::CastType> from_type = type(in.dtype), to_type = type(to);
+  if (!from_type || !to_type)
+    return Unsupported(args, std::string("no CUDA Cast from ") + DataTypeName(in.dtype) +
+                                 " to " + DataTypeName(to));
+  dm::CastArgs out;
+  out.elements = in.elements();
+  out.from = *from_type;
+  out.to = *to_type;
+  return out;
 }
 
 }  // namespace braid::cuda

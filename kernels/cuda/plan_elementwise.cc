@@ -1,6 +1,8 @@
 // Plans of the elementwise CUDA kernels (kernels/cuda/plans.h).
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/cuda/plans.h"
 #include "kernels/params/elementwise.h"
@@ -35,7 +37,62 @@ StatusOr<dm::StridedIndex<kOperands>> ToStridedIndex(const PrepareArgs& args,
   return index;
 }
 
+struct UnaryRow {
+  const char* name;
+  dm::UnaryOp op;
+};
+constexpr UnaryRow kUnaryRows[] = {
+    {"Relu", dm::UnaryOp::kRelu},       {"Sigmoid", dm::UnaryOp::kSigmoid},
+    {"Tanh", dm::UnaryOp::kTanh},       {"Exp", dm::UnaryOp::kExp},
+    {"Log", dm::UnaryOp::kLog},         {"Abs", dm::UnaryOp::kAbs},
+    {"Neg", dm::UnaryOp::kNeg},         {"Sqrt", dm::UnaryOp::kSqrt},
+    {"Reciprocal", dm::UnaryOp::kReciprocal}, {"Erf", dm::UnaryOp::kErf},
+    {"HardSigmoid", dm::UnaryOp::kHardSigmoid}, {"HardSwish", dm::UnaryOp::kHardSwish},
+    {"LeakyRelu", dm::UnaryOp::kLeakyRelu}, {"Clip", dm::UnaryOp::kClip},
+    {"Gelu", dm::UnaryOp::kGelu},
+    {"Softplus", dm::UnaryOp::kSoftplus}, {"Softsign", dm::UnaryOp::kSoftsign},
+    {"Mish", dm::UnaryOp::kMish},       {"Elu", dm::UnaryOp::kElu},
+    {"Celu", dm::UnaryOp::kCelu},       {"Selu", dm::UnaryOp::kSelu},
+    {"ThresholdedRelu", dm::UnaryOp::kThresholdedRelu}, {"Shrink", dm::UnaryOp::kShrink},
+    {"Sin", dm::UnaryOp::kSin},         {"Cos", dm::UnaryOp::kCos},
+    {"Tan", dm::UnaryOp::kTan},         {"Asin", dm::UnaryOp::kAsin},
+    {"Acos", dm::UnaryOp::kAcos},       {"Atan", dm::UnaryOp::kAtan},
+    {"Sinh", dm::UnaryOp::kSinh},       {"Cosh", dm::UnaryOp::kCosh},
+    {"Asinh", dm::UnaryOp::kAsinh},     {"Acosh", dm::UnaryOp::kAcosh},
+    {"Atanh", dm::UnaryOp::kAtanh},     {"Ceil", dm::UnaryOp::kCeil},
+    {"Floor", dm::UnaryOp::kFloor},     {"Round", dm::UnaryOp::kRound},
+    {"Sign", dm::UnaryOp::kSign},
+};
+
+struct BinaryRow {
+  const char* name;
+  dm::BinaryOp op;
+};
+constexpr BinaryRow kBinaryRows[] = {
+    {"Add", dm::BinaryOp::kAdd},         {"Sub", dm::BinaryOp::kSub},
+    {"Mul", dm::BinaryOp::kMul},         {"Div", dm::BinaryOp::kDiv},
+    {"Pow", dm::BinaryOp::kPow},         {"Min", dm::BinaryOp::kMin},
+    {"Max", dm::BinaryOp::kMax},         {"Equal", dm::BinaryOp::kEqual},
+    {"Greater", dm::BinaryOp::kGreater}, {"Less", dm::BinaryOp::kLess},
+    {"GreaterOrEqual", dm::BinaryOp::kGreaterOrEqual},
+    {"LessOrEqual", dm::BinaryOp::kLessOrEqual},
+    {"PRelu", dm::BinaryOp::kPRelu},     {"Mod", dm::BinaryOp::kFmod},
+};
+
+template <typename Row, size_t kSize>
+std::span<const char* const> NamesOf(const Row (&rows)[kSize]) {
+  static const std::vector<const char*> names = [&rows] {
+    std::vector<const char*> out;
+    for (const Row& row : rows) out.push_back(row.name);
+    return out;
+  }();
+  return names;
+}
+
 }  // namespace
+
+std::span<const char* const> UnaryOpTypes() { return NamesOf(kUnaryRows); }
+std::span<const char* const> BinaryOpTypes() { return NamesOf(kBinaryRows); }
 
 dm::ActivationArgs ToDeviceActivation(const Activation& activation) {
   dm::ActivationArgs a;
@@ -53,23 +110,10 @@ StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args) {
   const TensorDesc& in = args.inputs[0];
   RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, in.dtype));
   if (in.dtype != DataType::kF32) return NotF32(args, in.dtype);
-  struct Row {
-    std::string_view name;
-    dm::UnaryOp op;
-  };
-  static constexpr Row kRows[] = {
-      {"Relu", dm::UnaryOp::kRelu},       {"Sigmoid", dm::UnaryOp::kSigmoid},
-      {"Tanh", dm::UnaryOp::kTanh},       {"Exp", dm::UnaryOp::kExp},
-      {"Log", dm::UnaryOp::kLog},         {"Abs", dm::UnaryOp::kAbs},
-      {"Neg", dm::UnaryOp::kNeg},         {"Sqrt", dm::UnaryOp::kSqrt},
-      {"Reciprocal", dm::UnaryOp::kReciprocal}, {"Erf", dm::UnaryOp::kErf},
-      {"HardSigmoid", dm::UnaryOp::kHardSigmoid}, {"HardSwish", dm::UnaryOp::kHardSwish},
-      {"LeakyRelu", dm::UnaryOp::kLeakyRelu}, {"Clip", dm::UnaryOp::kClip},
-      {"Gelu", dm::UnaryOp::kGelu},
-  };
+
   dm::UnaryArgs out;
   bool found = false;
-  for (const Row& row : kRows)
+  for (const UnaryRow& row : kUnaryRows)
     if (row.name == op) {
       out.op = row.op;
       found = true;
@@ -82,6 +126,24 @@ StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args) {
     out.beta = ab.beta;
   }
   if (out.op == dm::UnaryOp::kLeakyRelu) out.alpha = ParseLeakyReluAlpha(args);
+  // The attributes and ONNX defaults of kernels/reference/unary.cc's rows.
+  const Attributes& attrs = args.node->attrs;
+  switch (out.op) {
+    case dm::UnaryOp::kElu:
+    case dm::UnaryOp::kCelu:
+    case dm::UnaryOp::kThresholdedRelu: out.alpha = attrs.GetFloat("alpha", 1.0f); break;
+    case dm::UnaryOp::kSelu:
+      out.alpha = attrs.GetFloat("alpha", 1.67326319217681884765625f);
+      out.beta = attrs.GetFloat("gamma", 1.05070102214813232421875f);
+      break;
+    case dm::UnaryOp::kShrink:
+      out.alpha = attrs.GetFloat("lambd", 0.5f);
+      out.beta = attrs.GetFloat("bias", 0.0f);
+      break;
+    default: break;
+  }
+  if (out.op == dm::UnaryOp::kCelu && out.alpha == 0.0f)
+    return params_internal::Invalid(args, "alpha 0 (Celu divides by alpha)");
   if (out.op == dm::UnaryOp::kGelu) {
     ASSIGN_OR_RETURN(const bool tanh, ParseGeluTanh(args));
     out.alpha = tanh ? 1.0f : 0.0f;
@@ -103,26 +165,31 @@ StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args) {
   if (args.inputs.size() != 2)
     return Unsupported(args, "the CUDA kernel takes exactly 2 inputs, got " +
                                  std::to_string(args.inputs.size()));
-  ASSIGN_OR_RETURN(DataType dtype, CommonInputType(args));
-  if (dtype != DataType::kF32) return NotF32(args, dtype);
+  // Pow's exponent may have another dtype (ONNX); the kernel takes f32 only.
+  for (const TensorDesc& in : args.inputs)
+    if (in.dtype != DataType::kF32) return NotF32(args, in.dtype);
   dm::BinaryArgs out;
-  if (op == "Add") out.op = dm::BinaryOp::kAdd;
-  else if (op == "Sub") out.op = dm::BinaryOp::kSub;
-  else if (op == "Mul") out.op = dm::BinaryOp::kMul;
-  else if (op == "Div") out.op = dm::BinaryOp::kDiv;
-  else if (op == "Pow") out.op = dm::BinaryOp::kPow;
-  else if (op == "Min") out.op = dm::BinaryOp::kMin;
-  else if (op == "Max") out.op = dm::BinaryOp::kMax;
-  else if (op == "Equal") out.op = dm::BinaryOp::kEqual;
-  else return Unsupported(args, "no CUDA binary kernel for this op");
-  const DataType want = out.op == dm::BinaryOp::kEqual ? DataType::kBool : DataType::kF32;
+  bool found = false;
+  for (const BinaryRow& row : kBinaryRows)
+    if (row.name == op) {
+      out.op = row.op;
+      found = true;
+    }
+  if (!found) return Unsupported(args, "no CUDA binary kernel for this op");
+  // A float Mod must keep the dividend's sign (ONNX: fmod=0 is for integers).
+  if (out.op == dm::BinaryOp::kFmod && args.node->attrs.GetInt("fmod", 0) != 1)
+    return Unsupported(args, "Mod of f32 without fmod=1");
+  const DataType want = dm::BinaryWritesBool(out.op) ? DataType::kBool : DataType::kF32;
   if (args.outputs[0].dtype != want)
     return params_internal::Invalid(args, std::string("output dtype ") +
                                               DataTypeName(args.outputs[0].dtype) +
                                               ", expected " + DataTypeName(want));
   ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
-  // As the reference: Equal (a bool output) and Pow refuse a fused activation.
-  if (!activation.none() && (out.op == dm::BinaryOp::kEqual || out.op == dm::BinaryOp::kPow))
+  // As the reference: only the arithmetic ops take a fused activation.
+  const bool takes_activation = out.op == dm::BinaryOp::kAdd || out.op == dm::BinaryOp::kSub ||
+                                out.op == dm::BinaryOp::kMul || out.op == dm::BinaryOp::kDiv ||
+                                out.op == dm::BinaryOp::kMin || out.op == dm::BinaryOp::kMax;
+  if (!activation.none() && !takes_activation)
     return Unsupported(args, std::string("fused activation on ") + std::string(op));
   out.activation = ToDeviceActivation(activation);
   ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));

@@ -30,6 +30,18 @@ StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args) {
   return out;
 }
 
+static_assert(static_cast<int>(dm::ReduceKind::kMax) == static_cast<int>(ReduceParams::Kind::kMax) &&
+                  static_cast<int>(dm::ReduceKind::kLogSumExp) ==
+                      static_cast<int>(ReduceParams::Kind::kLogSumExp),
+              "dm::ReduceKind follows ReduceParams::Kind");
+
+std::span<const char* const> ReduceOpTypes() {
+  static constexpr const char* kNames[] = {
+      "ReduceSum",  "ReduceMean", "ReduceMax",       "ReduceMin",    "ReduceProd",
+      "ReduceL1",   "ReduceL2",   "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
+  return kNames;
+}
+
 StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(ReduceParams p, ParseReduce(args));
   if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
@@ -37,13 +49,11 @@ StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args) {
   if (!p.contiguous)
     return Unsupported(args, "reduced axes that are not adjacent (the CUDA kernel reduces "
                              "one contiguous run of axes)");
-  if (p.kind != ReduceParams::Kind::kSum && p.kind != ReduceParams::Kind::kMean &&
-      p.kind != ReduceParams::Kind::kMax)
-    return Unsupported(args, "only ReduceSum, ReduceMean and ReduceMax run on CUDA");
-  if (p.reduced_size == 0 && p.kind == ReduceParams::Kind::kMax)
-    return Unsupported(args, "ReduceMax over an empty axis");
+  if (p.reduced_size == 0 &&
+      (p.kind == ReduceParams::Kind::kMax || p.kind == ReduceParams::Kind::kMin))
+    return Unsupported(args, "ReduceMax / ReduceMin over an empty axis");
   dm::ReduceArgs out;
-  out.kind = static_cast<int>(p.kind);
+  out.kind = static_cast<dm::ReduceKind>(p.kind);
   out.outputs = p.output_elements;
   out.reduced = p.reduced_size;
   out.inner = p.inner;

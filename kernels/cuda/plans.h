@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@
 namespace braid::cuda {
 
 // ---- elementwise (plan_elementwise.cc) ---------------------------------------
+// The op types PlanUnary / PlanBinary / PlanReduce take (register.cc
+// registers them; tests/cuda emulates them).
+std::span<const char* const> UnaryOpTypes();
+std::span<const char* const> BinaryOpTypes();
+std::span<const char* const> ReduceOpTypes();
 StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args);
 StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args);
 StatusOr<dm::WhereArgs> PlanWhere(const PrepareArgs& args);
@@ -48,6 +54,15 @@ struct GatherPlan {
 };
 StatusOr<GatherPlan> PlanGather(const PrepareArgs& args);  // constant indices
 StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args);    // constant pads / value
+StatusOr<dm::StridedCopyArgs> PlanTile(const PrepareArgs& args);
+// Resize / Upsample (f32): the taps and per-coordinate runs, uploaded at Prepare.
+struct ResizePlan {
+  dm::ResizeArgs args;
+  std::vector<dm::ResizeCoord> coords;
+  std::vector<dm::ResizeTap> taps;
+};
+StatusOr<ResizePlan> PlanResize(const PrepareArgs& args);
+StatusOr<dm::CastArgs> PlanCast(const PrepareArgs& args);  // Cast, CastLike
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`

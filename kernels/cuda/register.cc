@@ -3,6 +3,7 @@
 // PrepareFirstAccepting tries them, as on the CPU).
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/plans.h"
 
 namespace braid {
 
@@ -18,11 +19,8 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   add("Gemm", "cublas", 20, &cuda::CreateGemmCublas);
   add("MatMul", "cublas", 20, &cuda::CreateMatMulCublas);
 
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt",
-                         "Reciprocal", "Erf", "Gelu", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})
-    cu(op, &cuda::CreateUnaryCuda);
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal"})
-    cu(op, &cuda::CreateBinaryCuda);
+  for (const char* op : cuda::UnaryOpTypes()) cu(op, &cuda::CreateUnaryCuda);
+  for (const char* op : cuda::BinaryOpTypes()) cu(op, &cuda::CreateBinaryCuda);
   cu("Where", &cuda::CreateWhereCuda);
   cu("BatchNormalization", &cuda::CreateBatchNormCuda);
   for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) cu(op, &cuda::CreateQuantizeLinearCuda);
@@ -34,11 +32,14 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cu("Expand", &cuda::CreateExpandCuda);
   cu("Gather", &cuda::CreateGatherCuda);
   cu("Pad", &cuda::CreatePadCuda);
+  cu("Tile", &cuda::CreateTileCuda);
+  for (const char* op : {"Resize", "Upsample"}) cu(op, &cuda::CreateResizeCuda);
+  for (const char* op : {"Cast", "CastLike"}) cu(op, &cuda::CreateCastCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 
   cu("Softmax", &cuda::CreateSoftmaxCuda);
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) cu(op, &cuda::CreateReduceCuda);
+  for (const char* op : cuda::ReduceOpTypes()) cu(op, &cuda::CreateReduceCuda);
   for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
     cu(op, &cuda::CreatePoolCuda);
   cu("LayerNormalization", &cuda::CreateLayerNormCuda);

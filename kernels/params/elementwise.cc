@@ -208,17 +208,21 @@ StatusOr<bool> ParseGeluTanh(const PrepareArgs& args) {
 }
 
 StatusOr<DataType> ParseCastTarget(const PrepareArgs& args) {
-  const int64_t to = args.node->attrs.GetInt("to", -1);
-  std::optional<DataType> type = DataTypeFromOnnx(to);
-  if (!type)
-    return Unsupported(args, std::string("cast to ONNX data type ")
-                                 .append(std::to_string(to)));
-  if (args.outputs.empty() || args.outputs[0].dtype != *type)
-    return Invalid(args, std::string("output ")
-                             .append(args.outputs.empty() ? "(none)" : args.outputs[0].ToString())
-                             .append(" does not have the target dtype ")
-                             .append(DataTypeName(*type)));
-  return *type;
+  const bool like = args.node != nullptr && args.node->op_type == "CastLike";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, like ? 2 : 1, like ? 2 : 1));
+  DataType type = DataType::kUndefined;
+  if (like) {
+    type = args.inputs[1].dtype;
+  } else {
+    const int64_t to = args.node->attrs.GetInt("to", -1);
+    std::optional<DataType> onnx = DataTypeFromOnnx(to);
+    if (!onnx)
+      return Unsupported(args, std::string("cast to ONNX data type ")
+                                   .append(std::to_string(to)));
+    type = *onnx;
+  }
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, args.inputs[0].dims, type));
+  return type;
 }
 
 }  // namespace braid

@@ -69,8 +69,9 @@ float ParseLeakyReluAlpha(const PrepareArgs& args);
 // Gelu's `approximate`: "none" (the default, erf) or "tanh"; true for tanh.
 StatusOr<bool> ParseGeluTanh(const PrepareArgs& args);
 
-// Cast's `to` (an ONNX TensorProto enum) as a braid DataType; checks that it
-// matches outputs[0].dtype.
+// The target of Cast (`to`, an ONNX TensorProto enum, as a braid DataType)
+// or CastLike (input 1's dtype); checks the arity and that outputs[0] has the
+// input's dims and the target dtype.
 StatusOr<DataType> ParseCastTarget(const PrepareArgs& args);
 
 }  // namespace braid

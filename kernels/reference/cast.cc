@@ -134,16 +134,8 @@ CastFn SelectCast(DataType from, DataType to) {
 class CastKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    const bool like = args.node != nullptr && args.node->op_type == "CastLike";
-    RETURN_IF_ERROR(params_internal::CheckArity(args, like ? 2 : 1, like ? 2 : 1));
-    DataType to = DataType::kUndefined;
-    if (like) {
-      to = args.inputs[1].dtype;
-    } else {
-      ASSIGN_OR_RETURN(to, ParseCastTarget(args));
-    }
+    ASSIGN_OR_RETURN(const DataType to, ParseCastTarget(args));
     const TensorDesc& in = args.inputs[0];
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, to));
     cast_ = SelectCast(in.dtype, to);
     if (cast_ == nullptr) return UnsupportedDtype(args, in.dtype);
     elements_ = in.elements();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <span>
 #include <sstream>
 
 #include "kernels/cpu/cpu_device.h"
@@ -39,10 +40,13 @@ void BySize(int size, Launch&& launch) {
   }
 }
 
-bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
+bool IsOneOf(const std::string& op, std::span<const char* const> names) {
   for (const char* n : names)
     if (op == n) return true;
   return false;
+}
+bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
+  return IsOneOf(op, std::span<const char* const>(names.begin(), names.size()));
 }
 
 }  // namespace
@@ -75,14 +79,13 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
   std::vector<Bytes> outs;
   for (const TensorDesc& d : inst.output_descs()) outs.emplace_back(d.bytes());
 
-  if (IsOneOf(op, {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt", "Reciprocal",
-                   "Erf", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"})) {
+  if (IsOneOf(op, cuda::UnaryOpTypes())) {
     ASSIGN_OR_RETURN(dm::UnaryArgs a, cuda::PlanUnary(args));
     const float* x = In<float>(inst, 0);
     float* y = Out<float>(outs, 0);
     EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
                       [&](int64_t i) { y[i] = dm::UnaryElement(a, x[i]); });
-  } else if (IsOneOf(op, {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal"})) {
+  } else if (IsOneOf(op, cuda::BinaryOpTypes())) {
     ASSIGN_OR_RETURN(dm::BinaryArgs a, cuda::PlanBinary(args));
     EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
       dm::BinaryElement(a, i, In<float>(inst, 0), In<float>(inst, 1), outs[0].data());
@@ -124,9 +127,10 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
   } else if (IsOneOf(op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})) {
     ASSIGN_OR_RETURN(size_t bytes, cuda::PlanCopy(args));
     if (bytes) std::memcpy(outs[0].data(), inst.input_pointers()[0], bytes);
-  } else if (IsOneOf(op, {"Transpose", "Slice", "Expand"})) {
+  } else if (IsOneOf(op, {"Transpose", "Slice", "Expand", "Tile"})) {
     StatusOr<dm::StridedCopyArgs> planned = op == "Transpose" ? cuda::PlanTranspose(args)
                                             : op == "Slice"   ? cuda::PlanSlice(args)
+                                            : op == "Tile"    ? cuda::PlanTile(args)
                                                               : cuda::PlanExpand(args);
     RETURN_IF_ERROR(planned.status());
     const dm::StridedCopyArgs a = *planned;
@@ -154,6 +158,17 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
         dm::PadElement(a, i, In<E>(inst, 0), Out<E>(outs, 0));
       });
     });
+  } else if (op == "Resize" || op == "Upsample") {
+    ASSIGN_OR_RETURN(cuda::ResizePlan plan, cuda::PlanResize(args));
+    EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements, [&](int64_t i) {
+      dm::ResizeElement(plan.args, i, plan.coords.data(), plan.taps.data(), In<float>(inst, 0),
+                        Out<float>(outs, 0));
+    });
+  } else if (op == "Cast" || op == "CastLike") {
+    ASSIGN_OR_RETURN(dm::CastArgs a, cuda::PlanCast(args));
+    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+      dm::CastElement(a, i, inst.input_pointers()[0], outs[0].data());
+    });
   } else if (op == "Concat" || op == "Split") {
     StatusOr<std::vector<cuda::Copy2D>> planned =
         op == "Concat" ? cuda::PlanConcat(args) : cuda::PlanSplit(args);
@@ -173,7 +188,7 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
     EmulateGridStride(GridStrideLaunch(a.columns, 128), a.columns, [&](int64_t j) {
       dm::SoftmaxColumn(a, j, In<float>(inst, 0), Out<float>(outs, 0));
     });
-  } else if (IsOneOf(op, {"ReduceSum", "ReduceMean", "ReduceMax"})) {
+  } else if (IsOneOf(op, cuda::ReduceOpTypes())) {
     ASSIGN_OR_RETURN(dm::ReduceArgs a, cuda::PlanReduce(args));
     EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
       dm::ReduceElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));

@@ -27,8 +27,9 @@ void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* f
 // no emulated CUDA path.
 StatusOr<std::vector<std::vector<std::byte>>> EmulateCuda(const OpCaseInstance& instance);
 
-// Data-movement and elementwise cases (the shared DataOpCases live in a test
-// file of tests/kernels, so tests/cuda keeps its own).
+// Data-movement and elementwise cases of the CUDA kernels' own (shapes and
+// dtypes the CUDA plans special-case); the shared DataOpCases() of
+// tests/kernels run too.
 std::span<const OpCase> CudaDataOpCases();
 
 // Reference outputs of `instance` (kernels/reference on the CPU).

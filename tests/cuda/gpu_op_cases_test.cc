@@ -1,4 +1,4 @@
-// The CUDA kernels on a real GPU: every ComputeOpCases() case and every
+// The CUDA kernels on a real GPU: every ComputeOpCases(), DataOpCases() and
 // CudaDataOpCases() case with a CUDA kernel is prepared on cuda:0 (inputs
 // copied to device buffers), run on a CUDA stream, copied back and compared
 // with kernels/reference. Without a usable GPU each test is SKIPPED with
@@ -95,6 +95,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, GpuComputeCases, ::testing::ValuesIn(ComputeOpCa
 class GpuDataCases : public ::testing::TestWithParam<OpCase> {};
 TEST_P(GpuDataCases, MatchesReference) { RunOnGpu(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Cases, GpuDataCases, ::testing::ValuesIn(CudaDataOpCases()),
+                         [](const auto& info) { return info.param.name; });
+
+class GpuHarnessDataCases : public ::testing::TestWithParam<OpCase> {};
+TEST_P(GpuHarnessDataCases, MatchesReference) { RunOnGpu(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Cases, GpuHarnessDataCases, ::testing::ValuesIn(DataOpCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(GpuDevice, BuffersOfEveryKindAndEvents) {

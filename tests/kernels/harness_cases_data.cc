@@ -3,12 +3,9 @@
 // activations, Clip, Cast, Where and the data-movement ops). Tolerances:
 // elementwise math abs 1e-5 + rel 1e-5 (other implementations may use
 // vectorised exp/tanh/erf approximations); data movement and integer outputs
-// are exact. The parameterized test running them is at the end of this file.
-#include <gtest/gtest.h>
-
+// are exact. data_op_harness_test.cc runs them on every CPU implementation;
+// tests/cuda emulates (and on a GPU runs) the CUDA kernels on them.
 #include <cctype>
-#include <iostream>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,8 +13,6 @@
 #include "tests/kernels/op_harness.h"
 
 namespace braid {
-
-std::span<const OpCase> DataOpCases();
 
 namespace {
 
@@ -361,43 +356,4 @@ std::span<const OpCase> DataOpCases() {
   return *cases;
 }
 
-namespace {
-
-// ------------------------------------------------------------- op harness
-
-class DataOpHarness : public ::testing::TestWithParam<OpCase> {};
-
-TEST_P(DataOpHarness, AllImplementationsMatchReference) {
-  const CaseReport report = RunOpCase(GetParam(), HarnessRegistry());
-  std::cout << "[harness] " << report.ToString() << "\n";
-  EXPECT_TRUE(report.status.ok()) << report.ToString();
-  EXPECT_TRUE(report.ok()) << report.ToString();  // Passing on the reference alone would check nothing fast: a skip, said.
-  if (report.ok() && report.matched_on_cpu() == 0)
-    GTEST_SKIP() << "no fast CPU implementation ran (all declined or none registered): "
-                 << report.ToString();
-}
-
-INSTANTIATE_TEST_SUITE_P(Cases, DataOpHarness, ::testing::ValuesIn(DataOpCases()),
-                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
-
-TEST(DataOpHarnessCases, NamesUniqueAndEveryOpCovered) {
-  std::set<std::string> names, ops;
-  for (const OpCase& c : DataOpCases()) {
-    EXPECT_TRUE(names.insert(c.name).second) << c.name;
-    ops.insert(c.op_type);
-  }
-  for (const char* op :
-       {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Relu", "Sigmoid", "Tanh", "Exp", "Log",
-        "Abs", "Neg", "Sqrt", "Reciprocal", "Erf", "Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Where",
-        "Cast", "Identity", "Shape", "Gather", "Slice", "Concat", "Split", "Transpose", "Reshape",
-        "Flatten", "Squeeze", "Unsqueeze", "Expand", "Pad", "ConstantOfShape", "Resize", "Upsample",
-        "GatherElements", "ScatterElements", "Scatter", "GatherND", "Greater", "Less",
-        "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "BitShift", "PRelu", "Sum", "Mean",
-        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
-        "Softsign", "Mish", "Elu", "Celu", "Selu", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf",
-        "OneHot", "DepthToSpace", "SpaceToDepth", "ReverseSequence"})
-    EXPECT_TRUE(ops.count(op)) << op;
-}
-
-}  // namespace
 }  // namespace braid

@@ -1,6 +1,7 @@
 // Per-element work of the CUDA data-movement kernels (data.cu): the strided
-// walk behind Transpose, Slice and Expand, Gather, and Pad. Element types are
-// storage types (uint8/16/32/64): these ops move bytes, not values.
+// walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32)
+// and Cast. Element types are storage types (uint8/16/32/64) where the op
+// moves bytes, not values.
 //
 //   y[i] = x[args.index.Offset(i)];                 // StridedCopyElement
 //   dm::PadElement(args, i, x, y);
@@ -83,6 +84,127 @@ BRAID_HD void PadElement(const PadArgs& args, int64_t i, const E* x, E* y) {
     src = src * args.in_dims[a] + c;
   }
   y[i] = x[src];
+}
+
+// Resize / Upsample (f32): the taps of kernels/params/resize.h, uploaded at
+// Prepare. Per resized axis and output coordinate a ResizeCoord names its
+// run of taps (offsets premultiplied by the axis's input stride); the value
+// is the sum over every combination of the resized axes' taps of the product
+// of their weights (separable interpolation), as the reference computes it.
+struct ResizeCoord {
+  uint32_t first = 0;    // into the taps
+  uint32_t count = 1;
+  uint32_t outside = 0;  // tf_crop_and_resize: extrapolation_value
+};
+struct ResizeTap {
+  int64_t offset = 0;  // input index * input stride of the axis
+  float weight = 1.0f;
+};
+struct ResizeArgs {
+  int64_t elements = 0;
+  int rank = 0;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t in_strides[kMaxRank] = {};
+  int64_t coord_base[kMaxRank] = {};  // into the coords; -1: axis not resized
+  float extrapolation = 0.0f;
+};
+
+BRAID_HD void ResizeElement(const ResizeArgs& args, int64_t i, const ResizeCoord* coords,
+                            const ResizeTap* taps, const float* x, float* y) {
+  int64_t base = 0;
+  int resized = 0;
+  uint32_t first[kMaxRank], count[kMaxRank], t[kMaxRank];
+  int64_t rest = i;
+  for (int a = args.rank - 1; a >= 0; --a) {
+    const int64_t idx = rest % args.out_dims[a];
+    rest /= args.out_dims[a];
+    if (args.coord_base[a] < 0) {
+      base += idx * args.in_strides[a];
+      continue;
+    }
+    const ResizeCoord& c = coords[args.coord_base[a] + idx];
+    if (c.outside) {
+      y[i] = args.extrapolation;
+      return;
+    }
+    first[resized] = c.first;
+    count[resized] = c.count;
+    t[resized] = 0;
+    ++resized;
+  }
+  float acc = 0.0f;
+  while (true) {
+    float w = 1.0f;
+    int64_t offset = base;
+    for (int k = 0; k < resized; ++k) {
+      const ResizeTap& tap = taps[first[k] + t[k]];
+      w *= tap.weight;
+      offset += tap.offset;
+    }
+    acc += w * x[offset];
+    int k = 0;  // next combination (odometer)
+    while (k < resized && ++t[k] == count[k]) t[k++] = 0;
+    if (k == resized) break;
+  }
+  y[i] = acc;
+}
+
+// Cast between f64, f32, i64, i32, i16, i8, u8 and bool with
+// kernels/reference/cast.cc's rules: float -> integer truncates toward zero,
+// NaN gives 0, values past int64 saturate, then the int64 wraps to narrower
+// types; integer -> narrower integer wraps; anything -> bool is != 0 (NaN is
+// true); bool -> anything is 0 or 1.
+enum class CastType : int { kF64, kF32, kI64, kI32, kI16, kI8, kU8, kBool };
+
+struct CastArgs {
+  int64_t elements = 0;
+  CastType from = CastType::kF32;
+  CastType to = CastType::kF32;
+};
+
+BRAID_HD bool CastTypeIsFloat(CastType t) { return t == CastType::kF64 || t == CastType::kF32; }
+
+BRAID_HD void CastElement(const CastArgs& args, int64_t i, const void* x, void* y) {
+  double f = 0;   // the value, when `from` is a float type
+  int64_t n = 0;  // otherwise
+  switch (args.from) {
+    case CastType::kF64: f = static_cast<const double*>(x)[i]; break;
+    case CastType::kF32: f = static_cast<const float*>(x)[i]; break;
+    case CastType::kI64: n = static_cast<const int64_t*>(x)[i]; break;
+    case CastType::kI32: n = static_cast<const int32_t*>(x)[i]; break;
+    case CastType::kI16: n = static_cast<const int16_t*>(x)[i]; break;
+    case CastType::kI8: n = static_cast<const int8_t*>(x)[i]; break;
+    case CastType::kU8: n = static_cast<const uint8_t*>(x)[i]; break;
+    case CastType::kBool: n = static_cast<const uint8_t*>(x)[i] != 0; break;
+  }
+  const bool from_float = CastTypeIsFloat(args.from);
+  if (args.to == CastType::kF64) {
+    static_cast<double*>(y)[i] = from_float ? f : static_cast<double>(n);
+    return;
+  }
+  if (args.to == CastType::kF32) {
+    // From f64 rounds once; from an integer directly (no double rounding).
+    static_cast<float*>(y)[i] = from_float ? static_cast<float>(f) : static_cast<float>(n);
+    return;
+  }
+  if (args.to == CastType::kBool) {
+    static_cast<uint8_t*>(y)[i] = (from_float ? f != 0.0 : n != 0) ? 1 : 0;
+    return;
+  }
+  if (from_float) {
+    if (f != f) n = 0;
+    else if (f <= -9.2233720368547758e18) n = INT64_MIN;
+    else if (f >= 9.2233720368547758e18) n = INT64_MAX;
+    else n = static_cast<int64_t>(f);
+  }
+  switch (args.to) {
+    case CastType::kI64: static_cast<int64_t*>(y)[i] = n; break;
+    case CastType::kI32: static_cast<int32_t*>(y)[i] = static_cast<int32_t>(n); break;
+    case CastType::kI16: static_cast<int16_t*>(y)[i] = static_cast<int16_t>(n); break;
+    case CastType::kI8: static_cast<int8_t*>(y)[i] = static_cast<int8_t>(n); break;
+    case CastType::kU8: static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(n); break;
+    default: break;
+  }
 }
 
 }  // namespace braid::cuda::dm

@@ -15,14 +15,22 @@ namespace braid::cuda::dm {
 enum class UnaryOp : int {
   kRelu, kSigmoid, kTanh, kExp, kLog, kAbs, kNeg, kSqrt, kReciprocal, kErf,
   kHardSigmoid, kHardSwish, kLeakyRelu, kClip, kGelu,
+  kSoftplus, kSoftsign, kMish, kElu, kCelu, kSelu, kThresholdedRelu, kShrink,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh,
+  kCeil, kFloor, kRound, kSign,
 };
 
 struct UnaryArgs {
   UnaryOp op = UnaryOp::kRelu;
-  float alpha = 0, beta = 0;            // HardSigmoid, LeakyRelu; Gelu: alpha 1 = tanh form
+  // HardSigmoid, LeakyRelu, Elu, Celu, ThresholdedRelu; Selu: alpha, gamma in
+  // beta; Shrink: lambd, bias in beta; Gelu: alpha 1 = tanh form.
+  float alpha = 0, beta = 0;
   float min = -INFINITY, max = INFINITY;  // Clip
   int64_t elements = 0;
 };
+
+// log(1 + e^x) without overflow for large x (as kernels/reference).
+BRAID_HD float SoftplusValue(float x) { return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))); }
 
 BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
   switch (a.op) {
@@ -41,21 +49,61 @@ BRAID_HD float UnaryElement(const UnaryArgs& a, float x) {
       return x != x ? x : fmaxf(0.0f, fminf(1.0f, a.alpha * x + a.beta));
     case UnaryOp::kHardSwish: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
     case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : a.alpha * x;
-    case UnaryOp::kClip: return x < a.min ? a.min : (x > a.max ? a.max : x);
+    case UnaryOp::kClip: {
+      // min(max(x, lo), hi): crossed bounds (lo > hi) give hi; NaN passes.
+      const float low = x < a.min ? a.min : x;
+      return low > a.max ? a.max : low;
+    }
     case UnaryOp::kGelu:
       if (a.alpha == 0.0f) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
       return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    // The rest as kernels/reference/unary.cc writes them (NaN kept where it does).
+    case UnaryOp::kSoftplus: return SoftplusValue(x);
+    case UnaryOp::kSoftsign: return x / (1.0f + fabsf(x));
+    case UnaryOp::kMish: return x * tanhf(SoftplusValue(x));
+    case UnaryOp::kElu: return x < 0.0f ? a.alpha * expm1f(x) : x;
+    case UnaryOp::kCelu:
+      return x != x ? x : fmaxf(0.0f, x) + fminf(0.0f, a.alpha * expm1f(x / a.alpha));
+    case UnaryOp::kSelu: return a.beta * (x > 0.0f ? x : a.alpha * expm1f(x));
+    case UnaryOp::kThresholdedRelu: return x > a.alpha ? x : 0.0f;
+    case UnaryOp::kShrink: return x < -a.alpha ? x + a.beta : (x > a.alpha ? x - a.beta : 0.0f);
+    case UnaryOp::kSin: return sinf(x);
+    case UnaryOp::kCos: return cosf(x);
+    case UnaryOp::kTan: return tanf(x);
+    case UnaryOp::kAsin: return asinf(x);
+    case UnaryOp::kAcos: return acosf(x);
+    case UnaryOp::kAtan: return atanf(x);
+    case UnaryOp::kSinh: return sinhf(x);
+    case UnaryOp::kCosh: return coshf(x);
+    case UnaryOp::kAsinh: return asinhf(x);
+    case UnaryOp::kAcosh: return acoshf(x);
+    case UnaryOp::kAtanh: return atanhf(x);
+    case UnaryOp::kCeil: return ceilf(x);
+    case UnaryOp::kFloor: return floorf(x);
+    case UnaryOp::kRound: return rintf(x);  // halves to even
+    case UnaryOp::kSign: return x != x ? x : static_cast<float>((x > 0.0f) - (x < 0.0f));
   }
   return x;
 }
 
-enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kMin, kMax, kEqual };
+enum class BinaryOp : int {
+  kAdd, kSub, kMul, kDiv, kPow, kMin, kMax, kEqual,
+  kGreater, kLess, kGreaterOrEqual, kLessOrEqual,  // bool outputs, as kEqual
+  kPRelu,  // a: x, b: slope
+  kFmod,   // Mod with fmod=1 (the sign of the dividend)
+};
+
+// The comparisons write bool (uint8) outputs; every other op float.
+BRAID_HD bool BinaryWritesBool(BinaryOp op) {
+  return op == BinaryOp::kEqual || op == BinaryOp::kGreater || op == BinaryOp::kLess ||
+         op == BinaryOp::kGreaterOrEqual || op == BinaryOp::kLessOrEqual;
+}
 
 struct BinaryArgs {
   BinaryOp op = BinaryOp::kAdd;
   int64_t elements = 0;
   StridedIndex<2> index;  // operand 0: a, operand 1: b
-  ActivationArgs activation;  // fused (docs/ir.md); never set for kEqual
+  ActivationArgs activation;  // fused (docs/ir.md); never set for a comparison
 };
 
 BRAID_HD float BinaryValue(BinaryOp op, float a, float b) {
@@ -69,18 +117,24 @@ BRAID_HD float BinaryValue(BinaryOp op, float a, float b) {
     case BinaryOp::kMin: return (a != a || b != b) ? a + b : (b < a ? b : a);
     case BinaryOp::kMax: return (a != a || b != b) ? a + b : (a < b ? b : a);
     case BinaryOp::kEqual: return a == b ? 1.0f : 0.0f;
+    case BinaryOp::kGreater: return a > b ? 1.0f : 0.0f;
+    case BinaryOp::kLess: return a < b ? 1.0f : 0.0f;
+    case BinaryOp::kGreaterOrEqual: return a >= b ? 1.0f : 0.0f;
+    case BinaryOp::kLessOrEqual: return a <= b ? 1.0f : 0.0f;
+    case BinaryOp::kPRelu: return a < 0.0f ? a * b : a;
+    case BinaryOp::kFmod: return fmodf(a, b);
   }
   return 0.0f;
 }
 
-// Equal writes bool (uint8) outputs; every other op float, through the
+// Comparisons write bool (uint8) outputs; every other op float, through the
 // fused activation (kind 0, none, unless the node carries one).
 BRAID_HD void BinaryElement(const BinaryArgs& args, int64_t i, const float* a,
                             const float* b, void* y) {
   int64_t at[2];
   args.index.Offsets(i, at);
   const float v = BinaryValue(args.op, a[at[0]], b[at[1]]);
-  if (args.op == BinaryOp::kEqual)
+  if (BinaryWritesBool(args.op))
     static_cast<uint8_t*>(y)[i] = v != 0.0f ? 1 : 0;
   else
     static_cast<float*>(y)[i] = ApplyActivation(args.activation, v);

@@ -1,5 +1,5 @@
 // Per-element (per-output) work of the CUDA reduction-shaped kernels
-// (reduce.cu): Softmax, contiguous ReduceSum / ReduceMean / ReduceMax,
+// (reduce.cu): Softmax, the contiguous Reduce* ops,
 // pooling (any window, pads, ceil_mode, dilations), and LayerNormalization
 // (also running InstanceNormalization and GroupNormalization).
 // LayerNormalization runs one block per row: each thread sums a strided
@@ -35,9 +35,15 @@ BRAID_HD void SoftmaxColumn(const SoftmaxArgs& args, int64_t j, const float* x, 
   for (int64_t a = 0; a < args.axis; ++a) y[base + a * args.inner] *= inv;
 }
 
-// x viewed as [outer, reduced, inner] -> y [outer, inner].
+// x viewed as [outer, reduced, inner] -> y [outer, inner]. Every ONNX
+// reduction, as kernels/reference/reduce.cc computes it (in float here):
+// Max / Min propagate NaN; LogSumExp shifts by the largest element.
+enum class ReduceKind : int {  // braid::ReduceParams::Kind order
+  kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp,
+};
+
 struct ReduceArgs {
-  int kind = 0;  // 0 sum, 1 mean, 2 max (braid::ReduceParams::Kind order)
+  ReduceKind kind = ReduceKind::kSum;
   int64_t outputs = 0;
   int64_t reduced = 1;
   int64_t inner = 1;
@@ -47,13 +53,42 @@ BRAID_HD void ReduceElement(const ReduceArgs& args, int64_t j, const float* x, f
   const int64_t o = j / args.inner;
   const int64_t in = j % args.inner;
   const float* p = x + o * args.reduced * args.inner + in;
-  float acc = args.kind == 2 ? -INFINITY : 0.0f;
+  const ReduceKind kind = args.kind;
+  if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
+    float best = p[0];  // reduced >= 1 (checked at Prepare)
+    for (int64_t r = 1; r < args.reduced && best == best; ++r) {
+      const float v = p[r * args.inner];
+      if (v != v || (kind == ReduceKind::kMax ? v > best : v < best)) best = v;
+    }
+    y[j] = best;
+    return;
+  }
+  float shift = 0.0f;
+  if (kind == ReduceKind::kLogSumExp && args.reduced > 0) {
+    shift = -INFINITY;
+    for (int64_t r = 0; r < args.reduced; ++r) shift = fmaxf(shift, p[r * args.inner]);
+    if (!isfinite(shift)) shift = 0.0f;
+  }
+  float acc = kind == ReduceKind::kProd ? 1.0f : 0.0f;
   for (int64_t r = 0; r < args.reduced; ++r) {
     const float v = p[r * args.inner];
-    if (args.kind == 2) acc = (v != v || acc != acc) ? v + acc : fmaxf(acc, v);
-    else acc += v;
+    switch (kind) {
+      case ReduceKind::kProd: acc *= v; break;
+      case ReduceKind::kL1: acc += fabsf(v); break;
+      case ReduceKind::kL2:
+      case ReduceKind::kSumSquare: acc += v * v; break;
+      case ReduceKind::kLogSumExp: acc += expf(v - shift); break;
+      default: acc += v; break;  // Sum, Mean, LogSum
+    }
   }
-  y[j] = args.kind == 1 ? acc / static_cast<float>(args.reduced) : acc;
+  switch (kind) {
+    case ReduceKind::kMean: acc /= static_cast<float>(args.reduced); break;
+    case ReduceKind::kL2: acc = sqrtf(acc); break;
+    case ReduceKind::kLogSum: acc = logf(acc); break;
+    case ReduceKind::kLogSumExp: acc = logf(acc) + shift; break;
+    default: break;
+  }
+  y[j] = acc;
 }
 
 constexpr int kMaxPoolRank = 3;
