@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cudnn_algorithm.h"
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/plans.h"
@@ -112,32 +113,19 @@ class ConvCudnn final : public Kernel {
 
  private:
   Status ChooseAlgorithm(CudaDevice& device, const std::string& key) {
-    CachedAlgorithm cached;
-    if (!device.LookupAlgorithm(key, &cached)) {
-      constexpr int kRequested = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-      std::array<cudnnConvolutionFwdAlgoPerf_t, kRequested> perf{};
-      int returned = 0;
-      // Find times every algorithm on the GPU (it allocates its own scratch);
-      // the heuristics answer without running anything when Find cannot.
-      Status found = CudaCheck(
-          cudnnFindConvolutionForwardAlgorithm(device.prepare_cudnn(), x_, w_, conv_, y_,
-                                               kRequested, &returned, perf.data()),
-          "cudnnFindConvolutionForwardAlgorithm", __FILE__, __LINE__);
-      if (!found.ok() || returned == 0) {
-        CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
-            device.prepare_cudnn(), x_, w_, conv_, y_, kRequested, &returned, perf.data()));
-      }
-      bool chosen = false;
-      for (int i = 0; i < returned && !chosen; ++i) {
-        const cudnnConvolutionFwdAlgoPerf_t& r = perf[static_cast<size_t>(i)];
-        if (r.status != CUDNN_STATUS_SUCCESS) continue;
-        cached.algorithm = static_cast<int>(r.algo);
-        cached.workspace_bytes = r.memory;
-        chosen = true;
-      }
-      if (!chosen) return Unimplemented("cuDNN offers no algorithm for " + key);
-      device.StoreAlgorithm(key, cached);
-    }
+    cudnnHandle_t handle = device.prepare_cudnn();
+    using Perf = cudnnConvolutionFwdAlgoPerf_t;
+    ASSIGN_OR_RETURN(
+        const CachedAlgorithm cached,
+        (CachedCudnnAlgorithm<Perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+            device, key, "cudnnFindConvolutionForwardAlgorithm",
+            [&](int n, int* got, Perf* perf) {
+              return cudnnFindConvolutionForwardAlgorithm(handle, x_, w_, conv_, y_, n, got, perf);
+            },
+            [&](int n, int* got, Perf* perf) {
+              return cudnnGetConvolutionForwardAlgorithm_v7(handle, x_, w_, conv_, y_, n, got,
+                                                            perf);
+            })));
     algorithm_ = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algorithm);
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(device.prepare_cudnn(), x_,

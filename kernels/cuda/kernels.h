@@ -38,6 +38,8 @@ std::unique_ptr<Kernel> CreateGemmCublas();
 std::unique_ptr<Kernel> CreateMatMulCublas();
 // conv_cudnn.cc
 std::unique_ptr<Kernel> CreateConvCudnn();
+// conv_transpose_cudnn.cc
+std::unique_ptr<Kernel> CreateConvTransposeCudnn();
 
 }  // namespace braid::cuda
 

@@ -164,6 +164,29 @@ ConvEpilogue ChooseConvEpilogue(bool has_bias, Activation::Kind activation,
 // Bias [K] broadcast over Y [N, K, spatial...] plus the activation.
 dm::EpilogueArgs PlanConvEpilogue(const ConvParams& p);
 
+// ConvTranspose through cuDNN's backward-data convolution: the transposed
+// conv's output is the forward conv's input (dx), its input the forward
+// output (dy), and ONNX's weight [C, M / group, k...] is the forward filter
+// as stored. cuDNN's pads are symmetric: with asymmetric ones it takes the
+// smaller pad of each axis, writes the larger output into the workspace, and
+// `crop_copy` copies the ONNX output out of it. The output must map back
+// onto the input (output_padding < stride); other cases decline. The bias
+// [M] is the epilogue kernel's (has_bias false: no epilogue).
+struct ConvTransposeDescriptors {
+  int nb_dims = 4;  // 2 + spatial rank (1-D gets a unit height)
+  std::vector<int> dy_dims, dy_strides;  // the ConvTranspose input
+  std::vector<int> w_dims;               // [C, M / group, kernel...]
+  std::vector<int> dx_dims, dx_strides;  // the ConvTranspose output (before the crop)
+  std::vector<int> pads, strides, dilations;
+  int groups = 1;
+  bool crop = false;
+  size_t full_bytes = 0;  // dx, when cropped
+  dm::StridedCopyArgs crop_copy;
+  dm::EpilogueArgs epilogue;
+};
+StatusOr<ConvTransposeDescriptors> PlanConvTranspose(const PrepareArgs& args);
+std::string ConvTransposeAlgorithmKey(const ConvTransposeDescriptors& d);
+
 }  // namespace braid::cuda
 
 #endif  // BRAID_KERNELS_CUDA_PLANS_H_

@@ -16,6 +16,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   auto cu = [&](const char* op, Factory create) { add(op, "cuda", 10, create); };
 
   add("Conv", "cudnn", 20, &cuda::CreateConvCudnn);
+  add("ConvTranspose", "cudnn", 20, &cuda::CreateConvTransposeCudnn);
   add("Gemm", "cublas", 20, &cuda::CreateGemmCublas);
   add("MatMul", "cublas", 20, &cuda::CreateMatMulCublas);
 

@@ -1,5 +1,6 @@
 #include "tests/cuda/emulate.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,6 +66,49 @@ void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* f
                at(second, c.ld_second, c.second_trans, p, j);
       out[i + j * c.ldc] = alpha * static_cast<float>(sum);
     }
+}
+
+void BackwardDataConvolution(const cuda::ConvTransposeDescriptors& d, const float* dy,
+                             const float* w, float* dx) {
+  // Spatial dims padded to 3 at the front (unit extents).
+  const size_t s = static_cast<size_t>(d.nb_dims - 2);
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, stride{1, 1, 1}, dil{1, 1, 1},
+      pad{0, 0, 0};
+  for (size_t i = 0; i < s; ++i) {
+    const size_t j = 3 - s + i;
+    in[j] = d.dy_dims[2 + i];
+    out[j] = d.dx_dims[2 + i];
+    k[j] = d.w_dims[2 + i];
+    stride[j] = d.strides[i];
+    dil[j] = d.dilations[i];
+    pad[j] = d.pads[i];
+  }
+  const int64_t batch = d.dy_dims[0], forward_out = d.dy_dims[1], forward_in = d.dx_dims[1];
+  const int64_t in_per_group = d.w_dims[1], out_per_group = forward_out / d.groups;
+  const int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2];
+  const int64_t taps = k[0] * k[1] * k[2];
+  std::vector<double> acc(static_cast<size_t>(batch * forward_in * out_size), 0.0);
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t ko = 0; ko < forward_out; ++ko) {
+      const int64_t g = ko / out_per_group;
+      for (int64_t o = 0; o < in_size; ++o) {
+        const int64_t o0 = o / (in[1] * in[2]), o1 = o / in[2] % in[1], o2 = o % in[2];
+        const double v = dy[(n * forward_out + ko) * in_size + o];
+        for (int64_t c = 0; c < in_per_group; ++c)
+          for (int64_t t = 0; t < taps; ++t) {
+            const int64_t t0 = t / (k[1] * k[2]), t1 = t / k[2] % k[1], t2 = t % k[2];
+            const int64_t p0 = o0 * stride[0] - pad[0] + t0 * dil[0];
+            const int64_t p1 = o1 * stride[1] - pad[1] + t1 * dil[1];
+            const int64_t p2 = o2 * stride[2] - pad[2] + t2 * dil[2];
+            if (p0 < 0 || p0 >= out[0] || p1 < 0 || p1 >= out[1] || p2 < 0 || p2 >= out[2])
+              continue;
+            const int64_t ci = g * in_per_group + c;
+            acc[static_cast<size_t>((n * forward_in + ci) * out_size + (p0 * out[1] + p1) * out[2] +
+                                    p2)] += v * w[(ko * in_per_group + c) * taps + t];
+          }
+      }
+    }
+  for (size_t i = 0; i < acc.size(); ++i) dx[i] = static_cast<float>(acc[i]);
 }
 
 StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
@@ -219,6 +263,21 @@ StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
       if (outs.size() > 1 && !outs[1].empty()) Out<float>(outs, 1)[row] = mean;
       if (outs.size() > 2 && !outs[2].empty()) Out<float>(outs, 2)[row] = inv_std;
     }
+  } else if (op == "ConvTranspose") {
+    ASSIGN_OR_RETURN(cuda::ConvTransposeDescriptors d, cuda::PlanConvTranspose(args));
+    float* y = Out<float>(outs, 0);
+    std::vector<float> full(d.crop ? d.full_bytes / sizeof(float) : 0);
+    BackwardDataConvolution(d, In<float>(inst, 0), In<float>(inst, 1), d.crop ? full.data() : y);
+    if (d.crop)
+      EmulateGridStride(GridStrideLaunch(d.crop_copy.elements), d.crop_copy.elements,
+                        [&](int64_t i) {
+                          dm::StridedCopyElement(d.crop_copy, i,
+                                                 reinterpret_cast<const uint32_t*>(full.data()),
+                                                 reinterpret_cast<uint32_t*>(y));
+                        });
+    const float* bias = d.epilogue.has_bias ? In<float>(inst, 2) : nullptr;
+    EmulateGridStride(GridStrideLaunch(d.epilogue.elements), d.epilogue.elements,
+                      [&](int64_t i) { dm::EpilogueElement(d.epilogue, i, bias, y); });
   } else if (op == "Gemm") {
     ASSIGN_OR_RETURN(GemmParams p, ParseGemm(args));
     ASSIGN_OR_RETURN(cuda::CublasGemmCall call,

@@ -2,8 +2,8 @@
 // for tests/cuda: an op case is planned exactly as the CUDA kernel's Prepare
 // plans it (kernels/cuda/plans.h), then the device_math functions run over
 // the emulated grid (launch_config.h: EmulateGridStride), and the cuBLAS
-// call is replayed by a column-major reference GEMM. Conv (cuDNN) is not
-// emulated.
+// call is replayed by a column-major reference GEMM and cuDNN's backward-data
+// convolution (ConvTranspose) by a direct loop. Conv (cuDNN) is not emulated.
 //
 //   StatusOr<std::vector<std::vector<std::byte>>> outs = EmulateCuda(instance);
 #ifndef BRAID_TESTS_CUDA_EMULATE_H_
@@ -18,6 +18,11 @@
 #include "tests/kernels/op_harness.h"
 
 namespace braid::cuda_test {
+
+// cuDNN's backward-data convolution (beta 0) on the descriptors of a
+// ConvTranspose: dx[n][g*Cg + c][o*s - p + t*d] += dy[n][k][o] * w[k][c][t].
+void BackwardDataConvolution(const cuda::ConvTransposeDescriptors& d, const float* dy,
+                             const float* w, float* dx);
 
 // Column-major C[m,n] = op(A) op(B) (beta 0), the semantics of cublasSgemm.
 void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* first,
