@@ -12,7 +12,7 @@
 
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
-#include "kernels/cuda/cudnn_algorithm.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/plans.h"
@@ -23,11 +23,7 @@ namespace {
 class ConvCudnn final : public Kernel {
  public:
   ~ConvCudnn() override {
-    if (x_) (void)cudnnDestroyTensorDescriptor(x_);
-    if (y_) (void)cudnnDestroyTensorDescriptor(y_);
     if (bias_) (void)cudnnDestroyTensorDescriptor(bias_);
-    if (w_) (void)cudnnDestroyFilterDescriptor(w_);
-    if (conv_) (void)cudnnDestroyConvolutionDescriptor(conv_);
     if (act_) (void)cudnnDestroyActivationDescriptor(act_);
   }
 
@@ -38,31 +34,13 @@ class ConvCudnn final : public Kernel {
     const ConvDescriptors& d = *planned;
     ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
     RETURN_IF_ERROR(device->Activate());
-    CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&x_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
+    RETURN_IF_ERROR(c_.Create(d.nb_dims, d.x_dims, d.x_strides, d.w_dims, d.y_dims,
+                              d.y_strides, d.pads, d.strides, d.dilations, d.groups,
+                              args.Where()));
     CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&bias_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&w_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
     CUDA_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&act_));
-    CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(x_, CUDNN_DATA_FLOAT, d.nb_dims,
-                                                    d.x_dims.data(), d.x_strides.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(y_, CUDNN_DATA_FLOAT, d.nb_dims,
-                                                    d.y_dims.data(), d.y_strides.data()));
     CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(bias_, CUDNN_DATA_FLOAT, d.nb_dims,
                                                     d.bias_dims.data(), d.bias_strides.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                                    d.nb_dims, d.w_dims.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
-        conv_, d.nb_dims - 2, d.pads.data(), d.strides.data(), d.dilations.data(),
-        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, d.groups));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH));
-    std::array<int, 8> got{};
-    CUDA_RETURN_IF_ERROR(
-        cudnnGetConvolutionNdForwardOutputDim(conv_, x_, w_, d.nb_dims, got.data()));
-    for (int i = 0; i < d.nb_dims; ++i)
-      if (got[static_cast<size_t>(i)] != d.y_dims[static_cast<size_t>(i)])
-        return Internal(args.Where() + ": cuDNN computes another output shape than braid");
     RETURN_IF_ERROR(ChooseAlgorithm(*device, ConvAlgorithmKey(p)));
     epilogue_kind_ = ChooseConvEpilogue(
         p.has_bias, p.activation.kind,
@@ -97,13 +75,13 @@ class ConvCudnn final : public Kernel {
     void* scratch = static_cast<std::byte*>(run.workspace) + padded_offset_;
     if (epilogue_kind_ == ConvEpilogue::kFusedBiasActivation) {
       CUDA_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
-          s->cudnn(), &one, x_, x, w_, run.src[1], conv_, algorithm_, scratch,
-          workspace_bytes_, &zero, y_, y, bias_, run.src[2], act_, y_, y));
+          s->cudnn(), &one, c_.x, x, c_.w, run.src[1], c_.conv, algorithm_, scratch,
+          workspace_bytes_, &zero, c_.y, y, bias_, run.src[2], act_, c_.y, y));
       return Status::Ok();
     }
-    CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(s->cudnn(), &one, x_, x, w_, run.src[1], conv_,
-                                                 algorithm_, scratch, workspace_bytes_, &zero, y_,
-                                                 y));
+    CUDA_RETURN_IF_ERROR(cudnnConvolutionForward(s->cudnn(), &one, c_.x, x, c_.w, run.src[1],
+                                                 c_.conv, algorithm_, scratch, workspace_bytes_,
+                                                 &zero, c_.y, y));
     if (epilogue_kind_ == ConvEpilogue::kSeparate)
       CUDA_RETURN_IF_ERROR(LaunchEpilogue(
           epilogue_, epilogue_.has_bias ? static_cast<const float*>(run.src[2]) : nullptr, y,
@@ -120,24 +98,23 @@ class ConvCudnn final : public Kernel {
         (CachedCudnnAlgorithm<Perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
             device, key, "cudnnFindConvolutionForwardAlgorithm",
             [&](int n, int* got, Perf* perf) {
-              return cudnnFindConvolutionForwardAlgorithm(handle, x_, w_, conv_, y_, n, got, perf);
+              return cudnnFindConvolutionForwardAlgorithm(handle, c_.x, c_.w, c_.conv, c_.y, n,
+                                                          got, perf);
             },
             [&](int n, int* got, Perf* perf) {
-              return cudnnGetConvolutionForwardAlgorithm_v7(handle, x_, w_, conv_, y_, n, got,
-                                                            perf);
+              return cudnnGetConvolutionForwardAlgorithm_v7(handle, c_.x, c_.w, c_.conv, c_.y, n,
+                                                            got, perf);
             })));
     algorithm_ = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algorithm);
     size_t bytes = 0;
-    CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(device.prepare_cudnn(), x_,
-                                                                 w_, conv_, y_, algorithm_,
-                                                                 &bytes));
+    CUDA_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
+        handle, c_.x, c_.w, c_.conv, c_.y, algorithm_, &bytes));
     workspace_bytes_ = std::max(bytes, cached.workspace_bytes);
     return Status::Ok();
   }
 
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr;
-  cudnnFilterDescriptor_t w_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  CudnnConvolution c_;
+  cudnnTensorDescriptor_t bias_ = nullptr;
   cudnnActivationDescriptor_t act_ = nullptr;
   cudnnConvolutionFwdAlgo_t algorithm_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;  // cuDNN's, after the padded input

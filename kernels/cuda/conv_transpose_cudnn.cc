@@ -11,7 +11,7 @@
 
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
-#include "kernels/cuda/cudnn_algorithm.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/plans.h"
@@ -21,40 +21,14 @@ namespace {
 
 class ConvTransposeCudnn final : public Kernel {
  public:
-  ~ConvTransposeCudnn() override {
-    if (dy_) (void)cudnnDestroyTensorDescriptor(dy_);
-    if (dx_) (void)cudnnDestroyTensorDescriptor(dx_);
-    if (w_) (void)cudnnDestroyFilterDescriptor(w_);
-    if (conv_) (void)cudnnDestroyConvolutionDescriptor(conv_);
-  }
-
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(ConvTransposeDescriptors d, PlanConvTranspose(args));
     ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
     RETURN_IF_ERROR(device->Activate());
-    CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&dy_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&dx_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&w_));
-    CUDA_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
-    CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(dy_, CUDNN_DATA_FLOAT, d.nb_dims,
-                                                    d.dy_dims.data(), d.dy_strides.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetTensorNdDescriptor(dx_, CUDNN_DATA_FLOAT, d.nb_dims,
-                                                    d.dx_dims.data(), d.dx_strides.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                                    d.nb_dims, d.w_dims.data()));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(
-        conv_, d.nb_dims - 2, d.pads.data(), d.strides.data(), d.dilations.data(),
-        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, d.groups));
-    CUDA_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH));
-    // cuDNN's forward conv of dx must give dy (the plan checked it with
-    // braid's geometry; a disagreement is a bug, not a user error).
-    std::array<int, 8> got{};
-    CUDA_RETURN_IF_ERROR(
-        cudnnGetConvolutionNdForwardOutputDim(conv_, dx_, w_, d.nb_dims, got.data()));
-    for (int i = 0; i < d.nb_dims; ++i)
-      if (got[static_cast<size_t>(i)] != d.dy_dims[static_cast<size_t>(i)])
-        return Internal(args.Where() + ": cuDNN maps the output onto another input shape");
+    // The forward problem: x is the ConvTranspose output (dx), y its input (dy).
+    RETURN_IF_ERROR(c_.Create(d.nb_dims, d.dx_dims, d.dx_strides, d.w_dims, d.dy_dims,
+                              d.dy_strides, d.pads, d.strides, d.dilations, d.groups,
+                              args.Where()));
     RETURN_IF_ERROR(ChooseAlgorithm(*device, ConvTransposeAlgorithmKey(d)));
     epilogue_ = d.epilogue;
     crop_ = d.crop;
@@ -74,9 +48,9 @@ class ConvTransposeCudnn final : public Kernel {
     float* y = static_cast<float*>(run.dst[0]);
     void* dx = crop_ ? run.workspace : run.dst[0];
     void* scratch = static_cast<std::byte*>(run.workspace) + full_offset_;
-    CUDA_RETURN_IF_ERROR(cudnnConvolutionBackwardData(s->cudnn(), &one, w_, run.src[1], dy_,
-                                                      run.src[0], conv_, algorithm_, scratch,
-                                                      workspace_bytes_, &zero, dx_, dx));
+    CUDA_RETURN_IF_ERROR(cudnnConvolutionBackwardData(s->cudnn(), &one, c_.w, run.src[1], c_.y,
+                                                      run.src[0], c_.conv, algorithm_, scratch,
+                                                      workspace_bytes_, &zero, c_.x, dx));
     if (crop_) CUDA_RETURN_IF_ERROR(LaunchStridedCopy(crop_copy_, dx, y, s->native()));
     if (epilogue_.has_bias)
       CUDA_RETURN_IF_ERROR(
@@ -93,24 +67,22 @@ class ConvTransposeCudnn final : public Kernel {
         (CachedCudnnAlgorithm<Perf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
             device, key, "cudnnFindConvolutionBackwardDataAlgorithm",
             [&](int n, int* got, Perf* perf) {
-              return cudnnFindConvolutionBackwardDataAlgorithm(handle, w_, dy_, conv_, dx_, n,
-                                                               got, perf);
+              return cudnnFindConvolutionBackwardDataAlgorithm(handle, c_.w, c_.y, c_.conv, c_.x,
+                                                               n, got, perf);
             },
             [&](int n, int* got, Perf* perf) {
-              return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, w_, dy_, conv_, dx_, n,
-                                                                 got, perf);
+              return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c_.w, c_.y, c_.conv,
+                                                                 c_.x, n, got, perf);
             })));
     algorithm_ = static_cast<cudnnConvolutionBwdDataAlgo_t>(cached.algorithm);
     size_t bytes = 0;
     CUDA_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        device.prepare_cudnn(), w_, dy_, conv_, dx_, algorithm_, &bytes));
+        handle, c_.w, c_.y, c_.conv, c_.x, algorithm_, &bytes));
     workspace_bytes_ = std::max(bytes, cached.workspace_bytes);
     return Status::Ok();
   }
 
-  cudnnTensorDescriptor_t dy_ = nullptr, dx_ = nullptr;
-  cudnnFilterDescriptor_t w_ = nullptr;
-  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  CudnnConvolution c_;  // x: the output (dx), y: the input (dy)
   cudnnConvolutionBwdDataAlgo_t algorithm_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
   size_t workspace_bytes_ = 0;  // cuDNN's, after the full output when cropping
   bool crop_ = false;
