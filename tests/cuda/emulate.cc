@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -21,15 +22,6 @@ namespace dm = cuda::dm;
 using Bytes = std::vector<std::byte>;
 using cuda::EmulateGridStride;
 using cuda::GridStrideLaunch;
-
-template <typename T>
-const T* In(const OpCaseInstance& inst, size_t i) {
-  return static_cast<const T*>(inst.input_pointers()[i]);
-}
-template <typename T>
-T* Out(std::vector<Bytes>& outs, size_t i) {
-  return reinterpret_cast<T*>(outs[i].data());
-}
 
 template <typename Launch>
 void BySize(int size, Launch&& launch) {
@@ -111,203 +103,321 @@ void BackwardDataConvolution(const cuda::ConvTransposeDescriptors& d, const floa
   for (size_t i = 0; i < acc.size(); ++i) dx[i] = static_cast<float>(acc[i]);
 }
 
-StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
-  const PrepareArgs args = inst.MakePrepareArgs(nullptr);
-  const std::string& op = inst.node().op_type;
+namespace {
+
+template <typename T>
+const T* In(const RunArgs& r, size_t i) {
+  return static_cast<const T*>(r.src[i]);
+}
+template <typename T>
+T* Out(const RunArgs& r, size_t i) {
+  return static_cast<T*>(r.dst[i]);
+}
+
+using Runner = std::function<Status(const RunArgs&)>;
+
+// Plans `args` as the CUDA kernel's Prepare does and returns what its Run
+// does, on host pointers.
+StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
+  const std::string op = args.node ? args.node->op_type : std::string();
   // The CUDA kernels compute in f32 only (their KernelEntry::precisions):
   // PrepareFirstAccepting declines a node that asks for another precision.
-  ASSIGN_OR_RETURN(ComputePrecision precision, NodeComputePrecision(inst.node()));
-  if (precision != ComputePrecision::kF32)
-    return Unimplemented(std::string("the CUDA kernels have no ") +
-                         ComputePrecisionName(precision) + " arithmetic");
-  std::vector<Bytes> outs;
-  for (const TensorDesc& d : inst.output_descs()) outs.emplace_back(d.bytes());
-
+  if (args.node != nullptr) {
+    ASSIGN_OR_RETURN(ComputePrecision precision, NodeComputePrecision(*args.node));
+    if (precision != ComputePrecision::kF32)
+      return Unimplemented(std::string("the CUDA kernels have no ") +
+                           ComputePrecisionName(precision) + " arithmetic");
+  }
   if (IsOneOf(op, cuda::UnaryOpTypes())) {
     ASSIGN_OR_RETURN(dm::UnaryArgs a, cuda::PlanUnary(args));
-    const float* x = In<float>(inst, 0);
-    float* y = Out<float>(outs, 0);
-    EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
-                      [&](int64_t i) { y[i] = dm::UnaryElement(a, x[i]); });
-  } else if (IsOneOf(op, cuda::BinaryOpTypes())) {
+    return Runner([a](const RunArgs& r) {
+      const float* x = In<float>(r, 0);
+      float* y = Out<float>(r, 0);
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
+                        [&](int64_t i) { y[i] = dm::UnaryElement(a, x[i]); });
+      return Status::Ok();
+    });
+  }
+  if (IsOneOf(op, cuda::BinaryOpTypes())) {
     ASSIGN_OR_RETURN(dm::BinaryArgs a, cuda::PlanBinary(args));
-    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-      dm::BinaryElement(a, i, In<float>(inst, 0), In<float>(inst, 1), outs[0].data());
-    });
-  } else if (op == "Where") {
-    ASSIGN_OR_RETURN(dm::WhereArgs a, cuda::PlanWhere(args));
-    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-      dm::WhereElement(a, i, In<uint8_t>(inst, 0), In<float>(inst, 1), In<float>(inst, 2),
-                       Out<float>(outs, 0));
-    });
-  } else if (op == "BatchNormalization") {
-    ASSIGN_OR_RETURN(dm::BatchNormArgs a, cuda::PlanBatchNorm(args));
-    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-      dm::BatchNormElement(a, i, In<float>(inst, 0), In<float>(inst, 1), In<float>(inst, 2),
-                           In<float>(inst, 3), In<float>(inst, 4), Out<float>(outs, 0));
-    });
-  } else if (op == "QuantizeLinear" || op == "DequantizeLinear") {
-    ASSIGN_OR_RETURN(cuda::QuantizePlan plan, cuda::PlanQuantizeLinear(args));
-    const dm::QuantizeArgs& a = plan.args;
-    const float* scale = In<float>(inst, 1);
-    auto run = [&](auto zero) {
-      using Q = decltype(zero);
-      const Q* zp = a.has_zero_point ? In<Q>(inst, 2) : nullptr;
+    return Runner([a](const RunArgs& r) {
       EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-        if (plan.quantize) {
-          dm::QuantizeElement(a, i, In<float>(inst, 0), scale, zp, Out<Q>(outs, 0),
-                              static_cast<float>(std::numeric_limits<Q>::min()),
-                              static_cast<float>(std::numeric_limits<Q>::max()));
-        } else {
-          dm::DequantizeElement(a, i, In<Q>(inst, 0), scale, zp, Out<float>(outs, 0));
-        }
+        dm::BinaryElement(a, i, In<float>(r, 0), In<float>(r, 1), r.dst[0]);
       });
-    };
-    switch (plan.quantized) {
-      case dm::QuantizedType::kU8: run(uint8_t{}); break;
-      case dm::QuantizedType::kI8: run(int8_t{}); break;
-      case dm::QuantizedType::kI32: run(int32_t{}); break;
-    }
-  } else if (IsOneOf(op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})) {
+      return Status::Ok();
+    });
+  }
+  if (op == "Where") {
+    ASSIGN_OR_RETURN(dm::WhereArgs a, cuda::PlanWhere(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::WhereElement(a, i, In<uint8_t>(r, 0), In<float>(r, 1), In<float>(r, 2),
+                         Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "BatchNormalization") {
+    ASSIGN_OR_RETURN(dm::BatchNormArgs a, cuda::PlanBatchNorm(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::BatchNormElement(a, i, In<float>(r, 0), In<float>(r, 1), In<float>(r, 2),
+                             In<float>(r, 3), In<float>(r, 4), Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    ASSIGN_OR_RETURN(cuda::QuantizePlan plan, cuda::PlanQuantizeLinear(args));
+    return Runner([plan](const RunArgs& r) {
+      const dm::QuantizeArgs& a = plan.args;
+      const float* scale = In<float>(r, 1);
+      auto run = [&](auto zero) {
+        using Q = decltype(zero);
+        const Q* zp = a.has_zero_point ? In<Q>(r, 2) : nullptr;
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          if (plan.quantize) {
+            dm::QuantizeElement(a, i, In<float>(r, 0), scale, zp, Out<Q>(r, 0),
+                                static_cast<float>(std::numeric_limits<Q>::min()),
+                                static_cast<float>(std::numeric_limits<Q>::max()));
+          } else {
+            dm::DequantizeElement(a, i, In<Q>(r, 0), scale, zp, Out<float>(r, 0));
+          }
+        });
+      };
+      switch (plan.quantized) {
+        case dm::QuantizedType::kU8: run(uint8_t{}); break;
+        case dm::QuantizedType::kI8: run(int8_t{}); break;
+        case dm::QuantizedType::kI32: run(int32_t{}); break;
+      }
+      return Status::Ok();
+    });
+  }
+  if (IsOneOf(op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Dropout"})) {
     ASSIGN_OR_RETURN(size_t bytes, cuda::PlanCopy(args));
-    if (bytes) std::memcpy(outs[0].data(), inst.input_pointers()[0], bytes);
-  } else if (IsOneOf(op, {"Transpose", "Slice", "Expand", "Tile"})) {
+    return Runner([bytes](const RunArgs& r) {
+      if (bytes > 0 && r.src[0] != r.dst[0]) std::memcpy(r.dst[0], r.src[0], bytes);
+      return Status::Ok();
+    });
+  }
+  if (IsOneOf(op, {"Transpose", "Slice", "Expand", "Tile"})) {
     StatusOr<dm::StridedCopyArgs> planned = op == "Transpose" ? cuda::PlanTranspose(args)
                                             : op == "Slice"   ? cuda::PlanSlice(args)
                                             : op == "Tile"    ? cuda::PlanTile(args)
                                                               : cuda::PlanExpand(args);
     RETURN_IF_ERROR(planned.status());
-    const dm::StridedCopyArgs a = *planned;
-    BySize(a.element_size, [&](auto e) {
-      using E = decltype(e);
-      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-        dm::StridedCopyElement(a, i, In<E>(inst, 0), Out<E>(outs, 0));
+    return Runner([a = *planned](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          dm::StridedCopyElement(a, i, In<E>(r, 0), Out<E>(r, 0));
+        });
       });
+      return Status::Ok();
     });
-  } else if (op == "Gather") {
+  }
+  if (op == "Gather") {
     ASSIGN_OR_RETURN(cuda::GatherPlan plan, cuda::PlanGather(args));
-    BySize(plan.args.element_size, [&](auto e) {
-      using E = decltype(e);
+    return Runner([plan](const RunArgs& r) {
+      BySize(plan.args.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements,
+                          [&](int64_t i) {
+                            dm::GatherElement(plan.args, i, In<E>(r, 0), plan.indices.data(),
+                                              Out<E>(r, 0));
+                          });
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "Pad") {
+    ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
+    return Runner([a](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          dm::PadElement(a, i, In<E>(r, 0), Out<E>(r, 0));
+        });
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "Resize" || op == "Upsample") {
+    ASSIGN_OR_RETURN(cuda::ResizePlan plan, cuda::PlanResize(args));
+    return Runner([plan](const RunArgs& r) {
       EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements,
                         [&](int64_t i) {
-                          dm::GatherElement(plan.args, i, In<E>(inst, 0), plan.indices.data(),
-                                            Out<E>(outs, 0));
+                          dm::ResizeElement(plan.args, i, plan.coords.data(), plan.taps.data(),
+                                            In<float>(r, 0), Out<float>(r, 0));
                         });
+      return Status::Ok();
     });
-  } else if (op == "Pad") {
-    ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
-    BySize(a.element_size, [&](auto e) {
-      using E = decltype(e);
-      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-        dm::PadElement(a, i, In<E>(inst, 0), Out<E>(outs, 0));
-      });
-    });
-  } else if (op == "Resize" || op == "Upsample") {
-    ASSIGN_OR_RETURN(cuda::ResizePlan plan, cuda::PlanResize(args));
-    EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements, [&](int64_t i) {
-      dm::ResizeElement(plan.args, i, plan.coords.data(), plan.taps.data(), In<float>(inst, 0),
-                        Out<float>(outs, 0));
-    });
-  } else if (op == "Cast" || op == "CastLike") {
+  }
+  if (op == "Cast" || op == "CastLike") {
     ASSIGN_OR_RETURN(dm::CastArgs a, cuda::PlanCast(args));
-    EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
-      dm::CastElement(a, i, inst.input_pointers()[0], outs[0].data());
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
+                        [&](int64_t i) { dm::CastElement(a, i, r.src[0], r.dst[0]); });
+      return Status::Ok();
     });
-  } else if (op == "Concat" || op == "Split") {
+  }
+  if (op == "Concat" || op == "Split") {
     StatusOr<std::vector<cuda::Copy2D>> planned =
         op == "Concat" ? cuda::PlanConcat(args) : cuda::PlanSplit(args);
     RETURN_IF_ERROR(planned.status());
-    for (const cuda::Copy2D& c : *planned) {  // cudaMemcpy2D semantics
-      const size_t k = static_cast<size_t>(c.operand);
-      const auto* src = static_cast<const std::byte*>(inst.input_pointers()[op == "Concat" ? k : 0]);
-      std::byte* dst = outs[op == "Concat" ? 0 : k].data();
-      if (c.width > c.src_pitch || c.width > c.dst_pitch)
-        return Internal("Copy2D width exceeds a pitch");
-      for (size_t r = 0; r < c.height; ++r)
-        std::memcpy(dst + c.dst_offset + r * c.dst_pitch, src + c.src_offset + r * c.src_pitch,
-                    c.width);
-    }
-  } else if (op == "Softmax") {
+    const bool concat = op == "Concat";
+    return Runner([copies = *planned, concat](const RunArgs& r) -> Status {
+      for (const cuda::Copy2D& c : copies) {  // cudaMemcpy2D semantics
+        const size_t k = static_cast<size_t>(c.operand);
+        const auto* src = static_cast<const std::byte*>(r.src[concat ? k : 0]);
+        auto* dst = static_cast<std::byte*>(r.dst[concat ? 0 : k]);
+        if (c.width > c.src_pitch || c.width > c.dst_pitch)
+          return Internal("Copy2D width exceeds a pitch");
+        for (size_t row = 0; row < c.height; ++row)
+          std::memcpy(dst + c.dst_offset + row * c.dst_pitch,
+                      src + c.src_offset + row * c.src_pitch, c.width);
+      }
+      return Status::Ok();
+    });
+  }
+  if (op == "Softmax") {
     ASSIGN_OR_RETURN(dm::SoftmaxArgs a, cuda::PlanSoftmax(args));
-    EmulateGridStride(GridStrideLaunch(a.columns, 128), a.columns, [&](int64_t j) {
-      dm::SoftmaxColumn(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.columns, 128), a.columns, [&](int64_t j) {
+        dm::SoftmaxColumn(a, j, In<float>(r, 0), Out<float>(r, 0));
+      });
+      return Status::Ok();
     });
-  } else if (IsOneOf(op, cuda::ReduceOpTypes())) {
+  }
+  if (IsOneOf(op, cuda::ReduceOpTypes())) {
     ASSIGN_OR_RETURN(dm::ReduceArgs a, cuda::PlanReduce(args));
-    EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
-      dm::ReduceElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
+        dm::ReduceElement(a, j, In<float>(r, 0), Out<float>(r, 0));
+      });
+      return Status::Ok();
     });
-  } else if (IsOneOf(op, {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})) {
+  }
+  if (IsOneOf(op, {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})) {
     ASSIGN_OR_RETURN(dm::PoolArgs a, cuda::PlanPool(args));
-    EmulateGridStride(GridStrideLaunch(a.outputs), a.outputs, [&](int64_t j) {
-      dm::PoolElement(a, j, In<float>(inst, 0), Out<float>(outs, 0));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.outputs), a.outputs, [&](int64_t j) {
+        dm::PoolElement(a, j, In<float>(r, 0), Out<float>(r, 0));
+      });
+      return Status::Ok();
     });
-  } else if (op == "LayerNormalization" || op == "InstanceNormalization" ||
-             op == "GroupNormalization") {
+  }
+  if (op == "LayerNormalization" || op == "InstanceNormalization" ||
+      op == "GroupNormalization") {
     ASSIGN_OR_RETURN(dm::LayerNormArgs a, op == "LayerNormalization" ? cuda::PlanLayerNorm(args)
                                                                      : cuda::PlanGroupNorm(args));
-    const cuda::LaunchConfig c = cuda::RowLaunch(a.rows, a.inner);
-    const int threads = static_cast<int>(c.threads);
-    const float* x = In<float>(inst, 0);
-    const float* bias = a.has_bias ? In<float>(inst, 2) : nullptr;
-    for (int64_t row = 0; row < a.rows; ++row) {  // one block per row
-      const float* xr = x + row * a.inner;
-      float sum = 0, sq = 0;
-      for (int t = 0; t < threads; ++t) sum += dm::LayerNormPartial(a, xr, t, threads, 0, 0.0f);
-      const float mean = sum / static_cast<float>(a.inner);
-      for (int t = 0; t < threads; ++t) sq += dm::LayerNormPartial(a, xr, t, threads, 1, mean);
-      const float inv_std = 1.0f / std::sqrt(sq / static_cast<float>(a.inner) + a.epsilon);
-      for (int64_t i = 0; i < a.inner; ++i)
-        dm::LayerNormElement(a, row, i, x, In<float>(inst, 1), bias, mean, inv_std,
-                             Out<float>(outs, 0));
-      if (outs.size() > 1 && !outs[1].empty()) Out<float>(outs, 1)[row] = mean;
-      if (outs.size() > 2 && !outs[2].empty()) Out<float>(outs, 2)[row] = inv_std;
-    }
-  } else if (op == "ConvTranspose") {
+    return Runner([a](const RunArgs& r) {
+      const cuda::LaunchConfig c = cuda::RowLaunch(a.rows, a.inner);
+      const int threads = static_cast<int>(c.threads);
+      const float* x = In<float>(r, 0);
+      const float* bias = a.has_bias ? In<float>(r, 2) : nullptr;
+      float* mean_out = r.dst.size() > 1 ? Out<float>(r, 1) : nullptr;
+      float* inv_std_out = r.dst.size() > 2 ? Out<float>(r, 2) : nullptr;
+      for (int64_t row = 0; row < a.rows; ++row) {  // one block per row
+        const float* xr = x + row * a.inner;
+        float sum = 0, sq = 0;
+        for (int t = 0; t < threads; ++t) sum += dm::LayerNormPartial(a, xr, t, threads, 0, 0.0f);
+        const float mean = sum / static_cast<float>(a.inner);
+        for (int t = 0; t < threads; ++t) sq += dm::LayerNormPartial(a, xr, t, threads, 1, mean);
+        const float inv_std = 1.0f / std::sqrt(sq / static_cast<float>(a.inner) + a.epsilon);
+        for (int64_t i = 0; i < a.inner; ++i)
+          dm::LayerNormElement(a, row, i, x, In<float>(r, 1), bias, mean, inv_std,
+                               Out<float>(r, 0));
+        if (mean_out != nullptr) mean_out[row] = mean;
+        if (inv_std_out != nullptr) inv_std_out[row] = inv_std;
+      }
+      return Status::Ok();
+    });
+  }
+  if (op == "ConvTranspose") {
     ASSIGN_OR_RETURN(cuda::ConvTransposeDescriptors d, cuda::PlanConvTranspose(args));
-    float* y = Out<float>(outs, 0);
-    std::vector<float> full(d.crop ? d.full_bytes / sizeof(float) : 0);
-    BackwardDataConvolution(d, In<float>(inst, 0), In<float>(inst, 1), d.crop ? full.data() : y);
-    if (d.crop)
-      EmulateGridStride(GridStrideLaunch(d.crop_copy.elements), d.crop_copy.elements,
-                        [&](int64_t i) {
-                          dm::StridedCopyElement(d.crop_copy, i,
-                                                 reinterpret_cast<const uint32_t*>(full.data()),
-                                                 reinterpret_cast<uint32_t*>(y));
-                        });
-    const float* bias = d.epilogue.has_bias ? In<float>(inst, 2) : nullptr;
-    EmulateGridStride(GridStrideLaunch(d.epilogue.elements), d.epilogue.elements,
-                      [&](int64_t i) { dm::EpilogueElement(d.epilogue, i, bias, y); });
-  } else if (op == "Gemm") {
+    // The full output of a cropped one: the CUDA kernel's workspace head.
+    auto full = std::make_shared<std::vector<float>>(d.crop ? d.full_bytes / sizeof(float) : 0);
+    return Runner([d, full](const RunArgs& r) {
+      float* y = Out<float>(r, 0);
+      BackwardDataConvolution(d, In<float>(r, 0), In<float>(r, 1), d.crop ? full->data() : y);
+      if (d.crop)
+        EmulateGridStride(GridStrideLaunch(d.crop_copy.elements), d.crop_copy.elements,
+                          [&](int64_t i) {
+                            dm::StridedCopyElement(d.crop_copy, i,
+                                                   reinterpret_cast<const uint32_t*>(full->data()),
+                                                   reinterpret_cast<uint32_t*>(y));
+                          });
+      const float* bias = d.epilogue.has_bias ? In<float>(r, 2) : nullptr;
+      EmulateGridStride(GridStrideLaunch(d.epilogue.elements), d.epilogue.elements,
+                        [&](int64_t i) { dm::EpilogueElement(d.epilogue, i, bias, y); });
+      return Status::Ok();
+    });
+  }
+  if (op == "Gemm") {
     ASSIGN_OR_RETURN(GemmParams p, ParseGemm(args));
     ASSIGN_OR_RETURN(cuda::CublasGemmCall call,
                      cuda::RowMajorGemm(p.m, p.n, p.k, p.trans_a, p.trans_b));
-    float* y = Out<float>(outs, 0);
-    ColumnMajorSgemm(call, p.alpha, In<float>(inst, 1), In<float>(inst, 0), y);
     const dm::EpilogueArgs e = cuda::PlanGemmEpilogue(p);
-    const float* c = e.has_bias ? In<float>(inst, 2) : nullptr;
-    EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
-                      [&](int64_t i) { dm::EpilogueElement(e, i, c, y); });
-  } else if (op == "MatMul") {
+    const float alpha = p.alpha;
+    return Runner([call, e, alpha](const RunArgs& r) {
+      float* y = Out<float>(r, 0);
+      ColumnMajorSgemm(call, alpha, In<float>(r, 1), In<float>(r, 0), y);
+      const float* c = e.has_bias ? In<float>(r, 2) : nullptr;
+      EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
+                        [&](int64_t i) { dm::EpilogueElement(e, i, c, y); });
+      return Status::Ok();
+    });
+  }
+  if (op == "MatMul") {
     ASSIGN_OR_RETURN(MatMulParams p, ParseMatMul(args));
     ASSIGN_OR_RETURN(cuda::MatMulBatchPlan plan, cuda::PlanMatMulBatches(p));
-    const float* a = In<float>(inst, 0);
-    const float* b = In<float>(inst, 1);
-    float* y = Out<float>(outs, 0);
-    for (int64_t i = 0; i < plan.batch; ++i) {
-      const size_t bi = static_cast<size_t>(i);
-      const int64_t a_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
-                                ? p.a_offsets[bi] : p.a_offsets[0] + i * plan.stride_a;
-      const int64_t b_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
-                                ? p.b_offsets[bi] : p.b_offsets[0] + i * plan.stride_b;
-      ColumnMajorSgemm(plan.gemm, 1.0f, b + b_off, a + a_off, y + i * plan.stride_c);
-    }
     const dm::EpilogueArgs e = cuda::PlanActivationEpilogue(p.activation, p.batch * p.m * p.n);
-    EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
-                      [&](int64_t i) { dm::EpilogueElement(e, i, nullptr, y); });
-  } else {
-    return Unimplemented("no emulated CUDA path for " + op);
+    return Runner([p, plan, e](const RunArgs& r) {
+      const float* a = In<float>(r, 0);
+      const float* b = In<float>(r, 1);
+      float* y = Out<float>(r, 0);
+      for (int64_t i = 0; i < plan.batch; ++i) {
+        const size_t bi = static_cast<size_t>(i);
+        const int64_t a_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
+                                  ? p.a_offsets[bi] : p.a_offsets[0] + i * plan.stride_a;
+        const int64_t b_off = plan.kind == cuda::MatMulBatchPlan::Kind::kLoop
+                                  ? p.b_offsets[bi] : p.b_offsets[0] + i * plan.stride_b;
+        ColumnMajorSgemm(plan.gemm, 1.0f, b + b_off, a + a_off, y + i * plan.stride_c);
+      }
+      EmulateGridStride(GridStrideLaunch(e.elements), e.elements,
+                        [&](int64_t i) { dm::EpilogueElement(e, i, nullptr, y); });
+      return Status::Ok();
+    });
   }
+  return Unimplemented("no emulated CUDA path for " + op);
+}
+
+}  // namespace
+
+Status EmulatedCudaKernel::Prepare(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(run_, PlanEmulated(args));
+  return Status::Ok();
+}
+
+Status EmulatedCudaKernel::Run(const RunArgs& args) {
+  if (!run_) return FailedPrecondition("EmulatedCudaKernel::Run before a successful Prepare");
+  return run_(args);
+}
+
+StatusOr<std::vector<Bytes>> EmulateCuda(const OpCaseInstance& inst) {
+  EmulatedCudaKernel kernel;
+  RETURN_IF_ERROR(kernel.Prepare(inst.MakePrepareArgs(nullptr)));
+  std::vector<Bytes> outs;
+  std::vector<void*> dst;
+  for (const TensorDesc& d : inst.output_descs()) {
+    outs.emplace_back(d.bytes());
+    dst.push_back(d.bytes() > 0 ? outs.back().data() : nullptr);
+  }
+  RunArgs run;
+  run.src = inst.input_pointers();
+  run.dst = dst;
+  RETURN_IF_ERROR(kernel.Run(run));
   return outs;
 }
 

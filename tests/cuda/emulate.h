@@ -10,6 +10,7 @@
 #define BRAID_TESTS_CUDA_EMULATE_H_
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,19 @@ void BackwardDataConvolution(const cuda::ConvTransposeDescriptors& d, const floa
 // Column-major C[m,n] = op(A) op(B) (beta 0), the semantics of cublasSgemm.
 void ColumnMajorSgemm(const cuda::CublasGemmCall& c, float alpha, const float* first,
                       const float* second, float* out);
+
+// A CUDA kernel on the CPU: Prepare plans exactly as the CUDA kernel's
+// Prepare (plans.h; Unimplemented where it declines, or where the op has no
+// emulated path: Conv, which is cuDNN), Run runs its device_math over the
+// emulated grid (cuBLAS and cuDNN's backward data replayed) on host pointers.
+class EmulatedCudaKernel final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override;
+  Status Run(const RunArgs& args) override;
+
+ private:
+  std::function<Status(const RunArgs&)> run_;
+};
 
 // Outputs per node output, or Unimplemented when the op (or this case) has
 // no emulated CUDA path.

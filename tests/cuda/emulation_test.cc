@@ -97,7 +97,7 @@ TEST(CudaEmulationCoverage, EveryNonConvComputeCaseIsEmulated) {
     }
     if (!got.ok()) declined.insert(c.name + ": " + got.status().message());
   }
-  for (const std::string& d : declined) std::cout << "[cuda-emulation] declined " << d << "\n";
+  for (const std::string& d : declined) std::cout << "[cuda_emulation] declined " << d << "\n";
   // Declines are allowed only where the plan says Unimplemented on purpose
   // (integer MaxPool / Reduce*: the CUDA kernels are f32; reductions over
   // axes that are not one run); they fall back to the CPU visibly.
