@@ -1,4 +1,5 @@
 // braid devices [--ops] [--json]
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <set>
@@ -19,7 +20,10 @@ constexpr char kDevicesHelp[] =
     "\n"
     "  --ops    also list, per op type, which devices have a kernel for it\n"
     "           (ops without a cuda kernel run on the CPU, reported as fallbacks)\n"
-    "  --json   print {\"devices\":[...],\"unavailable\":[...],\"ops\":{...}}\n";
+    "           and, after a device, the precisions its kernels compute in\n"
+    "           when more than f32 (\"cpu (f32, bf16)\": braid convert --precision)\n"
+    "  --json   print {\"devices\":[...],\"unavailable\":[...],\"ops\":{...},\n"
+    "           \"precisions\":{\"bf16\":{OP:[devices]}}}\n";
 
 struct DeviceRow {
   std::string name;
@@ -55,6 +59,8 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> unavailable;
   KernelRegistry registry;
   std::map<std::string, std::set<std::string>> coverage;  // op -> backends
+  // op -> backend -> the PrecisionBits any of its kernels computes in
+  std::map<std::string, std::map<std::string, uint32_t>> precisions;
   for (const Backend* b : backends.backends()) {
     StatusOr<std::vector<DeviceListing>> listed = std::vector<DeviceListing>{};
     if (b->list) {
@@ -69,8 +75,23 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
       rows.push_back({l.info.name, b->name, l.info.description, l.info.memory_bytes,
                       l.info.compute_units, l.extra, b->compute_units_label});
     b->register_kernels(registry, {});
-    for (const std::string& op : registry.OpTypes(b->kind)) coverage[op].insert(b->name);
+    for (const std::string& op : registry.OpTypes(b->kind)) {
+      coverage[op].insert(b->name);
+      for (const KernelEntry* e : registry.Candidates(op, b->kind))
+        precisions[op][b->name] |= e->precisions;
+    }
   }
+  constexpr ComputePrecision kReduced[] = {ComputePrecision::kBF16};
+  // "cpu" or "cpu (f32, bf16)": the precisions, when more than f32.
+  auto with_precisions = [&](const std::string& op, const std::string& backend) {
+    const uint32_t bits = precisions[op][backend];
+    if (bits == PrecisionBit(ComputePrecision::kF32)) return backend;
+    std::string names;
+    for (ComputePrecision p : {ComputePrecision::kF32, ComputePrecision::kBF16})
+      if (bits & PrecisionBit(p))
+        names += std::string(names.empty() ? "" : ", ") + ComputePrecisionName(p);
+    return backend + " (" + names + ")";
+  };
 
   if (json) {
     out << "{\"devices\":[";
@@ -99,6 +120,25 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
         }
         out << "]";
       }
+      out << "},\"precisions\":{";
+      bool first_precision = true;
+      for (ComputePrecision p : kReduced) {
+        out << (first_precision ? "" : ",") << JsonString(ComputePrecisionName(p)) << ":{";
+        first_precision = false;
+        bool first_op = true;
+        for (const auto& [op, by_backend] : precisions) {
+          std::vector<std::string> backends_with;
+          for (const auto& [backend, bits] : by_backend)
+            if (bits & PrecisionBit(p)) backends_with.push_back(backend);
+          if (backends_with.empty()) continue;
+          out << (first_op ? "" : ",") << JsonString(op) << ":[";
+          first_op = false;
+          for (size_t i = 0; i < backends_with.size(); ++i)
+            out << (i ? "," : "") << JsonString(backends_with[i]);
+          out << "]";
+        }
+        out << "}";
+      }
       out << "}";
     }
     out << "}\n";
@@ -119,7 +159,7 @@ int RunDevices(Args args, std::ostream& out, std::ostream& err) {
       line.resize(std::max<size_t>(line.size() + 1, 24), ' ');
       bool first = true;
       for (const std::string& k : kinds) {
-        line += (first ? "" : ", ") + k;
+        line += (first ? "" : ", ") + with_precisions(op, k);
         first = false;
       }
       out << line << "\n";

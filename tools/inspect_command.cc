@@ -16,12 +16,14 @@ constexpr char kInspectHelp[] =
     "arithmetic intensity (FLOPs/byte), weight sparsity, activation sparsity\n"
     "(a.zero%: measured by `braid convert --activation-sparsity`, '-' when not\n"
     "measured) and parameters, then totals. FLOPs and bytes are per image\n"
-    "(symbolic batch taken as 1).\n"
+    "(symbolic batch taken as 1). The op shows a fused activation (+Relu)\n"
+    "and a compute precision other than f32 (:bf16, braid convert --precision).\n"
     "A .onnx or builtin: model is shown as the file has it (shapes inferred,\n"
     "nothing fused); a .braid file shows its stored annotations.\n"
     "\n"
     "  MODEL    a .onnx file, a .braid file, or builtin:NAME\n"
-    "  --json   print {\"nodes\":[{\"name\",\"op\",\"output_shape\",\"flops\",\n"
+    "  --json   print {\"nodes\":[{\"name\",\"op\",\"activation\",\"precision\",\n"
+    "           \"output_shape\",\"flops\",\n"
     "           \"bytes\",\"intensity\",\"weight_sparsity\",\"activation_sparsity\"\n"
     "           (null when not measured),\"params\"}...],\n"
     "           \"total\":{...}} instead of the table\n";
@@ -49,6 +51,8 @@ void PrintTable(const Graph& g, const ModelTotals& t, std::ostream& out) {
     std::string op = n.op_type;
     const std::string act = n.attrs.GetString("activation", "");
     if (!act.empty()) op += "+" + act;
+    const std::string precision = n.attrs.GetString("precision", "");
+    if (!precision.empty()) op += ":" + precision;
     char activation[16] = "-";
     if (a.activation_sparsity >= 0)
       std::snprintf(activation, sizeof(activation), "%.1f", a.activation_sparsity * 100.0);
@@ -78,6 +82,7 @@ void PrintJson(const std::string& model, const Graph& g, const ModelTotals& t,
     out << (i ? ",\n" : "\n") << "{\"name\":" << JsonString(n.name)
         << ",\"op\":" << JsonString(n.op_type)
         << ",\"activation\":" << JsonString(n.attrs.GetString("activation", ""))
+        << ",\"precision\":" << JsonString(n.attrs.GetString("precision", "f32"))
         << ",\"output_shape\":" << JsonString(OutputShape(g, n))
         << ",\"flops\":" << JsonNumber(a.flops)
         << ",\"bytes\":" << JsonNumber(a.bytes)

@@ -37,6 +37,9 @@ TEST(DevicesCommand, OpsListsCoverageAndWhatIsNotOnCuda) {
     const size_t conv = r.out.find("  Conv ");
     ASSERT_NE(conv, std::string::npos) << r.out;
     EXPECT_NE(r.out.substr(conv, r.out.find('\n', conv) - conv).find("cuda"), std::string::npos);
+    // The CPU computes Conv in bf16 too; CUDA in f32 only (no suffix).
+    EXPECT_NE(r.out.find("  Conv                  cpu (f32, bf16), cuda,"), std::string::npos)
+        << r.out;
     // Shape has no CUDA kernel: it must be listed as not on cuda.
     const size_t missing = r.out.find("not on cuda (");
     EXPECT_NE(r.out.find(" Shape", missing), std::string::npos) << r.out;
@@ -49,6 +52,11 @@ TEST(DevicesCommand, JsonAndBadArguments) {
   EXPECT_EQ(r.out.rfind("{\"devices\":[{\"name\":\"cpu\"", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\"ops\":{"), std::string::npos);
   EXPECT_NE(r.out.find("\"Relu\":[\"cpu\""), std::string::npos);
+  // Which devices compute which ops in bf16 (Relu in f32 only).
+  const size_t bf16 = r.out.find("\"precisions\":{\"bf16\":{");
+  ASSERT_NE(bf16, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"Conv\":[\"cpu\"", bf16), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"Relu\"", bf16), std::string::npos) << r.out;
   EXPECT_EQ(Devices({"--bogus"}).status, 2);
   EXPECT_EQ(Devices({"extra"}).status, 2);
   EXPECT_EQ(Devices({"--help"}).status, 0);

@@ -157,6 +157,18 @@ TEST(QuantizeCli, ConvertWritesABf16ModelThatRuns) {
   EXPECT_LE(cosine, 1.0) << r.out;
   CliResult run = RunCli({"run", path, "--iterations", "2"});
   EXPECT_EQ(run.status, 0) << run.err;
+  // inspect shows each marked node's precision (table ":bf16", JSON "precision").
+  CliResult inspect = RunCli({"inspect", path});
+  ASSERT_EQ(inspect.status, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find(":bf16"), std::string::npos) << inspect.out;
+  CliResult json = RunCli({"inspect", path, "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  size_t bf16_nodes = 0;
+  for (size_t at = json.out.find("\"precision\":\"bf16\""); at != std::string::npos;
+       at = json.out.find("\"precision\":\"bf16\"", at + 1))
+    ++bf16_nodes;
+  EXPECT_EQ(bf16_nodes, static_cast<size_t>(marked)) << json.out;
+  EXPECT_NE(json.out.find("\"precision\":\"f32\""), std::string::npos);  // a Relu, an Add
 
   // --min-cosine 0: no check, nothing run.
   r = RunCli({"convert", "builtin:tiny_cnn", "-o", path, "-q", "--precision", "bf16",
