@@ -21,6 +21,13 @@ __global__ void GatherKernel(dm::GatherArgs args, const E* x, const int64_t* ind
 }
 
 template <typename E>
+__global__ void GatherRuntimeKernel(dm::GatherArgs args, const E* x, const void* indices,
+                                    int index_size, E* y) {
+  BRAID_GRID_STRIDE(i, args.elements)
+  dm::GatherRuntimeElement(args, i, x, indices, index_size, y);
+}
+
+template <typename E>
 __global__ void PadKernel(dm::PadArgs args, const E* x, E* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::PadElement(args, i, x, y);
 }
@@ -66,6 +73,16 @@ cudaError_t LaunchGather(const dm::GatherArgs& args, const void* x, const int64_
     using E = decltype(e);
     GatherKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x), indices,
                                                    static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchGatherRuntime(const dm::GatherArgs& args, const void* x, const void* indices,
+                                int index_size, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    GatherRuntimeKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x), indices,
+                                                          index_size, static_cast<E*>(y));
   });
 }
 

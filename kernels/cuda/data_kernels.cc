@@ -59,6 +59,9 @@ class GatherCuda final : public Kernel {
     ASSIGN_OR_RETURN(GatherPlan plan, PlanGather(args));
     ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
     args_ = plan.args;
+    runtime_indices_ = plan.runtime_indices;
+    index_size_ = plan.index_size;
+    if (runtime_indices_) return Status::Ok();
     const size_t bytes = plan.indices.size() * sizeof(int64_t);
     ASSIGN_OR_RETURN(indices_, device->Allocate(bytes, MemoryKind::kDevice));
     if (bytes > 0)
@@ -69,6 +72,11 @@ class GatherCuda final : public Kernel {
   Status Run(const RunArgs& run) override {
     ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
     if (args_.elements == 0) return Status::Ok();
+    if (runtime_indices_) {
+      CUDA_RETURN_IF_ERROR(LaunchGatherRuntime(args_, run.src[0], run.src[1], index_size_,
+                                               run.dst[0], s->native()));
+      return Status::Ok();
+    }
     CUDA_RETURN_IF_ERROR(LaunchGather(args_, run.src[0],
                                       static_cast<const int64_t*>(indices_->data()),
                                       run.dst[0], s->native()));
@@ -77,6 +85,8 @@ class GatherCuda final : public Kernel {
 
  private:
   dm::GatherArgs args_;
+  bool runtime_indices_ = false;
+  int index_size_ = 8;
   std::unique_ptr<Buffer> indices_;  // normalized constant indices, on the device
 };
 

@@ -34,6 +34,8 @@ cudaError_t LaunchStridedCopy(const dm::StridedCopyArgs& args, const void* x, vo
                               cudaStream_t s);
 cudaError_t LaunchGather(const dm::GatherArgs& args, const void* x, const int64_t* indices,
                          void* y, cudaStream_t s);
+cudaError_t LaunchGatherRuntime(const dm::GatherArgs& args, const void* x, const void* indices,
+                                int index_size, void* y, cudaStream_t s);
 cudaError_t LaunchPad(const dm::PadArgs& args, const void* x, void* y, cudaStream_t s);
 cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coords,
                          const dm::ResizeTap* taps, const float* x, float* y, cudaStream_t s);

@@ -125,30 +125,32 @@ StatusOr<GatherPlan> PlanGather(const PrepareArgs& args) {
   out_dims.insert(out_dims.end(), indices.dims.begin(), indices.dims.end());
   out_dims.insert(out_dims.end(), data.dims.begin() + axis + 1, data.dims.end());
   RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, data.dtype));
-  if (!IsConstantInput(args, 1))
-    return Unsupported(args, "indices computed at run time (the CUDA Gather takes "
-                             "constant indices, checked at Prepare)");
   if (indices.dtype != DataType::kI32 && indices.dtype != DataType::kI64)
     return Invalid(args, std::string("indices must be i32 or i64, not ") +
                              DataTypeName(indices.dtype));
+  GatherPlan plan;
+  ASSIGN_OR_RETURN(plan.args.element_size, ElementSize(args, data.dtype));
+  plan.args.axis_dim = data.dims[static_cast<size_t>(axis)];
+  plan.args.num_indices = indices.elements();
+  plan.args.row = params_internal::Product(data.dims, static_cast<size_t>(axis) + 1);
+  plan.args.elements = TensorDesc{data.dtype, out_dims}.elements();
+  if (!IsConstantInput(args, 1)) {
+    plan.runtime_indices = true;
+    plan.index_size = static_cast<int>(DataTypeSize(indices.dtype));
+    return plan;
+  }
   if (args.constants[1]->size() != indices.bytes())
     return Invalid(args, "constant indices hold " + std::to_string(args.constants[1]->size()) +
                              " bytes for " + indices.ToString());
-  GatherPlan plan;
   const IntsView view(args.constants[1]->data(), indices.dtype, indices.elements());
   for (int64_t j = 0; j < view.size(); ++j) plan.indices.push_back(view[j]);
-  const int64_t axis_dim = data.dims[static_cast<size_t>(axis)];
+  const int64_t axis_dim = plan.args.axis_dim;
   for (int64_t& i : plan.indices) {
     if (i < -axis_dim || i >= axis_dim)
       return Invalid(args, "index " + std::to_string(i) + " is out of range for axis extent " +
                                std::to_string(axis_dim));
     if (i < 0) i += axis_dim;
   }
-  ASSIGN_OR_RETURN(plan.args.element_size, ElementSize(args, data.dtype));
-  plan.args.axis_dim = axis_dim;
-  plan.args.num_indices = indices.elements();
-  plan.args.row = params_internal::Product(data.dims, static_cast<size_t>(axis) + 1);
-  plan.args.elements = TensorDesc{data.dtype, out_dims}.elements();
   return plan;
 }
 

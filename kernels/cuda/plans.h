@@ -48,11 +48,16 @@ StatusOr<size_t> PlanCopy(const PrepareArgs& args);
 StatusOr<dm::StridedCopyArgs> PlanTranspose(const PrepareArgs& args);
 StatusOr<dm::StridedCopyArgs> PlanSlice(const PrepareArgs& args);   // constant params
 StatusOr<dm::StridedCopyArgs> PlanExpand(const PrepareArgs& args);
+// Constant indices are checked, normalized and uploaded at Prepare; computed
+// ones are read by the kernel (index_size 4 or 8: i32 / i64; out of range
+// gives a row of zeros, dm::GatherRuntimeElement).
 struct GatherPlan {
   dm::GatherArgs args;
-  std::vector<int64_t> indices;  // normalized to [0, axis_dim); uploaded at Prepare
+  bool runtime_indices = false;
+  int index_size = 8;
+  std::vector<int64_t> indices;  // constant ones, normalized to [0, axis_dim)
 };
-StatusOr<GatherPlan> PlanGather(const PrepareArgs& args);  // constant indices
+StatusOr<GatherPlan> PlanGather(const PrepareArgs& args);
 StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args);    // constant pads / value
 StatusOr<dm::StridedCopyArgs> PlanTile(const PrepareArgs& args);
 // Resize / Upsample (f32): the taps and per-coordinate runs, uploaded at Prepare.

@@ -223,8 +223,12 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
         using E = decltype(e);
         EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements,
                           [&](int64_t i) {
-                            dm::GatherElement(plan.args, i, In<E>(r, 0), plan.indices.data(),
-                                              Out<E>(r, 0));
+                            if (plan.runtime_indices)
+                              dm::GatherRuntimeElement(plan.args, i, In<E>(r, 0), r.src[1],
+                                                       plan.index_size, Out<E>(r, 0));
+                            else
+                              dm::GatherElement(plan.args, i, In<E>(r, 0), plan.indices.data(),
+                                                Out<E>(r, 0));
                           });
       });
       return Status::Ok();

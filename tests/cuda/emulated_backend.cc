@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cpu/cpu_device.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/plans.h"
 #include "kernels/params/conv.h"
@@ -16,19 +17,18 @@ namespace {
 constexpr DeviceKind kEmulatedKind = DeviceKind::kFirstCustom;
 
 // Conv: accepted as ConvCudnn accepts it (its descriptors planned), computed
-// by the reference kernel (cuDNN is not emulated).
+// by the CPU's kernels (cuDNN is not emulated; oneDNN keeps zoo-sized models
+// fast, the reference takes what it declines).
 class EmulatedConv final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(ConvParams p, ParseConv(args));
     StatusOr<cuda::ConvDescriptors> planned = cuda::PlanConvDescriptors(p);
     if (!planned.ok()) return planned.status().WithPrefix(args.Where());
-    KernelRegistry reference;
-    RegisterReferenceKernels(reference);
-    const std::vector<const KernelEntry*> entries = reference.Candidates("Conv", DeviceKind::kCpu);
-    if (entries.empty()) return Internal("no reference Conv kernel");
-    conv_ = entries.front()->create();
-    RETURN_IF_ERROR(conv_->Prepare(args));
+    KernelRegistry cpu;
+    RegisterCpuKernels(cpu);
+    ASSIGN_OR_RETURN(PreparedKernel prepared, PrepareFirstAccepting(cpu, DeviceKind::kCpu, args));
+    conv_ = std::move(prepared.kernel);
     return Status::Ok();
   }
   size_t workspace_bytes() const override { return conv_ ? conv_->workspace_bytes() : 0; }

@@ -4,8 +4,8 @@
 // makes is registered for it with the same op, implementation name and
 // priority; its kernels are EmulatedCudaKernel (tests/cuda/emulate.h), and
 // cuDNN's Conv, which is not emulated, plans its descriptors as the CUDA
-// kernel does (declining what it declines) and computes with the reference
-// kernel. Host memory: what it checks is which nodes the CUDA kernels take
+// kernel does (declining what it declines) and computes with the CPU's
+// kernels. Host memory: what it checks is which nodes the CUDA kernels take
 // and what they compute, not copies, streams or timing.
 //
 //   braid::BackendRegistry backends = braid::BuiltinBackends();

@@ -3,7 +3,7 @@
 // policy puts every node that has a CUDA kernel on the emulated device, so
 // each node is planned exactly as on a GPU (a decline falls back to the CPU,
 // reported) and computed by the CUDA kernels' device math (cuDNN's forward
-// Conv by the reference kernel). The outputs are compared with a CPU-only
+// Conv by the CPU's kernels). The outputs are compared with a CPU-only
 // session. Which nodes stay on the CPU, and why, is printed and checked.
 //
 // Built-in models run in CI. BRAID_CUDA_EMU_MODELS="a.onnx b.onnx ..." runs

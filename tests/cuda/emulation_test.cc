@@ -9,6 +9,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/cuda/emulate.h"
@@ -37,6 +38,28 @@ class DataCasesEmulated : public ::testing::TestWithParam<OpCase> {};
 TEST_P(DataCasesEmulated, MatchesReference) { CheckCase(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Cases, DataCasesEmulated, ::testing::ValuesIn(CudaDataOpCases()),
                          [](const auto& info) { return info.param.name; });
+
+// Gather's run-time indices on the device: negative ones from the end, one
+// outside the axis a row of zeros (a kernel cannot stop; the CPU reports it).
+TEST(CudaGather, RuntimeIndicesCountFromTheEndAndZeroRowsOutOfRange) {
+  cuda::dm::GatherArgs a;
+  a.elements = 8;
+  a.element_size = 4;
+  a.axis_dim = 3;
+  a.num_indices = 4;
+  a.row = 2;
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t wide[4] = {-1, 3, 0, -4};
+  const int32_t narrow[4] = {-1, 3, 0, -4};
+  const std::vector<float> want = {5, 6, 0, 0, 1, 2, 0, 0};
+  for (int size : {8, 4}) {
+    std::vector<float> y(8, -1.0f);
+    const void* indices = size == 8 ? static_cast<const void*>(wide) : narrow;
+    for (int64_t i = 0; i < a.elements; ++i)
+      cuda::dm::GatherRuntimeElement(a, i, x, indices, size, y.data());
+    EXPECT_EQ(y, want) << "index size " << size;
+  }
+}
 
 class HarnessDataCasesEmulated : public ::testing::TestWithParam<OpCase> {};
 TEST_P(HarnessDataCasesEmulated, MatchesReference) { CheckCase(GetParam()); }

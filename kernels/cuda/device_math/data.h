@@ -42,6 +42,21 @@ BRAID_HD void GatherElement(const GatherArgs& args, int64_t i, const E* x,
   y[i] = x[(o * args.axis_dim + indices[j]) * args.row + r];
 }
 
+// Gather with indices computed at run time (i32 or i64, `index_size`
+// bytes): negative ones count from the end; one outside the axis cannot
+// stop a kernel, so its row is zeros (the CPU kernels report it as an error).
+template <typename E>
+BRAID_HD void GatherRuntimeElement(const GatherArgs& args, int64_t i, const E* x,
+                                   const void* indices, int index_size, E* y) {
+  const int64_t r = i % args.row;
+  const int64_t j = (i / args.row) % args.num_indices;
+  const int64_t o = i / (args.row * args.num_indices);
+  int64_t k = index_size == 4 ? static_cast<const int32_t*>(indices)[j]
+                              : static_cast<const int64_t*>(indices)[j];
+  if (k < 0) k += args.axis_dim;
+  y[i] = k < 0 || k >= args.axis_dim ? E(0) : x[(o * args.axis_dim + k) * args.row + r];
+}
+
 // Pad: out index -> input index per axis (begin may be negative: crops).
 struct PadArgs {
   int64_t elements = 0;
