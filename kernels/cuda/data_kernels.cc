@@ -1,5 +1,5 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
-// strided walks (Transpose, Slice, Expand, Tile), Gather, Pad, Resize, Cast,
+// strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth), Gather, Pad, Resize, Cast,
 // and Concat / Split as cudaMemcpy2DAsync calls. Prepare plans (plans.h);
 // Run only enqueues.
 #include <vector>
@@ -203,6 +203,9 @@ std::unique_ptr<Kernel> CreateExpandCuda() {
 std::unique_ptr<Kernel> CreateGatherCuda() { return std::make_unique<GatherCuda>(); }
 std::unique_ptr<Kernel> CreatePadCuda() { return std::make_unique<PadCuda>(); }
 std::unique_ptr<Kernel> CreateTileCuda() { return std::make_unique<StridedCopyCuda>(&PlanTile); }
+std::unique_ptr<Kernel> CreateDepthSpaceCuda() {
+  return std::make_unique<StridedCopyCuda>(&PlanDepthSpace);
+}
 std::unique_ptr<Kernel> CreateResizeCuda() { return std::make_unique<ResizeCuda>(); }
 std::unique_ptr<Kernel> CreateCastCuda() { return std::make_unique<CastCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {

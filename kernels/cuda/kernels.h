@@ -22,6 +22,7 @@ std::unique_ptr<Kernel> CreateExpandCuda();
 std::unique_ptr<Kernel> CreateGatherCuda();
 std::unique_ptr<Kernel> CreatePadCuda();
 std::unique_ptr<Kernel> CreateTileCuda();
+std::unique_ptr<Kernel> CreateDepthSpaceCuda();  // DepthToSpace, SpaceToDepth
 std::unique_ptr<Kernel> CreateResizeCuda();  // Resize, Upsample
 std::unique_ptr<Kernel> CreateCastCuda();    // Cast, CastLike
 std::unique_ptr<Kernel> CreateConcatCuda();

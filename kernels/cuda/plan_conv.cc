@@ -138,6 +138,8 @@ StatusOr<ConvTransposeDescriptors> PlanConvTranspose(const PrepareArgs& args) {
     return Unsupported(args, "the cuDNN ConvTranspose takes 1 to 3 spatial dims");
   if (args.node->attrs.Has("activation"))
     return Unsupported(args, "a fused activation on ConvTranspose");
+  if (x.elements() == 0 || w.elements() == 0)
+    return Unsupported(args, "an empty input or weight (cuDNN takes no zero extents)");
   const int64_t group = args.node->attrs.GetInt("group", 1);
   if (group <= 0 || x.dims[1] != w.dims[0] || w.dims[0] % group != 0)
     return Invalid(args, "weight " + w.ToString() + " does not fit " + x.ToString());

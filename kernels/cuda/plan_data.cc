@@ -1,4 +1,5 @@
 // Plans of the data-movement CUDA kernels (kernels/cuda/plans.h).
+#include <array>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -283,6 +284,42 @@ StatusOr<dm::StridedCopyArgs> PlanTile(const PrepareArgs& args) {
     }
   }
   out.index.rank = rank;
+  return out;
+}
+
+StatusOr<dm::StridedCopyArgs> PlanDepthSpace(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(DepthSpaceParams p, ParseDepthSpace(args));
+  const int64_t b = p.block;
+  const std::vector<int64_t>& d = p.in_dims;  // [N, C, H, W]
+  const int64_t plane = d[2] * d[3], image = d[1] * plane;
+  dm::StridedCopyArgs out;
+  ASSIGN_OR_RETURN(out.element_size, ElementSize(args, args.inputs[0].dtype));
+  out.elements = args.inputs[0].elements();
+  out.index.rank = 6;
+  // The output walked as 6 axes, each with its input stride.
+  struct Axis {
+    int64_t dim, stride;
+  };
+  std::array<Axis, 6> axes;
+  if (p.depth_to_space) {
+    // y [N, C', H, b(i), W, b(j)] = x[n, channel(c', i, j), h, w]:
+    // DCR channel (i*b + j)*C' + c', CRD c'*b*b + i*b + j.
+    const int64_t c_out = d[1] / (b * b);
+    axes = {Axis{d[0], image},
+            Axis{c_out, p.crd ? b * b * plane : plane},
+            Axis{d[2], d[3]},
+            Axis{b, p.crd ? b * plane : b * c_out * plane},
+            Axis{d[3], 1},
+            Axis{b, p.crd ? plane : c_out * plane}};
+  } else {
+    // y [N, b(i), b(j), C, H/b, W/b] = x[n, c, h*b + i, w*b + j].
+    axes = {Axis{d[0], image}, Axis{b, d[3]},         Axis{b, 1},
+            Axis{d[1], plane}, Axis{d[2] / b, b * d[3]}, Axis{d[3] / b, b}};
+  }
+  for (int a = 0; a < 6; ++a) {
+    out.index.dims[a] = axes[static_cast<size_t>(a)].dim;
+    out.index.strides[0][a] = axes[static_cast<size_t>(a)].stride;
+  }
   return out;
 }
 

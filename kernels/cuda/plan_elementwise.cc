@@ -185,7 +185,9 @@ StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args) {
                                               DataTypeName(args.outputs[0].dtype) +
                                               ", expected " + DataTypeName(want));
   ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
-  // As the reference: only the arithmetic ops take a fused activation.
+  // Add / Sub / Mul / Div / Min / Max take a fused activation (what
+  // FuseActivations puts there); the reference also takes one on PRelu and
+  // Mod, which here decline to it.
   const bool takes_activation = out.op == dm::BinaryOp::kAdd || out.op == dm::BinaryOp::kSub ||
                                 out.op == dm::BinaryOp::kMul || out.op == dm::BinaryOp::kDiv ||
                                 out.op == dm::BinaryOp::kMin || out.op == dm::BinaryOp::kMax;

@@ -60,6 +60,7 @@ struct GatherPlan {
 StatusOr<GatherPlan> PlanGather(const PrepareArgs& args);
 StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args);    // constant pads / value
 StatusOr<dm::StridedCopyArgs> PlanTile(const PrepareArgs& args);
+StatusOr<dm::StridedCopyArgs> PlanDepthSpace(const PrepareArgs& args);  // and SpaceToDepth
 // Resize / Upsample (f32): the taps and per-coordinate runs, uploaded at Prepare.
 struct ResizePlan {
   dm::ResizeArgs args;

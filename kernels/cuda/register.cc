@@ -34,6 +34,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cu("Gather", &cuda::CreateGatherCuda);
   cu("Pad", &cuda::CreatePadCuda);
   cu("Tile", &cuda::CreateTileCuda);
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) cu(op, &cuda::CreateDepthSpaceCuda);
   for (const char* op : {"Resize", "Upsample"}) cu(op, &cuda::CreateResizeCuda);
   for (const char* op : {"Cast", "CastLike"}) cu(op, &cuda::CreateCastCuda);
   cu("Concat", &cuda::CreateConcatCuda);

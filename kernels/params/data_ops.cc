@@ -396,4 +396,38 @@ ShapeRange ParseShapeRange(const PrepareArgs& args, int rank) {
   return {static_cast<int>(start), static_cast<int>(end)};
 }
 
+StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+  DepthSpaceParams p;
+  p.depth_to_space = args.node->op_type == "DepthToSpace";
+  const TensorDesc& in = args.inputs[0];
+  if (in.rank() != 4)
+    return params_internal::Invalid(args, "input " + in.ToString() + " must have rank 4");
+  p.block = args.node->attrs.GetInt("blocksize", 0);
+  if (p.block < 1)
+    return params_internal::Invalid(args, "blocksize " + std::to_string(p.block) +
+                                              " must be positive");
+  const int64_t b = p.block;
+  const std::vector<int64_t>& d = in.dims;
+  if (p.depth_to_space) {
+    const std::string mode = args.node->attrs.GetString("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      return params_internal::Invalid(args, "mode '" + mode + "' must be DCR or CRD");
+    p.crd = mode == "CRD";
+    if (d[1] % (b * b) != 0)
+      return params_internal::Invalid(args, "channels " + std::to_string(d[1]) +
+                                                " are not a multiple of blocksize^2");
+    p.out_dims = {d[0], d[1] / (b * b), d[2] * b, d[3] * b};
+  } else {
+    if (d[2] % b != 0 || d[3] % b != 0)
+      return params_internal::Invalid(args, "height and width of " + in.ToString() +
+                                                " are not multiples of blocksize " +
+                                                std::to_string(b));
+    p.out_dims = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
+  }
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, p.out_dims, in.dtype));
+  p.in_dims = d;
+  return p;
+}
+
 }  // namespace braid

@@ -128,6 +128,16 @@ StatusOr<ConcatParams> ParseConcatOf(const PrepareArgs& args, std::vector<size_t
 // Transpose perm (default: reversed axes), checked to be a permutation.
 StatusOr<std::vector<int>> ParsePerm(const PrepareArgs& args);
 
+// DepthToSpace (mode DCR or CRD) / SpaceToDepth on [N, C, H, W] with block
+// size b; the output dims are checked against outputs[0].
+struct DepthSpaceParams {
+  bool depth_to_space = true;
+  bool crd = false;  // DepthToSpace's mode CRD (default DCR)
+  int64_t block = 1;
+  std::vector<int64_t> in_dims, out_dims;
+};
+StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args);
+
 // Normalized `axis` attribute (default `fallback`) for an input of `rank`.
 StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank);
 

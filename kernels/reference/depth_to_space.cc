@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
@@ -22,35 +23,14 @@ class DepthSpaceKernel final : public Kernel {
   explicit DepthSpaceKernel(bool depth_to_space) : depth_to_space_(depth_to_space) {}
 
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+    ASSIGN_OR_RETURN(DepthSpaceParams p, ParseDepthSpace(args));
     const TensorDesc& in = args.inputs[0];
-    if (in.rank() != 4)
-      return params_internal::Invalid(args, "input " + in.ToString() + " must have rank 4");
-    block_ = args.node->attrs.GetInt("blocksize", 0);
-    if (block_ < 1)
-      return params_internal::Invalid(args, "blocksize " + std::to_string(block_) +
-                                                " must be positive");
+    block_ = p.block;
+    rearrangement_ = !p.depth_to_space ? Rearrangement::kSpaceToDepth
+                     : p.crd           ? Rearrangement::kDepthToSpaceCRD
+                                       : Rearrangement::kDepthToSpaceDCR;
     const std::vector<int64_t>& d = in.dims;
-    std::vector<int64_t> out_dims;
-    if (depth_to_space_) {
-      const std::string mode = args.node->attrs.GetString("mode", "DCR");
-      if (mode != "DCR" && mode != "CRD")
-        return params_internal::Invalid(args, "mode '" + mode + "' must be DCR or CRD");
-      rearrangement_ =
-          mode == "DCR" ? Rearrangement::kDepthToSpaceDCR : Rearrangement::kDepthToSpaceCRD;
-      if (d[1] % (block_ * block_) != 0)
-        return params_internal::Invalid(args, "channels " + std::to_string(d[1]) +
-                                                  " are not a multiple of blocksize^2");
-      out_dims = {d[0], d[1] / (block_ * block_), d[2] * block_, d[3] * block_};
-    } else {
-      rearrangement_ = Rearrangement::kSpaceToDepth;
-      if (d[2] % block_ != 0 || d[3] % block_ != 0)
-        return params_internal::Invalid(args, "height and width of " + in.ToString() +
-                                                  " are not multiples of blocksize " +
-                                                  std::to_string(block_));
-      out_dims = {d[0], d[1] * block_ * block_, d[2] / block_, d[3] / block_};
-    }
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, in.dtype));
+    const std::vector<int64_t>& out_dims = p.out_dims;
     // Walk the space side [N, C_space, H_space, W_space] with its blocks.
     space_dims_ = depth_to_space_ ? out_dims : d;
     run_ = SelectBySize<DepthSpaceKernel>(DataTypeSize(in.dtype));

@@ -136,6 +136,41 @@ std::vector<OpCase> MakeCases() {
   add(Make("DequantizeLinear_i32", "DequantizeLinear",
            {typed(DataType::kI32, {16}, -100000, 100000), constant(X({16}, 1e-4, 1e-3))},
            {I("axis", 0)}));
+  // Cast: NaN, +-Inf and values past the target's range (truncation toward
+  // zero, NaN -> 0, saturation at int64 then wrap; != 0 for bool), and
+  // every integer / bool / f64 path.
+  auto cast = [&](const std::string& name, OpInput in, int64_t to) {
+    add(Make(name, "Cast", {std::move(in)}, {I("to", to)}));
+  };
+  auto ranged = [](DataType dtype, Ints dims, double low, double high) {
+    OpInput in = Typed(dtype, std::move(dims));
+    in.low = low;
+    in.high = high;
+    return in;
+  };
+  cast("Cast_f32_i64_naninf", WithNanInf(X({4, 16}, -3e19, 3e19)), 7);
+  cast("Cast_f32_i8_wraps", X({4, 16}, -1000.0, 1000.0), 3);
+  cast("Cast_f32_u8_wraps", X({4, 16}, -1000.0, 1000.0), 2);
+  cast("Cast_f32_bool_naninf", WithNanInf(X({4, 16})), 9);
+  cast("Cast_i64_i8_wraps", ranged(DataType::kI64, {40}, -100000, 100000), 3);
+  cast("Cast_i64_f64", ranged(DataType::kI64, {40}, -100000, 100000), 11);
+  cast("Cast_u8_f32", ranged(DataType::kU8, {40}, 0, 255), 1);
+  cast("Cast_bool_i32", OpInput{DataType::kBool, {3, 5}}, 6);
+  cast("Cast_i32_i16_wraps", ranged(DataType::kI32, {40}, -100000, 100000), 5);
+  // NaN and +-Inf through the newer reductions, comparisons and Resize.
+  for (const char* op : {"ReduceLogSumExp", "ReduceMin", "ReduceL2", "ReduceProd"})
+    add(Make(std::string(op) + "_naninf", op, {WithNanInf(X({3, 7, 5}))}, {L("axes", {1})}));
+  for (const char* op : {"Greater", "LessOrEqual", "PRelu"})
+    add(Make(std::string(op) + "_naninf", op, {WithNanInf(X({2, 3, 4})), X({3, 1})}));
+  {
+    OpInput scales{DataType::kF32, {4}};
+    scales.constant = true;
+    scales.values = {1, 1, 2, 3};
+    OpInput roi{DataType::kF32, {0}};
+    roi.constant = true;
+    add(Make("Resize_linear_naninf", "Resize", {WithNanInf(X({1, 2, 4, 6})), roi, scales},
+             {S("mode", "linear")}, 1));
+  }
   return cases;
 }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -118,13 +119,26 @@ Comparison Compare(const std::string& model) {
   for (size_t o = 0; o < cpu.outputs.size(); ++o) {
     const std::vector<float>& want = cpu.outputs[o];
     const std::vector<float>& got = emu.outputs[o];
-    double scale = 0, diff = 0;
-    for (float v : want) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
-      diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - want[i]));
-    if (got.size() != want.size() || !(diff <= 1e-4 * std::max(scale, 1e-6)))
-      c.error = "output " + std::to_string(o) + " differs: max |diff| " + std::to_string(diff) +
-                " of max |value| " + std::to_string(scale);
+    double scale = 0;
+    for (float v : want)
+      if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    const double tolerance = 1e-4 * std::max(scale, 1e-6);
+    double diff = 0;
+    int64_t bad = 0;
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+      // NaN where the CPU has NaN, the same infinity where it has one.
+      if (std::isnan(want[i]) || std::isinf(want[i])) {
+        bad += !(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i]);
+        continue;
+      }
+      const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+      if (!(d <= tolerance)) ++bad;  // NaN fails too
+      if (d > diff || std::isnan(d)) diff = d;
+    }
+    if (got.size() != want.size() || bad > 0)
+      c.error = "output " + std::to_string(o) + " differs at " + std::to_string(bad) +
+                " elements: max |diff| " + std::to_string(diff) + " of max |value| " +
+                std::to_string(scale);
     c.worst = std::max(c.worst, scale > 0 ? diff / scale : diff);
   }
   for (const NodePlacement& p : emu.placements) {
