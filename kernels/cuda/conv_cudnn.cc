@@ -54,9 +54,7 @@ class ConvCudnn final : public Kernel {
     pre_pad_ = d.pre_pad;
     pad_ = d.pad;
     // The padded input first, then cuDNN's workspace, each aligned.
-    padded_offset_ =
-        pre_pad_ ? (d.padded_bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment
-                 : 0;
+    padded_offset_ = pre_pad_ ? RoundUpToDeviceAlignment(d.padded_bytes) : 0;
     return Status::Ok();
   }
 

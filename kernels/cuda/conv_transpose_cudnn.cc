@@ -33,9 +33,7 @@ class ConvTransposeCudnn final : public Kernel {
     epilogue_ = d.epilogue;
     crop_ = d.crop;
     crop_copy_ = d.crop_copy;
-    full_offset_ = crop_ ? (d.full_bytes + kDeviceAlignment - 1) / kDeviceAlignment *
-                               kDeviceAlignment
-                         : 0;
+    full_offset_ = crop_ ? RoundUpToDeviceAlignment(d.full_bytes) : 0;
     return Status::Ok();
   }
 

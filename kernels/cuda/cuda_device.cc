@@ -250,7 +250,7 @@ StatusOr<void*> CudaDevice::ArenaAllocate(size_t bytes, size_t* chunk, size_t* o
       return static_cast<char*>(chunks_[i]->base) + *at;
     }
   }
-  const size_t rounded = (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+  const size_t rounded = RoundUpToDeviceAlignment(bytes);
   if (rounded < bytes)
     return ResourceExhausted(info_.name + ": cannot allocate " + std::to_string(bytes) +
                              " bytes");

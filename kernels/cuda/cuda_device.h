@@ -125,6 +125,11 @@ StatusOr<CudaStream*> AsCudaStream(Stream* stream);
 inline constexpr size_t kArenaChunkBytes = size_t{64} << 20;
 // Alignment of every device buffer (cuDNN / cuBLAS / vector loads).
 inline constexpr size_t kDeviceAlignment = 256;
+// `bytes` rounded up to kDeviceAlignment (wraps to a smaller value only past
+// SIZE_MAX - 255: callers that take untrusted sizes check `rounded < bytes`).
+inline constexpr size_t RoundUpToDeviceAlignment(size_t bytes) {
+  return (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
 
 }  // namespace braid::cuda
 

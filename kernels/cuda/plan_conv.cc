@@ -27,6 +27,15 @@ bool ToInts(const std::vector<int64_t>& in, std::vector<int>* out) {
   return true;
 }
 
+// Spatial extents `v` as cuDNN takes them: a 1-D convolution (`lift`) runs
+// as 2-D with a leading unit axis (cuDNN wants >= 4 dims), `unit` its value.
+std::vector<int64_t> LiftSpatial(const std::vector<int64_t>& v, int64_t unit, bool lift) {
+  std::vector<int64_t> out;
+  if (lift) out.push_back(unit);
+  out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+
 }  // namespace
 
 StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p) {
@@ -61,13 +70,9 @@ StatusOr<ConvDescriptors> PlanConvDescriptors(const ConvParams& p) {
     d.pad.elements *= in_spatial[i];
   }
   if (d.pre_pad) d.padded_bytes = static_cast<size_t>(d.pad.elements) * sizeof(float);
-  // A 1-D convolution runs as 2-D with a unit height (cuDNN wants >= 4 dims).
   const bool lift = p.spatial_rank == 1;
-  auto spatial = [&](const std::vector<int64_t>& v, int64_t unit) {
-    std::vector<int64_t> out;
-    if (lift) out.push_back(unit);
-    out.insert(out.end(), v.begin(), v.end());
-    return out;
+  auto spatial = [lift](const std::vector<int64_t>& v, int64_t unit) {
+    return LiftSpatial(v, unit, lift);
   };
   std::vector<int64_t> x = {p.batch, p.in_channels};
   std::vector<int64_t> w = {p.out_channels, p.in_channels_per_group};
@@ -175,12 +180,9 @@ StatusOr<ConvTransposeDescriptors> PlanConvTranspose(const PrepareArgs& args) {
       return Unsupported(args, "an output_padding / output_shape that cuDNN's backward-data "
                                "convolution cannot express");
   }
-  const bool lift = in_spatial.size() == 1;  // 1-D as 2-D with a unit height
-  auto spatial = [&](const std::vector<int64_t>& v, int64_t unit) {
-    std::vector<int64_t> out;
-    if (lift) out.push_back(unit);
-    out.insert(out.end(), v.begin(), v.end());
-    return out;
+  const bool lift = in_spatial.size() == 1;
+  auto spatial = [lift](const std::vector<int64_t>& v, int64_t unit) {
+    return LiftSpatial(v, unit, lift);
   };
   std::vector<int64_t> dy = {x.dims[0], x.dims[1]}, wd = {w.dims[0], w.dims[1]};
   std::vector<int64_t> dx = {x.dims[0], out_channels};
