@@ -37,6 +37,11 @@ __global__ void ResizeKernel(dm::ResizeArgs args, const dm::ResizeCoord* coords,
   BRAID_GRID_STRIDE(i, args.elements) dm::ResizeElement(args, i, coords, taps, x, y);
 }
 
+template <typename E>
+__global__ void TriluKernel(dm::TriluArgs args, const E* x, const int64_t* k_at, E* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::TriluElement(args, i, x, k_at, y);
+}
+
 __global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
@@ -100,6 +105,16 @@ cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coor
   const LaunchConfig c = GridStrideLaunch(args.elements);
   ResizeKernel<<<c.blocks, c.threads, 0, s>>>(args, coords, taps, x, y);
   return cudaGetLastError();
+}
+
+cudaError_t LaunchTrilu(const dm::TriluArgs& args, const void* x, const int64_t* k_at, void* y,
+                        cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    TriluKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x), k_at,
+                                                  static_cast<E*>(y));
+  });
 }
 
 cudaError_t LaunchCast(const dm::CastArgs& args, const void* x, void* y, cudaStream_t s) {

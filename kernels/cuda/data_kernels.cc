@@ -1,6 +1,7 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
-// strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth), Gather, Pad, Resize, Cast,
-// and Concat / Split as cudaMemcpy2DAsync calls. Prepare plans (plans.h);
+// strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth),
+// Gather, Pad, Resize, Cast, Trilu, and Concat / Split as cudaMemcpy2DAsync
+// calls. Prepare plans (plans.h);
 // Run only enqueues.
 #include <vector>
 
@@ -143,6 +144,27 @@ class CastCuda final : public Kernel {
   dm::CastArgs args_;
 };
 
+class TriluCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(plan_, PlanTrilu(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (plan_.args.elements == 0) return Status::Ok();
+    const auto* k_at =
+        plan_.k_input >= 0
+            ? static_cast<const int64_t*>(run.src[static_cast<size_t>(plan_.k_input)])
+            : nullptr;
+    CUDA_RETURN_IF_ERROR(LaunchTrilu(plan_.args, run.src[0], k_at, run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  TriluPlan plan_;
+};
+
 class PadCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -208,6 +230,7 @@ std::unique_ptr<Kernel> CreateDepthSpaceCuda() {
 }
 std::unique_ptr<Kernel> CreateResizeCuda() { return std::make_unique<ResizeCuda>(); }
 std::unique_ptr<Kernel> CreateCastCuda() { return std::make_unique<CastCuda>(); }
+std::unique_ptr<Kernel> CreateTriluCuda() { return std::make_unique<TriluCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);
 }

@@ -19,6 +19,19 @@ __global__ void BinaryKernel(dm::BinaryArgs args, const float* a, const float* b
   BRAID_GRID_STRIDE(i, args.elements) dm::BinaryElement(args, i, a, b, y);
 }
 
+__global__ void VariadicKernel(dm::VariadicArgs args, dm::VariadicInputs inputs, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::VariadicElement(args, i, inputs, y);
+}
+
+__global__ void LogicalKernel(dm::LogicalArgs args, const uint8_t* a, const uint8_t* b,
+                              uint8_t* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::LogicalElement(args, i, a, b, y);
+}
+
+__global__ void PredicateKernel(dm::PredicateArgs args, const void* x, uint8_t* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::PredicateElement(args, i, x, y);
+}
+
 __global__ void WhereKernel(dm::WhereArgs args, const uint8_t* cond, const float* x,
                             const float* y, float* out) {
   BRAID_GRID_STRIDE(i, args.elements) dm::WhereElement(args, i, cond, x, y, out);
@@ -92,6 +105,27 @@ cudaError_t LaunchBinary(const dm::BinaryArgs& args, const float* a, const float
                          cudaStream_t s) {
   const LaunchConfig c = GridStrideLaunch(args.elements);
   BinaryKernel<<<c.blocks, c.threads, 0, s>>>(args, a, b, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchVariadic(const dm::VariadicArgs& args, const dm::VariadicInputs& inputs,
+                           float* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  VariadicKernel<<<c.blocks, c.threads, 0, s>>>(args, inputs, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchLogical(const dm::LogicalArgs& args, const uint8_t* a, const uint8_t* b,
+                          uint8_t* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  LogicalKernel<<<c.blocks, c.threads, 0, s>>>(args, a, b, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchPredicate(const dm::PredicateArgs& args, const void* x, uint8_t* y,
+                            cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  PredicateKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,5 @@
-// CUDA elementwise kernels: unary ops, broadcasting binary ops, Where,
+// CUDA elementwise kernels: unary ops, broadcasting binary ops, variadic
+// Sum / Mean / Max / Min, the logical ops and predicates, Where,
 // BatchNormalization, QuantizeLinear / DequantizeLinear. Prepare plans
 // (plans.h); Run only launches.
 #include "kernels/cuda/cuda_device.h"
@@ -43,6 +44,61 @@ class BinaryCuda final : public Kernel {
 
  private:
   dm::BinaryArgs args_;
+};
+
+class VariadicCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanVariadic(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    dm::VariadicInputs inputs;
+    for (int k = 0; k < args_.inputs; ++k)
+      inputs.x[k] = static_cast<const float*>(run.src[static_cast<size_t>(k)]);
+    CUDA_RETURN_IF_ERROR(
+        LaunchVariadic(args_, inputs, static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::VariadicArgs args_;
+};
+
+class LogicalCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanLogical(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchLogical(args_, static_cast<const uint8_t*>(run.src[0]),
+                                       static_cast<const uint8_t*>(run.src[1]),
+                                       static_cast<uint8_t*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::LogicalArgs args_;
+};
+
+class PredicateCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanPredicate(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchPredicate(args_, run.src[0], static_cast<uint8_t*>(run.dst[0]),
+                                         s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::PredicateArgs args_;
 };
 
 class WhereCuda final : public Kernel {
@@ -108,6 +164,9 @@ class QuantizeLinearCuda final : public Kernel {
 std::unique_ptr<Kernel> CreateQuantizeLinearCuda() { return std::make_unique<QuantizeLinearCuda>(); }
 std::unique_ptr<Kernel> CreateUnaryCuda() { return std::make_unique<UnaryCuda>(); }
 std::unique_ptr<Kernel> CreateBinaryCuda() { return std::make_unique<BinaryCuda>(); }
+std::unique_ptr<Kernel> CreateVariadicCuda() { return std::make_unique<VariadicCuda>(); }
+std::unique_ptr<Kernel> CreateLogicalCuda() { return std::make_unique<LogicalCuda>(); }
+std::unique_ptr<Kernel> CreatePredicateCuda() { return std::make_unique<PredicateCuda>(); }
 std::unique_ptr<Kernel> CreateWhereCuda() { return std::make_unique<WhereCuda>(); }
 std::unique_ptr<Kernel> CreateBatchNormCuda() { return std::make_unique<BatchNormCuda>(); }
 

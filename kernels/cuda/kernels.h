@@ -12,6 +12,9 @@ namespace braid::cuda {
 // elementwise_kernels.cc
 std::unique_ptr<Kernel> CreateUnaryCuda();
 std::unique_ptr<Kernel> CreateBinaryCuda();
+std::unique_ptr<Kernel> CreateVariadicCuda();   // Sum, Mean, Max, Min
+std::unique_ptr<Kernel> CreateLogicalCuda();    // And, Or, Xor
+std::unique_ptr<Kernel> CreatePredicateCuda();  // Not, IsNaN, IsInf
 std::unique_ptr<Kernel> CreateWhereCuda();
 std::unique_ptr<Kernel> CreateBatchNormCuda();
 // data_kernels.cc
@@ -25,6 +28,7 @@ std::unique_ptr<Kernel> CreateTileCuda();
 std::unique_ptr<Kernel> CreateDepthSpaceCuda();  // DepthToSpace, SpaceToDepth
 std::unique_ptr<Kernel> CreateResizeCuda();  // Resize, Upsample
 std::unique_ptr<Kernel> CreateCastCuda();    // Cast, CastLike
+std::unique_ptr<Kernel> CreateTriluCuda();
 std::unique_ptr<Kernel> CreateConcatCuda();
 std::unique_ptr<Kernel> CreateSplitCuda();
 // reduce_kernels.cc
@@ -32,6 +36,9 @@ std::unique_ptr<Kernel> CreateSoftmaxCuda();
 std::unique_ptr<Kernel> CreateReduceCuda();
 std::unique_ptr<Kernel> CreatePoolCuda();
 std::unique_ptr<Kernel> CreateLayerNormCuda();
+std::unique_ptr<Kernel> CreateArgReduceCuda();  // ArgMax, ArgMin
+std::unique_ptr<Kernel> CreateCumSumCuda();
+std::unique_ptr<Kernel> CreateTopKCuda();
 std::unique_ptr<Kernel> CreateQuantizeLinearCuda();  // QuantizeLinear, DequantizeLinear
 std::unique_ptr<Kernel> CreateGroupNormCuda();  // InstanceNormalization, GroupNormalization
 // gemm_cublas.cc

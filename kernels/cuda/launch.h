@@ -16,6 +16,12 @@ namespace braid::cuda {
 cudaError_t LaunchUnary(const dm::UnaryArgs& args, const float* x, float* y, cudaStream_t s);
 cudaError_t LaunchBinary(const dm::BinaryArgs& args, const float* a, const float* b, void* y,
                          cudaStream_t s);
+cudaError_t LaunchVariadic(const dm::VariadicArgs& args, const dm::VariadicInputs& inputs,
+                           float* y, cudaStream_t s);
+cudaError_t LaunchLogical(const dm::LogicalArgs& args, const uint8_t* a, const uint8_t* b,
+                          uint8_t* y, cudaStream_t s);
+cudaError_t LaunchPredicate(const dm::PredicateArgs& args, const void* x, uint8_t* y,
+                            cudaStream_t s);
 cudaError_t LaunchWhere(const dm::WhereArgs& args, const uint8_t* cond, const float* x,
                         const float* y, float* out, cudaStream_t s);
 cudaError_t LaunchEpilogue(const dm::EpilogueArgs& args, const float* bias, float* y,
@@ -40,11 +46,19 @@ cudaError_t LaunchPad(const dm::PadArgs& args, const void* x, void* y, cudaStrea
 cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coords,
                          const dm::ResizeTap* taps, const float* x, float* y, cudaStream_t s);
 cudaError_t LaunchCast(const dm::CastArgs& args, const void* x, void* y, cudaStream_t s);
+// k_at: a computed k (i64 scalar on the device), or null for args.k.
+cudaError_t LaunchTrilu(const dm::TriluArgs& args, const void* x, const int64_t* k_at, void* y,
+                        cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);
 cudaError_t LaunchReduce(const dm::ReduceArgs& args, const float* x, float* y, cudaStream_t s);
 cudaError_t LaunchPool(const dm::PoolArgs& args, const float* x, float* y, cudaStream_t s);
+cudaError_t LaunchArgReduce(const dm::ArgReduceArgs& args, const float* x, int64_t* y,
+                            cudaStream_t s);
+cudaError_t LaunchCumSum(const dm::CumSumArgs& args, const float* x, float* y, cudaStream_t s);
+cudaError_t LaunchTopK(const dm::TopKArgs& args, const float* x, float* values,
+                       int64_t* indices, cudaStream_t s);
 // Optional mean / inv_std outputs may be null.
 cudaError_t LaunchLayerNorm(const dm::LayerNormArgs& args, const float* x, const float* scale,
                             const float* bias, float* y, float* mean, float* inv_std,

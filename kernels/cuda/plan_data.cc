@@ -357,6 +357,19 @@ StatusOr<ResizePlan> PlanResize(const PrepareArgs& args) {
   return plan;
 }
 
+StatusOr<TriluPlan> PlanTrilu(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(TriluParams p, ParseTrilu(args));
+  TriluPlan plan;
+  ASSIGN_OR_RETURN(plan.args.element_size, ElementSize(args, args.inputs[0].dtype));
+  plan.args.elements = args.inputs[0].elements();
+  plan.args.upper = p.upper;
+  plan.args.rows = p.rows;
+  plan.args.cols = p.cols;
+  plan.args.k = p.k;
+  plan.k_input = p.k_input;
+  return plan;
+}
+
 StatusOr<dm::CastArgs> PlanCast(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(const DataType to, ParseCastTarget(args));
   const TensorDesc& in = args.inputs[0];

@@ -30,9 +30,11 @@ StatusOr<dm::StridedIndex<kOperands>> ToStridedIndex(const PrepareArgs& args,
                                  " (after merging axes) exceeds the CUDA limit " +
                                  std::to_string(dm::kMaxRank));
   index.rank = plan.collapsed_rank();
+  // Operands past the plan's inputs (a variadic op's unused slots) keep stride 0.
+  const int operands = plan.num_inputs() < kOperands ? plan.num_inputs() : kOperands;
   for (int a = 0; a < index.rank; ++a) {
     index.dims[a] = plan.collapsed_dims()[static_cast<size_t>(a)];
-    for (int k = 0; k < kOperands; ++k) index.strides[k][a] = plan.collapsed_stride(k, a);
+    for (int k = 0; k < operands; ++k) index.strides[k][a] = plan.collapsed_stride(k, a);
   }
   return index;
 }
@@ -71,13 +73,29 @@ struct BinaryRow {
 constexpr BinaryRow kBinaryRows[] = {
     {"Add", dm::BinaryOp::kAdd},         {"Sub", dm::BinaryOp::kSub},
     {"Mul", dm::BinaryOp::kMul},         {"Div", dm::BinaryOp::kDiv},
-    {"Pow", dm::BinaryOp::kPow},         {"Min", dm::BinaryOp::kMin},
-    {"Max", dm::BinaryOp::kMax},         {"Equal", dm::BinaryOp::kEqual},
+    {"Pow", dm::BinaryOp::kPow},         {"Equal", dm::BinaryOp::kEqual},
     {"Greater", dm::BinaryOp::kGreater}, {"Less", dm::BinaryOp::kLess},
     {"GreaterOrEqual", dm::BinaryOp::kGreaterOrEqual},
     {"LessOrEqual", dm::BinaryOp::kLessOrEqual},
     {"PRelu", dm::BinaryOp::kPRelu},     {"Mod", dm::BinaryOp::kFmod},
 };
+
+// Min / Max (any input count, two included) are variadic rows.
+struct VariadicRow {
+  const char* name;
+  dm::BinaryOp op;  // the fold
+};
+constexpr VariadicRow kVariadicRows[] = {
+    {"Sum", dm::BinaryOp::kAdd}, {"Mean", dm::BinaryOp::kAdd},
+    {"Max", dm::BinaryOp::kMax}, {"Min", dm::BinaryOp::kMin},
+};
+
+struct LogicalRow {
+  const char* name;
+  dm::LogicalOp op;
+};
+constexpr LogicalRow kLogicalRows[] = {
+    {"And", dm::LogicalOp::kAnd}, {"Or", dm::LogicalOp::kOr}, {"Xor", dm::LogicalOp::kXor}};
 
 template <typename Row, size_t kSize>
 std::span<const char* const> NamesOf(const Row (&rows)[kSize]) {
@@ -93,6 +111,7 @@ std::span<const char* const> NamesOf(const Row (&rows)[kSize]) {
 
 std::span<const char* const> UnaryOpTypes() { return NamesOf(kUnaryRows); }
 std::span<const char* const> BinaryOpTypes() { return NamesOf(kBinaryRows); }
+std::span<const char* const> VariadicOpTypes() { return NamesOf(kVariadicRows); }
 
 dm::ActivationArgs ToDeviceActivation(const Activation& activation) {
   dm::ActivationArgs a;
@@ -185,18 +204,101 @@ StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args) {
                                               DataTypeName(args.outputs[0].dtype) +
                                               ", expected " + DataTypeName(want));
   ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
-  // Add / Sub / Mul / Div / Min / Max take a fused activation (what
-  // FuseActivations puts there); the reference also takes one on PRelu and
-  // Mod, which here decline to it.
+  // Add / Sub / Mul / Div take a fused activation (what FuseActivations puts
+  // there; Min / Max are PlanVariadic's); the reference also takes one on
+  // PRelu and Mod, which here decline to it.
   const bool takes_activation = out.op == dm::BinaryOp::kAdd || out.op == dm::BinaryOp::kSub ||
-                                out.op == dm::BinaryOp::kMul || out.op == dm::BinaryOp::kDiv ||
-                                out.op == dm::BinaryOp::kMin || out.op == dm::BinaryOp::kMax;
+                                out.op == dm::BinaryOp::kMul || out.op == dm::BinaryOp::kDiv;
   if (!activation.none() && !takes_activation)
     return Unsupported(args, std::string("fused activation on ") + std::string(op));
   out.activation = ToDeviceActivation(activation);
   ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
   out.elements = plan.output_elements();
   ASSIGN_OR_RETURN(out.index, ToStridedIndex<2>(args, plan));
+  return out;
+}
+
+// The variadic kernel's arguments travel by value: within the 4 KiB of
+// kernel parameters every CUDA architecture takes.
+static_assert(sizeof(dm::VariadicArgs) + sizeof(dm::VariadicInputs) + sizeof(float*) <= 4096,
+              "VariadicKernel's parameters exceed 4 KiB");
+
+StatusOr<dm::VariadicArgs> PlanVariadic(const PrepareArgs& args) {
+  const std::string_view op = args.node ? std::string_view(args.node->op_type) : "";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, kMaxBroadcastInputs));
+  if (args.inputs.size() > static_cast<size_t>(dm::kMaxVariadicInputs))
+    return Unsupported(args, std::to_string(args.inputs.size()) +
+                                 " inputs (the CUDA kernel takes at most " +
+                                 std::to_string(dm::kMaxVariadicInputs) + ")");
+  for (const TensorDesc& in : args.inputs)
+    if (in.dtype != DataType::kF32) return NotF32(args, in.dtype);
+  dm::VariadicArgs out;
+  bool found = false;
+  for (const VariadicRow& row : kVariadicRows)
+    if (row.name == op) {
+      out.op = row.op;
+      found = true;
+    }
+  if (!found) return Unsupported(args, "no CUDA variadic kernel for this op");
+  out.mean = op == "Mean";
+  out.inputs = static_cast<int>(args.inputs.size());
+  ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
+  // The reference fuses an activation into Sum / Max / Min, not Mean.
+  if (!activation.none() && out.mean) return Unsupported(args, "fused activation on Mean");
+  out.activation = ToDeviceActivation(activation);
+  ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, plan.output_dims(), DataType::kF32));
+  out.elements = plan.output_elements();
+  ASSIGN_OR_RETURN(out.index, ToStridedIndex<dm::kMaxVariadicInputs>(args, plan));
+  return out;
+}
+
+StatusOr<dm::LogicalArgs> PlanLogical(const PrepareArgs& args) {
+  const std::string_view op = args.node ? std::string_view(args.node->op_type) : "";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  dm::LogicalArgs out;
+  bool found = false;
+  for (const LogicalRow& row : kLogicalRows)
+    if (row.name == op) {
+      out.op = row.op;
+      found = true;
+    }
+  if (!found) return Unsupported(args, "no CUDA logical kernel for this op");
+  // Other dtypes: the reference declines them too (ONNX allows bool only).
+  for (const TensorDesc& in : args.inputs)
+    if (in.dtype != DataType::kBool)
+      return Unsupported(args, std::string("the CUDA kernel takes bool operands, not ") +
+                                   DataTypeName(in.dtype));
+  ASSIGN_OR_RETURN(const Activation activation, ParseFusedActivation(args));
+  if (!activation.none()) return Unsupported(args, std::string("fused activation on ") +
+                                                       std::string(op));
+  ASSIGN_OR_RETURN(BroadcastPlan plan, PrepareBroadcast(args));
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, plan.output_dims(), DataType::kBool));
+  out.elements = plan.output_elements();
+  ASSIGN_OR_RETURN(out.index, ToStridedIndex<2>(args, plan));
+  return out;
+}
+
+StatusOr<dm::PredicateArgs> PlanPredicate(const PrepareArgs& args) {
+  const std::string_view op = args.node ? std::string_view(args.node->op_type) : "";
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+  const TensorDesc& in = args.inputs[0];
+  dm::PredicateArgs out;
+  if (op == "Not") {
+    out.op = dm::PredicateOp::kNot;
+    if (in.dtype != DataType::kBool)
+      return params_internal::Invalid(args, "input must be bool, is " + in.ToString());
+  } else if (op == "IsNaN" || op == "IsInf") {
+    out.op = op == "IsNaN" ? dm::PredicateOp::kIsNaN : dm::PredicateOp::kIsInf;
+    if (in.dtype != DataType::kF32) return NotF32(args, in.dtype);
+    const IsInfParams p = ParseIsInf(args);
+    out.detect_positive = p.positive;
+    out.detect_negative = p.negative;
+  } else {
+    return Unsupported(args, "no CUDA predicate kernel for this op");
+  }
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, DataType::kBool));
+  out.elements = in.elements();
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "kernels/cuda/plans.h"
+#include "kernels/params/data_ops.h"
 #include "kernels/params/normalization.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/params/pool.h"
@@ -140,6 +141,47 @@ StatusOr<dm::LayerNormArgs> PlanGroupNorm(const PrepareArgs& args) {
     out.index.strides[0][1] = out.index.strides[1][1] = 0;
     out.group_affine_stride = channels_per_group;
   }
+  return out;
+}
+
+StatusOr<dm::ArgReduceArgs> PlanArgReduce(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(ArgReduceParams p, ParseArgReduce(args));
+  if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  dm::ArgReduceArgs out;
+  out.max = p.max;
+  out.select_last = p.select_last;
+  out.outputs = p.outer * p.inner;
+  out.extent = p.extent;
+  out.inner = p.inner;
+  return out;
+}
+
+StatusOr<dm::CumSumArgs> PlanCumSum(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(CumSumParams p, ParseCumSum(args));
+  if (args.inputs[0].dtype != DataType::kF32) return NotF32(args, args.inputs[0].dtype);
+  if (!p.constant_axis)
+    return Unsupported(args, "CumSum's axis computed at run time (the CUDA kernel takes a "
+                             "constant axis)");
+  dm::CumSumArgs out;
+  out.exclusive = p.exclusive;
+  out.reverse = p.reverse;
+  out.columns = p.split.outer * p.split.inner;
+  out.extent = p.split.extent;
+  out.inner = p.split.inner;
+  return out;
+}
+
+StatusOr<dm::TopKArgs> PlanTopK(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(TopKParams p, ParseTopK(args));
+  if (args.inputs[0].dtype != DataType::kF32) return NotF32(args, args.inputs[0].dtype);
+  // A computed K cannot be checked against the planned extent on the device.
+  if (!p.constant_k) return Unsupported(args, "TopK's K computed at run time on CUDA");
+  dm::TopKArgs out;
+  out.largest = p.largest;
+  out.slices = p.split.outer * p.split.inner;
+  out.k = p.k;
+  out.extent = p.split.extent;
+  out.inner = p.split.inner;
   return out;
 }
 

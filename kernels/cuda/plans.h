@@ -31,13 +31,18 @@
 namespace braid::cuda {
 
 // ---- elementwise (plan_elementwise.cc) ---------------------------------------
-// The op types PlanUnary / PlanBinary / PlanReduce take (register.cc
-// registers them; tests/cuda emulates them).
+// The op types PlanUnary / PlanBinary / PlanVariadic / PlanReduce take
+// (register.cc registers them; tests/cuda emulates them).
 std::span<const char* const> UnaryOpTypes();
 std::span<const char* const> BinaryOpTypes();
+std::span<const char* const> VariadicOpTypes();  // Sum Mean Max Min
 std::span<const char* const> ReduceOpTypes();
 StatusOr<dm::UnaryArgs> PlanUnary(const PrepareArgs& args);
 StatusOr<dm::BinaryArgs> PlanBinary(const PrepareArgs& args);
+// 1..dm::kMaxVariadicInputs f32 inputs (more decline).
+StatusOr<dm::VariadicArgs> PlanVariadic(const PrepareArgs& args);
+StatusOr<dm::LogicalArgs> PlanLogical(const PrepareArgs& args);      // And Or Xor
+StatusOr<dm::PredicateArgs> PlanPredicate(const PrepareArgs& args);  // Not IsNaN IsInf
 StatusOr<dm::WhereArgs> PlanWhere(const PrepareArgs& args);
 StatusOr<dm::BatchNormArgs> PlanBatchNorm(const PrepareArgs& args);
 dm::ActivationArgs ToDeviceActivation(const Activation& activation);
@@ -69,6 +74,12 @@ struct ResizePlan {
 };
 StatusOr<ResizePlan> PlanResize(const PrepareArgs& args);
 StatusOr<dm::CastArgs> PlanCast(const PrepareArgs& args);  // Cast, CastLike
+// Trilu: a computed k (input k_input, -1: none) is read by the kernel.
+struct TriluPlan {
+  dm::TriluArgs args;
+  int k_input = -1;
+};
+StatusOr<TriluPlan> PlanTrilu(const PrepareArgs& args);
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`
@@ -87,6 +98,9 @@ StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args);
 StatusOr<dm::ReduceArgs> PlanReduce(const PrepareArgs& args);
 StatusOr<dm::PoolArgs> PlanPool(const PrepareArgs& args);
 StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args);
+StatusOr<dm::ArgReduceArgs> PlanArgReduce(const PrepareArgs& args);  // ArgMax, ArgMin
+StatusOr<dm::CumSumArgs> PlanCumSum(const PrepareArgs& args);        // constant axis
+StatusOr<dm::TopKArgs> PlanTopK(const PrepareArgs& args);            // constant K
 // QuantizeLinear / DequantizeLinear: plain layout; u8 / i8 (and i32 for
 // DequantizeLinear) as kernels/params/quantize.h parses them.
 struct QuantizePlan {

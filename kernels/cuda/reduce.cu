@@ -1,6 +1,7 @@
 // Reduction-shaped CUDA kernels around device_math/reduce.h: Softmax,
-// ReduceSum/Mean/Max and pooling one thread per output; LayerNormalization
-// one block per row with shared-memory reductions.
+// every Reduce*, pooling, ArgMax / ArgMin, CumSum and TopK one thread per
+// output (column, slice); LayerNormalization one block per row with
+// shared-memory reductions.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/launch_config.h"
 
@@ -21,6 +22,18 @@ __global__ void ReduceKernel(dm::ReduceArgs args, const float* x, float* y) {
 
 __global__ void PoolKernel(dm::PoolArgs args, const float* x, float* y) {
   BRAID_GRID_STRIDE(j, args.outputs) dm::PoolElement(args, j, x, y);
+}
+
+__global__ void ArgReduceKernel(dm::ArgReduceArgs args, const float* x, int64_t* y) {
+  BRAID_GRID_STRIDE(j, args.outputs) dm::ArgReduceElement(args, j, x, y);
+}
+
+__global__ void CumSumKernel(dm::CumSumArgs args, const float* x, float* y) {
+  BRAID_GRID_STRIDE(j, args.columns) dm::CumSumColumn(args, j, x, y);
+}
+
+__global__ void TopKKernel(dm::TopKArgs args, const float* x, float* values, int64_t* indices) {
+  BRAID_GRID_STRIDE(j, args.slices) dm::TopKSlice(args, j, x, values, indices);
 }
 
 // Sum of `value` over the block (blockDim.x a power of two <= 1024).
@@ -73,6 +86,26 @@ cudaError_t LaunchReduce(const dm::ReduceArgs& args, const float* x, float* y, c
 cudaError_t LaunchPool(const dm::PoolArgs& args, const float* x, float* y, cudaStream_t s) {
   const LaunchConfig c = GridStrideLaunch(args.outputs);
   PoolKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchArgReduce(const dm::ArgReduceArgs& args, const float* x, int64_t* y,
+                            cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.outputs, 128);
+  ArgReduceKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCumSum(const dm::CumSumArgs& args, const float* x, float* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.columns, 128);
+  CumSumKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchTopK(const dm::TopKArgs& args, const float* x, float* values,
+                       int64_t* indices, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.slices, 128);
+  TopKKernel<<<c.blocks, c.threads, 0, s>>>(args, x, values, indices);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,6 @@
-// CUDA Softmax, ReduceSum/Mean/Max, pooling and LayerNormalization: hand-
-// written kernels (reduce.cu). Prepare plans (plans.h); Run only launches.
+// CUDA Softmax, every Reduce*, pooling, LayerNormalization, ArgMax /
+// ArgMin, CumSum and TopK: hand-written kernels (reduce.cu). Prepare plans
+// (plans.h); Run only launches.
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/kernels.h"
@@ -59,6 +60,41 @@ class LayerNormCuda final : public Kernel {
   bool has_inv_std_ = false;
 };
 
+class ArgReduceCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanArgReduce(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchArgReduce(args_, static_cast<const float*>(run.src[0]),
+                                         static_cast<int64_t*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::ArgReduceArgs args_;
+};
+
+class TopKCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanTopK(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    CUDA_RETURN_IF_ERROR(LaunchTopK(args_, static_cast<const float*>(run.src[0]),
+                                    static_cast<float*>(run.dst[0]),
+                                    static_cast<int64_t*>(run.dst[1]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::TopKArgs args_;
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> CreateSoftmaxCuda() {
@@ -76,5 +112,11 @@ std::unique_ptr<Kernel> CreateLayerNormCuda() {
 std::unique_ptr<Kernel> CreateGroupNormCuda() {
   return std::make_unique<LayerNormCuda<&PlanGroupNorm>>();
 }
+
+std::unique_ptr<Kernel> CreateArgReduceCuda() { return std::make_unique<ArgReduceCuda>(); }
+std::unique_ptr<Kernel> CreateCumSumCuda() {
+  return std::make_unique<SimpleCuda<dm::CumSumArgs, &PlanCumSum, &LaunchCumSum>>();
+}
+std::unique_ptr<Kernel> CreateTopKCuda() { return std::make_unique<TopKCuda>(); }
 
 }  // namespace braid::cuda

@@ -22,6 +22,9 @@ void RegisterCudaKernels(KernelRegistry& registry) {
 
   for (const char* op : cuda::UnaryOpTypes()) cu(op, &cuda::CreateUnaryCuda);
   for (const char* op : cuda::BinaryOpTypes()) cu(op, &cuda::CreateBinaryCuda);
+  for (const char* op : cuda::VariadicOpTypes()) cu(op, &cuda::CreateVariadicCuda);
+  for (const char* op : {"And", "Or", "Xor"}) cu(op, &cuda::CreateLogicalCuda);
+  for (const char* op : {"Not", "IsNaN", "IsInf"}) cu(op, &cuda::CreatePredicateCuda);
   cu("Where", &cuda::CreateWhereCuda);
   cu("BatchNormalization", &cuda::CreateBatchNormCuda);
   for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) cu(op, &cuda::CreateQuantizeLinearCuda);
@@ -37,6 +40,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"DepthToSpace", "SpaceToDepth"}) cu(op, &cuda::CreateDepthSpaceCuda);
   for (const char* op : {"Resize", "Upsample"}) cu(op, &cuda::CreateResizeCuda);
   for (const char* op : {"Cast", "CastLike"}) cu(op, &cuda::CreateCastCuda);
+  cu("Trilu", &cuda::CreateTriluCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 
@@ -45,6 +49,9 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
     cu(op, &cuda::CreatePoolCuda);
   cu("LayerNormalization", &cuda::CreateLayerNormCuda);
+  for (const char* op : {"ArgMax", "ArgMin"}) cu(op, &cuda::CreateArgReduceCuda);
+  cu("CumSum", &cuda::CreateCumSumCuda);
+  cu("TopK", &cuda::CreateTopKCuda);
   for (const char* op : {"InstanceNormalization", "GroupNormalization"})
     cu(op, &cuda::CreateGroupNormCuda);
 }

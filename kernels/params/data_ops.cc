@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
@@ -427,6 +429,98 @@ StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args) {
   }
   RETURN_IF_ERROR(params_internal::CheckOutput(args, p.out_dims, in.dtype));
   p.in_dims = d;
+  return p;
+}
+
+StatusOr<AxisSplit> SplitAtAxis(std::span<const int64_t> dims, int64_t axis) {
+  const auto rank = static_cast<int64_t>(dims.size());
+  if (axis < -rank || axis >= rank)
+    return InvalidArgument("axis " + std::to_string(axis) + " is out of range for rank " +
+                           std::to_string(rank));
+  if (axis < 0) axis += rank;
+  AxisSplit split;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t extent = dims[static_cast<size_t>(d)];
+    if (d < axis) split.outer *= extent;
+    if (d == axis) split.extent = extent;
+    if (d > axis) split.inner *= extent;
+  }
+  return split;
+}
+
+StatusOr<CumSumParams> ParseCumSum(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, in.dtype));
+  const TensorDesc& axis = args.inputs[1];
+  if (axis.elements() != 1 || (axis.dtype != DataType::kI64 && axis.dtype != DataType::kI32))
+    return Invalid(args, "axis must be an int32 or int64 scalar");
+  CumSumParams p;
+  p.exclusive = args.node->attrs.GetInt("exclusive", 0) != 0;
+  p.reverse = args.node->attrs.GetInt("reverse", 0) != 0;
+  p.axis_dtype = axis.dtype;
+  if (IsConstantInput(args, 1) && args.constants[1]->size() == axis.bytes()) {
+    StatusOr<AxisSplit> split =
+        SplitAtAxis(in.dims, IntsView(args.constants[1]->data(), axis.dtype, 1)[0]);
+    if (!split.ok()) return split.status().WithPrefix(args.Where());
+    p.constant_axis = true;
+    p.split = *split;
+  }
+  return p;
+}
+
+StatusOr<TriluParams> ParseTrilu(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 1, 2));
+  const TensorDesc& in = args.inputs[0];
+  if (in.rank() < 2) return Invalid(args, "input " + in.ToString() + " must have rank >= 2");
+  TriluParams p;
+  if (HasInput(args, 1)) {
+    const TensorDesc& k = args.inputs[1];
+    if (k.dtype != DataType::kI64 || k.elements() != 1)
+      return Invalid(args, "k " + k.ToString() + " must be an i64 scalar");
+    if (IsConstantInput(args, 1) && args.constants[1]->size() == k.bytes())
+      p.k = IntsView(args.constants[1]->data(), k.dtype, 1)[0];
+    else
+      p.k_input = 1;
+  }
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, in.dtype));
+  p.rows = in.dims[in.dims.size() - 2];
+  p.cols = in.dims.back();
+  p.matrices = params_internal::Product(in.dims, 0, in.dims.size() - 2);
+  p.upper = args.node->attrs.GetInt("upper", 1) != 0;
+  return p;
+}
+
+StatusOr<TopKParams> ParseTopK(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  const int64_t axis = args.node->attrs.GetInt("axis", -1);
+  std::optional<int64_t> normalized = params_internal::NormalizeAxis(axis, in.rank());
+  if (!normalized)
+    return Invalid(args, "axis " + std::to_string(axis) + " is out of range for input " +
+                             in.ToString());
+  const auto ax = static_cast<size_t>(*normalized);
+  if (args.outputs.size() != 2 || !HasOutput(args, 1))
+    return Invalid(args, "expects the Values and Indices outputs");
+  TopKParams p;
+  p.k = args.outputs[0].rank() == in.rank() ? args.outputs[0].dims[ax] : -1;
+  std::vector<int64_t> out_dims = in.dims;
+  out_dims[ax] = p.k;
+  if (p.k < 0 || p.k > in.dims[ax] || args.outputs[0] != TensorDesc{in.dtype, out_dims} ||
+      args.outputs[1] != TensorDesc{DataType::kI64, out_dims})
+    return Invalid(args, "outputs " + args.outputs[0].ToString() + ", " +
+                             args.outputs[1].ToString() + " do not fit input " + in.ToString());
+  if (IsConstantInput(args, 1)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> k, ConstantInts(args, 1, "K"));
+    if (k.size() != 1) return Invalid(args, "K " + IntsToString(k) + " must hold one value");
+    // The wording of the reference's check of a computed K at Run.
+    if (k[0] != p.k)
+      return Invalid(args, "K is " + std::to_string(k[0]) + ", the plan has " +
+                               std::to_string(p.k));
+    p.constant_k = true;
+  }
+  ASSIGN_OR_RETURN(p.split, SplitAtAxis(in.dims, *normalized));
+  p.largest = args.node->attrs.GetInt("largest", 1) != 0;
   return p;
 }
 

@@ -138,6 +138,50 @@ struct DepthSpaceParams {
 };
 StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args);
 
+// ---- CumSum, Trilu, TopK ----------------------------------------------------
+
+// `dims` viewed as [outer, extent, inner] around `axis` (negative counts
+// from the end); out of range is InvalidArgument with a bare message.
+struct AxisSplit {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+StatusOr<AxisSplit> SplitAtAxis(std::span<const int64_t> dims, int64_t axis);
+
+// CumSum: exclusive, reverse, and the axis input (an i32 / i64 scalar):
+// split here when constant, else read at Run (SplitAtAxis).
+struct CumSumParams {
+  bool exclusive = false;
+  bool reverse = false;
+  DataType axis_dtype = DataType::kI64;
+  bool constant_axis = false;
+  AxisSplit split;  // when constant_axis
+};
+StatusOr<CumSumParams> ParseCumSum(const PrepareArgs& args);
+
+// Trilu over the last two axes: element (i, j) of each matrix is kept when
+// j - i >= k (upper, the default) or j - i <= k. k is the optional i64
+// scalar input 1: read here when constant, else at Run from k_input; 0
+// without it.
+struct TriluParams {
+  bool upper = true;
+  int64_t matrices = 1, rows = 0, cols = 0;
+  int64_t k = 0;
+  int k_input = -1;
+};
+StatusOr<TriluParams> ParseTrilu(const PrepareArgs& args);
+
+// TopK: the K largest (largest, default 1) or smallest along `axis`
+// (default -1). K is the outputs' extent on the axis (fixed at load time);
+// a constant K input must equal it, a computed one is checked at Run.
+// Checks the Values (input dtype) and Indices (i64) outputs.
+struct TopKParams {
+  bool largest = true;
+  bool constant_k = false;
+  int64_t k = 0;
+  AxisSplit split;
+};
+StatusOr<TopKParams> ParseTopK(const PrepareArgs& args);
+
 // Normalized `axis` attribute (default `fallback`) for an input of `rank`.
 StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank);
 

@@ -200,6 +200,11 @@ float ParseLeakyReluAlpha(const PrepareArgs& args) {
   return args.node->attrs.GetFloat("alpha", 0.01f);
 }
 
+IsInfParams ParseIsInf(const PrepareArgs& args) {
+  return {args.node->attrs.GetInt("detect_positive", 1) != 0,
+          args.node->attrs.GetInt("detect_negative", 1) != 0};
+}
+
 StatusOr<bool> ParseGeluTanh(const PrepareArgs& args) {
   const std::string approximate = args.node->attrs.GetString("approximate", "none");
   if (approximate == "none") return false;

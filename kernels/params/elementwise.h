@@ -66,6 +66,12 @@ struct AlphaBeta {
 };
 AlphaBeta ParseHardSigmoid(const PrepareArgs& args);
 float ParseLeakyReluAlpha(const PrepareArgs& args);
+// IsInf's detect_positive / detect_negative (default 1 each).
+struct IsInfParams {
+  bool positive = true;
+  bool negative = true;
+};
+IsInfParams ParseIsInf(const PrepareArgs& args);
 // Gelu's `approximate`: "none" (the default, erf) or "tanh"; true for tanh.
 StatusOr<bool> ParseGeluTanh(const PrepareArgs& args);
 

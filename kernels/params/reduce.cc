@@ -1,6 +1,7 @@
 #include "kernels/params/reduce.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -124,6 +125,34 @@ StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args) {
       p.reduced_size == 0 && p.output_elements > 0)
     return Invalid(args, op + " over an empty extent of " + x.ToString());
   RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, x.dtype));
+  return p;
+}
+
+StatusOr<ArgReduceParams> ParseArgReduce(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
+  const TensorDesc& in = args.inputs[0];
+  const Attributes& attrs = args.node->attrs;
+  const int64_t axis = attrs.GetInt("axis", 0);
+  std::optional<int64_t> normalized = params_internal::NormalizeAxis(axis, in.rank());
+  if (!normalized)
+    return Invalid(args, "axis " + std::to_string(axis) + " is out of range for input " +
+                             in.ToString());
+  const auto ax = static_cast<size_t>(*normalized);
+  ArgReduceParams p;
+  p.max = args.node->op_type == "ArgMax";
+  p.dtype = in.dtype;
+  p.extent = in.dims[ax];
+  if (p.extent == 0)
+    return Invalid(args, "axis " + std::to_string(axis) + " of " + in.ToString() + " is empty");
+  p.outer = params_internal::Product(in.dims, 0, ax);
+  p.inner = params_internal::Product(in.dims, ax + 1);
+  p.select_last = attrs.GetInt("select_last_index", 0) != 0;
+  std::vector<int64_t> out_dims = in.dims;
+  if (attrs.GetInt("keepdims", 1) != 0)
+    out_dims[ax] = 1;
+  else
+    out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(ax));
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, DataType::kI64));
   return p;
 }
 

@@ -46,6 +46,18 @@ struct ReduceParams {
 // mismatch. Kind follows args.node->op_type.
 StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args);
 
+// ArgMax / ArgMin: x viewed as [outer, extent, inner] around `axis`, the
+// i64 output [outer, inner] (the axis kept as 1 with keepdims, the default);
+// select_last_index picks the last of equal values. Errors: axis out of
+// range, an empty axis, output mismatch. dtypes are the kernel's to check.
+struct ArgReduceParams {
+  bool max = true;  // ArgMax (else ArgMin)
+  bool select_last = false;
+  DataType dtype = DataType::kUndefined;
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+StatusOr<ArgReduceParams> ParseArgReduce(const PrepareArgs& args);
+
 }  // namespace braid
 
 #endif  // BRAID_KERNELS_PARAMS_REDUCE_H_

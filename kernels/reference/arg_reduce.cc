@@ -5,11 +5,9 @@
 // numpy's argmax/argmin.
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <type_traits>
-#include <vector>
 
-#include "kernels/params/parse_util.h"
+#include "kernels/params/reduce.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid::reference {
@@ -20,29 +18,13 @@ class ArgReduceKernel final : public Kernel {
   explicit ArgReduceKernel(bool max) : max_(max) {}
 
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
-    const TensorDesc& in = args.inputs[0];
-    const int64_t axis = args.node->attrs.GetInt("axis", 0);
-    std::optional<int64_t> normalized = params_internal::NormalizeAxis(axis, in.rank());
-    if (!normalized)
-      return params_internal::Invalid(args, "axis " + std::to_string(axis) +
-                                                " is out of range for input " + in.ToString());
-    const auto ax = static_cast<size_t>(*normalized);
-    extent_ = in.dims[ax];
-    if (extent_ == 0)
-      return params_internal::Invalid(args, "axis " + std::to_string(axis) + " of " +
-                                                in.ToString() + " is empty");
-    outer_ = params_internal::Product(in.dims, 0, ax);
-    inner_ = params_internal::Product(in.dims, ax + 1);
-    take_last_ = args.node->attrs.GetInt("select_last_index", 0) != 0;
-    std::vector<int64_t> out_dims = in.dims;
-    if (args.node->attrs.GetInt("keepdims", 1) != 0)
-      out_dims[ax] = 1;
-    else
-      out_dims.erase(out_dims.begin() + static_cast<std::ptrdiff_t>(ax));
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, DataType::kI64));
-    run_ = SelectByNumericType<ArgReduceKernel>(in.dtype);
-    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
+    ASSIGN_OR_RETURN(const ArgReduceParams p, ParseArgReduce(args));
+    outer_ = p.outer;
+    extent_ = p.extent;
+    inner_ = p.inner;
+    take_last_ = p.select_last;
+    run_ = SelectByNumericType<ArgReduceKernel>(p.dtype);
+    if (run_ == nullptr) return UnsupportedDtype(args, p.dtype);
     return Status::Ok();
   }
 

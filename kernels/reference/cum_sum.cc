@@ -5,9 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/params/broadcast.h"
 #include "kernels/params/data_ops.h"
-#include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid::reference {
@@ -16,25 +14,20 @@ namespace {
 class CumSumKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
-    const TensorDesc& in = args.inputs[0];
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, in.dims, in.dtype));
-    if (args.inputs[1].elements() != 1 ||
-        (args.inputs[1].dtype != DataType::kI64 && args.inputs[1].dtype != DataType::kI32))
-      return params_internal::Invalid(args, "axis must be an int32 or int64 scalar");
-    exclusive_ = args.node->attrs.GetInt("exclusive", 0) != 0;
-    reverse_ = args.node->attrs.GetInt("reverse", 0) != 0;
-    dims_ = in.dims;
-    axis_type_ = args.inputs[1].dtype;
+    ASSIGN_OR_RETURN(const CumSumParams p, ParseCumSum(args));
+    exclusive_ = p.exclusive;
+    reverse_ = p.reverse;
+    dims_ = args.inputs[0].dims;
+    axis_type_ = p.axis_dtype;
     where_ = args.Where();
-    switch (in.dtype) {
+    switch (args.inputs[0].dtype) {
       case DataType::kF32: run_ = &RunTyped<float>; break;
       case DataType::kI32: run_ = &RunTyped<int32_t>; break;
       case DataType::kI64: run_ = &RunTyped<int64_t>; break;
       case DataType::kF64: run_ = &RunTyped<double>; break;
       case DataType::kU32: run_ = &RunTyped<uint32_t>; break;
       case DataType::kU64: run_ = &RunTyped<uint64_t>; break;
-      default: return UnsupportedDtype(args, in.dtype);
+      default: return UnsupportedDtype(args, args.inputs[0].dtype);
     }
     return Status::Ok();
   }
@@ -44,19 +37,12 @@ class CumSumKernel final : public Kernel {
  private:
   template <typename T>
   static Status RunTyped(const CumSumKernel& k, const RunArgs& args) {
-    const auto rank = static_cast<int64_t>(k.dims_.size());
-    int64_t axis = k.axis_type_ == DataType::kI64 ? *static_cast<const int64_t*>(args.src[1])
-                                                  : *static_cast<const int32_t*>(args.src[1]);
-    if (axis < -rank || axis >= rank)
-      return InvalidArgument(k.where_ + ": axis " + std::to_string(axis) +
-                             " is out of range for rank " + std::to_string(rank));
-    if (axis < 0) axis += rank;
-    const int64_t extent = k.dims_[static_cast<size_t>(axis)];
-    int64_t inner = 1, outer = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d < axis) outer *= k.dims_[static_cast<size_t>(d)];
-      if (d > axis) inner *= k.dims_[static_cast<size_t>(d)];
-    }
+    const int64_t axis = k.axis_type_ == DataType::kI64
+                             ? *static_cast<const int64_t*>(args.src[1])
+                             : *static_cast<const int32_t*>(args.src[1]);
+    StatusOr<AxisSplit> split = SplitAtAxis(k.dims_, axis);
+    if (!split.ok()) return split.status().WithPrefix(k.where_);
+    const int64_t outer = split->outer, extent = split->extent, inner = split->inner;
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
     const T* x = static_cast<const T*>(args.src[0]);
     T* y = static_cast<T*>(args.dst[0]);

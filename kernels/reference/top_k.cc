@@ -8,12 +8,11 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "kernels/params/parse_util.h"
+#include "kernels/params/data_ops.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid::reference {
@@ -22,32 +21,16 @@ namespace {
 class TopKKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
-    const TensorDesc& in = args.inputs[0];
-    const int64_t axis = args.node->attrs.GetInt("axis", -1);
-    std::optional<int64_t> normalized = params_internal::NormalizeAxis(axis, in.rank());
-    if (!normalized)
-      return params_internal::Invalid(args, "axis " + std::to_string(axis) +
-                                                " is out of range for input " + in.ToString());
-    const auto ax = static_cast<size_t>(*normalized);
-    if (args.outputs.size() != 2 || !params_internal::HasOutput(args, 1))
-      return params_internal::Invalid(args, "expects the Values and Indices outputs");
-    k_ = args.outputs[0].rank() == in.rank() ? args.outputs[0].dims[ax] : -1;
-    std::vector<int64_t> out_dims = in.dims;
-    out_dims[ax] = k_;
-    if (k_ < 0 || k_ > in.dims[ax] || args.outputs[0] != TensorDesc{in.dtype, out_dims} ||
-        args.outputs[1] != TensorDesc{DataType::kI64, out_dims})
-      return params_internal::Invalid(args, "outputs " + args.outputs[0].ToString() + ", " +
-                                                args.outputs[1].ToString() +
-                                                " do not fit input " + in.ToString());
-    extent_ = in.dims[ax];
-    outer_ = params_internal::Product(in.dims, 0, ax);
-    inner_ = params_internal::Product(in.dims, ax + 1);
-    largest_ = args.node->attrs.GetInt("largest", 1) != 0;
+    ASSIGN_OR_RETURN(const TopKParams p, ParseTopK(args));
+    k_ = p.k;
+    extent_ = p.split.extent;
+    outer_ = p.split.outer;
+    inner_ = p.split.inner;
+    largest_ = p.largest;
     where_ = args.Where();
     order_.resize(static_cast<size_t>(extent_));
-    run_ = SelectByNumericType<TopKKernel>(in.dtype);
-    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
+    run_ = SelectByNumericType<TopKKernel>(args.inputs[0].dtype);
+    if (run_ == nullptr) return UnsupportedDtype(args, args.inputs[0].dtype);
     return Status::Ok();
   }
 

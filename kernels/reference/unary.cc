@@ -246,8 +246,9 @@ class FloatClassKernel final : public Kernel {
     RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
     if (args.inputs[0].dtype != DataType::kF32) return UnsupportedDtype(args, args.inputs[0].dtype);
     RETURN_IF_ERROR(params_internal::CheckOutput(args, args.inputs[0].dims, DataType::kBool));
-    positive_ = args.node->attrs.GetInt("detect_positive", 1) != 0;
-    negative_ = args.node->attrs.GetInt("detect_negative", 1) != 0;
+    const IsInfParams p = ParseIsInf(args);
+    positive_ = p.positive;
+    negative_ = p.negative;
     elements_ = args.inputs[0].elements();
     return Status::Ok();
   }

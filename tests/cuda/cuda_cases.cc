@@ -1,7 +1,9 @@
 // Elementwise and data-movement op cases for the CUDA backend's tests
 // (tests/cuda/emulate.h: CudaDataOpCases). f32 unless stated: the CUDA
 // elementwise kernels are f32-only; data movement takes any element size.
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/cuda/emulate.h"
@@ -171,6 +173,89 @@ std::vector<OpCase> MakeCases() {
     add(Make("Resize_linear_naninf", "Resize", {WithNanInf(X({1, 2, 4, 6})), roi, scales},
              {S("mode", "linear")}, 1));
   }
+  // Logical ops and predicates: bool broadcasting against a scalar, NaN /
+  // +-Inf through IsNaN and IsInf (either sign alone too).
+  for (const char* op : {"And", "Or", "Xor"})
+    add(Make(std::string(op) + "_scalar", op,
+             {OpInput{DataType::kBool, {3, 4}}, OpInput{DataType::kBool, {}}}));
+  add(Make("IsNaN_naninf", "IsNaN", {WithNanInf(X({4, 10}))}));
+  add(Make("IsInf_naninf", "IsInf", {WithNanInf(X({4, 10}))}));
+  add(Make("IsInf_negative_only_naninf", "IsInf", {WithNanInf(X({4, 10}))},
+           {I("detect_positive", 0)}));
+  // Variadic Sum / Mean / Max / Min: up to the kernel's 8 inputs, NaN /
+  // +-Inf, and a fused activation (the reference takes one on Sum / Max / Min).
+  add(Make("Sum_eight_inputs", "Sum",
+           {X({2, 3, 4}), X({4}), X({3, 1}), X({}), X({2, 1, 1}), X({2, 3, 4}), X({1, 4}),
+            X({3, 4})}));
+  add(Make("Mean_two_inputs", "Mean", {X({2, 3, 4}), X({3, 1})}));
+  add(Make("Max_variadic_naninf", "Max", {WithNanInf(X({3, 4, 5})), X({5}), X({4, 1})}));
+  add(Make("Min_variadic_naninf", "Min", {WithNanInf(X({3, 4, 5})), X({4, 5}), X({3, 1, 1})}));
+  add(Make("Sum_fused_relu", "Sum", {X({2, 3, 4}), X({4}), X({3, 1})},
+           {S("activation", "Relu")}));
+  add(Make("Max_fused_clip", "Max", {X({2, 3, 4}), X({3, 4})},
+           {S("activation", "Clip"), F("activation_min", -0.25f), F("activation_max", 0.5f)}));
+  // ArgMax / ArgMin: ties (+-2 twice in a row, beyond the random [-1, 1])
+  // with and without select_last_index, and NaN (two in row 0) with +-Inf.
+  auto with = [](OpInput in, std::vector<std::pair<int64_t, float>> specials) {
+    in.specials = std::move(specials);
+    return in;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const OpInput ties = with(X({4, 6}), {{1, 2.0f}, {4, 2.0f}, {6, -2.0f}, {11, -2.0f},
+                                        {13, 2.0f}, {15, 2.0f}, {14, -2.0f}, {16, -2.0f},
+                                        {18, 2.0f}, {23, 2.0f}});
+  const OpInput nans = with(X({3, 6}), {{1, nan}, {4, nan}, {7, inf}, {9, -inf},
+                                        {10, nan}, {13, -inf}, {16, inf}});
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (int64_t last : {0, 1}) {
+      const std::string suffix = last ? "_last" : "_first";
+      add(Make(std::string(op) + "_ties" + suffix, op, {ties},
+               {I("axis", -1), I("select_last_index", last)}));
+      add(Make(std::string(op) + "_nan" + suffix, op, {nans},
+               {I("axis", 1), I("keepdims", 0), I("select_last_index", last)}));
+    }
+    add(Make(std::string(op) + "_axis1_naninf", op, {WithNanInf(X({3, 7, 5}))}, {I("axis", 1)}));
+  }
+  // CumSum: exclusive, exclusive + reverse, a negative i32 axis, NaN / Inf.
+  auto axis32 = [](int64_t v) {
+    OpInput in{DataType::kI32, {}};
+    in.constant = true;
+    in.values = {v};
+    return in;
+  };
+  auto axis64 = [](int64_t v) {
+    OpInput in{DataType::kI64, {1}};
+    in.constant = true;
+    in.values = {v};
+    return in;
+  };
+  add(Make("CumSum_exclusive", "CumSum", {X({3, 5, 4}), axis64(1)}, {I("exclusive", 1)}));
+  add(Make("CumSum_exclusive_reverse", "CumSum", {X({3, 5, 4}), axis64(2)},
+           {I("exclusive", 1), I("reverse", 1)}));
+  add(Make("CumSum_axis_negative_i32", "CumSum", {X({6, 2, 3}), axis32(-3)}));
+  add(Make("CumSum_naninf", "CumSum", {WithNanInf(X({4, 9})), axis64(1)}));
+  // Trilu: constant k of either sign, rows > cols and cols > rows, 1- and
+  // 8-byte elements (the run-time k is DataOpCases' trilu_upper_runtime_k).
+  auto k_const = [](int64_t v) {
+    OpInput in{DataType::kI64, {}};
+    in.constant = true;
+    in.values = {v};
+    return in;
+  };
+  add(Make("Trilu_upper_k_negative", "Trilu", {X({2, 6, 4}), k_const(-2)}));
+  add(Make("Trilu_lower_k_positive", "Trilu", {X({3, 4, 7}), k_const(2)}, {I("upper", 0)}));
+  add(Make("Trilu_lower_u8", "Trilu", {Typed(DataType::kU8, {5, 5})}, {I("upper", 0)}));
+  add(Make("Trilu_upper_i64_k", "Trilu", {Typed(DataType::kI64, {2, 3, 3}), k_const(1)}));
+  // TopK: smallest along axis 0, ties and NaN (NaN ranks above every
+  // number: last for the smallest), K equal to the axis.
+  add(Make("TopK_smallest_axis0", "TopK", {X({6, 4}), Ints64({3})},
+           {I("axis", 0), I("largest", 0)}, 2));
+  add(Make("TopK_largest_ties_nan", "TopK", {nans, Ints64({4})}, {}, 2));
+  add(Make("TopK_smallest_ties_nan", "TopK", {ties, Ints64({3})}, {I("largest", 0)}, 2));
+  add(Make("TopK_smallest_nan_all", "TopK", {nans, Ints64({6})}, {I("largest", 0)}, 2));
+  add(Make("TopK_largest_middle_axis_naninf", "TopK", {WithNanInf(X({2, 7, 3})), Ints64({5})},
+           {I("axis", 1)}, 2));
   return cases;
 }
 

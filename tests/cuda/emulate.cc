@@ -147,6 +147,35 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       return Status::Ok();
     });
   }
+  if (IsOneOf(op, cuda::VariadicOpTypes())) {
+    ASSIGN_OR_RETURN(dm::VariadicArgs a, cuda::PlanVariadic(args));
+    return Runner([a](const RunArgs& r) {
+      dm::VariadicInputs inputs;  // what the CUDA kernel passes beside the args
+      for (int k = 0; k < a.inputs; ++k) inputs.x[k] = In<float>(r, static_cast<size_t>(k));
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::VariadicElement(a, i, inputs, Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (IsOneOf(op, {"And", "Or", "Xor"})) {
+    ASSIGN_OR_RETURN(dm::LogicalArgs a, cuda::PlanLogical(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::LogicalElement(a, i, In<uint8_t>(r, 0), In<uint8_t>(r, 1), Out<uint8_t>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (IsOneOf(op, {"Not", "IsNaN", "IsInf"})) {
+    ASSIGN_OR_RETURN(dm::PredicateArgs a, cuda::PlanPredicate(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::PredicateElement(a, i, r.src[0], Out<uint8_t>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
   if (op == "Where") {
     ASSIGN_OR_RETURN(dm::WhereArgs a, cuda::PlanWhere(args));
     return Runner([a](const RunArgs& r) {
@@ -266,6 +295,21 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       return Status::Ok();
     });
   }
+  if (op == "Trilu") {
+    ASSIGN_OR_RETURN(cuda::TriluPlan plan, cuda::PlanTrilu(args));
+    return Runner([plan](const RunArgs& r) {
+      const auto* k_at =
+          plan.k_input >= 0 ? In<int64_t>(r, static_cast<size_t>(plan.k_input)) : nullptr;
+      BySize(plan.args.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(plan.args.elements), plan.args.elements,
+                          [&](int64_t i) {
+                            dm::TriluElement(plan.args, i, In<E>(r, 0), k_at, Out<E>(r, 0));
+                          });
+      });
+      return Status::Ok();
+    });
+  }
   if (op == "Concat" || op == "Split") {
     StatusOr<std::vector<cuda::Copy2D>> planned =
         op == "Concat" ? cuda::PlanConcat(args) : cuda::PlanSplit(args);
@@ -299,6 +343,33 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
     return Runner([a](const RunArgs& r) {
       EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
         dm::ReduceElement(a, j, In<float>(r, 0), Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "ArgMax" || op == "ArgMin") {
+    ASSIGN_OR_RETURN(dm::ArgReduceArgs a, cuda::PlanArgReduce(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.outputs, 128), a.outputs, [&](int64_t j) {
+        dm::ArgReduceElement(a, j, In<float>(r, 0), Out<int64_t>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "CumSum") {
+    ASSIGN_OR_RETURN(dm::CumSumArgs a, cuda::PlanCumSum(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.columns, 128), a.columns, [&](int64_t j) {
+        dm::CumSumColumn(a, j, In<float>(r, 0), Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "TopK") {
+    ASSIGN_OR_RETURN(dm::TopKArgs a, cuda::PlanTopK(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.slices, 128), a.slices, [&](int64_t j) {
+        dm::TopKSlice(a, j, In<float>(r, 0), Out<float>(r, 0), Out<int64_t>(r, 1));
       });
       return Status::Ok();
     });

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -65,6 +66,32 @@ class HarnessDataCasesEmulated : public ::testing::TestWithParam<OpCase> {};
 TEST_P(HarnessDataCasesEmulated, MatchesReference) { CheckCase(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Cases, HarnessDataCasesEmulated, ::testing::ValuesIn(DataOpCases()),
                          [](const auto& info) { return info.param.name; });
+
+// What the variadic and CumSum plans leave to the CPU declines as
+// Unimplemented (a visible fallback), not as an error: more inputs than the
+// variadic kernel takes, a computed CumSum axis, a fused activation on Mean.
+TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
+  auto plan = [](const OpCase& c) -> Status {
+    StatusOr<std::unique_ptr<OpCaseInstance>> inst = OpCaseInstance::Build(c);
+    if (!inst.ok()) return inst.status();
+    const PrepareArgs args = (*inst)->MakePrepareArgs(nullptr);
+    if (c.op_type == "CumSum") return cuda::PlanCumSum(args).status();
+    return cuda::PlanVariadic(args).status();
+  };
+  OpCase nine{"sum_nine", "Sum"};
+  nine.inputs.assign(9, OpInput{DataType::kF32, {2, 3}});
+  EXPECT_EQ(plan(nine).code(), StatusCode::kUnimplemented) << plan(nine).ToString();
+  nine.inputs.resize(8);
+  EXPECT_TRUE(plan(nine).ok()) << plan(nine).ToString();
+  OpInput axis{DataType::kI64, {}};
+  axis.values = {1};  // not constant: read at Run by the reference only
+  const OpCase cumsum{"cumsum_computed_axis", "CumSum", 17, {},
+                      {OpInput{DataType::kF32, {2, 3}}, axis}};
+  EXPECT_EQ(plan(cumsum).code(), StatusCode::kUnimplemented) << plan(cumsum).ToString();
+  const OpCase mean{"mean_relu", "Mean", 17, {{"activation", std::string("Relu")}},
+                    {OpInput{DataType::kF32, {2, 3}}, OpInput{DataType::kF32, {3}}}};
+  EXPECT_EQ(plan(mean).code(), StatusCode::kUnimplemented) << plan(mean).ToString();
+}
 
 // Every op type with a hand-written CUDA kernel has at least one op case
 // (compute, data or CUDA data) that it plans, emulates and matches the

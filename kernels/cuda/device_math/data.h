@@ -164,6 +164,27 @@ BRAID_HD void ResizeElement(const ResizeArgs& args, int64_t i, const ResizeCoord
   y[i] = acc;
 }
 
+// Trilu over the last two axes [rows, cols] of any element type: element
+// (r, c) is kept when c - r >= k (upper) or c - r <= k, else zero (all-zero
+// bytes). A computed k is read by the kernel (`k_at`, an i64 scalar; null:
+// args.k, the constant or 0).
+struct TriluArgs {
+  int64_t elements = 0;
+  int element_size = 4;
+  bool upper = true;
+  int64_t rows = 1, cols = 1;
+  int64_t k = 0;
+};
+
+template <typename E>
+BRAID_HD void TriluElement(const TriluArgs& args, int64_t i, const E* x, const int64_t* k_at,
+                           E* y) {
+  const int64_t k = k_at != nullptr ? *k_at : args.k;
+  const int64_t c = i % args.cols, r = (i / args.cols) % args.rows;
+  const bool keep = args.upper ? c - r >= k : c - r <= k;
+  y[i] = keep ? x[i] : E(0);
+}
+
 // Cast between f64, f32, i64, i32, i16, i8, u8 and bool with
 // kernels/reference/cast.cc's rules: float -> integer truncates toward zero,
 // NaN gives 0, values past int64 saturate, then the int64 wraps to narrower

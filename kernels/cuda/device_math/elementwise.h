@@ -140,6 +140,79 @@ BRAID_HD void BinaryElement(const BinaryArgs& args, int64_t i, const float* a,
     static_cast<float*>(y)[i] = ApplyActivation(args.activation, v);
 }
 
+// Sum / Mean / Max / Min of 1..kMaxVariadicInputs broadcast inputs
+// (operand k: input k), folded left to right as kernels/reference/binary.cc
+// folds them: op is kAdd (Sum, Mean), kMin or kMax; Mean divides the sum by
+// the count. The input pointers travel beside the args (VariadicInputs).
+constexpr int kMaxVariadicInputs = 8;
+
+struct VariadicArgs {
+  BinaryOp op = BinaryOp::kAdd;
+  int inputs = 1;
+  bool mean = false;
+  int64_t elements = 0;
+  StridedIndex<kMaxVariadicInputs> index;
+  ActivationArgs activation;  // fused (Sum / Max / Min, as the reference)
+};
+struct VariadicInputs {
+  const float* x[kMaxVariadicInputs] = {};
+};
+
+BRAID_HD void VariadicElement(const VariadicArgs& args, int64_t i, const VariadicInputs& in,
+                              float* y) {
+  int64_t at[kMaxVariadicInputs];
+  args.index.Offsets(i, at);
+  float acc = in.x[0][at[0]];
+  for (int k = 1; k < args.inputs; ++k) acc = BinaryValue(args.op, acc, in.x[k][at[k]]);
+  if (args.mean) acc /= static_cast<float>(args.inputs);
+  y[i] = ApplyActivation(args.activation, acc);
+}
+
+// And / Or / Xor of bools (any non-zero byte is true), numpy broadcasting
+// through index (operand 0 a, 1 b); bool out.
+enum class LogicalOp : int { kAnd, kOr, kXor };
+
+struct LogicalArgs {
+  LogicalOp op = LogicalOp::kAnd;
+  int64_t elements = 0;
+  StridedIndex<2> index;
+};
+
+BRAID_HD void LogicalElement(const LogicalArgs& args, int64_t i, const uint8_t* a,
+                             const uint8_t* b, uint8_t* y) {
+  int64_t at[2];
+  args.index.Offsets(i, at);
+  const bool p = a[at[0]] != 0, q = b[at[1]] != 0;
+  bool v = p != q;  // kXor
+  if (args.op == LogicalOp::kAnd) v = p && q;
+  if (args.op == LogicalOp::kOr) v = p || q;
+  y[i] = v ? 1 : 0;
+}
+
+// Not (bool in), IsNaN and IsInf (f32 in): one element in, one bool out.
+// IsInf reports +Inf with detect_positive and -Inf with detect_negative.
+enum class PredicateOp : int { kNot, kIsNaN, kIsInf };
+
+struct PredicateArgs {
+  PredicateOp op = PredicateOp::kNot;
+  int64_t elements = 0;
+  bool detect_positive = true, detect_negative = true;
+};
+
+BRAID_HD void PredicateElement(const PredicateArgs& args, int64_t i, const void* x,
+                               uint8_t* y) {
+  if (args.op == PredicateOp::kNot) {
+    y[i] = static_cast<const uint8_t*>(x)[i] == 0 ? 1 : 0;
+    return;
+  }
+  const float v = static_cast<const float*>(x)[i];
+  const bool hit = args.op == PredicateOp::kIsNaN
+                       ? v != v
+                       : (v == INFINITY && args.detect_positive) ||
+                             (v == -INFINITY && args.detect_negative);
+  y[i] = hit ? 1 : 0;
+}
+
 // Where(cond, x, y): operands 0 cond (bool), 1 x, 2 y.
 struct WhereArgs {
   int64_t elements = 0;

@@ -91,6 +91,105 @@ BRAID_HD void ReduceElement(const ReduceArgs& args, int64_t j, const float* x, f
   y[j] = acc;
 }
 
+// ArgMax / ArgMin (f32 -> i64): x viewed as [outer, extent, inner], one
+// output per (outer, inner) column j. The reference's rule: a NaN replaces
+// any number (so the first NaN wins, or the last with select_last), equal
+// values keep the first index unless select_last.
+struct ArgReduceArgs {
+  bool max = true;
+  bool select_last = false;
+  int64_t outputs = 0;  // outer * inner
+  int64_t extent = 1;   // >= 1 (checked at Prepare)
+  int64_t inner = 1;
+};
+
+BRAID_HD void ArgReduceElement(const ArgReduceArgs& args, int64_t j, const float* x,
+                               int64_t* y) {
+  const float* p = x + (j / args.inner) * args.extent * args.inner + j % args.inner;
+  int64_t best = 0;
+  float b = p[0];
+  for (int64_t a = 1; a < args.extent; ++a) {
+    const float v = p[a * args.inner];
+    const bool replaces = b != b   ? args.select_last && v != v
+                          : v != v ? true
+                          : v == b ? args.select_last
+                                   : (args.max ? v > b : v < b);
+    if (replaces) {
+      best = a;
+      b = v;
+    }
+  }
+  y[j] = best;
+}
+
+// CumSum (f32): one (outer, inner) column j per call, accumulated in double
+// and rounded per output as the reference; exclusive leaves each element's
+// own value out, reverse sums from the end.
+struct CumSumArgs {
+  bool exclusive = false;
+  bool reverse = false;
+  int64_t columns = 0;  // outer * inner
+  int64_t extent = 1;
+  int64_t inner = 1;
+};
+
+BRAID_HD void CumSumColumn(const CumSumArgs& args, int64_t j, const float* x, float* y) {
+  const int64_t base = (j / args.inner) * args.extent * args.inner + j % args.inner;
+  double acc = 0.0;
+  for (int64_t t = 0; t < args.extent; ++t) {
+    const int64_t at = base + (args.reverse ? args.extent - 1 - t : t) * args.inner;
+    if (args.exclusive) y[at] = static_cast<float>(acc);
+    acc += static_cast<double>(x[at]);
+    if (!args.exclusive) y[at] = static_cast<float>(acc);
+  }
+}
+
+// TopK (f32 values, i64 indices): one (outer, inner) slice j per call. The
+// reference's order is strict and total (the better value first, NaN above
+// every number, of equal values the lower index), so rank r is the first
+// element in that order after rank r - 1: K passes over the slice, no
+// scratch memory.
+struct TopKArgs {
+  bool largest = true;
+  int64_t slices = 0;  // outer * inner
+  int64_t k = 0;
+  int64_t extent = 0;
+  int64_t inner = 1;
+};
+
+// Whether element a (value va) ranks before element b (value vb).
+BRAID_HD bool TopKBefore(bool largest, float va, int64_t a, float vb, int64_t b) {
+  const bool na = va != va, nb = vb != vb;
+  if (na || nb) return na && nb ? a < b : na == largest;
+  if (va != vb) return largest ? va > vb : va < vb;
+  return a < b;
+}
+
+BRAID_HD void TopKSlice(const TopKArgs& args, int64_t j, const float* x, float* values,
+                        int64_t* indices) {
+  const int64_t o = j / args.inner, in = j % args.inner;
+  const float* p = x + o * args.extent * args.inner + in;
+  const int64_t out = o * args.k * args.inner + in;
+  int64_t prev = -1;
+  float prev_value = 0.0f;
+  for (int64_t r = 0; r < args.k; ++r) {
+    int64_t best = -1;
+    float best_value = 0.0f;
+    for (int64_t a = 0; a < args.extent; ++a) {
+      const float v = p[a * args.inner];
+      if (prev >= 0 && !TopKBefore(args.largest, prev_value, prev, v, a)) continue;
+      if (best < 0 || TopKBefore(args.largest, v, a, best_value, best)) {
+        best = a;
+        best_value = v;
+      }
+    }
+    values[out + r * args.inner] = best_value;
+    indices[out + r * args.inner] = best;
+    prev = best;
+    prev_value = best_value;
+  }
+}
+
 constexpr int kMaxPoolRank = 3;
 
 // One output element per call; spatial rank <= kMaxPoolRank.
