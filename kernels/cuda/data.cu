@@ -42,6 +42,30 @@ __global__ void TriluKernel(dm::TriluArgs args, const E* x, const int64_t* k_at,
   BRAID_GRID_STRIDE(i, args.elements) dm::TriluElement(args, i, x, k_at, y);
 }
 
+template <typename E>
+__global__ void GatherElementsKernel(dm::ElementsArgs args, const E* x, const void* indices,
+                                     E* y) {
+  BRAID_GRID_STRIDE(e, args.elements) dm::GatherElementsElement(args, e, x, indices, y);
+}
+
+template <typename E>
+__global__ void ScatterElementsKernel(dm::ElementsArgs args, const void* indices,
+                                      const E* updates, E* y) {
+  BRAID_GRID_STRIDE(line, args.elements)
+  dm::ScatterElementsLine(args, line, indices, updates, y);
+}
+
+template <typename E>
+__global__ void GatherNDKernel(dm::TupleArgs args, const E* x, const int64_t* indices, E* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::GatherNDElement(args, i, x, indices, y);
+}
+
+template <typename E>
+__global__ void ScatterNDKernel(dm::TupleArgs args, const int64_t* indices, const E* updates,
+                                E* y) {
+  BRAID_GRID_STRIDE(r, args.elements) dm::ScatterNDColumn(args, r, indices, updates, y);
+}
+
 __global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
@@ -105,6 +129,58 @@ cudaError_t LaunchResize(const dm::ResizeArgs& args, const dm::ResizeCoord* coor
   const LaunchConfig c = GridStrideLaunch(args.elements);
   ResizeKernel<<<c.blocks, c.threads, 0, s>>>(args, coords, taps, x, y);
   return cudaGetLastError();
+}
+
+cudaError_t LaunchGatherElements(const dm::ElementsArgs& args, const void* x,
+                                 const void* indices, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    GatherElementsKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x),
+                                                           indices, static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchScatterElements(const dm::ElementsArgs& args, const void* indices,
+                                  const void* updates, void* y, cudaStream_t s) {
+  // One thread per index line walks it serially: small blocks spread them.
+  const LaunchConfig c = GridStrideLaunch(args.elements, 128);
+  if (args.reduction != 0) {  // f32 only (planned so)
+    ScatterElementsKernel<float><<<c.blocks, c.threads, 0, s>>>(
+        args, indices, static_cast<const float*>(updates), static_cast<float*>(y));
+    return cudaGetLastError();
+  }
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    ScatterElementsKernel<E><<<c.blocks, c.threads, 0, s>>>(
+        args, indices, static_cast<const E*>(updates), static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchGatherND(const dm::TupleArgs& args, const void* x, const int64_t* indices,
+                           void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    GatherNDKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<const E*>(x), indices,
+                                                     static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchScatterND(const dm::TupleArgs& args, const int64_t* indices,
+                            const void* updates, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements, 128);
+  if (args.reduction != 0) {  // f32 only (planned so)
+    ScatterNDKernel<float><<<c.blocks, c.threads, 0, s>>>(
+        args, indices, static_cast<const float*>(updates), static_cast<float*>(y));
+    return cudaGetLastError();
+  }
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    ScatterNDKernel<E><<<c.blocks, c.threads, 0, s>>>(args, indices,
+                                                      static_cast<const E*>(updates),
+                                                      static_cast<E*>(y));
+  });
 }
 
 cudaError_t LaunchTrilu(const dm::TriluArgs& args, const void* x, const int64_t* k_at, void* y,

@@ -1,7 +1,7 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
 // strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth),
-// Gather, Pad, Resize, Cast, Trilu, and Concat / Split as cudaMemcpy2DAsync
-// calls. Prepare plans (plans.h);
+// Gather, GatherElements / ScatterElements, GatherND / ScatterND, Pad,
+// Resize, Cast, Trilu, and Concat / Split as cudaMemcpy2DAsync calls. Prepare plans (plans.h);
 // Run only enqueues.
 #include <vector>
 
@@ -144,6 +144,92 @@ class CastCuda final : public Kernel {
   dm::CastArgs args_;
 };
 
+class GatherElementsCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanGatherElements(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(
+        LaunchGatherElements(args_, run.src[0], run.src[1], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::ElementsArgs args_;
+};
+
+// Copies data, then applies the updates line by line (dm::ScatterElementsLine).
+class ScatterElementsCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanScatterElements(args));
+    data_bytes_ = args.inputs[0].bytes();
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (data_bytes_ > 0 && run.src[0] != run.dst[0])
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], data_bytes_,
+                                           cudaMemcpyDeviceToDevice, s->native()));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(
+        LaunchScatterElements(args_, run.src[1], run.src[2], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::ElementsArgs args_;
+  size_t data_bytes_ = 0;
+};
+
+class GatherNDCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanGatherND(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchGatherND(args_, run.src[0],
+                                        static_cast<const int64_t*>(run.src[1]), run.dst[0],
+                                        s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::TupleArgs args_;
+};
+
+// Copies data, then applies the updates slice position by slice position
+// (dm::ScatterNDColumn).
+class ScatterNDCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanScatterND(args));
+    data_bytes_ = args.inputs[0].bytes();
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (data_bytes_ > 0 && run.src[0] != run.dst[0])
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], data_bytes_,
+                                           cudaMemcpyDeviceToDevice, s->native()));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchScatterND(args_, static_cast<const int64_t*>(run.src[1]),
+                                         run.src[2], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::TupleArgs args_;
+  size_t data_bytes_ = 0;
+};
+
 class TriluCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -230,6 +316,14 @@ std::unique_ptr<Kernel> CreateDepthSpaceCuda() {
 }
 std::unique_ptr<Kernel> CreateResizeCuda() { return std::make_unique<ResizeCuda>(); }
 std::unique_ptr<Kernel> CreateCastCuda() { return std::make_unique<CastCuda>(); }
+std::unique_ptr<Kernel> CreateGatherElementsCuda() {
+  return std::make_unique<GatherElementsCuda>();
+}
+std::unique_ptr<Kernel> CreateScatterElementsCuda() {
+  return std::make_unique<ScatterElementsCuda>();
+}
+std::unique_ptr<Kernel> CreateGatherNDCuda() { return std::make_unique<GatherNDCuda>(); }
+std::unique_ptr<Kernel> CreateScatterNDCuda() { return std::make_unique<ScatterNDCuda>(); }
 std::unique_ptr<Kernel> CreateTriluCuda() { return std::make_unique<TriluCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);

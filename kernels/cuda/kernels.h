@@ -29,6 +29,10 @@ std::unique_ptr<Kernel> CreateDepthSpaceCuda();  // DepthToSpace, SpaceToDepth
 std::unique_ptr<Kernel> CreateResizeCuda();  // Resize, Upsample
 std::unique_ptr<Kernel> CreateCastCuda();    // Cast, CastLike
 std::unique_ptr<Kernel> CreateTriluCuda();
+std::unique_ptr<Kernel> CreateGatherElementsCuda();
+std::unique_ptr<Kernel> CreateScatterElementsCuda();  // and Scatter
+std::unique_ptr<Kernel> CreateGatherNDCuda();
+std::unique_ptr<Kernel> CreateScatterNDCuda();
 std::unique_ptr<Kernel> CreateConcatCuda();
 std::unique_ptr<Kernel> CreateSplitCuda();
 // reduce_kernels.cc

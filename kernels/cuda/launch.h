@@ -49,6 +49,16 @@ cudaError_t LaunchCast(const dm::CastArgs& args, const void* x, void* y, cudaStr
 // k_at: a computed k (i64 scalar on the device), or null for args.k.
 cudaError_t LaunchTrilu(const dm::TriluArgs& args, const void* x, const int64_t* k_at, void* y,
                         cudaStream_t s);
+cudaError_t LaunchGatherElements(const dm::ElementsArgs& args, const void* x,
+                                 const void* indices, void* y, cudaStream_t s);
+// y must already hold a copy of data.
+cudaError_t LaunchScatterElements(const dm::ElementsArgs& args, const void* indices,
+                                  const void* updates, void* y, cudaStream_t s);
+cudaError_t LaunchGatherND(const dm::TupleArgs& args, const void* x, const int64_t* indices,
+                           void* y, cudaStream_t s);
+// y must already hold a copy of data.
+cudaError_t LaunchScatterND(const dm::TupleArgs& args, const int64_t* indices,
+                            const void* updates, void* y, cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);

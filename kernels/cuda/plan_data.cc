@@ -155,6 +155,124 @@ StatusOr<GatherPlan> PlanGather(const PrepareArgs& args) {
   return plan;
 }
 
+namespace {
+
+// Decline a reduction other than on f32 (the CUDA kernels reduce f32 only).
+Status CheckScatterReduction(const PrepareArgs& args, int* reduction) {
+  ASSIGN_OR_RETURN(const ScatterReduction r, ParseScatterReduction(args));
+  const DataType dtype = args.inputs[0].dtype;
+  if (r != ScatterReduction::kNone && dtype != DataType::kF32)
+    return Unsupported(args, std::string("CUDA ") + args.node->op_type +
+                                 " reduces f32 only, not " + DataTypeName(dtype));
+  *reduction = static_cast<int>(r);
+  return Status::Ok();
+}
+
+// The addressing both element-wise index ops share, constant indices checked.
+StatusOr<dm::ElementsArgs> PlanElements(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const int axis, ParseElementsAxis(args));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  RETURN_IF_ERROR(CheckRank(args, data.rank()));
+  dm::ElementsArgs a;
+  ASSIGN_OR_RETURN(a.element_size, ElementSize(args, data.dtype));
+  a.index_size = static_cast<int>(DataTypeSize(indices.dtype));
+  a.rank = data.rank();
+  a.axis = axis;
+  a.extent = data.dims[static_cast<size_t>(axis)];
+  a.elements = indices.elements();
+  const std::vector<int64_t> strides = ContiguousStrides(data.dims);
+  for (int d = 0; d < a.rank; ++d) {
+    a.index_dims[d] = indices.dims[static_cast<size_t>(d)];
+    a.data_strides[d] = strides[static_cast<size_t>(d)];
+  }
+  if (!IsConstantInput(args, 1)) return a;
+  if (args.constants[1]->size() != indices.bytes())
+    return Invalid(args, "constant indices hold " + std::to_string(args.constants[1]->size()) +
+                             " bytes for " + indices.ToString());
+  const IntsView view(args.constants[1]->data(), indices.dtype, indices.elements());
+  for (int64_t j = 0; j < view.size(); ++j)
+    if (view[j] < -a.extent || view[j] >= a.extent)
+      return Invalid(args, "index " + std::to_string(view[j]) +
+                               " is out of range for axis extent " + std::to_string(a.extent));
+  return a;
+}
+
+}  // namespace
+
+StatusOr<dm::ElementsArgs> PlanGatherElements(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  ASSIGN_OR_RETURN(dm::ElementsArgs a, PlanElements(args));
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, args.inputs[1].dims, args.inputs[0].dtype));
+  return a;
+}
+
+StatusOr<dm::ElementsArgs> PlanScatterElements(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+  ASSIGN_OR_RETURN(dm::ElementsArgs a, PlanElements(args));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  const TensorDesc& updates = args.inputs[2];
+  if (updates.dtype != data.dtype || updates.dims != indices.dims)
+    return Invalid(args, "updates " + updates.ToString() +
+                             " must have data's dtype and indices' shape " + indices.ToString());
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, data.dims, data.dtype));
+  RETURN_IF_ERROR(CheckScatterReduction(args, &a.reduction));
+  // One thread per line of indices along the axis (dm::ScatterElementsLine).
+  const int64_t along = indices.dims[static_cast<size_t>(a.axis)];
+  a.elements = along == 0 ? 0 : indices.elements() / along;
+  return a;
+}
+
+namespace {
+
+StatusOr<dm::TupleArgs> PlanTuples(const PrepareArgs& args, const IndexTupleParams& p) {
+  if (p.k > dm::kMaxRank)
+    return Unsupported(args, "index tuples of " + std::to_string(p.k) +
+                                 " entries exceed the CUDA limit " +
+                                 std::to_string(dm::kMaxRank));
+  dm::TupleArgs a;
+  ASSIGN_OR_RETURN(a.element_size, ElementSize(args, args.inputs[0].dtype));
+  a.k = static_cast<int>(p.k);
+  a.tuples = p.tuples;
+  a.batch_stride = p.batch_stride;
+  a.slice = p.slice;
+  for (int d = 0; d < a.k; ++d) {
+    a.extents[d] = p.tuple_extents[static_cast<size_t>(d)];
+    a.strides[d] = p.tuple_strides[static_cast<size_t>(d)];
+  }
+  if (!IsConstantInput(args, 1)) return a;
+  const TensorDesc& indices = args.inputs[1];
+  if (args.constants[1]->size() != indices.bytes())
+    return Invalid(args, "constant indices hold " + std::to_string(args.constants[1]->size()) +
+                             " bytes for " + indices.ToString());
+  const IntsView view(args.constants[1]->data(), indices.dtype, indices.elements());
+  for (int64_t j = 0; j < view.size(); ++j) {
+    const int64_t extent = a.extents[j % a.k];
+    if (view[j] < -extent || view[j] >= extent)
+      return Invalid(args, "index " + std::to_string(view[j]) +
+                               " is out of range for extent " + std::to_string(extent));
+  }
+  return a;
+}
+
+}  // namespace
+
+StatusOr<dm::TupleArgs> PlanGatherND(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const IndexTupleParams p, ParseGatherND(args));
+  ASSIGN_OR_RETURN(dm::TupleArgs a, PlanTuples(args, p));
+  a.elements = args.outputs[0].elements();
+  return a;
+}
+
+StatusOr<dm::TupleArgs> PlanScatterND(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const IndexTupleParams p, ParseScatterND(args));
+  ASSIGN_OR_RETURN(dm::TupleArgs a, PlanTuples(args, p));
+  RETURN_IF_ERROR(CheckScatterReduction(args, &a.reduction));
+  a.elements = a.tuples == 0 ? 0 : a.slice;
+  return a;
+}
+
 StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(PadParams p, ParsePad(args));
   if (!p.constant || p.value_input >= 0)

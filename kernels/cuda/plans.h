@@ -80,6 +80,15 @@ struct TriluPlan {
   int k_input = -1;
 };
 StatusOr<TriluPlan> PlanTrilu(const PrepareArgs& args);
+// GatherElements / ScatterElements (dm::ElementsArgs; Scatter's `elements`
+// counts index lines). Constant indices are range-checked here; the kernel
+// reads indices, constant or not. Scatter reductions decline unless f32.
+StatusOr<dm::ElementsArgs> PlanGatherElements(const PrepareArgs& args);
+StatusOr<dm::ElementsArgs> PlanScatterElements(const PrepareArgs& args);
+// GatherND / ScatterND (dm::TupleArgs; Scatter's `elements` counts slice
+// positions), the same rules as the element-wise pair.
+StatusOr<dm::TupleArgs> PlanGatherND(const PrepareArgs& args);
+StatusOr<dm::TupleArgs> PlanScatterND(const PrepareArgs& args);
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`

@@ -41,6 +41,11 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"Resize", "Upsample"}) cu(op, &cuda::CreateResizeCuda);
   for (const char* op : {"Cast", "CastLike"}) cu(op, &cuda::CreateCastCuda);
   cu("Trilu", &cuda::CreateTriluCuda);
+  cu("GatherElements", &cuda::CreateGatherElementsCuda);
+  // Scatter (opsets 9-10) is ScatterElements without `reduction`.
+  for (const char* op : {"ScatterElements", "Scatter"}) cu(op, &cuda::CreateScatterElementsCuda);
+  cu("GatherND", &cuda::CreateGatherNDCuda);
+  cu("ScatterND", &cuda::CreateScatterNDCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 

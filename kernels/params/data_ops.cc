@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/params/broadcast.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
 
@@ -277,6 +278,97 @@ StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank) {
                              .append(" is out of range for rank ")
                              .append(std::to_string(rank)));
   return static_cast<int>(*axis);
+}
+
+StatusOr<int> ParseElementsAxis(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, args.inputs.size()));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  if (indices.dtype != DataType::kI32 && indices.dtype != DataType::kI64)
+    return Invalid(args, "indices must be i32 or i64, got " + indices.ToString());
+  if (data.rank() == 0 || indices.rank() != data.rank())
+    return Invalid(args, "data " + data.ToString() + " and indices " + indices.ToString() +
+                             " must have the same rank >= 1");
+  ASSIGN_OR_RETURN(const int axis, ParseAxis(args, 0, data.rank()));
+  for (int d = 0; d < data.rank(); ++d) {
+    const size_t i = static_cast<size_t>(d);
+    if (d != axis && indices.dims[i] > data.dims[i])
+      return Invalid(args, "indices " + indices.ToString() + " exceed data " + data.ToString() +
+                               " on axis " + std::to_string(d));
+  }
+  return axis;
+}
+
+StatusOr<ScatterReduction> ParseScatterReduction(const PrepareArgs& args) {
+  const std::string reduction = args.node->attrs.GetString("reduction", "none");
+  if (reduction == "none") return ScatterReduction::kNone;
+  if (reduction == "add") return ScatterReduction::kAdd;
+  if (reduction == "mul") return ScatterReduction::kMul;
+  if (reduction == "max") return ScatterReduction::kMax;
+  if (reduction == "min") return ScatterReduction::kMin;
+  return Invalid(args, "unknown reduction '" + reduction + "'");
+}
+
+namespace {
+
+// The tuple addressing GatherND and ScatterND share; indices checked by the caller.
+IndexTupleParams TupleAddressing(const TensorDesc& data, const TensorDesc& indices,
+                                 int64_t batch_dims, int64_t k) {
+  const auto b = static_cast<size_t>(batch_dims);
+  IndexTupleParams p;
+  p.k = k;
+  p.batches = params_internal::Product(data.dims, 0, b);
+  p.batch_stride = params_internal::Product(data.dims, b);
+  p.tuples = params_internal::Product(indices.dims, b, indices.dims.size() - 1);
+  p.slice = params_internal::Product(data.dims, b + static_cast<size_t>(k));
+  const std::vector<int64_t> strides = ContiguousStrides(data.dims);
+  p.tuple_extents.assign(data.dims.begin() + batch_dims, data.dims.begin() + batch_dims + k);
+  p.tuple_strides.assign(strides.begin() + batch_dims, strides.begin() + batch_dims + k);
+  return p;
+}
+
+}  // namespace
+
+StatusOr<IndexTupleParams> ParseGatherND(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  if (indices.dtype != DataType::kI64 || indices.rank() < 1)
+    return Invalid(args, "indices " + indices.ToString() + " must be int64 of rank >= 1");
+  const int64_t batch_dims = args.node->attrs.GetInt("batch_dims", 0);
+  if (batch_dims < 0 || batch_dims >= std::min<int64_t>(data.rank(), indices.rank()))
+    return Invalid(args, "batch_dims " + std::to_string(batch_dims) +
+                             " must be in [0, min(rank(data), rank(indices)))");
+  const auto b = static_cast<size_t>(batch_dims);
+  for (size_t d = 0; d < b; ++d)
+    if (data.dims[d] != indices.dims[d])
+      return Invalid(args, "batch axis " + std::to_string(d) + " differs: data " +
+                               data.ToString() + ", indices " + indices.ToString());
+  const int64_t k = indices.dims.back();
+  if (k < 1 || k > data.rank() - batch_dims)
+    return Invalid(args, "indices' last dimension " + std::to_string(k) +
+                             " must be in [1, rank(data) - batch_dims]");
+  std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + batch_dims);
+  out_dims.insert(out_dims.end(), indices.dims.begin() + batch_dims, indices.dims.end() - 1);
+  out_dims.insert(out_dims.end(), data.dims.begin() + batch_dims + k, data.dims.end());
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, data.dtype));
+  return TupleAddressing(data, indices, batch_dims, k);
+}
+
+StatusOr<IndexTupleParams> ParseScatterND(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 3, 3));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  if (indices.dtype != DataType::kI64 || indices.rank() < 1)
+    return Invalid(args, "indices " + indices.ToString() + " must be int64 of rank >= 1");
+  const int64_t k = indices.dims.back();
+  if (k < 1 || k > data.rank())
+    return Invalid(args, "indices' last dimension must be in [1, rank]");
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, data.dims, data.dtype));
+  IndexTupleParams p = TupleAddressing(data, indices, 0, k);
+  if (args.inputs[2].elements() != p.tuples * p.slice || args.inputs[2].dtype != data.dtype)
+    return Invalid(args, "updates " + args.inputs[2].ToString() + " do not match data and indices");
+  return p;
 }
 
 StatusOr<ConcatParams> ParseConcat(const PrepareArgs& args) {

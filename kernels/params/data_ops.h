@@ -182,6 +182,33 @@ struct TopKParams {
 };
 StatusOr<TopKParams> ParseTopK(const PrepareArgs& args);
 
+// ---- GatherElements, ScatterElements, ScatterND ----------------------------
+
+// GatherElements / ScatterElements: data (input 0) and indices (input 1, i32
+// or i64) of the same rank >= 1, indices no larger than data off the axis.
+// Returns the normalized `axis`.
+StatusOr<int> ParseElementsAxis(const PrepareArgs& args);
+
+// The `reduction` attribute of ScatterND and ScatterElements (opset 16: add,
+// mul; 18: max, min).
+enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
+StatusOr<ScatterReduction> ParseScatterReduction(const PrepareArgs& args);
+
+// GatherND (batch_dims b) and ScatterND (b = 0): i64 indices of rank >= 1
+// whose last axis (k entries) is a tuple naming a slice of data's last
+// rank - b - k axes, within batch n of the first b axes. Checks the output
+// (and ScatterND's updates).
+struct IndexTupleParams {
+  int64_t k = 0;
+  int64_t batches = 1;      // product of the batch axes
+  int64_t batch_stride = 0; // data elements per batch
+  int64_t tuples = 0;       // index tuples per batch
+  int64_t slice = 1;        // data elements each tuple names
+  std::vector<int64_t> tuple_extents, tuple_strides;  // data's axes b .. b + k - 1
+};
+StatusOr<IndexTupleParams> ParseGatherND(const PrepareArgs& args);
+StatusOr<IndexTupleParams> ParseScatterND(const PrepareArgs& args);
+
 // Normalized `axis` attribute (default `fallback`) for an input of `rank`.
 StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank);
 

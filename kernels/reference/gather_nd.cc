@@ -4,13 +4,12 @@
 // data's last r - b - k axes, copied whole. Output: data[:b] +
 // indices[b:q-1] + data[b+k:]. Negative indices count from the end; one out
 // of range is InvalidArgument naming the node.
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "kernels/params/broadcast.h"
+#include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
@@ -20,38 +19,15 @@ namespace {
 class GatherNDKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+    ASSIGN_OR_RETURN(const IndexTupleParams p, ParseGatherND(args));
     const TensorDesc& data = args.inputs[0];
-    const TensorDesc& indices = args.inputs[1];
-    if (indices.dtype != DataType::kI64 || indices.rank() < 1)
-      return params_internal::Invalid(args, "indices " + indices.ToString() +
-                                                " must be int64 of rank >= 1");
-    const int64_t batch_dims = args.node->attrs.GetInt("batch_dims", 0);
-    if (batch_dims < 0 || batch_dims >= std::min<int64_t>(data.rank(), indices.rank()))
-      return params_internal::Invalid(args, "batch_dims " + std::to_string(batch_dims) +
-                                                " must be in [0, min(rank(data), rank(indices)))");
-    const auto b = static_cast<size_t>(batch_dims);
-    for (size_t d = 0; d < b; ++d)
-      if (data.dims[d] != indices.dims[d])
-        return params_internal::Invalid(args, "batch axis " + std::to_string(d) + " differs: data " +
-                                                  data.ToString() + ", indices " +
-                                                  indices.ToString());
-    k_ = indices.dims.back();
-    if (k_ < 1 || k_ > data.rank() - batch_dims)
-      return params_internal::Invalid(args, "indices' last dimension " + std::to_string(k_) +
-                                                " must be in [1, rank(data) - batch_dims]");
-    std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + batch_dims);
-    out_dims.insert(out_dims.end(), indices.dims.begin() + batch_dims, indices.dims.end() - 1);
-    out_dims.insert(out_dims.end(), data.dims.begin() + batch_dims + k_, data.dims.end());
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, data.dtype));
-    batches_ = params_internal::Product(data.dims, 0, b);
-    batch_stride_ = params_internal::Product(data.dims, b);
-    tuples_ = params_internal::Product(indices.dims, b, indices.dims.size() - 1);
-    const std::vector<int64_t> strides = ContiguousStrides(data.dims);
-    tuple_extents_.assign(data.dims.begin() + batch_dims, data.dims.begin() + batch_dims + k_);
-    tuple_strides_.assign(strides.begin() + batch_dims, strides.begin() + batch_dims + k_);
-    slice_bytes_ = static_cast<size_t>(params_internal::Product(data.dims, b + static_cast<size_t>(k_))) *
-                   DataTypeSize(data.dtype);
+    k_ = p.k;
+    batches_ = p.batches;
+    batch_stride_ = p.batch_stride;
+    tuples_ = p.tuples;
+    tuple_extents_ = p.tuple_extents;
+    tuple_strides_ = p.tuple_strides;
+    slice_bytes_ = static_cast<size_t>(p.slice) * DataTypeSize(data.dtype);
     element_bytes_ = DataTypeSize(data.dtype);
     where_ = args.Where();
     return Status::Ok();

@@ -24,20 +24,7 @@ namespace {
 class ElementAddressing {
  public:
   Status Init(const PrepareArgs& args, const TensorDesc& data, const TensorDesc& indices) {
-    if (indices.dtype != DataType::kI32 && indices.dtype != DataType::kI64)
-      return UnsupportedDtype(args, indices.dtype, "indices");
-    if (data.rank() == 0 || indices.rank() != data.rank())
-      return params_internal::Invalid(args, "data " + data.ToString() + " and indices " +
-                                                indices.ToString() +
-                                                " must have the same rank >= 1");
-    ASSIGN_OR_RETURN(axis_, ParseAxis(args, 0, data.rank()));
-    for (int d = 0; d < data.rank(); ++d) {
-      const size_t i = static_cast<size_t>(d);
-      if (d != axis_ && indices.dims[i] > data.dims[i])
-        return params_internal::Invalid(args, "indices " + indices.ToString() +
-                                                  " exceed data " + data.ToString() + " on axis " +
-                                                  std::to_string(d));
-    }
+    ASSIGN_OR_RETURN(axis_, ParseElementsAxis(args));
     index_dims_ = indices.dims;
     data_strides_ = ContiguousStrides(data.dims);
     extent_ = data.dims[static_cast<size_t>(axis_)];

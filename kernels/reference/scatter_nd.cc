@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/params/broadcast.h"
+#include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 #include "kernels/reference/scatter_reduction.h"
@@ -23,24 +23,13 @@ namespace {
 class ScatterNDKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+    ASSIGN_OR_RETURN(const IndexTupleParams p, ParseScatterND(args));
     const TensorDesc& data = args.inputs[0];
-    const TensorDesc& indices = args.inputs[1];
-    if (indices.dtype != DataType::kI64 || indices.rank() < 1)
-      return params_internal::Invalid(args, "indices " + indices.ToString() +
-                                                " must be int64 of rank >= 1");
-    k_ = indices.dims.back();
-    if (k_ < 1 || k_ > data.rank())
-      return params_internal::Invalid(args, "indices' last dimension must be in [1, rank]");
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, data.dims, data.dtype));
-    dims_ = data.dims;
-    strides_ = ContiguousStrides(data.dims);
-    slice_ = 1;
-    for (size_t d = static_cast<size_t>(k_); d < data.dims.size(); ++d) slice_ *= data.dims[d];
-    tuples_ = indices.elements() / k_;
-    if (args.inputs[2].elements() != tuples_ * slice_ || args.inputs[2].dtype != data.dtype)
-      return params_internal::Invalid(args, "updates " + args.inputs[2].ToString() +
-                                                " do not match data and indices");
+    k_ = p.k;
+    extents_ = p.tuple_extents;
+    strides_ = p.tuple_strides;
+    slice_ = p.slice;
+    tuples_ = p.tuples;
     data_elements_ = data.elements();
     element_bytes_ = DataTypeSize(data.dtype);
     where_ = args.Where();
@@ -65,7 +54,7 @@ class ScatterNDKernel final : public Kernel {
   StatusOr<int64_t> Offset(const int64_t* indices, int64_t t) const {
     int64_t offset = 0;
     for (int64_t d = 0; d < k_; ++d) {
-      const int64_t extent = dims_[static_cast<size_t>(d)];
+      const int64_t extent = extents_[static_cast<size_t>(d)];
       int64_t i = indices[t * k_ + d];
       if (i < 0) i += extent;
       if (i < 0 || i >= extent)
@@ -99,7 +88,7 @@ class ScatterNDKernel final : public Kernel {
 
   int64_t k_ = 0, slice_ = 1, tuples_ = 0, data_elements_ = 0;
   size_t element_bytes_ = 0;
-  std::vector<int64_t> dims_, strides_;
+  std::vector<int64_t> extents_, strides_;  // data's first k axes
   ScatterReduction reduction_ = ScatterReduction::kNone;
   std::string where_;
   Status (*run_)(const ScatterNDKernel&, const RunArgs&) = nullptr;

@@ -1,30 +1,17 @@
-// The `reduction` attribute of ScatterND and ScatterElements (opset 16: add,
-// mul; 18: max, min) and how an update combines with the element it lands on.
+// How an update of ScatterND / ScatterElements combines with the element it
+// lands on (the `reduction` attribute: kernels/params/data_ops.h).
 // Internal to kernels/reference/{scatter_nd,gather_scatter_elements}.cc.
 #ifndef BRAID_KERNELS_REFERENCE_SCATTER_REDUCTION_H_
 #define BRAID_KERNELS_REFERENCE_SCATTER_REDUCTION_H_
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 #include <type_traits>
 
 #include "kernels/backend.h"
-#include "kernels/params/parse_util.h"
+#include "kernels/params/data_ops.h"
 
 namespace braid::reference {
-
-enum class ScatterReduction { kNone, kAdd, kMul, kMax, kMin };
-
-inline StatusOr<ScatterReduction> ParseScatterReduction(const PrepareArgs& args) {
-  const std::string reduction = args.node->attrs.GetString("reduction", "none");
-  if (reduction == "none") return ScatterReduction::kNone;
-  if (reduction == "add") return ScatterReduction::kAdd;
-  if (reduction == "mul") return ScatterReduction::kMul;
-  if (reduction == "max") return ScatterReduction::kMax;
-  if (reduction == "min") return ScatterReduction::kMin;
-  return params_internal::Invalid(args, "unknown reduction '" + reduction + "'");
-}
 
 // The type integer arithmetic wraps in (unsigned); floats compute as themselves.
 template <typename T, bool = std::is_integral_v<T>>

@@ -247,6 +247,90 @@ std::vector<OpCase> MakeCases() {
   add(Make("Trilu_lower_k_positive", "Trilu", {X({3, 4, 7}), k_const(2)}, {I("upper", 0)}));
   add(Make("Trilu_lower_u8", "Trilu", {Typed(DataType::kU8, {5, 5})}, {I("upper", 0)}));
   add(Make("Trilu_upper_i64_k", "Trilu", {Typed(DataType::kI64, {2, 3, 3}), k_const(1)}));
+  // GatherElements / ScatterElements: explicit indices (negative, duplicate),
+  // constant or computed, i32 / i64, 1-, 4- and 8-byte data, indices
+  // smaller than data off the axis; every reduction over duplicates (folded
+  // in index order as on the CPU), NaN through max / min.
+  auto idx = [](DataType dtype, Ints dims, Ints values, bool constant) {
+    OpInput in{dtype, std::move(dims)};
+    in.values = std::move(values);
+    in.constant = constant;
+    return in;
+  };
+  auto opset18 = [](OpCase c) {  // reduction max / min: opset 18
+    c.opset = 18;
+    return c;
+  };
+  const Ints dup_rows = {0, 0, -4, 2, 1, 1, 1, -3, 3, -1, 0, 3};  // [3, 4] into axis 1 of 4
+  add(Make("GatherElements_const_negative_u8", "GatherElements",
+           {Typed(DataType::kU8, {3, 4}), idx(DataType::kI64, {3, 4}, dup_rows, true)},
+           {I("axis", 1)}));
+  add(Make("GatherElements_axis1_rank3_i64_i32", "GatherElements",
+           {Typed(DataType::kI64, {3, 4, 5}),
+            idx(DataType::kI32, {2, 2, 3}, {3, -4, 0, 1, 1, -1, 2, 0, -2, 3, 3, 1}, false)},
+           {I("axis", 1)}));
+  add(Make("GatherElements_axis0_f32", "GatherElements",
+           {X({4, 3}), idx(DataType::kI64, {2, 3}, {-1, 0, 3, 2, -4, 1}, false)}));
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+    const std::string r = reduction;
+    add(opset18(Make("ScatterElements_dup_" + r, "ScatterElements",
+                     {X({3, 4}), idx(DataType::kI64, {3, 4}, dup_rows, false), X({3, 4})},
+                     {I("axis", -1), S("reduction", r)})));
+  }
+  OpInput nan_updates = X({3, 4});
+  nan_updates.specials = {{0, std::numeric_limits<float>::quiet_NaN()}, {7, -0.0f}};
+  OpInput nan_data = X({3, 4});
+  nan_data.specials = {{5, std::numeric_limits<float>::quiet_NaN()}};
+  for (const char* reduction : {"max", "min"})
+    add(opset18(Make(std::string("ScatterElements_nan_") + reduction, "ScatterElements",
+                     {nan_data, idx(DataType::kI32, {3, 4}, dup_rows, true), nan_updates},
+                     {I("axis", 1), S("reduction", reduction)})));
+  add(Make("ScatterElements_axis1_rank3_i64_dup", "ScatterElements",
+           {Typed(DataType::kI64, {2, 4, 3}),
+            idx(DataType::kI32, {2, 3, 2}, {1, -1, 1, 0, 3, 2, -4, 0, 0, 0, 2, 2}, false),
+            Typed(DataType::kI64, {2, 3, 2})},
+           {I("axis", 1)}));
+  add(Make("ScatterElements_const_u8_axis0", "ScatterElements",
+           {Typed(DataType::kU8, {4, 3}), idx(DataType::kI64, {2, 3}, {-1, 0, 3, -1, 2, 3}, true),
+            Typed(DataType::kU8, {2, 3})}));
+  // GatherND / ScatterND: batch_dims 1 and 2, whole-element tuples (k =
+  // rank - b), negative and duplicate tuples, constant or computed; every
+  // reduction over duplicate tuples with row slices and scalar slices.
+  add(Make("GatherND_batch2_scalar_u8", "GatherND",
+           {Typed(DataType::kU8, {2, 3, 4}),
+            idx(DataType::kI64, {2, 3, 2, 1}, {0, -1, 3, 3, 1, -4, 2, 2, 0, 1, -2, 3}, false)},
+           {I("batch_dims", 2)}));
+  add(Make("GatherND_batch1_const_i64", "GatherND",
+           {Typed(DataType::kI64, {2, 3, 4, 2}),
+            idx(DataType::kI64, {2, 3, 2}, {-1, 3, 0, 0, 2, -4, 1, 1, -3, 2, 1, 1}, true)},
+           {I("batch_dims", 1)}));
+  add(Make("GatherND_full_tuples_f32", "GatherND",
+           {X({3, 4}), idx(DataType::kI64, {5, 2}, {2, 3, -1, -1, 0, 0, 1, -4, 2, 3}, false)}));
+  const Ints dup_tuples = {1, -3, 2, 1, 0, 2};  // rows 1, 0, 2, 1, 0, 2 of 3
+  const Ints dup_points = {0, 1, -3, -3, 2, 3, 0, 1, 0, -4};  // [5, 2] into [3, 4]
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+    const std::string r = reduction;
+    add(opset18(Make("ScatterND_dup_rows_" + r, "ScatterND",
+                     {X({3, 4}), idx(DataType::kI64, {2, 3, 1}, dup_tuples, false), X({2, 3, 4})},
+                     {S("reduction", r)})));
+    add(opset18(Make("ScatterND_dup_points_" + r, "ScatterND",
+                     {X({3, 4}), idx(DataType::kI64, {5, 2}, dup_points, r == "add"), X({5})},
+                     {S("reduction", r)})));
+  }
+  OpInput nan_rows = X({2, 3, 4});
+  nan_rows.specials = {{1, std::numeric_limits<float>::quiet_NaN()},
+                       {17, std::numeric_limits<float>::quiet_NaN()}};
+  for (const char* reduction : {"max", "min"})
+    add(opset18(Make(std::string("ScatterND_nan_") + reduction, "ScatterND",
+                     {nan_data, idx(DataType::kI64, {2, 3, 1}, dup_tuples, true), nan_rows},
+                     {S("reduction", reduction)})));
+  add(Make("ScatterND_i64_dup_rank3", "ScatterND",
+           {Typed(DataType::kI64, {3, 2, 4}),
+            idx(DataType::kI64, {4, 2}, {2, 1, -1, -1, 0, 0, 2, 1}, false),
+            Typed(DataType::kI64, {4, 4})}));
+  add(Make("ScatterND_const_u8", "ScatterND",
+           {Typed(DataType::kU8, {4, 3}), idx(DataType::kI64, {2, 1}, {-1, 1}, true),
+            Typed(DataType::kU8, {2, 3})}));
   // TopK: smallest along axis 0, ties and NaN (NaN ranks above every
   // number: last for the smallest), K equal to the axis.
   add(Make("TopK_smallest_axis0", "TopK", {X({6, 4}), Ints64({3})},

@@ -264,6 +264,66 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       return Status::Ok();
     });
   }
+  if (op == "GatherElements") {
+    ASSIGN_OR_RETURN(dm::ElementsArgs a, cuda::PlanGatherElements(args));
+    return Runner([a](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          dm::GatherElementsElement(a, i, In<E>(r, 0), r.src[1], Out<E>(r, 0));
+        });
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "ScatterElements" || op == "Scatter") {
+    ASSIGN_OR_RETURN(dm::ElementsArgs a, cuda::PlanScatterElements(args));
+    const size_t bytes = args.inputs[0].bytes();
+    return Runner([a, bytes](const RunArgs& r) {
+      std::memcpy(r.dst[0], r.src[0], bytes);  // the kernel's cudaMemcpyAsync
+      auto lines = [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements, 128), a.elements, [&](int64_t line) {
+          dm::ScatterElementsLine(a, line, r.src[1], In<E>(r, 2), Out<E>(r, 0));
+        });
+      };
+      if (a.reduction != 0)
+        lines(float{});
+      else
+        BySize(a.element_size, lines);
+      return Status::Ok();
+    });
+  }
+  if (op == "GatherND") {
+    ASSIGN_OR_RETURN(dm::TupleArgs a, cuda::PlanGatherND(args));
+    return Runner([a](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          dm::GatherNDElement(a, i, In<E>(r, 0), In<int64_t>(r, 1), Out<E>(r, 0));
+        });
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "ScatterND") {
+    ASSIGN_OR_RETURN(dm::TupleArgs a, cuda::PlanScatterND(args));
+    const size_t bytes = args.inputs[0].bytes();
+    return Runner([a, bytes](const RunArgs& r) {
+      std::memcpy(r.dst[0], r.src[0], bytes);  // the kernel's cudaMemcpyAsync
+      auto columns = [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements, 128), a.elements, [&](int64_t col) {
+          dm::ScatterNDColumn(a, col, In<int64_t>(r, 1), In<E>(r, 2), Out<E>(r, 0));
+        });
+      };
+      if (a.reduction != 0)
+        columns(float{});
+      else
+        BySize(a.element_size, columns);
+      return Status::Ok();
+    });
+  }
   if (op == "Pad") {
     ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
     return Runner([a](const RunArgs& r) {

@@ -76,6 +76,8 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
     if (!inst.ok()) return inst.status();
     const PrepareArgs args = (*inst)->MakePrepareArgs(nullptr);
     if (c.op_type == "CumSum") return cuda::PlanCumSum(args).status();
+    if (c.op_type == "ScatterElements") return cuda::PlanScatterElements(args).status();
+    if (c.op_type == "ScatterND") return cuda::PlanScatterND(args).status();
     return cuda::PlanVariadic(args).status();
   };
   OpCase nine{"sum_nine", "Sum"};
@@ -91,6 +93,22 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   const OpCase mean{"mean_relu", "Mean", 17, {{"activation", std::string("Relu")}},
                     {OpInput{DataType::kF32, {2, 3}}, OpInput{DataType::kF32, {3}}}};
   EXPECT_EQ(plan(mean).code(), StatusCode::kUnimplemented) << plan(mean).ToString();
+  // ScatterElements reduces f32 only; a constant index out of range is a bad node.
+  OpInput indices{DataType::kI64, {1, 2}};
+  indices.values = {0, 1};
+  OpCase scatter{"scatter_add_i32", "ScatterElements", 18, {{"reduction", std::string("add")}},
+                 {OpInput{DataType::kI32, {2, 2}}, indices, OpInput{DataType::kI32, {1, 2}}}};
+  EXPECT_EQ(plan(scatter).code(), StatusCode::kUnimplemented) << plan(scatter).ToString();
+  scatter.attributes.clear();
+  EXPECT_TRUE(plan(scatter).ok()) << plan(scatter).ToString();
+  scatter.inputs[1].constant = true;
+  scatter.inputs[1].values = {0, 2};
+  EXPECT_EQ(plan(scatter).code(), StatusCode::kInvalidArgument) << plan(scatter).ToString();
+  indices.dims = {2, 1};  // ScatterND: the same rules
+  const OpInput i64_3x2{DataType::kI64, {3, 2}}, i64_2x2{DataType::kI64, {2, 2}};
+  const OpCase scatter_nd{"scatter_nd_mul_i64", "ScatterND", 18,
+                          {{"reduction", std::string("mul")}}, {i64_3x2, indices, i64_2x2}};
+  EXPECT_EQ(plan(scatter_nd).code(), StatusCode::kUnimplemented) << plan(scatter_nd).ToString();
 }
 
 // Every op type with a hand-written CUDA kernel has at least one op case

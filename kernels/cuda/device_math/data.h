@@ -243,6 +243,148 @@ BRAID_HD void CastElement(const CastArgs& args, int64_t i, const void* x, void* 
   }
 }
 
+// GatherElements / ScatterElements: element e of indices (dims index_dims,
+// i32 or i64: index_size bytes) names the data element at e's coordinates
+// with the one on `axis` replaced by indices[e], negative from the end.
+// Indices are read by the kernel, constant or not (constant ones are checked
+// at Prepare). An index outside the axis cannot stop a kernel: GatherElements
+// writes zero, ScatterElements drops that update (the CPU kernels report it).
+struct ElementsArgs {
+  int64_t elements = 0;  // Gather: indices' elements; Scatter: index lines
+  int element_size = 4;
+  int index_size = 8;
+  int rank = 1;
+  int axis = 0;
+  int64_t extent = 1;  // data's extent on the axis
+  int64_t index_dims[kMaxRank] = {};
+  int64_t data_strides[kMaxRank] = {};
+  int reduction = 0;  // ScatterElements, f32 only: braid::ScatterReduction's order
+};
+
+BRAID_HD int64_t ReadIndex(const void* indices, int index_size, int64_t e) {
+  return index_size == 4 ? static_cast<const int32_t*>(indices)[e]
+                         : static_cast<const int64_t*>(indices)[e];
+}
+
+template <typename E>
+BRAID_HD void GatherElementsElement(const ElementsArgs& args, int64_t e, const E* x,
+                                    const void* indices, E* y) {
+  int64_t k = ReadIndex(indices, args.index_size, e);
+  if (k < 0) k += args.extent;
+  if (k < 0 || k >= args.extent) {
+    y[e] = E(0);
+    return;
+  }
+  int64_t offset = 0;
+  for (int64_t d = args.rank - 1, rest = e; d >= 0; --d) {
+    offset += (d == args.axis ? k : rest % args.index_dims[d]) * args.data_strides[d];
+    rest /= args.index_dims[d];
+  }
+  y[e] = x[offset];
+}
+
+// How an update combines with the element it lands on. Storage types (no
+// reduction: planned so) replace; f32 adds, multiplies, or takes the max /
+// min with NaN propagating as the reference does.
+template <typename E>
+BRAID_HD E CombineScatter(int /*reduction*/, E /*current*/, E update) {
+  return update;
+}
+BRAID_HD float CombineScatter(int reduction, float current, float update) {
+  switch (reduction) {
+    case 1: return current + update;
+    case 2: return current * update;
+    case 3:
+      if (current != current) return current;
+      if (update != update) return update;
+      return current < update ? update : current;
+    case 4:
+      if (current != current) return current;
+      if (update != update) return update;
+      return update < current ? update : current;
+    default: return update;
+  }
+}
+
+// ScatterElements after y = copy of data: one thread per line of indices
+// along the axis (`line` numbers them with the axis coordinate dropped).
+// Every update of a line lands in the same data line and no other line's
+// does, so a thread applies its updates in index order with no race:
+// duplicates resolve as on the CPU (the last wins, or fold in order).
+template <typename E>
+BRAID_HD void ScatterElementsLine(const ElementsArgs& args, int64_t line, const void* indices,
+                                  const E* updates, E* y) {
+  int64_t e0 = 0, d0 = 0, index_stride = 1, axis_index_stride = 1;
+  for (int64_t d = args.rank - 1, rest = line; d >= 0; --d) {
+    if (d == args.axis) {
+      axis_index_stride = index_stride;
+    } else {
+      const int64_t c = rest % args.index_dims[d];
+      rest /= args.index_dims[d];
+      e0 += c * index_stride;
+      d0 += c * args.data_strides[d];
+    }
+    index_stride *= args.index_dims[d];
+  }
+  for (int64_t j = 0; j < args.index_dims[args.axis]; ++j) {
+    const int64_t e = e0 + j * axis_index_stride;
+    int64_t k = ReadIndex(indices, args.index_size, e);
+    if (k < 0) k += args.extent;
+    if (k < 0 || k >= args.extent) continue;
+    E& out = y[d0 + k * args.data_strides[args.axis]];
+    out = CombineScatter(args.reduction, out, updates[e]);
+  }
+}
+
+// GatherND / ScatterND: an index tuple (k i64 entries, negative from the
+// end) names a slice of `slice` elements of data within its batch.
+struct TupleArgs {
+  int64_t elements = 0;  // Gather: output elements; Scatter: slice positions
+  int element_size = 4;
+  int k = 1;
+  int64_t tuples = 0;        // per batch
+  int64_t batch_stride = 0;  // data elements per batch
+  int64_t slice = 1;
+  int64_t extents[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int reduction = 0;  // ScatterND, f32 only: braid::ScatterReduction's order
+};
+
+// Data offset of the slice tuple g (over all batches) names, or -1 when an
+// entry is outside its axis (a kernel cannot stop: Gather writes zeros,
+// Scatter drops the update; the CPU kernels report it).
+BRAID_HD int64_t TupleOffset(const TupleArgs& args, const int64_t* indices, int64_t g) {
+  int64_t offset = (g / args.tuples) * args.batch_stride;
+  for (int d = 0; d < args.k; ++d) {
+    int64_t i = indices[g * args.k + d];
+    if (i < 0) i += args.extents[d];
+    if (i < 0 || i >= args.extents[d]) return -1;
+    offset += i * args.strides[d];
+  }
+  return offset;
+}
+
+template <typename E>
+BRAID_HD void GatherNDElement(const TupleArgs& args, int64_t i, const E* x,
+                              const int64_t* indices, E* y) {
+  const int64_t offset = TupleOffset(args, indices, i / args.slice);
+  y[i] = offset < 0 ? E(0) : x[offset + i % args.slice];
+}
+
+// ScatterND after y = copy of data: one thread per position r in a slice
+// walks every tuple in order. Slices start at multiples of `slice`, so no
+// two threads touch one element, and duplicates resolve as on the CPU.
+template <typename E>
+BRAID_HD void ScatterNDColumn(const TupleArgs& args, int64_t r, const int64_t* indices,
+                              const E* updates, E* y) {
+  for (int64_t t = 0; t < args.tuples; ++t) {
+    const int64_t offset = TupleOffset(args, indices, t);
+    if (offset < 0) continue;
+    E& out = y[offset + r];
+    out = CombineScatter(args.reduction, out, updates[t * args.slice + r]);
+  }
+}
+
 }  // namespace braid::cuda::dm
 
 #endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_DATA_H_
