@@ -66,6 +66,26 @@ __global__ void ScatterNDKernel(dm::TupleArgs args, const int64_t* indices, cons
   BRAID_GRID_STRIDE(r, args.elements) dm::ScatterNDColumn(args, r, indices, updates, y);
 }
 
+template <typename E>
+__global__ void OneHotKernel(dm::OneHotArgs args, const void* indices, const E* values, E* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::OneHotElement(args, i, indices, values, y);
+}
+
+template <typename T, typename U>
+__global__ void RangeIntKernel(dm::RangeArgs args, const T* start, const T* delta, T* y) {
+  BRAID_GRID_STRIDE(i, args.length) dm::RangeIntElement<T, U>(i, start, delta, y);
+}
+
+__global__ void RangeF32Kernel(dm::RangeArgs args, const float* start, const float* delta,
+                               float* y) {
+  dm::RangeF32Serial(args, start, delta, y);
+}
+
+template <typename E>
+__global__ void EyeLikeKernel(dm::EyeLikeArgs args, E* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::EyeLikeElement(args, i, y);
+}
+
 __global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
@@ -180,6 +200,46 @@ cudaError_t LaunchScatterND(const dm::TupleArgs& args, const int64_t* indices,
     ScatterNDKernel<E><<<c.blocks, c.threads, 0, s>>>(args, indices,
                                                       static_cast<const E*>(updates),
                                                       static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchOneHot(const dm::OneHotArgs& args, const void* indices, const void* values,
+                         void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    OneHotKernel<E><<<c.blocks, c.threads, 0, s>>>(args, indices, static_cast<const E*>(values),
+                                                   static_cast<E*>(y));
+  });
+}
+
+cudaError_t LaunchRange(const dm::RangeArgs& args, int type, const void* start,
+                        const void* delta, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.length);
+  switch (type) {
+    case 0:  // f32: one thread accumulates (the reference's rounding)
+      RangeF32Kernel<<<1, 1, 0, s>>>(args, static_cast<const float*>(start),
+                                     static_cast<const float*>(delta), static_cast<float*>(y));
+      break;
+    case 1:
+      RangeIntKernel<int32_t, uint32_t><<<c.blocks, c.threads, 0, s>>>(
+          args, static_cast<const int32_t*>(start), static_cast<const int32_t*>(delta),
+          static_cast<int32_t*>(y));
+      break;
+    default:
+      RangeIntKernel<int64_t, uint64_t><<<c.blocks, c.threads, 0, s>>>(
+          args, static_cast<const int64_t*>(start), static_cast<const int64_t*>(delta),
+          static_cast<int64_t*>(y));
+      break;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  return BySize(args.element_size, [&](auto e) {
+    using E = decltype(e);
+    EyeLikeKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<E*>(y));
   });
 }
 

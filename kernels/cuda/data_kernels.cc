@@ -1,7 +1,8 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
 // strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth),
-// Gather, GatherElements / ScatterElements, GatherND / ScatterND, Pad,
-// Resize, Cast, Trilu, and Concat / Split as cudaMemcpy2DAsync calls. Prepare plans (plans.h);
+// Gather, GatherElements / ScatterElements, GatherND / ScatterND, OneHot,
+// Range, EyeLike, Pad, Resize, Cast, Trilu, and Concat / Split as
+// cudaMemcpy2DAsync calls. Prepare plans (plans.h);
 // Run only enqueues.
 #include <vector>
 
@@ -230,6 +231,59 @@ class ScatterNDCuda final : public Kernel {
   size_t data_bytes_ = 0;
 };
 
+class OneHotCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanOneHot(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchOneHot(args_, run.src[0], run.src[2], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::OneHotArgs args_;
+};
+
+class RangeCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(plan_, PlanRange(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (plan_.args.length == 0) return Status::Ok();
+    const int type = plan_.dtype == DataType::kF32 ? 0 : plan_.dtype == DataType::kI32 ? 1 : 2;
+    CUDA_RETURN_IF_ERROR(
+        LaunchRange(plan_.args, type, run.src[0], run.src[2], run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  RangePlan plan_;
+};
+
+class EyeLikeCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanEyeLike(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchEyeLike(args_, run.dst[0], s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::EyeLikeArgs args_;
+};
+
 class TriluCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -324,6 +378,9 @@ std::unique_ptr<Kernel> CreateScatterElementsCuda() {
 }
 std::unique_ptr<Kernel> CreateGatherNDCuda() { return std::make_unique<GatherNDCuda>(); }
 std::unique_ptr<Kernel> CreateScatterNDCuda() { return std::make_unique<ScatterNDCuda>(); }
+std::unique_ptr<Kernel> CreateOneHotCuda() { return std::make_unique<OneHotCuda>(); }
+std::unique_ptr<Kernel> CreateRangeCuda() { return std::make_unique<RangeCuda>(); }
+std::unique_ptr<Kernel> CreateEyeLikeCuda() { return std::make_unique<EyeLikeCuda>(); }
 std::unique_ptr<Kernel> CreateTriluCuda() { return std::make_unique<TriluCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);

@@ -33,6 +33,9 @@ std::unique_ptr<Kernel> CreateGatherElementsCuda();
 std::unique_ptr<Kernel> CreateScatterElementsCuda();  // and Scatter
 std::unique_ptr<Kernel> CreateGatherNDCuda();
 std::unique_ptr<Kernel> CreateScatterNDCuda();
+std::unique_ptr<Kernel> CreateOneHotCuda();
+std::unique_ptr<Kernel> CreateRangeCuda();
+std::unique_ptr<Kernel> CreateEyeLikeCuda();
 std::unique_ptr<Kernel> CreateConcatCuda();
 std::unique_ptr<Kernel> CreateSplitCuda();
 // reduce_kernels.cc

@@ -59,6 +59,12 @@ cudaError_t LaunchGatherND(const dm::TupleArgs& args, const void* x, const int64
 // y must already hold a copy of data.
 cudaError_t LaunchScatterND(const dm::TupleArgs& args, const int64_t* indices,
                             const void* updates, void* y, cudaStream_t s);
+cudaError_t LaunchOneHot(const dm::OneHotArgs& args, const void* indices, const void* values,
+                         void* y, cudaStream_t s);
+// type: 0 f32, 1 i32, 2 i64; start and delta are device scalars.
+cudaError_t LaunchRange(const dm::RangeArgs& args, int type, const void* start,
+                        const void* delta, void* y, cudaStream_t s);
+cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);

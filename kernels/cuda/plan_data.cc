@@ -273,6 +273,56 @@ StatusOr<dm::TupleArgs> PlanScatterND(const PrepareArgs& args) {
   return a;
 }
 
+StatusOr<dm::OneHotArgs> PlanOneHot(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const OneHotParams p, ParseOneHot(args));
+  dm::OneHotArgs a;
+  ASSIGN_OR_RETURN(a.element_size, ElementSize(args, args.inputs[2].dtype));
+  switch (args.inputs[0].dtype) {
+    case DataType::kF32: a.index_type = dm::OneHotIndex::kF32; break;
+    case DataType::kI64: a.index_type = dm::OneHotIndex::kI64; break;
+    case DataType::kI32: a.index_type = dm::OneHotIndex::kI32; break;
+    case DataType::kI8: a.index_type = dm::OneHotIndex::kI8; break;
+    case DataType::kU8: a.index_type = dm::OneHotIndex::kU8; break;
+    default:
+      return Unsupported(args, std::string("no CUDA OneHot for indices of dtype ") +
+                                   DataTypeName(args.inputs[0].dtype));
+  }
+  a.depth = p.depth;
+  a.inner = p.inner;
+  a.elements = args.outputs[0].elements();
+  return a;
+}
+
+StatusOr<RangePlan> PlanRange(const PrepareArgs& args) {
+  RangePlan plan;
+  ASSIGN_OR_RETURN(plan.args.length, ParseRange(args));
+  plan.dtype = args.inputs[0].dtype;
+  for (size_t i = 0; i < 3; ++i)
+    if (!IsConstantInput(args, i) || args.constants[i]->size() != args.inputs[i].bytes())
+      return plan;
+  auto at = [&](size_t i) -> double {
+    const void* p = args.constants[i]->data();
+    switch (plan.dtype) {
+      case DataType::kF32: return *static_cast<const float*>(p);
+      case DataType::kI32: return *static_cast<const int32_t*>(p);
+      default: return static_cast<double>(*static_cast<const int64_t*>(p));
+    }
+  };
+  RETURN_IF_ERROR(CheckRangeLength(args.Where(), at(0), at(1), at(2), plan.args.length));
+  return plan;
+}
+
+StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const EyeLikeParams p, ParseEyeLike(args));
+  dm::EyeLikeArgs a;
+  ASSIGN_OR_RETURN(a.element_size, ElementSize(args, args.outputs[0].dtype));
+  a.elements = p.rows * p.cols;
+  a.cols = p.cols;
+  a.k = p.k;
+  a.one = p.one;
+  return a;
+}
+
 StatusOr<dm::PadArgs> PlanPad(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(PadParams p, ParsePad(args));
   if (!p.constant || p.value_input >= 0)

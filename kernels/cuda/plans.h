@@ -89,6 +89,16 @@ StatusOr<dm::ElementsArgs> PlanScatterElements(const PrepareArgs& args);
 // positions), the same rules as the element-wise pair.
 StatusOr<dm::TupleArgs> PlanGatherND(const PrepareArgs& args);
 StatusOr<dm::TupleArgs> PlanScatterND(const PrepareArgs& args);
+StatusOr<dm::OneHotArgs> PlanOneHot(const PrepareArgs& args);
+// Range: constant start / limit / delta are checked against the planned
+// length here (InvalidArgument, as the reference at Run); computed ones are
+// not checked (a kernel cannot stop): the planned length is written.
+struct RangePlan {
+  dm::RangeArgs args;
+  DataType dtype = DataType::kF32;
+};
+StatusOr<RangePlan> PlanRange(const PrepareArgs& args);
+StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args);
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`

@@ -46,6 +46,9 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"ScatterElements", "Scatter"}) cu(op, &cuda::CreateScatterElementsCuda);
   cu("GatherND", &cuda::CreateGatherNDCuda);
   cu("ScatterND", &cuda::CreateScatterNDCuda);
+  cu("OneHot", &cuda::CreateOneHotCuda);
+  cu("Range", &cuda::CreateRangeCuda);
+  cu("EyeLike", &cuda::CreateEyeLikeCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 

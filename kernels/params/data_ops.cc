@@ -1,6 +1,8 @@
 #include "kernels/params/data_ops.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -368,6 +370,78 @@ StatusOr<IndexTupleParams> ParseScatterND(const PrepareArgs& args) {
   IndexTupleParams p = TupleAddressing(data, indices, 0, k);
   if (args.inputs[2].elements() != p.tuples * p.slice || args.inputs[2].dtype != data.dtype)
     return Invalid(args, "updates " + args.inputs[2].ToString() + " do not match data and indices");
+  return p;
+}
+
+StatusOr<OneHotParams> ParseOneHot(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 3, 3));
+  const TensorDesc& indices = args.inputs[0];
+  const TensorDesc& values = args.inputs[2];
+  if (values.elements() != 2)
+    return Invalid(args, "values " + values.ToString() + " must hold two elements, [off, on]");
+  const TensorDesc& out = args.outputs[0];
+  if (out.rank() != indices.rank() + 1)
+    return Invalid(args, "output " + out.ToString() + " must have rank " +
+                             std::to_string(indices.rank() + 1));
+  OneHotParams p;
+  ASSIGN_OR_RETURN(p.axis, ParseAxis(args, -1, out.rank()));
+  p.depth = out.dims[static_cast<size_t>(p.axis)];
+  std::vector<int64_t> expected = indices.dims;
+  expected.insert(expected.begin() + p.axis, p.depth);
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, expected, values.dtype));
+  p.outer = params_internal::Product(indices.dims, 0, static_cast<size_t>(p.axis));
+  p.inner = params_internal::Product(indices.dims, static_cast<size_t>(p.axis));
+  if (indices.dtype == DataType::kF16 || indices.dtype == DataType::kBool)
+    return Unsupported(args, std::string("indices dtype ") + DataTypeName(indices.dtype));
+  return p;
+}
+
+StatusOr<int64_t> ParseRange(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 3, 3));
+  const DataType type = args.inputs[0].dtype;
+  for (const TensorDesc& d : args.inputs) {
+    if (d.dtype != type) return Invalid(args, "start, limit and delta dtypes differ");
+    if (d.elements() != 1)
+      return Invalid(args, std::string("input ").append(d.ToString()).append(" is not a scalar"));
+  }
+  const TensorDesc& out = args.outputs[0];
+  if (out.rank() != 1 || out.dtype != type)
+    return Invalid(args, "output " + out.ToString() + " is not a 1-D " + DataTypeName(type) +
+                             " tensor");
+  if (type != DataType::kF32 && type != DataType::kI32 && type != DataType::kI64)
+    return Unsupported(args, std::string("Range of dtype ") + DataTypeName(type));
+  return out.dims[0];
+}
+
+Status CheckRangeLength(const std::string& where, double start, double limit, double delta,
+                        int64_t length) {
+  if (delta == 0) return InvalidArgument(where + ": delta is 0");
+  const double n = std::ceil((limit - start) / delta);
+  if (std::max(n, 0.0) == static_cast<double>(length)) return Status::Ok();  // NaN fails
+  const bool finite = std::isfinite(n) && std::fabs(n) < 9e18;
+  return InvalidArgument(where + ": start, limit and delta give " +
+                         (finite ? std::to_string(std::max<int64_t>(static_cast<int64_t>(n), 0))
+                                 : std::string("no finite number of")) +
+                         " elements, the plan has " + std::to_string(length));
+}
+
+StatusOr<EyeLikeParams> ParseEyeLike(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 1, 1));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out = args.outputs[0];
+  if (in.rank() != 2 || out.dims != in.dims)
+    return Invalid(args, "input " + in.ToString() + " and output " + out.ToString() +
+                             " must be 2-D of one shape");
+  EyeLikeParams p;
+  p.rows = in.dims[0];
+  p.cols = in.dims[1];
+  p.k = std::clamp<int64_t>(args.node->attrs.GetInt("k", 0), -p.rows, p.cols);
+  const size_t size = DataTypeSize(out.dtype);
+  if (size == 0 || size > sizeof p.one)
+    return Unsupported(args, std::string("output dtype ") + DataTypeName(out.dtype));
+  unsigned char one[sizeof p.one] = {};
+  EncodeValue(1.0, out.dtype, one);
+  std::memcpy(&p.one, one, sizeof p.one);
   return p;
 }
 

@@ -209,6 +209,35 @@ struct IndexTupleParams {
 StatusOr<IndexTupleParams> ParseGatherND(const PrepareArgs& args);
 StatusOr<IndexTupleParams> ParseScatterND(const PrepareArgs& args);
 
+// ---- OneHot, Range, EyeLike ---------------------------------------------------
+
+// OneHot(indices, depth, values [off, on], axis = -1): depth is read from the
+// planned output shape (fixed at load), which inserts it at `axis` into
+// indices' shape; the output is [outer, depth, inner]. f16 / bool indices
+// are Unimplemented.
+struct OneHotParams {
+  int axis = -1;
+  int64_t depth = 0, outer = 1, inner = 1;
+};
+StatusOr<OneHotParams> ParseOneHot(const PrepareArgs& args);
+
+// Range(start, limit, delta): f32 / i32 / i64 scalars of one dtype; the
+// output length was fixed at load (Unimplemented for other dtypes).
+StatusOr<int64_t> ParseRange(const PrepareArgs& args);
+// InvalidArgument when delta is 0 or the values give another length than
+// the planned one (`where`: the node).
+Status CheckRangeLength(const std::string& where, double start, double limit, double delta,
+                        int64_t length);
+
+// EyeLike: a 2-D output of the input's shape, `one` (the output dtype's
+// encoding of 1, little-endian in the low bytes) where col - row == k; k
+// clamped to [-rows, cols] so that no arithmetic on it overflows.
+struct EyeLikeParams {
+  int64_t rows = 0, cols = 0, k = 0;
+  uint64_t one = 0;
+};
+StatusOr<EyeLikeParams> ParseEyeLike(const PrepareArgs& args);
+
 // Normalized `axis` attribute (default `fallback`) for an input of `rank`.
 StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank);
 

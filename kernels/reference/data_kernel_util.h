@@ -91,28 +91,6 @@ void StridedCopy(const E* src, int64_t offset, const int64_t* dims,
   }
 }
 
-// `value` in `dtype`'s encoding into out[0 .. DataTypeSize(dtype)) (Pad's
-// constant, EyeLike's one). Integers truncate like a C cast.
-inline void EncodeValue(double value, DataType dtype, unsigned char* out) {
-  auto put = [out](auto v) { std::memcpy(out, &v, sizeof v); };
-  switch (dtype) {
-    case DataType::kF32: put(static_cast<float>(value)); break;
-    case DataType::kF64: put(value); break;
-    case DataType::kF16: put(FloatToHalf(static_cast<float>(value))); break;
-    case DataType::kBF16: put(FloatToBFloat16(static_cast<float>(value))); break;
-    case DataType::kI64: put(static_cast<int64_t>(value)); break;
-    case DataType::kI32: put(static_cast<int32_t>(value)); break;
-    case DataType::kI16: put(static_cast<int16_t>(value)); break;
-    case DataType::kI8: put(static_cast<int8_t>(value)); break;
-    case DataType::kU64: put(static_cast<uint64_t>(value)); break;
-    case DataType::kU32: put(static_cast<uint32_t>(value)); break;
-    case DataType::kU16: put(static_cast<uint16_t>(value)); break;
-    case DataType::kU8: put(static_cast<uint8_t>(value)); break;
-    case DataType::kBool: put(static_cast<uint8_t>(value != 0)); break;
-    case DataType::kUndefined: break;
-  }
-}
-
 template <typename K>
 void RegisterReference(KernelRegistry& registry, const char* op_type) {
   registry.Register(KernelEntry{op_type, DeviceKind::kCpu, "reference", 0,

@@ -1,10 +1,10 @@
 // Reference EyeLike: a 2-D tensor shaped as the input, 1 on the diagonal
 // j - i == k and 0 elsewhere, in the output's dtype (the `dtype` attribute or
 // the input's; shape inference chose it). The input's values are not read.
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
@@ -14,20 +14,12 @@ namespace {
 class EyeLikeKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 1, 1));
-    const TensorDesc& in = args.inputs[0];
-    const TensorDesc& out = args.outputs[0];
-    if (in.rank() != 2 || out.dims != in.dims)
-      return params_internal::Invalid(args, "input " + in.ToString() + " and output " +
-                                                out.ToString() + " must be 2-D of one shape");
-    rows_ = in.dims[0];
-    cols_ = in.dims[1];
-    // Clamped so that i + k cannot overflow; a clamped k selects no element either way.
-    k_ = std::clamp<int64_t>(args.node->attrs.GetInt("k", 0), -rows_, cols_);
-    element_bytes_ = DataTypeSize(out.dtype);
-    if (element_bytes_ == 0 || element_bytes_ > sizeof one_)
-      return UnsupportedDtype(args, out.dtype, "output");
-    EncodeValue(1.0, out.dtype, one_);
+    ASSIGN_OR_RETURN(const EyeLikeParams p, ParseEyeLike(args));
+    rows_ = p.rows;
+    cols_ = p.cols;
+    k_ = p.k;
+    element_bytes_ = DataTypeSize(args.outputs[0].dtype);
+    std::memcpy(one_, &p.one, sizeof one_);
     return Status::Ok();
   }
 

@@ -20,26 +20,12 @@ namespace {
 class OneHotKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
-    const TensorDesc& indices = args.inputs[0];
+    ASSIGN_OR_RETURN(const OneHotParams p, ParseOneHot(args));
     const TensorDesc& values = args.inputs[2];
-    if (values.elements() != 2)
-      return params_internal::Invalid(args, "values " + values.ToString() +
-                                                " must hold two elements, [off, on]");
-    const TensorDesc& out = args.outputs[0];
-    if (out.rank() != indices.rank() + 1)
-      return params_internal::Invalid(args, "output " + out.ToString() + " must have rank " +
-                                                std::to_string(indices.rank() + 1));
-    ASSIGN_OR_RETURN(const int axis, ParseAxis(args, -1, out.rank()));
-    depth_ = out.dims[static_cast<size_t>(axis)];
-    std::vector<int64_t> expected = indices.dims;
-    expected.insert(expected.begin() + axis, depth_);
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, expected, values.dtype));
-    outer_ = params_internal::Product(indices.dims, 0, static_cast<size_t>(axis));
-    inner_ = params_internal::Product(indices.dims, static_cast<size_t>(axis));
-    indices_dtype_ = indices.dtype;
-    if (indices_dtype_ == DataType::kF16 || indices_dtype_ == DataType::kBool)
-      return UnsupportedDtype(args, indices_dtype_, "indices");
+    depth_ = p.depth;
+    outer_ = p.outer;
+    inner_ = p.inner;
+    indices_dtype_ = args.inputs[0].dtype;
     element_bytes_ = DataTypeSize(values.dtype);
     return Status::Ok();
   }

@@ -331,6 +331,69 @@ std::vector<OpCase> MakeCases() {
   add(Make("ScatterND_const_u8", "ScatterND",
            {Typed(DataType::kU8, {4, 3}), idx(DataType::kI64, {2, 1}, {-1, 1}, true),
             Typed(DataType::kU8, {2, 3})}));
+  // OneHot: indices of each dtype the kernel reads (f32 truncating, with NaN /
+  // Inf / past the depth matching no row), negative from the end, axis 0 and
+  // -1, 1-, 4- and 8-byte values.
+  auto depth = [](int64_t d) {
+    OpInput in{DataType::kI64, {1}};
+    in.constant = true;
+    in.values = {d};
+    return in;
+  };
+  OpInput f32_indices = X({2, 4}, -5.0, 5.0);
+  f32_indices.specials = {{0, std::numeric_limits<float>::quiet_NaN()},
+                          {1, std::numeric_limits<float>::infinity()},
+                          {2, -3.7f},
+                          {3, 2.9f},
+                          {4, 1e20f},
+                          {5, -0.5f}};
+  add(Make("OneHot_f32_indices_axis0", "OneHot", {f32_indices, depth(4), X({2})},
+           {I("axis", 0)}));
+  add(Make("OneHot_i32_values_i64", "OneHot",
+           {idx(DataType::kI32, {3, 2}, {-1, 0, 5, -6, 2, -7}, false), depth(6),
+            Typed(DataType::kI64, {2})}));
+  add(Make("OneHot_i8_values_u8_axis1", "OneHot",
+           {idx(DataType::kI8, {2, 3}, {-3, 1, 2, 3, -1, 0}, false), depth(3),
+            Typed(DataType::kU8, {2})},
+           {I("axis", 1)}));
+  add(Make("OneHot_u8", "OneHot",
+           {idx(DataType::kU8, {5}, {0, 4, 7, 1, 4}, true), depth(5), X({2})}));
+  // Range: f32 accumulated over 400 steps (the reference's rounding), a
+  // negative delta, i32 and i64. The harness needs constant inputs to size
+  // the output; the kernel reads them from the device either way.
+  auto scalar = [](DataType dtype, int64_t v) {
+    OpInput in{dtype, {}};
+    in.constant = true;
+    in.values = {v};
+    return in;
+  };
+  auto f32_scalar = [](float v) {
+    OpInput in{DataType::kF32, {}};
+    in.constant = true;
+    in.specials = {{0, v}};
+    return in;
+  };
+  auto exact = [](OpCase c) {  // f32 Range claims the reference's bits
+    c.abs_tolerance = 0;
+    c.rel_tolerance = 0;
+    return c;
+  };
+  add(exact(Make("Range_f32_accumulates", "Range",
+                 {f32_scalar(0.1f), f32_scalar(40.05f), f32_scalar(0.1f)})));
+  add(exact(Make("Range_f32_negative_delta", "Range",
+                 {f32_scalar(3.0f), f32_scalar(-1.3f), f32_scalar(-0.7f)})));
+  add(Make("Range_i32", "Range",
+           {scalar(DataType::kI32, -7), scalar(DataType::kI32, 20),
+            scalar(DataType::kI32, 3)}));
+  add(Make("Range_i64_negative_delta", "Range",
+           {scalar(DataType::kI64, 10), scalar(DataType::kI64, -5),
+            scalar(DataType::kI64, -4)}));
+  // EyeLike: k of either sign, past the matrix (no ones), non-square; 1-,
+  // 4- and 8-byte outputs.
+  add(Make("EyeLike_k_negative_u8", "EyeLike", {Typed(DataType::kU8, {5, 3})}, {I("k", -2)}));
+  add(Make("EyeLike_f32", "EyeLike", {X({4, 6})}));
+  add(Make("EyeLike_k_past_cols_i64", "EyeLike", {X({3, 4})}, {I("k", 9), I("dtype", 7)}));
+  add(Make("EyeLike_k_one_i32", "EyeLike", {Typed(DataType::kI32, {4, 4})}, {I("k", 1)}));
   // TopK: smallest along axis 0, ties and NaN (NaN ranks above every
   // number: last for the smallest), K equal to the axis.
   add(Make("TopK_smallest_axis0", "TopK", {X({6, 4}), Ints64({3})},

@@ -324,6 +324,49 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       return Status::Ok();
     });
   }
+  if (op == "OneHot") {
+    ASSIGN_OR_RETURN(dm::OneHotArgs a, cuda::PlanOneHot(args));
+    return Runner([a](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+          dm::OneHotElement(a, i, r.src[0], In<E>(r, 2), Out<E>(r, 0));
+        });
+      });
+      return Status::Ok();
+    });
+  }
+  if (op == "Range") {
+    ASSIGN_OR_RETURN(cuda::RangePlan plan, cuda::PlanRange(args));
+    return Runner([plan](const RunArgs& r) {
+      const int64_t n = plan.args.length;
+      auto ints = [&](auto t, auto u) {
+        using T = decltype(t);
+        using U = decltype(u);
+        EmulateGridStride(GridStrideLaunch(n), n, [&](int64_t i) {
+          dm::RangeIntElement<T, U>(i, In<T>(r, 0), In<T>(r, 2), Out<T>(r, 0));
+        });
+      };
+      if (plan.dtype == DataType::kF32)
+        dm::RangeF32Serial(plan.args, In<float>(r, 0), In<float>(r, 2), Out<float>(r, 0));
+      else if (plan.dtype == DataType::kI32)
+        ints(int32_t{}, uint32_t{});
+      else
+        ints(int64_t{}, uint64_t{});
+      return Status::Ok();
+    });
+  }
+  if (op == "EyeLike") {
+    ASSIGN_OR_RETURN(dm::EyeLikeArgs a, cuda::PlanEyeLike(args));
+    return Runner([a](const RunArgs& r) {
+      BySize(a.element_size, [&](auto e) {
+        using E = decltype(e);
+        EmulateGridStride(GridStrideLaunch(a.elements), a.elements,
+                          [&](int64_t i) { dm::EyeLikeElement(a, i, Out<E>(r, 0)); });
+      });
+      return Status::Ok();
+    });
+  }
   if (op == "Pad") {
     ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
     return Runner([a](const RunArgs& r) {

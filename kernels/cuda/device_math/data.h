@@ -385,6 +385,81 @@ BRAID_HD void ScatterNDColumn(const TupleArgs& args, int64_t r, const int64_t* i
   }
 }
 
+// OneHot: output [outer, depth, inner] (depth fixed at load); element
+// (o, d, j) is values[1] (on) where indices[o * inner + j], negative from
+// the end, equals d, else values[0] (off). Indices of index_type: f32
+// (truncated; NaN / Inf / past int64 match no row), i64, i32, i8, u8.
+enum class OneHotIndex : int { kF32, kI64, kI32, kI8, kU8 };
+struct OneHotArgs {
+  int64_t elements = 0;
+  int element_size = 4;
+  OneHotIndex index_type = OneHotIndex::kI64;
+  int64_t depth = 1, inner = 1;
+};
+
+BRAID_HD int64_t OneHotIndexAt(const OneHotArgs& args, const void* indices, int64_t k) {
+  switch (args.index_type) {
+    case OneHotIndex::kF32: {
+      const float v = static_cast<const float*>(indices)[k];
+      return fabsf(v) < 9.2e18f ? static_cast<int64_t>(v) : -args.depth - 1;
+    }
+    case OneHotIndex::kI64: return static_cast<const int64_t*>(indices)[k];
+    case OneHotIndex::kI32: return static_cast<const int32_t*>(indices)[k];
+    case OneHotIndex::kI8: return static_cast<const int8_t*>(indices)[k];
+    case OneHotIndex::kU8: return static_cast<const uint8_t*>(indices)[k];
+  }
+  return -args.depth - 1;
+}
+
+template <typename E>
+BRAID_HD void OneHotElement(const OneHotArgs& args, int64_t i, const void* indices,
+                            const E* values, E* y) {
+  const int64_t j = i % args.inner;
+  const int64_t d = (i / args.inner) % args.depth;
+  const int64_t o = i / (args.inner * args.depth);
+  int64_t index = OneHotIndexAt(args, indices, o * args.inner + j);
+  if (index < 0) index += args.depth;
+  y[i] = values[index == d ? 1 : 0];
+}
+
+// Range: `length` (fixed at load) values from start by delta, read from the
+// device (constant or computed). Integers: start + i * delta in wrapping
+// unsigned arithmetic, which equals the reference's accumulation. f32
+// accumulates (value += delta) in one thread so that rounding matches the
+// reference bit for bit.
+struct RangeArgs {
+  int64_t length = 0;
+};
+
+template <typename T, typename U>
+BRAID_HD void RangeIntElement(int64_t i, const T* start, const T* delta, T* y) {
+  y[i] = static_cast<T>(static_cast<U>(*start) + static_cast<U>(i) * static_cast<U>(*delta));
+}
+
+BRAID_HD void RangeF32Serial(const RangeArgs& args, const float* start, const float* delta,
+                             float* y) {
+  float value = *start;
+  for (int64_t i = 0; i < args.length; ++i) {
+    y[i] = value;
+    value += *delta;
+  }
+}
+
+// EyeLike: [rows, cols]; `one` (the element's bytes, low-order first) where
+// col - row == k, zero elsewhere.
+struct EyeLikeArgs {
+  int64_t elements = 0;
+  int element_size = 4;
+  int64_t cols = 1, k = 0;
+  uint64_t one = 0;
+};
+
+template <typename E>
+BRAID_HD void EyeLikeElement(const EyeLikeArgs& args, int64_t i, E* y) {
+  const int64_t r = i / args.cols, c = i % args.cols;
+  y[i] = c - r == args.k ? static_cast<E>(args.one) : E(0);
+}
+
 }  // namespace braid::cuda::dm
 
 #endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_DATA_H_
