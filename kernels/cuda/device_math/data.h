@@ -1,6 +1,7 @@
 // Per-element work of the CUDA data-movement kernels (data.cu): the strided
-// walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32)
-// and Cast. Element types are storage types (uint8/16/32/64) where the op
+// walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32),
+// Cast, Trilu, the Gather / Scatter Elements and ND ops, OneHot, Range and
+// EyeLike. Element types are storage types (uint8/16/32/64) where the op
 // moves bytes, not values.
 //
 //   y[i] = x[args.index.Offset(i)];                 // StridedCopyElement
