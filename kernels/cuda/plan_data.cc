@@ -220,6 +220,7 @@ StatusOr<dm::ElementsArgs> PlanScatterElements(const PrepareArgs& args) {
   RETURN_IF_ERROR(CheckScatterReduction(args, &a.reduction));
   // One thread per line of indices along the axis (dm::ScatterElementsLine).
   const int64_t along = indices.dims[static_cast<size_t>(a.axis)];
+  RETURN_IF_ERROR(CheckSerialSteps(args, along, 1));
   a.elements = along == 0 ? 0 : indices.elements() / along;
   return a;
 }
@@ -269,6 +270,8 @@ StatusOr<dm::TupleArgs> PlanScatterND(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(const IndexTupleParams p, ParseScatterND(args));
   ASSIGN_OR_RETURN(dm::TupleArgs a, PlanTuples(args, p));
   RETURN_IF_ERROR(CheckScatterReduction(args, &a.reduction));
+  // One thread per position in a slice walks every index tuple in order.
+  RETURN_IF_ERROR(CheckSerialSteps(args, a.tuples, 1));
   a.elements = a.tuples == 0 ? 0 : a.slice;
   return a;
 }
@@ -297,6 +300,8 @@ StatusOr<RangePlan> PlanRange(const PrepareArgs& args) {
   RangePlan plan;
   ASSIGN_OR_RETURN(plan.args.length, ParseRange(args));
   plan.dtype = args.inputs[0].dtype;
+  // f32 accumulates value += delta on one thread, as the CPU rounds.
+  if (plan.dtype == DataType::kF32) RETURN_IF_ERROR(CheckSerialSteps(args, plan.args.length, 1));
   for (size_t i = 0; i < 3; ++i)
     if (!IsConstantInput(args, i) || args.constants[i]->size() != args.inputs[i].bytes())
       return plan;

@@ -21,6 +21,13 @@ Status NotF32(const PrepareArgs& args, DataType dtype) {
 
 }  // namespace
 
+Status CheckSerialSteps(const PrepareArgs& args, int64_t extent, int64_t passes) {
+  if (extent <= kMaxSerialSteps && extent * passes <= kMaxSerialSteps) return Status::Ok();
+  return Unsupported(args, "one CUDA thread would walk " + std::to_string(passes) + " x " +
+                               std::to_string(extent) + " elements serially (more than " +
+                               std::to_string(kMaxSerialSteps) + ")");
+}
+
 StatusOr<dm::SoftmaxArgs> PlanSoftmax(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(SoftmaxParams p, ParseSoftmax(args));
   if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
@@ -147,6 +154,7 @@ StatusOr<dm::LayerNormArgs> PlanGroupNorm(const PrepareArgs& args) {
 StatusOr<dm::ArgReduceArgs> PlanArgReduce(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(ArgReduceParams p, ParseArgReduce(args));
   if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
+  RETURN_IF_ERROR(CheckSerialSteps(args, p.extent, 1));
   dm::ArgReduceArgs out;
   out.max = p.max;
   out.select_last = p.select_last;
@@ -162,6 +170,7 @@ StatusOr<dm::CumSumArgs> PlanCumSum(const PrepareArgs& args) {
   if (!p.constant_axis)
     return Unsupported(args, "CumSum's axis computed at run time (the CUDA kernel takes a "
                              "constant axis)");
+  RETURN_IF_ERROR(CheckSerialSteps(args, p.split.extent, 1));
   dm::CumSumArgs out;
   out.exclusive = p.exclusive;
   out.reverse = p.reverse;
@@ -176,6 +185,8 @@ StatusOr<dm::TopKArgs> PlanTopK(const PrepareArgs& args) {
   if (args.inputs[0].dtype != DataType::kF32) return NotF32(args, args.inputs[0].dtype);
   // A computed K cannot be checked against the planned extent on the device.
   if (!p.constant_k) return Unsupported(args, "TopK's K computed at run time on CUDA");
+  // K passes over the slice.
+  RETURN_IF_ERROR(CheckSerialSteps(args, p.split.extent, p.k));
   dm::TopKArgs out;
   out.largest = p.largest;
   out.slices = p.split.outer * p.split.inner;

@@ -30,6 +30,15 @@
 
 namespace braid::cuda {
 
+// Kernels that give a thread a serial walk (ArgMax / ArgMin, CumSum and TopK
+// a slice each, a scatter's thread its updates in order, f32 Range the whole
+// output): a TopK over a [1, V] vocabulary would be one GPU thread doing
+// K x V steps. Past kMaxSerialSteps (a judgement, not yet measured on a GPU)
+// the plan declines (Unimplemented) and the node runs on the CPU, reported.
+// `passes` over `extent` elements, passes <= extent (no overflow).
+inline constexpr int64_t kMaxSerialSteps = int64_t{1} << 16;
+Status CheckSerialSteps(const PrepareArgs& args, int64_t extent, int64_t passes);
+
 // ---- elementwise (plan_elementwise.cc) ---------------------------------------
 // The op types PlanUnary / PlanBinary / PlanVariadic / PlanReduce take
 // (register.cc registers them; tests/cuda emulates them).

@@ -78,6 +78,8 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
     if (c.op_type == "CumSum") return cuda::PlanCumSum(args).status();
     if (c.op_type == "ScatterElements") return cuda::PlanScatterElements(args).status();
     if (c.op_type == "ScatterND") return cuda::PlanScatterND(args).status();
+    if (c.op_type == "TopK") return cuda::PlanTopK(args).status();
+    if (c.op_type == "ArgMax") return cuda::PlanArgReduce(args).status();
     return cuda::PlanVariadic(args).status();
   };
   OpCase nine{"sum_nine", "Sum"};
@@ -109,6 +111,21 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   const OpCase scatter_nd{"scatter_nd_mul_i64", "ScatterND", 18,
                           {{"reduction", std::string("mul")}}, {i64_3x2, indices, i64_2x2}};
   EXPECT_EQ(plan(scatter_nd).code(), StatusCode::kUnimplemented) << plan(scatter_nd).ToString();
+  // A thread's serial walk is bounded by cuda::kMaxSerialSteps (65536): TopK
+  // walks its slice K times, ArgMax once.
+  OpInput k{DataType::kI64, {1}};
+  k.constant = true;
+  k.values = {2};
+  OpCase topk{"topk_long_slice", "TopK", 17, {}, {OpInput{DataType::kF32, {1, 40000}}, k}};
+  topk.num_outputs = 2;
+  EXPECT_EQ(plan(topk).code(), StatusCode::kUnimplemented) << plan(topk).ToString();
+  topk.inputs[0].dims = {4, 30000};
+  EXPECT_TRUE(plan(topk).ok()) << plan(topk).ToString();
+  OpCase argmax{"argmax_long_axis", "ArgMax", 17, {{"axis", int64_t{1}}},
+                {OpInput{DataType::kF32, {1, 65537}}}};
+  EXPECT_EQ(plan(argmax).code(), StatusCode::kUnimplemented) << plan(argmax).ToString();
+  argmax.inputs[0].dims = {1, 65536};
+  EXPECT_TRUE(plan(argmax).ok()) << plan(argmax).ToString();
 }
 
 // Every op type with a hand-written CUDA kernel has at least one op case
