@@ -391,8 +391,10 @@ StatusOr<OneHotParams> ParseOneHot(const PrepareArgs& args) {
   RETURN_IF_ERROR(params_internal::CheckOutput(args, expected, values.dtype));
   p.outer = params_internal::Product(indices.dims, 0, static_cast<size_t>(p.axis));
   p.inner = params_internal::Product(indices.dims, static_cast<size_t>(p.axis));
-  if (indices.dtype == DataType::kF16 || indices.dtype == DataType::kBool)
-    return Unsupported(args, std::string("indices dtype ") + DataTypeName(indices.dtype));
+  // The index types the reference reads (every integer, f32, f64).
+  if (indices.dtype == DataType::kF16 || indices.dtype == DataType::kBF16 ||
+      indices.dtype == DataType::kBool || indices.dtype == DataType::kUndefined)
+    return Unsupported(args, std::string("OneHot indices of dtype ") + DataTypeName(indices.dtype));
   return p;
 }
 

@@ -648,6 +648,18 @@ TEST(ReferenceData, OneHotInsertsTheDepthAxis) {
                {-1, 1, 1, -1});
   ExpectError(Run1(MakeNode("OneHot"), {indices, depth, F32({3}, {0, 1, 2})}, Out(DataType::kF32, {3, 3})),
               StatusCode::kInvalidArgument, "two elements");
+  // Every integer and float index type is read (an unread type once gave every
+  // row "off" without an error); 2^63 and 3.5e19 match no row.
+  for (DataType t : {DataType::kI16, DataType::kU16, DataType::kU32, DataType::kU64, DataType::kI8,
+                     DataType::kF64}) {
+    const bool is_unsigned = t == DataType::kU16 || t == DataType::kU32 || t == DataType::kU64;
+    const double far = t == DataType::kU64 ? 9223372036854775808.0 : t == DataType::kF64 ? 3.5e19 : 7;
+    const In typed = T(t, {3}, {2, is_unsigned ? 0.0 : -3.0, far});
+    ExpectValues(Run1(MakeNode("OneHot"), {typed, depth, values}, Out(DataType::kF32, {3, 3})),
+                 {0, 0, 5, 5, 0, 0, 0, 0, 0});
+  }
+  ExpectError(Run1(MakeNode("OneHot"), {Bool({3}, {1, 0, 1}), depth, values}, Out(DataType::kF32, {3, 3})),
+              StatusCode::kUnimplemented, "OneHot indices of dtype");
 }
 
 TEST(ReferenceData, DepthToSpaceModesAndSpaceToDepth) {
