@@ -15,6 +15,14 @@
 namespace braid::cuda {
 namespace {
 
+// Input 0's bytes to output 0 on the stream, unless the runtime aliased them.
+Status CopyInputToOutput(const RunArgs& run, size_t bytes, CudaStream& s) {
+  if (bytes > 0 && run.src[0] != run.dst[0])
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], bytes,
+                                         cudaMemcpyDeviceToDevice, s.native()));
+  return Status::Ok();
+}
+
 class CopyCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -24,10 +32,7 @@ class CopyCuda final : public Kernel {
   Status Run(const RunArgs& run) override {
     ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
     // The runtime may alias input and output of these ops.
-    if (bytes_ > 0 && run.src[0] != run.dst[0])
-      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], bytes_,
-                                           cudaMemcpyDeviceToDevice, s->native()));
-    return Status::Ok();
+    return CopyInputToOutput(run, bytes_, *s);
   }
 
  private:
@@ -173,9 +178,7 @@ class ScatterElementsCuda final : public Kernel {
   }
   Status Run(const RunArgs& run) override {
     ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
-    if (data_bytes_ > 0 && run.src[0] != run.dst[0])
-      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], data_bytes_,
-                                           cudaMemcpyDeviceToDevice, s->native()));
+    RETURN_IF_ERROR(CopyInputToOutput(run, data_bytes_, *s));
     if (args_.elements == 0) return Status::Ok();
     CUDA_RETURN_IF_ERROR(
         LaunchScatterElements(args_, run.src[1], run.src[2], run.dst[0], s->native()));
@@ -217,9 +220,7 @@ class ScatterNDCuda final : public Kernel {
   }
   Status Run(const RunArgs& run) override {
     ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
-    if (data_bytes_ > 0 && run.src[0] != run.dst[0])
-      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(run.dst[0], run.src[0], data_bytes_,
-                                           cudaMemcpyDeviceToDevice, s->native()));
+    RETURN_IF_ERROR(CopyInputToOutput(run, data_bytes_, *s));
     if (args_.elements == 0) return Status::Ok();
     CUDA_RETURN_IF_ERROR(LaunchScatterND(args_, static_cast<const int64_t*>(run.src[1]),
                                          run.src[2], run.dst[0], s->native()));
