@@ -141,6 +141,7 @@ const std::vector<OpSchema>& SchemaTable() {
       {"GatherElements", ops::InferGatherElements, 11, F::kDataMovement},
       {"GatherND", ops::InferGatherND, 11, F::kOther},
       {"GridSample", ops::InferGridSample, 16, F::kOther},
+      {"NonMaxSuppression", ops::InferNonMaxSuppression, 10, F::kOther, 0, kOpDataDependentRows},
       {"OneHot", ops::InferOneHot, 9, F::kOther},
       {"Pad", ops::InferPad, 2, F::kDataMovement, 0, kOpChannelsLast},
       {"Range", ops::InferRange, 11, F::kDataMovement},

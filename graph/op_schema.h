@@ -49,6 +49,11 @@ enum OpTrait : uint32_t {
   kOpConvLayout = 1u << 2,
   // Takes int8 / uint8 activations in channels-last chains too.
   kOpQuantizedChannelsLast = 1u << 3,
+  // Output 0's leading extent depends on the input data (NonMaxSuppression):
+  // shape inference gives an upper bound, the kernel writes the rows it
+  // produced to RunArgs::output_rows and the engine reports that extent. No
+  // node may read such an output (shape inference refuses it): a graph output only.
+  kOpDataDependentRows = 1u << 4,
 };
 
 struct OpSchema {

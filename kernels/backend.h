@@ -174,6 +174,11 @@ struct RunArgs {
   std::span<void* const> dst;        // per output
   void* workspace = nullptr;         // workspace_bytes() from Prepare
   Stream* stream = nullptr;
+  // Ops whose output 0 has a data-dependent leading extent (kOpDataDependentRows,
+  // graph/op_schema.h: NonMaxSuppression) write the rows they produced here;
+  // output 0 is sized for shape inference's upper bound. Null: the caller
+  // cannot take such a count, and those kernels fail.
+  int64_t* output_rows = nullptr;
 };
 
 class Kernel {

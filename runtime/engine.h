@@ -204,6 +204,7 @@ class Engine {
     Status status;
     bool issued = false;  // stream steps: handed to the stream
     bool ran = false;
+    int64_t output_rows = -1;  // RunArgs::output_rows (kOpDataDependentRows ops)
     std::chrono::steady_clock::time_point start, end;
   };
   // The sequential path's loop, one cache line per step: the kernel call's
@@ -239,9 +240,15 @@ class Engine {
   struct Output {
     TensorDesc desc;
     void* data = nullptr;
+    // The step whose kernel reports this output's rows (kOpDataDependentRows):
+    // desc.dims[0] is set from it after every Run. -1: a fixed shape.
+    int rows_step = -1;
+    int64_t rows_bound = 0;  // the planned upper bound of those rows
   };
 
   Status RunStep(size_t i);
+  // The data-dependent extents of the last Run into the outputs' descs.
+  Status TakeOutputRows();
   Status RunSequential(std::span<const void* const> inputs);
   // The issue order (see the top of this file).
   // A wait on `dep` the stream cannot queue, whose event has not completed.

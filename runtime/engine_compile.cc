@@ -673,6 +673,15 @@ Status EngineBuilder::Build(const Plan& plan) {
     } else {
       o.data = pointer(output_keys[k]);
     }
+    if (const NodeId producer = g.value(out).producer;
+        producer != kNoNode && HasOpTrait(g.node(producer).op_type, kOpDataDependentRows)) {
+      for (size_t i = 0; i < e_.steps_.size(); ++i)
+        if (!e_.steps_[i].is_copy && e_.steps_[i].node == &g.node(producer))
+          o.rows_step = static_cast<int>(i);
+      if (o.rows_step < 0)
+        return Internal("graph output '" + g.value(out).name + "': no step runs its producer");
+      o.rows_bound = o.desc.dims[0];
+    }
     e_.outputs_.push_back(std::move(o));
   }
   return Status::Ok();
@@ -732,7 +741,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Graph graph, const Plan& plan,
       for (Engine::Step& step : e->steps_)
         e->sequential_steps_.push_back(
             {step.view ? nullptr : step.kernel.get(),
-             RunArgs{step.src, step.dst, step.workspace, nullptr}, &step});
+             RunArgs{step.src, step.dst, step.workspace, nullptr, &step.output_rows}, &step});
     if (options.pin_threads) RETURN_IF_ERROR(e->PinThreads());
     return e;
   };

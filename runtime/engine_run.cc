@@ -48,6 +48,7 @@ Status Engine::RunStep(size_t i) {
   args.dst = step.dst;
   args.workspace = step.workspace;
   args.stream = step.stream < 0 ? nullptr : streams_[static_cast<size_t>(step.stream)].stream.get();
+  args.output_rows = &step.output_rows;
   Status s = step.view ? Status::Ok() : step.kernel->Run(args);
   // Timing shaping (vgpu): pad the kernel to its modelled duration.
   if (step.modelled.count() > 0) WaitUntil(step.start + step.modelled);
@@ -57,6 +58,21 @@ Status Engine::RunStep(size_t i) {
     const std::string where = StepWhere(step);
     step.status = s.message().find(where) != std::string::npos ? s : s.WithPrefix(where);
     return step.status;
+  }
+  return Status::Ok();
+}
+
+Status Engine::TakeOutputRows() {
+  for (Output& o : outputs_) {
+    if (o.rows_step < 0) continue;
+    Step& step = steps_[static_cast<size_t>(o.rows_step)];
+    // The buffer holds the planned upper bound; a count outside it is a kernel bug.
+    if (step.output_rows < 0 || step.output_rows > o.rows_bound)
+      return Internal(StepWhere(step) + ": the kernel reported " +
+                      std::to_string(step.output_rows) + " rows for an output planned for " +
+                      std::to_string(o.rows_bound));
+    o.desc.dims[0] = step.output_rows;
+    step.output_rows = -1;
   }
   return Status::Ok();
 }
@@ -332,7 +348,7 @@ Status Engine::Run(std::span<const void* const> inputs) {
     const void* src = copy.constant_src ? copy.constant_src : inputs[copy.input];
     if (copy.bytes > 0) std::memcpy(copy.dst, src, copy.bytes);
   }
-  return Status::Ok();
+  return TakeOutputRows();
 }
 
 Status Engine::RunSequential(std::span<const void* const> inputs) {
@@ -368,7 +384,7 @@ Status Engine::RunSequential(std::span<const void* const> inputs) {
     const void* src = copy.constant_src ? copy.constant_src : inputs[copy.input];
     if (copy.bytes > 0) std::memcpy(copy.dst, src, copy.bytes);
   }
-  return Status::Ok();
+  return TakeOutputRows();
 }
 
 std::vector<StepTiming> Engine::timeline() const {

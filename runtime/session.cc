@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "graph/annotate.h"
+#include "graph/op_schema.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/specialize.h"
 #include "kernels/backend_registry.h"
@@ -116,7 +117,16 @@ class SessionImpl final : public Session {
       inputs_.push_back(slot.info);
       slots_.push_back(std::move(slot));
     }
-    for (ValueId id : graph_.outputs()) outputs_.push_back(InfoOf(graph_.value(id)));
+    for (ValueId id : graph_.outputs()) {
+      TensorInfo info = InfoOf(graph_.value(id));
+      const NodeId producer = graph_.value(id).producer;
+      if (producer != kNoNode &&
+          HasOpTrait(graph_.node(producer).op_type, kOpDataDependentRows) && !info.dims.empty()) {
+        info.dims[0] = -1;
+        info.symbols[0] = "rows?";
+      }
+      outputs_.push_back(std::move(info));
+    }
     input_pointers_.assign(slots_.size(), nullptr);
     planned_dims_.resize(slots_.size());
   }

@@ -12,7 +12,7 @@
 # (the CMake build tree; default a per-wheel-tag folder in it: scripts/test.sh
 # passes scripts/check_install.sh's, whose library objects then need no
 # rebuild). The build and test
-# dependencies (scikit-build-core, pybind11, pytest, onnxruntime, numpy) come
+# dependencies (scikit-build-core, pybind11, pytest, onnxruntime, onnx, numpy) come
 # from PyPI into the venv / pip's isolated build environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ CMAKE_BUILD=${BRAID_PYTHON_CMAKE_BUILD_DIR:-$default_build}
 start=$(date +%s)
 rm -rf "$VENV" "$OUT/dist"
 /usr/bin/python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check pytest numpy onnxruntime
+"$VENV/bin/pip" install --quiet --disable-pip-version-check pytest numpy onnxruntime onnx
 "$VENV/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$OUT/dist" \
   --config-settings=build-dir="$CMAKE_BUILD" \
   --config-settings=cmake.define.BRAID_CUDA="$CUDA" "$ROOT"

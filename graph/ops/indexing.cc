@@ -537,6 +537,57 @@ Status InferTopK(ShapeInferenceContext& ctx) {
   return Status::Ok();
 }
 
+// NonMaxSuppression (10+): boxes f32 [B, N, 4], scores f32 [B, C, N], then
+// optional scalars max_output_boxes_per_class (i64), iou_threshold and
+// score_threshold (f32). The output, i64 [selected, 3], has as many rows as
+// boxes survive, which only the data tells: shape inference gives the upper
+// bound B * C * min(max_output_boxes_per_class, N) (N when the maximum is not
+// a load-time constant or N is symbolic), the kernel reports the rows it wrote
+// (RunArgs::output_rows) and the op has kOpDataDependentRows, so it may only
+// be a graph output.
+Status InferNonMaxSuppression(ShapeInferenceContext& ctx) {
+  RETURN_IF_ERROR(ctx.ExpectInputs(2, 5));
+  const Shape& boxes = ctx.input_shape(0);
+  const Shape& scores = ctx.input_shape(1);
+  if (ctx.input_dtype(0) != DataType::kF32 || ctx.input_dtype(1) != DataType::kF32)
+    return ctx.Unsupported(std::string("boxes and scores must be f32, are ") +
+                           DataTypeName(ctx.input_dtype(0)) + " and " +
+                           DataTypeName(ctx.input_dtype(1)));
+  if (boxes.size() != 3 || !(boxes[2] == Dim(4)))
+    return ctx.Error("boxes must be [batches, boxes, 4], is " + ShapeToString(boxes));
+  if (scores.size() != 3)
+    return ctx.Error("scores must be [batches, classes, boxes], is " + ShapeToString(scores));
+  if (!(boxes[0] == scores[0]) || !(boxes[1] == scores[2]))
+    return ctx.Error("boxes " + ShapeToString(boxes) + " and scores " + ShapeToString(scores) +
+                     " disagree on the batches or the boxes");
+  const int64_t center_point_box = ctx.attrs().GetInt("center_point_box", 0);
+  if (center_point_box != 0 && center_point_box != 1)
+    return ctx.Error("center_point_box must be 0 or 1, is " + std::to_string(center_point_box));
+  const DataType scalar_types[] = {DataType::kI64, DataType::kF32, DataType::kF32};
+  const char* scalar_names[] = {"max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+  for (size_t i = 2; i < 5; ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (ctx.input_dtype(i) != scalar_types[i - 2])
+      return ctx.Error(std::string(scalar_names[i - 2]) + " must be " +
+                       DataTypeName(scalar_types[i - 2]) + ", is " + DataTypeName(ctx.input_dtype(i)));
+    if (ctx.input_rank(i) > 1 || !(ElementCount(ctx.input_shape(i)) == 1))
+      return ctx.Error(std::string(scalar_names[i - 2]) + " must hold one element, is " +
+                       ShapeToString(ctx.input_shape(i)));
+  }
+  // Rows per (batch, class): min(maximum, N) when both are known, else N
+  // (a symbolic N stays the bound: a Dim cannot hold a minimum).
+  Dim per_class = boxes[1];
+  if (!ctx.has_input(2)) {
+    per_class = Dim(0);  // the maximum defaults to 0: nothing is selected
+  } else if (std::optional<DimValues> max = ctx.InputValues(2);
+             max && max->size() == 1 && (*max)[0].is_static() && boxes[1].is_static()) {
+    per_class = Dim(std::clamp<int64_t>((*max)[0].extent(), 0, boxes[1].extent()));
+  }
+  const Dim rows = MultiplyDims(MultiplyDims(scores[0], scores[1]), per_class);
+  ctx.SetOutput(0, DataType::kI64, {rows, Dim(3)});
+  return Status::Ok();
+}
+
 // ReverseSequence (10+): the input's shape; time_axis and batch_axis are 0
 // and 1 (one each), sequence_lens i64 [batch].
 Status InferReverseSequence(ShapeInferenceContext& ctx) {

@@ -125,6 +125,7 @@ Status InferResize(ShapeInferenceContext& ctx);  // Resize, Upsample (graph/ops/
 Status InferGridSample(ShapeInferenceContext& ctx);  // 4-D (graph/ops/resize.cc)
 Status InferRoiAlign(ShapeInferenceContext& ctx);    // graph/ops/resize.cc
 Status InferReverseSequence(ShapeInferenceContext& ctx);
+Status InferNonMaxSuppression(ShapeInferenceContext& ctx);  // rows: an upper bound
 
 // reduce.cc
 Status InferReduce(ShapeInferenceContext& ctx);  // ReduceMean/Sum/Max

@@ -399,6 +399,17 @@ Status InferShapesImpl(Graph& graph, SymbolicValues* values, bool partial) {
       return Unimplemented(where + ": no shape inference for op type '" +
                            node.op_type + "'");
     RETURN_IF_ERROR(CheckAttributeKinds(node, where));
+    // A value whose extent only the data tells (kOpDataDependentRows) has
+    // an upper-bound shape: nothing may compute with it.
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue || graph.value(in).producer == kNoNode) continue;
+      const Node& producer = graph.node(graph.value(in).producer);
+      if (HasOpTrait(producer.op_type, kOpDataDependentRows) && producer.outputs[0] == in)
+        return Unimplemented(where + " reads '" + graph.value(in).name + "', the output of " +
+                             producer.op_type + " '" + producer.name +
+                             "', whose row count depends on the data; braid supports such "
+                             "an output only as a graph output");
+    }
     bool inputs_known = true;
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.value(in).has_shape) continue;

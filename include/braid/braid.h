@@ -127,7 +127,9 @@ struct SessionOptions {
 struct TensorInfo {
   std::string name;
   DataType dtype = DataType::kUndefined;
-  std::vector<int64_t> dims;          // -1 where symbolic
+  // -1 where symbolic, or where only the data tells: the rows of an output
+  // such as NonMaxSuppression's, symbol "rows?" (GetOutput gives the count).
+  std::vector<int64_t> dims;
   std::vector<std::string> symbols;   // per dim: "" or the symbol name
   std::string ToString() const;       // "input: f32[N,3,224,224]"
 };

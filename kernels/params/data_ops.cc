@@ -692,4 +692,38 @@ StatusOr<TopKParams> ParseTopK(const PrepareArgs& args) {
   return p;
 }
 
+StatusOr<NonMaxSuppressionParams> ParseNonMaxSuppression(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, 5));
+  const TensorDesc& boxes = args.inputs[0];
+  const TensorDesc& scores = args.inputs[1];
+  if (boxes.dtype != DataType::kF32 || scores.dtype != DataType::kF32)
+    return Invalid(args, "boxes " + boxes.ToString() + " and scores " + scores.ToString() +
+                             " must be f32");
+  if (boxes.rank() != 3 || boxes.dims[2] != 4 || scores.rank() != 3 ||
+      scores.dims[0] != boxes.dims[0] || scores.dims[2] != boxes.dims[1])
+    return Invalid(args, "boxes " + boxes.ToString() + " and scores " + scores.ToString() +
+                             " must be [batches, boxes, 4] and [batches, classes, boxes]");
+  const DataType scalar_types[] = {DataType::kI64, DataType::kF32, DataType::kF32};
+  for (size_t i = 2; i < args.inputs.size(); ++i)
+    if (HasInput(args, i) && (args.inputs[i].dtype != scalar_types[i - 2] ||
+                              args.inputs[i].rank() > 1 || args.inputs[i].elements() != 1))
+      return Invalid(args, "input " + std::to_string(i) + " " + args.inputs[i].ToString() +
+                               " must be one " + DataTypeName(scalar_types[i - 2]));
+  NonMaxSuppressionParams p;
+  p.batches = boxes.dims[0];
+  p.boxes = boxes.dims[1];
+  p.classes = scores.dims[1];
+  const int64_t center = args.node->attrs.GetInt("center_point_box", 0);
+  if (center != 0 && center != 1)
+    return Invalid(args, "center_point_box must be 0 or 1, is " + std::to_string(center));
+  p.center_point_box = center == 1;
+  const TensorDesc& out = args.outputs[0];
+  if (out.dtype != DataType::kI64 || out.rank() != 2 || out.dims[1] != 3 ||
+      out.dims[0] > SaturatingMultiply(SaturatingMultiply(p.batches, p.classes), p.boxes))
+    return Invalid(args, "output " + out.ToString() + " must be i64 [rows, 3] with at most " +
+                             "batches * classes * boxes rows");
+  p.rows_capacity = out.dims[0];
+  return p;
+}
+
 }  // namespace braid

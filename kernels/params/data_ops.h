@@ -248,6 +248,19 @@ struct ShapeRange {
 };
 ShapeRange ParseShapeRange(const PrepareArgs& args, int rank);
 
+// ---- NonMaxSuppression -------------------------------------------------------
+
+// boxes f32 [batches, boxes, 4], scores f32 [batches, classes, boxes], then the
+// optional scalars max_output_boxes_per_class (i64), iou_threshold and
+// score_threshold (f32), read at Run. Output 0, i64 [rows, 3], is sized for
+// at most `rows_capacity` selections (shape inference's upper bound).
+struct NonMaxSuppressionParams {
+  int64_t batches = 0, classes = 0, boxes = 0;
+  bool center_point_box = false;  // [x_center, y_center, width, height]
+  int64_t rows_capacity = 0;
+};
+StatusOr<NonMaxSuppressionParams> ParseNonMaxSuppression(const PrepareArgs& args);
+
 }  // namespace braid
 
 #endif  // BRAID_KERNELS_PARAMS_DATA_OPS_H_

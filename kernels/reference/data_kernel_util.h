@@ -164,6 +164,7 @@ void RegisterReverseSequenceKernel(KernelRegistry& registry);  // reverse_sequen
 void RegisterDepthToSpaceKernels(KernelRegistry& registry);  // and SpaceToDepth
 void RegisterArgReduceKernels(KernelRegistry& registry);  // ArgMax, ArgMin
 void RegisterTopKKernel(KernelRegistry& registry);
+void RegisterNonMaxSuppressionKernel(KernelRegistry& registry);  // non_max_suppression.cc
 void RegisterTriluKernel(KernelRegistry& registry);
 void RegisterEyeLikeKernel(KernelRegistry& registry);
 

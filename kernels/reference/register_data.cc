@@ -31,6 +31,7 @@ void RegisterReferenceElementwiseAndDataKernels(KernelRegistry& registry) {
   reference::RegisterDepthToSpaceKernels(registry);
   reference::RegisterArgReduceKernels(registry);
   reference::RegisterTopKKernel(registry);
+  reference::RegisterNonMaxSuppressionKernel(registry);
   reference::RegisterTriluKernel(registry);
   reference::RegisterEyeLikeKernel(registry);
 }

@@ -311,6 +311,14 @@ std::vector<OpCase> MakeCases() {
   add(Make("topk_largest_last_axis", "TopK", {X({3, 7}), Ints64({3})}, {}, 2));
   add(Make("topk_smallest_axis0_i64", "TopK", {Ix(DataType::kI64, {6, 4}), Ints64({2})},
            {I("axis", 0), I("largest", 0)}, 2));
+  // Random corners in [0, 1]: boxes overlap a lot, some thresholds leave classes
+  // short of the maximum, others fill them. The rows depend on the data.
+  add(Make("non_max_suppression", "NonMaxSuppression",
+           {X({2, 30, 4}, 0, 1), X({2, 3, 30}, 0, 1), Ints64({6}), X({1}, 0.3, 0.6),
+            X({1}, 0.2, 0.5)}));
+  add(Make("non_max_suppression_center_boxes_runtime_max", "NonMaxSuppression",
+           {X({1, 25, 4}, 0.1, 1), X({1, 2, 25}, 0, 1), Ints64({4}, false), X({1}, 0.1, 0.3)},
+           {I("center_point_box", 1)}));
   add(Make("trilu_upper_runtime_k", "Trilu", {X({2, 4, 5}), [] {
              OpInput k{DataType::kI64, {}};
              k.values = {1};

@@ -135,6 +135,8 @@ class PreparedImpl {
   const void* output(size_t i) const {
     return host_outputs_.empty() ? dst_[i] : host_outputs_[i].data();
   }
+  // The rows a kOpDataDependentRows kernel reported in its last Run (-1: none).
+  int64_t output_rows() const { return output_rows_; }
 
  private:
   PreparedImpl() = default;
@@ -148,6 +150,7 @@ class PreparedImpl {
   void* workspace_ = nullptr;
   std::vector<size_t> output_bytes_;
   std::vector<std::vector<std::byte>> host_outputs_;  // non-CPU devices only
+  int64_t output_rows_ = -1;
 };
 
 // The kernels and devices the harness runs: the host and every backend of a

@@ -98,6 +98,56 @@ def test_zoo_model_matches_onnxruntime(model: str) -> None:
         assert relative_error(g, w) <= ORT_TOLERANCE
 
 
+def nms_model(path: Path, center_point_box: int, max_per_class: int) -> None:
+    """NonMaxSuppression over boxes [N, 50, 4] and scores [N, 3, 50] (N symbolic)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("NonMaxSuppression",
+                            ["boxes", "scores", "max_per_class", "iou", "score_threshold"],
+                            ["selected"], center_point_box=center_point_box)
+    graph = helper.make_graph(
+        [node], "nms",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, ["N", 50, 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N", 3, 50])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["selected", 3])],
+        [helper.make_tensor("max_per_class", TensorProto.INT64, [1], [max_per_class]),
+         helper.make_tensor("iou", TensorProto.FLOAT, [1], [0.45]),
+         helper.make_tensor("score_threshold", TensorProto.FLOAT, [1], [0.25])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+@pytest.mark.parametrize("center_point_box", [0, 1])
+def test_non_max_suppression_matches_onnxruntime(tmp_path: Path, center_point_box: int) -> None:
+    """Random clustered boxes: the same rows as ONNX Runtime, whose count changes per run."""
+    ort = pytest.importorskip("onnxruntime")
+    path = tmp_path / "nms.onnx"
+    nms_model(path, center_point_box, max_per_class=10)
+    session = braid.Session(str(path), threads=1)
+    (out,) = session.get_outputs()
+    assert (out.type, out.shape) == ("int64", ["rows?", 3])
+    reference = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    counts = set()
+    for seed, (batch, scale) in enumerate([(1, 1.0), (2, 0.5), (3, 1.0), (1, 0.3)]):
+        rng = np.random.default_rng(seed)
+        # Four clusters of similar boxes: some classes fill up, others lose boxes to overlap.
+        centers = rng.uniform(0.45, 0.55, (batch, 50, 2)) + rng.integers(0, 4, (batch, 50, 1)) * 0.5
+        sizes = rng.uniform(0.15, 0.3, (batch, 50, 2))
+        if center_point_box:
+            boxes = np.concatenate([centers, sizes], axis=2)
+        else:  # corners (y1, x1, y2, x2), some given in the other diagonal order
+            boxes = np.concatenate([centers - sizes / 2, centers + sizes / 2], axis=2)
+            boxes[:, ::3] = boxes[:, ::3][..., [2, 3, 0, 1]]
+        inputs = {"boxes": boxes.astype(np.float32),
+                  "scores": (scale * rng.uniform(0, 1, (batch, 3, 50))).astype(np.float32)}
+        (want,) = reference.run(None, inputs)
+        (got,) = session.run(None, inputs)
+        assert got.dtype == np.int64 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        counts.add(got.shape[0])
+    assert len(counts) >= 3, f"the inputs should select different numbers of boxes: {counts}"
+
+
 def test_non_contiguous_inputs_are_copied_and_give_the_same_outputs(tiny: braid.Session) -> None:
     x = image(2, seed=5)
     (want,) = tiny.run(None, {"input": x})
