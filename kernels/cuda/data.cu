@@ -86,6 +86,11 @@ __global__ void EyeLikeKernel(dm::EyeLikeArgs args, E* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::EyeLikeElement(args, i, y);
 }
 
+__global__ void GridSampleKernel(dm::GridSampleArgs args, const float* x, const float* grid,
+                                 float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::GridSampleElement(args, i, x, grid, y);
+}
+
 __global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
@@ -241,6 +246,13 @@ cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s) 
     using E = decltype(e);
     EyeLikeKernel<E><<<c.blocks, c.threads, 0, s>>>(args, static_cast<E*>(y));
   });
+}
+
+cudaError_t LaunchGridSample(const dm::GridSampleArgs& args, const float* x, const float* grid,
+                             float* y, cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements);
+  GridSampleKernel<<<c.blocks, c.threads, 0, s>>>(args, x, grid, y);
+  return cudaGetLastError();
 }
 
 cudaError_t LaunchTrilu(const dm::TriluArgs& args, const void* x, const int64_t* k_at, void* y,

@@ -1,7 +1,7 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
 // strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth),
 // Gather, GatherElements / ScatterElements, GatherND / ScatterND, OneHot,
-// Range, EyeLike, Pad, Resize, Cast, Trilu, and Concat / Split as
+// Range, EyeLike, GridSample, Pad, Resize, Cast, Trilu, and Concat / Split as
 // cudaMemcpy2DAsync calls. Prepare plans (plans.h);
 // Run only enqueues.
 #include <vector>
@@ -285,6 +285,25 @@ class EyeLikeCuda final : public Kernel {
   dm::EyeLikeArgs args_;
 };
 
+class GridSampleCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanGridSample(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(LaunchGridSample(args_, static_cast<const float*>(run.src[0]),
+                                          static_cast<const float*>(run.src[1]),
+                                          static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::GridSampleArgs args_;
+};
+
 class TriluCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -382,6 +401,7 @@ std::unique_ptr<Kernel> CreateScatterNDCuda() { return std::make_unique<ScatterN
 std::unique_ptr<Kernel> CreateOneHotCuda() { return std::make_unique<OneHotCuda>(); }
 std::unique_ptr<Kernel> CreateRangeCuda() { return std::make_unique<RangeCuda>(); }
 std::unique_ptr<Kernel> CreateEyeLikeCuda() { return std::make_unique<EyeLikeCuda>(); }
+std::unique_ptr<Kernel> CreateGridSampleCuda() { return std::make_unique<GridSampleCuda>(); }
 std::unique_ptr<Kernel> CreateTriluCuda() { return std::make_unique<TriluCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);

@@ -36,6 +36,7 @@ std::unique_ptr<Kernel> CreateScatterNDCuda();
 std::unique_ptr<Kernel> CreateOneHotCuda();
 std::unique_ptr<Kernel> CreateRangeCuda();
 std::unique_ptr<Kernel> CreateEyeLikeCuda();
+std::unique_ptr<Kernel> CreateGridSampleCuda();
 std::unique_ptr<Kernel> CreateConcatCuda();
 std::unique_ptr<Kernel> CreateSplitCuda();
 // reduce_kernels.cc
@@ -46,6 +47,7 @@ std::unique_ptr<Kernel> CreateLayerNormCuda();
 std::unique_ptr<Kernel> CreateArgReduceCuda();  // ArgMax, ArgMin
 std::unique_ptr<Kernel> CreateCumSumCuda();
 std::unique_ptr<Kernel> CreateTopKCuda();
+std::unique_ptr<Kernel> CreateEinsumCuda();
 std::unique_ptr<Kernel> CreateQuantizeLinearCuda();  // QuantizeLinear, DequantizeLinear
 std::unique_ptr<Kernel> CreateGroupNormCuda();  // InstanceNormalization, GroupNormalization
 // gemm_cublas.cc

@@ -65,6 +65,8 @@ cudaError_t LaunchOneHot(const dm::OneHotArgs& args, const void* indices, const 
 cudaError_t LaunchRange(const dm::RangeArgs& args, int type, const void* start,
                         const void* delta, void* y, cudaStream_t s);
 cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s);
+cudaError_t LaunchGridSample(const dm::GridSampleArgs& args, const float* x, const float* grid,
+                             float* y, cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);
@@ -75,6 +77,8 @@ cudaError_t LaunchArgReduce(const dm::ArgReduceArgs& args, const float* x, int64
 cudaError_t LaunchCumSum(const dm::CumSumArgs& args, const float* x, float* y, cudaStream_t s);
 cudaError_t LaunchTopK(const dm::TopKArgs& args, const float* x, float* values,
                        int64_t* indices, cudaStream_t s);
+cudaError_t LaunchEinsum(const dm::EinsumArgs& args, const dm::EinsumOperands& x, float* y,
+                         cudaStream_t s);
 // Optional mean / inv_std outputs may be null.
 cudaError_t LaunchLayerNorm(const dm::LayerNormArgs& args, const float* x, const float* scale,
                             const float* bias, float* y, float* mean, float* inv_std,

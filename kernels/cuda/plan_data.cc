@@ -8,6 +8,7 @@
 #include "kernels/params/broadcast.h"
 #include "kernels/params/data_ops.h"
 #include "kernels/params/elementwise.h"
+#include "kernels/params/grid_sample.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/params/resize.h"
 
@@ -325,6 +326,20 @@ StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args) {
   a.cols = p.cols;
   a.k = p.k;
   a.one = p.one;
+  return a;
+}
+
+StatusOr<dm::GridSampleArgs> PlanGridSample(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const GridSampleParams p, ParseGridSample(args));
+  dm::GridSampleArgs a;
+  a.mode = static_cast<int>(p.mode);
+  a.padding = static_cast<int>(p.padding);
+  a.align_corners = p.align_corners;
+  a.channels = p.channels;
+  a.height = p.height;
+  a.width = p.width;
+  a.out_hw = p.out_h * p.out_w;
+  a.elements = p.batch * p.channels * a.out_hw;
   return a;
 }
 

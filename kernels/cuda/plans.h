@@ -108,6 +108,9 @@ struct RangePlan {
 };
 StatusOr<RangePlan> PlanRange(const PrepareArgs& args);
 StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args);
+// GridSample (f32, 4-D; every mode, padding_mode and align_corners the
+// reference takes): ParseGridSample, shared with the reference.
+StatusOr<dm::GridSampleArgs> PlanGridSample(const PrepareArgs& args);
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`
@@ -129,6 +132,11 @@ StatusOr<dm::LayerNormArgs> PlanLayerNorm(const PrepareArgs& args);
 StatusOr<dm::ArgReduceArgs> PlanArgReduce(const PrepareArgs& args);  // ArgMax, ArgMin
 StatusOr<dm::CumSumArgs> PlanCumSum(const PrepareArgs& args);        // constant axis
 StatusOr<dm::TopKArgs> PlanTopK(const PrepareArgs& args);            // constant K
+// Einsum (f32): any equation ParseEinsum (shared with the reference) takes,
+// up to dm::kMaxEinsumOperands operands and dm::kMaxEinsumLabels labels;
+// f64, more operands or labels, or more than kMaxSerialSteps summed
+// products per output element decline.
+StatusOr<dm::EinsumArgs> PlanEinsum(const PrepareArgs& args);
 // QuantizeLinear / DequantizeLinear: plain layout; u8 / i8 (and i32 for
 // DequantizeLinear) as kernels/params/quantize.h parses them.
 struct QuantizePlan {

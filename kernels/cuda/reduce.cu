@@ -1,6 +1,6 @@
 // Reduction-shaped CUDA kernels around device_math/reduce.h: Softmax,
-// every Reduce*, pooling, ArgMax / ArgMin, CumSum and TopK one thread per
-// output (column, slice); LayerNormalization one block per row with
+// every Reduce*, pooling, ArgMax / ArgMin, CumSum, TopK and Einsum one thread
+// per output (column, slice, element); LayerNormalization one block per row with
 // shared-memory reductions.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/launch_config.h"
@@ -34,6 +34,10 @@ __global__ void CumSumKernel(dm::CumSumArgs args, const float* x, float* y) {
 
 __global__ void TopKKernel(dm::TopKArgs args, const float* x, float* values, int64_t* indices) {
   BRAID_GRID_STRIDE(j, args.slices) dm::TopKSlice(args, j, x, values, indices);
+}
+
+__global__ void EinsumKernel(dm::EinsumArgs args, dm::EinsumOperands x, float* y) {
+  BRAID_GRID_STRIDE(i, args.elements) dm::EinsumElement(args, i, x, y);
 }
 
 // Sum of `value` over the block (blockDim.x a power of two <= 1024).
@@ -106,6 +110,13 @@ cudaError_t LaunchTopK(const dm::TopKArgs& args, const float* x, float* values,
                        int64_t* indices, cudaStream_t s) {
   const LaunchConfig c = GridStrideLaunch(args.slices, 128);
   TopKKernel<<<c.blocks, c.threads, 0, s>>>(args, x, values, indices);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchEinsum(const dm::EinsumArgs& args, const dm::EinsumOperands& x, float* y,
+                         cudaStream_t s) {
+  const LaunchConfig c = GridStrideLaunch(args.elements, 128);
+  EinsumKernel<<<c.blocks, c.threads, 0, s>>>(args, x, y);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
 // CUDA Softmax, every Reduce*, pooling, LayerNormalization, ArgMax /
-// ArgMin, CumSum and TopK: hand-written kernels (reduce.cu). Prepare plans
+// ArgMin, CumSum, TopK and Einsum: hand-written kernels (reduce.cu). Prepare plans
 // (plans.h); Run only launches.
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_status.h"
@@ -95,6 +95,26 @@ class TopKCuda final : public Kernel {
   dm::TopKArgs args_;
 };
 
+class EinsumCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanEinsum(args));
+    return Status::Ok();
+  }
+  Status Run(const RunArgs& run) override {
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.elements == 0) return Status::Ok();
+    dm::EinsumOperands x;
+    for (int k = 0; k < args_.num_inputs; ++k)
+      x.x[k] = static_cast<const float*>(run.src[static_cast<size_t>(k)]);
+    CUDA_RETURN_IF_ERROR(LaunchEinsum(args_, x, static_cast<float*>(run.dst[0]), s->native()));
+    return Status::Ok();
+  }
+
+ private:
+  dm::EinsumArgs args_;
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> CreateSoftmaxCuda() {
@@ -118,5 +138,6 @@ std::unique_ptr<Kernel> CreateCumSumCuda() {
   return std::make_unique<SimpleCuda<dm::CumSumArgs, &PlanCumSum, &LaunchCumSum>>();
 }
 std::unique_ptr<Kernel> CreateTopKCuda() { return std::make_unique<TopKCuda>(); }
+std::unique_ptr<Kernel> CreateEinsumCuda() { return std::make_unique<EinsumCuda>(); }
 
 }  // namespace braid::cuda

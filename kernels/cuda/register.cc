@@ -49,6 +49,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cu("OneHot", &cuda::CreateOneHotCuda);
   cu("Range", &cuda::CreateRangeCuda);
   cu("EyeLike", &cuda::CreateEyeLikeCuda);
+  cu("GridSample", &cuda::CreateGridSampleCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 
@@ -60,6 +61,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   for (const char* op : {"ArgMax", "ArgMin"}) cu(op, &cuda::CreateArgReduceCuda);
   cu("CumSum", &cuda::CreateCumSumCuda);
   cu("TopK", &cuda::CreateTopKCuda);
+  cu("Einsum", &cuda::CreateEinsumCuda);
   for (const char* op : {"InstanceNormalization", "GroupNormalization"})
     cu(op, &cuda::CreateGroupNormCuda);
 }

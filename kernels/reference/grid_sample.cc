@@ -8,21 +8,22 @@
 //   bicubic:  4x4 taps, Keys' cubic with A = -0.75;
 // where a tap outside the image reads 0 (zeros), the nearest edge pixel
 // (border) or its reflection (reflection). Weights and sums in double.
+// Attributes and shapes: kernels/params/grid_sample.h (shared with the CUDA
+// plan, whose device math, device_math/data.h, computes the same way).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "kernels/backend.h"
-#include "kernels/params/parse_util.h"
+#include "kernels/params/grid_sample.h"
 
 namespace braid {
 namespace {
 
-enum class SampleMode { kNearest, kLinear, kCubic };
-enum class Padding { kZeros, kBorder, kReflection };
+using SampleMode = GridSampleMode;
+using Padding = GridSamplePadding;
 
 // Reflects x by the near border until it lies within [low, high].
 double Reflect(double x, double low, double high) {
@@ -54,34 +55,16 @@ std::array<double, 4> CubicWeights(double t) {
 class ReferenceGridSample final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
-    const TensorDesc& x = args.inputs[0];
-    const TensorDesc& grid = args.inputs[1];
-    if (x.dtype != DataType::kF32 || grid.dtype != DataType::kF32)
-      return params_internal::Unsupported(args, "reference GridSample supports f32 only");
-    if (x.rank() != 4 || grid.rank() != 4 || grid.dims[3] != 2 || grid.dims[0] != x.dims[0])
-      return params_internal::Unsupported(args, "X " + x.ToString() + " and grid " + grid.ToString() +
-                                                    " (only [N, C, H, W] with [N, H_out, W_out, 2])");
-    RETURN_IF_ERROR(params_internal::CheckOutput(
-        args, {x.dims[0], x.dims[1], grid.dims[1], grid.dims[2]}, DataType::kF32));
-    const std::string mode = args.node->attrs.GetString("mode", "bilinear");
-    if (mode == "nearest") mode_ = SampleMode::kNearest;
-    else if (mode == "bilinear" || mode == "linear") mode_ = SampleMode::kLinear;
-    else if (mode == "bicubic" || mode == "cubic") mode_ = SampleMode::kCubic;
-    else return params_internal::Invalid(args, "mode '" + mode + "' must be bilinear, nearest or bicubic");
-    const std::string padding = args.node->attrs.GetString("padding_mode", "zeros");
-    if (padding == "zeros") padding_ = Padding::kZeros;
-    else if (padding == "border") padding_ = Padding::kBorder;
-    else if (padding == "reflection") padding_ = Padding::kReflection;
-    else return params_internal::Invalid(args, "padding_mode '" + padding +
-                                                   "' must be zeros, border or reflection");
-    align_corners_ = args.node->attrs.GetInt("align_corners", 0) != 0;
-    batch_ = x.dims[0];
-    channels_ = x.dims[1];
-    height_ = x.dims[2];
-    width_ = x.dims[3];
-    out_h_ = grid.dims[1];
-    out_w_ = grid.dims[2];
+    ASSIGN_OR_RETURN(const GridSampleParams p, ParseGridSample(args));
+    mode_ = p.mode;
+    padding_ = p.padding;
+    align_corners_ = p.align_corners;
+    batch_ = p.batch;
+    channels_ = p.channels;
+    height_ = p.height;
+    width_ = p.width;
+    out_h_ = p.out_h;
+    out_w_ = p.out_w;
     return Status::Ok();
   }
 

@@ -403,6 +403,56 @@ std::vector<OpCase> MakeCases() {
   add(Make("TopK_smallest_nan_all", "TopK", {nans, Ints64({6})}, {I("largest", 0)}, 2));
   add(Make("TopK_largest_middle_axis_naninf", "TopK", {WithNanInf(X({2, 7, 3})), Ints64({5})},
            {I("axis", 1)}, 2));
+  // GridSample: every mode x padding_mode x align_corners, grid values past
+  // [-1, 1] (reaching the padding, reflection folding more than once), and
+  // points on exact half-pixel coordinates: W = 4 without align_corners maps
+  // x = 0 / 0.5 / -0.5 / -1 / 1 to 1.5 / 2.5 / 0.5 / -0.5 / 3.5 and H = 5
+  // with it maps y = 0.25 / -0.75 to 2.5 / 0.5, which nearest rounds half to
+  // even (as ONNX and the reference do).
+  OpInput grid = X({2, 3, 4, 2}, -2.6, 2.6);
+  grid.specials = {{0, 0.0f},  {2, 0.5f},  {4, -0.5f}, {6, -1.0f}, {8, 1.0f},
+                   {1, 0.25f}, {3, -0.75f}, {5, 0.5f}, {7, -0.5f}, {9, 0.0f}};
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1})
+        add(Make(std::string("GridSample_") + mode + "_" + padding + (align ? "_aligned" : ""),
+                 "GridSample", {X({2, 3, 5, 4}), grid},
+                 {S("mode", mode), S("padding_mode", padding), I("align_corners", align)}));
+  // The opset-20 names of the modes, a 1-pixel axis (reflection's empty
+  // range), and one channel sampled over a wider grid.
+  add(Make("GridSample_linear_name_1_pixel_reflection", "GridSample",
+           {X({1, 2, 1, 6}), X({1, 3, 3, 2}, -1.5, 1.5)},
+           {S("mode", "linear"), S("padding_mode", "reflection")}));
+  add(Make("GridSample_cubic_name_border", "GridSample",
+           {X({1, 1, 6, 7}), X({1, 5, 6, 2}, -1.2, 1.2)},
+           {S("mode", "cubic"), S("padding_mode", "border")}));
+  // Einsum: matmul, the attention pair, transpose, diagonal and trace
+  // (repeated labels), reductions, outer and Hadamard products, three
+  // operands, implicit output, case-sensitive labels, ellipsis (broadcasting
+  // an extent-1 axis), a long contraction and an empty summed label.
+  auto einsum = [&](const std::string& name, const std::string& equation,
+                    std::vector<OpInput> inputs) {
+    add(Make("Einsum_" + name, "Einsum", std::move(inputs), {S("equation", equation)}));
+  };
+  einsum("matmul", "ij,jk->ik", {X({5, 7}), X({7, 6})});
+  einsum("attention_scores", "bhid,bhjd->bhij", {X({2, 3, 4, 8}), X({2, 3, 5, 8})});
+  einsum("attention_values", "bhij,bhjd->bhid", {X({2, 3, 4, 5}), X({2, 3, 5, 8})});
+  einsum("transpose", "ij->ji", {X({4, 6})});
+  einsum("diagonal", "ii->i", {X({5, 5})});
+  einsum("trace", "ii->", {X({5, 5})});
+  einsum("batch_diagonal_spaces", "b ii -> bi", {X({3, 4, 4})});
+  einsum("row_sums", "ij->i", {X({4, 9})});
+  einsum("sum_all", "ijk->", {X({3, 4, 5})});
+  einsum("outer", "i,j->ij", {X({5}), X({7})});
+  einsum("hadamard", "ij,ij->ij", {X({3, 4}), X({3, 4})});
+  einsum("three_operands", "ij,jk,kl->il", {X({3, 4}), X({4, 5}), X({5, 2})});
+  einsum("implicit_output", "ij,jk", {X({3, 4}), X({4, 2})});
+  einsum("case_sensitive", "Ab,bA->A", {X({3, 4}), X({4, 3})});
+  einsum("ellipsis_batch_matmul", "...ij,...jk->...ik", {X({2, 3, 4, 5}), X({3, 5, 6})});
+  einsum("ellipsis_broadcast_one", "...ij,...jk->...ik", {X({2, 1, 4, 5}), X({3, 5, 2})});
+  einsum("ellipsis_implicit", "...i,i", {X({2, 3, 6}), X({6})});
+  einsum("long_contraction", "ij,jk->ik", {X({3, 700}), X({700, 4})});
+  einsum("empty_summed_label", "ij,jk->ik", {X({3, 0}), X({0, 4})});
   return cases;
 }
 

@@ -367,6 +367,15 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       return Status::Ok();
     });
   }
+  if (op == "GridSample") {
+    ASSIGN_OR_RETURN(dm::GridSampleArgs a, cuda::PlanGridSample(args));
+    return Runner([a](const RunArgs& r) {
+      EmulateGridStride(GridStrideLaunch(a.elements), a.elements, [&](int64_t i) {
+        dm::GridSampleElement(a, i, In<float>(r, 0), In<float>(r, 1), Out<float>(r, 0));
+      });
+      return Status::Ok();
+    });
+  }
   if (op == "Pad") {
     ASSIGN_OR_RETURN(dm::PadArgs a, cuda::PlanPad(args));
     return Runner([a](const RunArgs& r) {
@@ -474,6 +483,16 @@ StatusOr<Runner> PlanEmulated(const PrepareArgs& args) {
       EmulateGridStride(GridStrideLaunch(a.slices, 128), a.slices, [&](int64_t j) {
         dm::TopKSlice(a, j, In<float>(r, 0), Out<float>(r, 0), Out<int64_t>(r, 1));
       });
+      return Status::Ok();
+    });
+  }
+  if (op == "Einsum") {
+    ASSIGN_OR_RETURN(dm::EinsumArgs a, cuda::PlanEinsum(args));
+    return Runner([a](const RunArgs& r) {
+      dm::EinsumOperands x;
+      for (int k = 0; k < a.num_inputs; ++k) x.x[k] = In<float>(r, static_cast<size_t>(k));
+      EmulateGridStride(GridStrideLaunch(a.elements, 128), a.elements,
+                        [&](int64_t i) { dm::EinsumElement(a, i, x, Out<float>(r, 0)); });
       return Status::Ok();
     });
   }

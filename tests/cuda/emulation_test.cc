@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, HarnessDataCasesEmulated, ::testing::ValuesIn(Da
 
 // What the variadic and CumSum plans leave to the CPU declines as
 // Unimplemented (a visible fallback), not as an error: more inputs than the
-// variadic kernel takes, a computed CumSum axis, a fused activation on Mean.
+// variadic kernel takes, a computed CumSum axis, a fused activation on Mean,
+// an Einsum past its bounds, a 5-D GridSample.
 TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   auto plan = [](const OpCase& c) -> Status {
     StatusOr<std::unique_ptr<OpCaseInstance>> inst = OpCaseInstance::Build(c);
@@ -80,6 +81,8 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
     if (c.op_type == "ScatterND") return cuda::PlanScatterND(args).status();
     if (c.op_type == "TopK") return cuda::PlanTopK(args).status();
     if (c.op_type == "ArgMax") return cuda::PlanArgReduce(args).status();
+    if (c.op_type == "Einsum") return cuda::PlanEinsum(args).status();
+    if (c.op_type == "GridSample") return cuda::PlanGridSample(args).status();
     return cuda::PlanVariadic(args).status();
   };
   OpCase nine{"sum_nine", "Sum"};
@@ -126,6 +129,38 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   EXPECT_EQ(plan(argmax).code(), StatusCode::kUnimplemented) << plan(argmax).ToString();
   argmax.inputs[0].dims = {1, 65536};
   EXPECT_TRUE(plan(argmax).ok()) << plan(argmax).ToString();
+  // Einsum: a thread sums at most kMaxSerialSteps products (the summed
+  // labels' extents multiplied); f32 only (f64 runs on the CPU reference);
+  // up to 4 operands and 16 labels.
+  auto einsum = [](const std::string& equation, std::vector<OpInput> inputs) {
+    return OpCase{"einsum", "Einsum", 17, {{"equation", equation}}, std::move(inputs)};
+  };
+  const OpCase long_sum = einsum("ij,jk->ik", {OpInput{DataType::kF32, {1, 257}},
+                                               OpInput{DataType::kF32, {257, 2}}});
+  EXPECT_TRUE(plan(long_sum).ok()) << plan(long_sum).ToString();
+  const OpCase too_long = einsum("ijk->i", {OpInput{DataType::kF32, {2, 257, 256}}});
+  EXPECT_EQ(plan(too_long).code(), StatusCode::kUnimplemented) << plan(too_long).ToString();
+  const OpCase at_bound = einsum("ijk->i", {OpInput{DataType::kF32, {2, 256, 256}}});
+  EXPECT_TRUE(plan(at_bound).ok()) << plan(at_bound).ToString();
+  const OpCase f64 = einsum("ij,jk->ik", {OpInput{DataType::kF64, {2, 3}},
+                                          OpInput{DataType::kF64, {3, 2}}});
+  EXPECT_EQ(plan(f64).code(), StatusCode::kUnimplemented) << plan(f64).ToString();
+  const OpInput v{DataType::kF32, {3}};
+  EXPECT_EQ(plan(einsum("i,i,i,i,i->i", {v, v, v, v, v})).code(), StatusCode::kUnimplemented);
+  EXPECT_TRUE(plan(einsum("i,i,i,i->i", {v, v, v, v})).ok());
+  const OpInput ones17{DataType::kF32, std::vector<int64_t>(17, 1)};
+  EXPECT_EQ(plan(einsum("abcdefghijklmnopq->a", {ones17})).code(), StatusCode::kUnimplemented);
+  const OpInput ones16{DataType::kF32, std::vector<int64_t>(16, 1)};
+  EXPECT_TRUE(plan(einsum("abcdefghijklmnop->a", {ones16})).ok());
+  // A bad equation stays an error, as on the CPU.
+  EXPECT_EQ(plan(einsum("ij,jk->iz", {OpInput{DataType::kF32, {2, 3}},
+                                      OpInput{DataType::kF32, {3, 2}}})).code(),
+            StatusCode::kInvalidArgument);
+  // GridSample: 4-D only, as the reference (a 5-D volume declines).
+  const OpCase volume{"gridsample_5d", "GridSample", 20, {},
+                      {OpInput{DataType::kF32, {1, 2, 3, 4, 5}},
+                       OpInput{DataType::kF32, {1, 2, 3, 4, 3}}}};
+  EXPECT_EQ(plan(volume).code(), StatusCode::kUnimplemented) << plan(volume).ToString();
 }
 
 // Every op type with a hand-written CUDA kernel has at least one op case

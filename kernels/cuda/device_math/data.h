@@ -1,7 +1,7 @@
 // Per-element work of the CUDA data-movement kernels (data.cu): the strided
 // walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32),
-// Cast, Trilu, the Gather / Scatter Elements and ND ops, OneHot, Range and
-// EyeLike. Element types are storage types (uint8/16/32/64) where the op
+// Cast, Trilu, the Gather / Scatter Elements and ND ops, OneHot, Range,
+// EyeLike and GridSample. Element types are storage types (uint8/16/32/64) where the op
 // moves bytes, not values.
 //
 //   y[i] = x[args.index.Offset(i)];                 // StridedCopyElement
@@ -459,6 +459,125 @@ template <typename E>
 BRAID_HD void EyeLikeElement(const EyeLikeArgs& args, int64_t i, E* y) {
   const int64_t r = i / args.cols, c = i % args.cols;
   y[i] = c - r == args.k ? static_cast<E>(args.one) : E(0);
+}
+
+// GridSample (f32, 4-D): output [N, C, H_out, W_out], element i samples the
+// plane (n, c) of x [N, C, H, W] at grid [n, h, w] = (x, y) in [-1, 1],
+// exactly as kernels/reference/grid_sample.cc does (in double, the same
+// expressions): the pixel coordinate ((v + 1) * size - 1) / 2, or
+// (v + 1) / 2 * (size - 1) with align_corners; nearest rounds it half to
+// even (rint); outside [-0.5, size - 0.5] ([0, size - 1] with
+// align_corners) border clamps it and reflection reflects it; then nearest
+// reads one pixel, linear 2x2 taps, cubic 4x4 taps (Keys, A = -0.75), a tap
+// outside the image reading 0 (zeros), the edge (border) or its reflection.
+// mode / padding use GridSampleMode / GridSamplePadding's numbering
+// (kernels/params/grid_sample.h).
+struct GridSampleArgs {
+  int64_t elements = 0;
+  int mode = 1;     // 0 nearest, 1 linear, 2 cubic
+  int padding = 0;  // 0 zeros, 1 border, 2 reflection
+  bool align_corners = false;
+  int64_t channels = 1, height = 1, width = 1, out_hw = 1;
+};
+
+// Reflects x by the near border until it lies within [low, high].
+BRAID_HD double GridSampleReflect(double x, double low, double high) {
+  const double range = high - low;
+  if (range <= 0) return low;
+  if (x < low) {
+    const double dx = low - x;
+    const int64_t n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? low + r : high - r;
+  }
+  if (x > high) {
+    const double dx = x - high;
+    const int64_t n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? high - r : low + r;
+  }
+  return x;
+}
+
+BRAID_HD double GridSampleLow(const GridSampleArgs& a) { return a.align_corners ? 0.0 : -0.5; }
+BRAID_HD double GridSampleHigh(const GridSampleArgs& a, int64_t size) {
+  return a.align_corners ? static_cast<double>(size - 1) : static_cast<double>(size) - 0.5;
+}
+
+// The pixel coordinate a normalized grid value names, rounded for nearest
+// and brought inside the image for border / reflection padding.
+BRAID_HD double GridSampleSource(const GridSampleArgs& a, float normalized, int64_t size) {
+  const double v = normalized;
+  double s = a.align_corners ? (v + 1) / 2 * static_cast<double>(size - 1)
+                             : ((v + 1) * static_cast<double>(size) - 1) / 2;
+  if (a.mode == 0) s = rint(s);  // half to even, as std::nearbyint in the reference
+  const double low = GridSampleLow(a), high = GridSampleHigh(a, size);
+  if (s < low || s > high) {
+    const double last = static_cast<double>(size - 1);
+    if (a.padding == 1) s = s < 0.0 ? 0.0 : (s > last ? last : s);
+    if (a.padding == 2) s = GridSampleReflect(s, low, high);
+  }
+  return s;
+}
+
+// Index of tap i on an axis of `size`, or -1 where zeros padding reads 0.
+BRAID_HD int64_t GridSampleTap(const GridSampleArgs& a, int64_t i, int64_t size) {
+  if (i >= 0 && i < size) return i;
+  if (a.padding == 0) return -1;
+  if (a.padding == 2)
+    i = static_cast<int64_t>(
+        GridSampleReflect(static_cast<double>(i), GridSampleLow(a), GridSampleHigh(a, size)));
+  return i < 0 ? 0 : (i > size - 1 ? size - 1 : i);
+}
+
+BRAID_HD double GridSamplePixel(const GridSampleArgs& a, const float* plane, int64_t row,
+                                int64_t column) {
+  row = GridSampleTap(a, row, a.height);
+  column = GridSampleTap(a, column, a.width);
+  return row < 0 || column < 0 ? 0.0 : plane[row * a.width + column];
+}
+
+// Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for offset t.
+BRAID_HD void GridSampleCubicWeights(double t, double* w) {
+  const double c = -0.75;
+  const double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
+  w[0] = ((c * t1 - 5 * c) * t1 + 8 * c) * t1 - 4 * c;
+  w[1] = ((c + 2) * t - (c + 3)) * t * t + 1;
+  w[2] = ((c + 2) * t2 - (c + 3)) * t2 * t2 + 1;
+  w[3] = ((c * t3 - 5 * c) * t3 + 8 * c) * t3 - 4 * c;
+}
+
+BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float* x,
+                                const float* grid, float* y) {
+  const int64_t p = i % a.out_hw;
+  const int64_t plane_index = i / a.out_hw;  // n * C + c
+  const int64_t n = plane_index / a.channels;
+  const float* g = grid + (n * a.out_hw + p) * 2;
+  const float* plane = x + plane_index * a.height * a.width;
+  const double sy = GridSampleSource(a, g[1], a.height);
+  const double sx = GridSampleSource(a, g[0], a.width);
+  if (a.mode == 0) {
+    y[i] = static_cast<float>(
+        GridSamplePixel(a, plane, static_cast<int64_t>(sy), static_cast<int64_t>(sx)));
+    return;
+  }
+  const double fy = floor(sy), fx = floor(sx);
+  const int64_t y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
+  const double ty = sy - fy, tx = sx - fx;
+  double sum = 0;
+  if (a.mode == 1) {
+    const double wy[2] = {1 - ty, ty}, wx[2] = {1 - tx, tx};
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 2; ++c) sum += wy[r] * wx[c] * GridSamplePixel(a, plane, y0 + r, x0 + c);
+  } else {
+    double wy[4], wx[4];
+    GridSampleCubicWeights(ty, wy);
+    GridSampleCubicWeights(tx, wx);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        sum += wy[r] * wx[c] * GridSamplePixel(a, plane, y0 - 1 + r, x0 - 1 + c);
+  }
+  y[i] = static_cast<float>(sum);
 }
 
 }  // namespace braid::cuda::dm

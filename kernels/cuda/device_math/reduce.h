@@ -1,7 +1,8 @@
 // Per-element (per-output) work of the CUDA reduction-shaped kernels
 // (reduce.cu): Softmax, the contiguous Reduce* ops,
-// pooling (any window, pads, ceil_mode, dilations), and LayerNormalization
-// (also running InstanceNormalization and GroupNormalization).
+// pooling (any window, pads, ceil_mode, dilations), LayerNormalization
+// (also running InstanceNormalization and GroupNormalization), and Einsum
+// (one thread per output element over the summed labels).
 // LayerNormalization runs one block per row: each thread sums a strided
 // slice (LayerNormPartial), the block combines the partials, then every
 // element is normalized (LayerNormElement).
@@ -292,6 +293,56 @@ BRAID_HD void LayerNormElement(const LayerNormArgs& args, int64_t row, int64_t i
   float v = (x[e] - mean) * inv_std * scale[base + at[0]];
   if (args.has_bias) v += bias[base + at[1]];
   y[e] = v;
+}
+
+// Einsum (f32): one thread per output element sums, in double, the product
+// of the operands' elements over every combination of the summed labels,
+// walked in label order with the last label fastest: the order in which
+// kernels/reference/einsum.cc adds them, so the double sums agree bit for
+// bit. Output element i is row-major over out_dims (the output's labels);
+// operand k's offset is sum over labels of index * stride (0 where it
+// broadcasts or lacks the label; a repeated label's strides added).
+constexpr int kMaxEinsumOperands = 4;
+constexpr int kMaxEinsumLabels = 16;
+struct EinsumArgs {
+  int64_t elements = 0;  // output elements
+  int num_inputs = 0;
+  int out_rank = 0;  // output axes
+  int sum_rank = 0;  // summed labels, in label order
+  int64_t sum_steps = 1;  // product of sum_dims
+  int64_t out_dims[kMaxEinsumLabels] = {};
+  int64_t out_strides[kMaxEinsumOperands][kMaxEinsumLabels] = {};
+  int64_t sum_dims[kMaxEinsumLabels] = {};
+  int64_t sum_strides[kMaxEinsumOperands][kMaxEinsumLabels] = {};
+};
+struct EinsumOperands {
+  const float* x[kMaxEinsumOperands] = {};
+};
+
+BRAID_HD void EinsumElement(const EinsumArgs& a, int64_t i, const EinsumOperands& in, float* y) {
+  int64_t offset[kMaxEinsumOperands] = {};
+  int64_t rest = i;
+  for (int d = a.out_rank - 1; d >= 0; --d) {
+    const int64_t idx = rest % a.out_dims[d];
+    rest /= a.out_dims[d];
+    for (int k = 0; k < a.num_inputs; ++k) offset[k] += idx * a.out_strides[k][d];
+  }
+  int64_t index[kMaxEinsumLabels] = {};
+  double acc = 0.0;
+  for (int64_t step = 0; step < a.sum_steps; ++step) {
+    double product = 1.0;
+    for (int k = 0; k < a.num_inputs; ++k) product *= in.x[k][offset[k]];
+    acc += product;
+    for (int d = a.sum_rank - 1; d >= 0; --d) {
+      if (++index[d] < a.sum_dims[d]) {
+        for (int k = 0; k < a.num_inputs; ++k) offset[k] += a.sum_strides[k][d];
+        break;
+      }
+      for (int k = 0; k < a.num_inputs; ++k) offset[k] -= a.sum_strides[k][d] * (a.sum_dims[d] - 1);
+      index[d] = 0;
+    }
+  }
+  y[i] = static_cast<float>(acc);
 }
 
 }  // namespace braid::cuda::dm
