@@ -72,7 +72,6 @@ Status Engine::TakeOutputRows() {
                       std::to_string(step.output_rows) + " rows for an output planned for " +
                       std::to_string(o.rows_bound));
     o.desc.dims[0] = step.output_rows;
-    step.output_rows = -1;
   }
   return Status::Ok();
 }
@@ -274,6 +273,9 @@ Status Engine::Run(std::span<const void* const> inputs) {
       step.copy_src = inputs[patch.input];
     }
   }
+  // A data-dependent count is this Run's or none (an output listed twice reads it twice).
+  for (const Output& o : outputs_)
+    if (o.rows_step >= 0) steps_[static_cast<size_t>(o.rows_step)].output_rows = -1;
   if (sequential_) return RunSequential(inputs);
   for (Step& step : steps_) {
     step.status = Status::Ok();

@@ -400,17 +400,22 @@ Status InferShapesImpl(Graph& graph, SymbolicValues* values, bool partial) {
                            node.op_type + "'");
     RETURN_IF_ERROR(CheckAttributeKinds(node, where));
     // A value whose extent only the data tells (kOpDataDependentRows) has
-    // an upper-bound shape: nothing may compute with it.
+    // an upper-bound shape: nothing may compute with it. (Partial inference,
+    // for constant folding, leaves the reader unknown; the full one refuses.)
+    bool reads_data_dependent = false;
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.value(in).producer == kNoNode) continue;
       const Node& producer = graph.node(graph.value(in).producer);
-      if (HasOpTrait(producer.op_type, kOpDataDependentRows) && producer.outputs[0] == in)
+      if (!HasOpTrait(producer.op_type, kOpDataDependentRows) || producer.outputs[0] != in)
+        continue;
+      reads_data_dependent = true;
+      if (!partial)
         return Unimplemented(where + " reads '" + graph.value(in).name + "', the output of " +
                              producer.op_type + " '" + producer.name +
                              "', whose row count depends on the data; braid supports such "
                              "an output only as a graph output");
     }
-    bool inputs_known = true;
+    bool inputs_known = !reads_data_dependent;
     for (ValueId in : node.inputs) {
       if (in == kNoValue || graph.value(in).has_shape) continue;
       if (!partial)

@@ -148,7 +148,9 @@ braid_status* braid_session_open(const char* model, const braid_session_options*
 void braid_session_close(braid_session* session); /* NULL is a no-op */
 
 /* What an input expects or an output produces; dims are -1 where symbolic
- * (symbols[i] then names the symbol, else ""). Valid while the session lives. */
+ * (symbols[i] then names the symbol, else "") or where only the data tells
+ * (symbol "rows?": NonMaxSuppression's rows; the output tensor after a run
+ * has the count). Valid while the session lives. */
 typedef struct braid_tensor_info {
   const char* name;
   braid_dtype dtype;

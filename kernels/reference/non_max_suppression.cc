@@ -5,7 +5,8 @@
 // kept for that class exceeds iou_threshold, at most
 // max_output_boxes_per_class of them (0 when omitted; negative counts as 0).
 // A box with no area or no overlap never suppresses; a NaN score is never
-// selected. Rows [batch, class, box] come out batch-major, then class, then in
+// selected (ONNX Runtime's heap keeps such boxes in an order its comparisons
+// leave undefined). An iou_threshold outside [0, 1] is an error, as there. Rows [batch, class, box] come out batch-major, then class, then in
 // selection order; their count goes to RunArgs::output_rows.
 #include <algorithm>
 #include <cmath>
@@ -53,7 +54,9 @@ class NonMaxSuppressionKernel final : public Kernel {
   Status Prepare(const PrepareArgs& args) override {
     ASSIGN_OR_RETURN(p_, ParseNonMaxSuppression(args));
     where_ = args.Where();
-    const auto n = static_cast<size_t>(p_.boxes);
+    // No batch or no class: nothing to select, and N may be any extent of an
+    // empty tensor, so nothing is allocated for it.
+    const auto n = p_.batches > 0 && p_.classes > 0 ? static_cast<size_t>(p_.boxes) : 0;
     order_.resize(n);
     kept_.resize(n);
     corners_.resize(n);
@@ -73,7 +76,11 @@ class NonMaxSuppressionKernel final : public Kernel {
     if (args.src.size() > 3 && args.src[3] != nullptr)
       std::memcpy(&iou_threshold, args.src[3], sizeof iou_threshold);
     if (has_score_threshold) std::memcpy(&score_threshold, args.src[4], sizeof score_threshold);
+    if (!(iou_threshold >= 0.0f && iou_threshold <= 1.0f))  // NaN fails too
+      return InvalidArgument(where_ + ": iou_threshold is " + std::to_string(iou_threshold) +
+                             ", must lie in [0, 1]");
     max_per_class = std::clamp<int64_t>(max_per_class, 0, p_.boxes);
+    if (p_.classes == 0) max_per_class = 0;
     // The output was sized at load time from a constant maximum (or N).
     if (SaturatingMultiply(p_.batches * p_.classes, max_per_class) > p_.rows_capacity)
       return InvalidArgument(where_ + ": max_output_boxes_per_class is " +

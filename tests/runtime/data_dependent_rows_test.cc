@@ -29,19 +29,31 @@ namespace {
 constexpr int64_t kBatches = 2, kClasses = 3, kBoxes = 40, kMaxPerClass = 6;
 constexpr float kIou = 0.4f, kScoreThreshold = 0.3f;
 
+struct NmsShape {
+  int64_t batches = kBatches, boxes = kBoxes;
+  float iou = kIou;
+  bool read_it = false;      // an Identity reads the selections
+  bool listed_twice = false;  // the selections are graph outputs 0 and 1
+};
+
 // boxes [2, 40, 4] (y1, x1, y2, x2 corners), scores [2, 3, 40]; NMS's
-// selections as the only output, or read by an Identity when `read_it`.
-Graph NmsGraph(bool read_it) {
+// selections as the graph output.
+Graph NmsGraph(const NmsShape& shape);
+Graph NmsGraph(bool read_it) { return NmsGraph(NmsShape{.read_it = read_it}); }
+
+Graph NmsGraph(const NmsShape& shape) {
+  const bool read_it = shape.read_it;
+  const float iou_threshold = shape.iou;
   Graph g;
   g.name() = "nms";
   g.set_opset(17);
-  ValueId boxes = g.AddInput("boxes", DataType::kF32, {kBatches, kBoxes, 4});
-  ValueId scores = g.AddInput("scores", DataType::kF32, {kBatches, kClasses, kBoxes});
+  ValueId boxes = g.AddInput("boxes", DataType::kF32, {shape.batches, shape.boxes, 4});
+  ValueId scores = g.AddInput("scores", DataType::kF32, {shape.batches, kClasses, shape.boxes});
   const int64_t max_per_class = kMaxPerClass;
   ValueId max = g.AddConstant("max_output_boxes_per_class", DataType::kI64, {1},
                               TensorData::Copy(&max_per_class, sizeof max_per_class));
   ValueId iou = g.AddConstant("iou_threshold", DataType::kF32, {1},
-                              TensorData::Copy(&kIou, sizeof kIou));
+                              TensorData::Copy(&iou_threshold, sizeof iou_threshold));
   ValueId score = g.AddConstant("score_threshold", DataType::kF32, {1},
                                 TensorData::Copy(&kScoreThreshold, sizeof kScoreThreshold));
   ValueId selected = g.AddValue("selected");
@@ -53,6 +65,7 @@ Graph NmsGraph(bool read_it) {
   g.AddNode(std::move(nms));
   if (!read_it) {
     g.outputs().push_back(selected);
+    if (shape.listed_twice) g.outputs().push_back(selected);
     return g;
   }
   ValueId copy = g.AddValue("copy");
@@ -221,6 +234,53 @@ TEST(DataDependentRows, ANodeReadingTheRowsIsRefusedNamingBoth) {
   EXPECT_NE(message.find("NonMaxSuppression 'nms'"), std::string::npos) << message;
   EXPECT_NE(message.find("only as a graph output"), std::string::npos) << message;
   std::remove(path.c_str());
+}
+
+// The same rows through both listings of one output, Run after Run.
+TEST(DataDependentRows, AnOutputListedTwiceReportsItsRowsTwice) {
+  const std::string path = SaveModel(NmsGraph(NmsShape{.listed_twice = true}), "nms_twice.braid");
+  SessionOptions options;
+  options.num_threads = 1;
+  StatusOr<std::unique_ptr<Session>> session = Session::Open(path, options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  ASSERT_EQ((*session)->outputs().size(), 2u);
+  RunRounds(**session);
+  std::remove(path.c_str());
+}
+
+// An iou_threshold outside [0, 1] is an error naming the node (ONNX's range,
+// ONNX Runtime's check); an empty batch of 2^40 boxes allocates nothing.
+TEST(DataDependentRows, BadThresholdAndEmptyBatch) {
+  const std::string bad_iou = SaveModel(NmsGraph(NmsShape{.iou = 1.5f}), "nms_bad_iou.braid");
+  StatusOr<std::unique_ptr<Session>> session = Session::Open(bad_iou, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  Inputs in = RandomInputs(4, 1.0f);
+  ASSERT_TRUE((*session)->SetInput("boxes", Tensor::Borrow(DataType::kF32, {kBatches, kBoxes, 4},
+                                                           in.boxes.data())).ok());
+  ASSERT_TRUE((*session)->SetInput("scores", Tensor::Borrow(DataType::kF32,
+                                                            {kBatches, kClasses, kBoxes},
+                                                            in.scores.data())).ok());
+  const Status ran = (*session)->Run();
+  EXPECT_EQ(ran.code(), StatusCode::kInvalidArgument) << ran.ToString();
+  EXPECT_NE(ran.ToString().find("iou_threshold is 1.5"), std::string::npos) << ran.ToString();
+  std::remove(bad_iou.c_str());
+
+  constexpr int64_t kHuge = int64_t{1} << 40;
+  const std::string empty =
+      SaveModel(NmsGraph(NmsShape{.batches = 0, .boxes = kHuge}), "nms_empty.braid");
+  session = Session::Open(empty, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  float unused = 0;
+  ASSERT_TRUE((*session)->SetInput("boxes", Tensor::Borrow(DataType::kF32, {0, kHuge, 4}, &unused)).ok());
+  ASSERT_TRUE(
+      (*session)->SetInput("scores", Tensor::Borrow(DataType::kF32, {0, kClasses, kHuge}, &unused))
+          .ok());
+  const Status empty_run = (*session)->Run();
+  ASSERT_TRUE(empty_run.ok()) << empty_run.ToString();
+  StatusOr<Tensor> out = (*session)->GetOutput("selected");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->dims(), (std::vector<int64_t>{0, 3}));
+  std::remove(empty.c_str());
 }
 
 }  // namespace
