@@ -36,6 +36,7 @@ std::unique_ptr<Kernel> CreateGroupNormCpu();     // f32, plain
 std::unique_ptr<Kernel> CreateQLinearAddCpu();          // same shapes, either layout
 std::unique_ptr<Kernel> CreateQLinearConcatCpu();       // Concat's blocks, requantized
 std::unique_ptr<Kernel> CreateTableLookupCpu();         // 256-byte table, either layout
+std::unique_ptr<Kernel> CreateUnaryCpu();  // f32 unary table ops (params/unary.h), either layout
 std::unique_ptr<Kernel> CreateQuantizeLinearCpu();    // f32 -> i8/u8, plain
 std::unique_ptr<Kernel> CreateDequantizeLinearCpu();  // i8/u8/i32 -> f32, plain
 std::unique_ptr<Kernel> CreateReduceCpu();     // f32, one run of reduced axes

@@ -3,7 +3,7 @@
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
-// InstanceNormalization, reductions, Pad, Resize), then the
+// InstanceNormalization, reductions, Pad, Resize, the unary ops), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_kernels.h"
 #include "kernels/cpu/simd_isa.h"
+#include "kernels/params/unary.h"
 
 namespace braid {
 namespace {
@@ -107,6 +108,10 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   quantize("com.microsoft.QLinearAdd", CreateQLinearAddCpu);  // without broadcast
   quantize("braid.TableLookup", CreateTableLookupCpu);
   for (const char* op : {"RNN", "GRU", "LSTM"}) Add(registry, op, "cpu", kCpuPriority, CreateRecurrentCpu);
+  // The reference's per-element functions over the threads, in either layout:
+  // Exp, Erf, Mish, Elu, ... (which oneDNN does not run) and oneDNN's declines.
+  for (const UnaryOpRow& row : UnaryOps())
+    Add(registry, row.op_type, "cpu", kCpuPriority, CreateUnaryCpu, /*channels_last=*/true);
   // One memcpy per block; oneDNN's concat (kept for mixed layouts) copied
   // element by element.
   Add(registry, "Concat", "cpu", kCpuAboveOnednnPriority, CreateConcatCpu,

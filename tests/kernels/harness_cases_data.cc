@@ -135,6 +135,9 @@ std::vector<OpCase> MakeCases() {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish"})
     add(Make(std::string("unary_") + op, op, {X({2, 3, 8, 8}, -4.0, 4.0)}));
   add(Make("unary_Log", "Log", {X({3, 17}, 0.1, 10.0)}));
+  // Over 2 x kMinElementsPerThread elements: braid's CPU kernel splits them
+  // over the harness's two threads (a block boundary mid-row).
+  add(Make("unary_Mish_threaded", "Mish", {X({3, 7, 1601}, -5.0, 5.0)}));
   add(Make("unary_Sqrt", "Sqrt", {X({3, 17}, 0.1, 10.0)}));
   add(Make("unary_Reciprocal", "Reciprocal", {X({3, 17}, 0.5, 4.0)}));
   add(Make("hard_sigmoid", "HardSigmoid", {X({4, 9}, -5.0, 5.0)}, {F("alpha", 0.3f), F("beta", 0.4f)}));
