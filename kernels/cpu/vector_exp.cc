@@ -31,6 +31,36 @@ __attribute__((target("avx2,fma"))) void ExpAvx2(const float* x, float* y, int64
     y[i] = lane[0];
   }
 }
+// Exp over any input: the polynomial where it holds, std::exp for the rest.
+__attribute__((target("avx512f"))) void ExpAnyAvx512(const float* x, float* y, int64_t n) {
+  const __m512 low = _mm512_set1_ps(kExpAnyLow), high = _mm512_set1_ps(kExpAnyHigh);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __mmask16 in_range =
+        _mm512_cmp_ps_mask(v, low, _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, high, _CMP_LE_OQ);
+    _mm512_storeu_ps(y + i, ExpNonPositiveAvx512(v));
+    if (in_range != 0xffff)
+      for (int k = 0; k < 16; ++k)
+        if (!((in_range >> k) & 1)) y[i + k] = std::exp(x[i + k]);
+  }
+  for (; i < n; ++i) y[i] = std::exp(x[i]);
+}
+
+__attribute__((target("avx2,fma"))) void ExpAnyAvx2(const float* x, float* y, int64_t n) {
+  const __m256 low = _mm256_set1_ps(kExpAnyLow), high = _mm256_set1_ps(kExpAnyHigh);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const int in_range = _mm256_movemask_ps(
+        _mm256_and_ps(_mm256_cmp_ps(v, low, _CMP_GE_OQ), _mm256_cmp_ps(v, high, _CMP_LE_OQ)));
+    _mm256_storeu_ps(y + i, ExpNonPositiveAvx2(v));
+    if (in_range != 0xff)
+      for (int k = 0; k < 8; ++k)
+        if (!((in_range >> k) & 1)) y[i + k] = std::exp(x[i + k]);
+  }
+  for (; i < n; ++i) y[i] = std::exp(x[i]);
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -43,6 +73,15 @@ void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n) {
 #endif
   (void)isa;  // only x86 has vector variants
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < kExpLowest ? 0.0f : std::exp(x[i]);
+}
+
+void Exp(SimdIsa isa, const float* x, float* y, int64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == SimdIsa::kAvx512) return ExpAnyAvx512(x, y, n);
+  if (isa == SimdIsa::kAvx2) return ExpAnyAvx2(x, y, n);
+#endif
+  (void)isa;
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
 }  // namespace braid::vector_math

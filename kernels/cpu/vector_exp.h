@@ -55,6 +55,13 @@ inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334
 // supported on this CPU; kPortable: std::exp, also 0 below -87).
 void ExpNonPositive(SimdIsa isa, const float* x, float* y, int64_t n);
 
+// y[i] = exp(x[i]) for any x: the registers' polynomial (one ulp) where x lies
+// in [kExpAnyLow, kExpAnyHigh], std::exp for the lanes outside (denormal
+// results, overflow, infinities, NaN); kPortable: std::exp throughout.
+inline constexpr float kExpAnyLow = -87.0f;
+inline constexpr float kExpAnyHigh = 80.0f;
+void Exp(SimdIsa isa, const float* x, float* y, int64_t n);
+
 #if defined(__x86_64__) || defined(__i386__)
 
 // GCC 12's "undefined" seed vectors (above) warn inside these two as well.

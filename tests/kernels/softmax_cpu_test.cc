@@ -147,6 +147,41 @@ TEST(VectorExp, EdgesAndTails) {
   }
 }
 
+// Any input: one ulp of double exp inside [-87, 80]; outside it, and for the
+// infinities and NaN, std::exp's own result (what the reference Exp gives).
+TEST(VectorExp, AnyInputOnEveryIsa) {
+  std::vector<float> x;
+  for (int i = 0; i <= 200000; ++i) x.push_back(-110.0f + 210.0f * static_cast<float>(i) / 200000.0f);
+  for (float edge : {-87.0f, 80.0f, 88.72f, 88.73f, 89.0f, -103.9f, -104.0f, kInf, -kInf, kNaN, 0.0f})
+    x.push_back(edge);
+  for (SimdIsa isa : SupportedIsas()) {
+    std::vector<float> y(x.size());
+    vector_math::Exp(isa, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] >= vector_math::kExpAnyLow && x[i] <= vector_math::kExpAnyHigh) {
+        const double want = std::exp(static_cast<double>(x[i]));
+        worst = std::max(worst, std::fabs(y[i] - want) / want);
+        continue;
+      }
+      const float want = std::exp(x[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << x[i] << " " << SimdIsaName(isa);
+      } else {
+        EXPECT_EQ(y[i], want) << "exp(" << x[i] << ") " << SimdIsaName(isa);
+      }
+    }
+    EXPECT_LT(worst, 5e-7) << SimdIsaName(isa);
+    // Every length: the scalar tail matches, nothing written past n.
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> part(48, -7.0f);
+      vector_math::Exp(isa, x.data() + 1000, part.data(), n);
+      for (size_t i = static_cast<size_t>(n); i < part.size(); ++i)
+        EXPECT_EQ(part[i], -7.0f) << "wrote past " << n << " (" << SimdIsaName(isa) << ")";
+    }
+  }
+}
+
 TEST(SoftmaxRows, MatchesReferenceOnEveryIsa) {
   std::mt19937 rng(11);
   int compared = 0;
