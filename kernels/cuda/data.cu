@@ -91,6 +91,21 @@ __global__ void GridSampleKernel(dm::GridSampleArgs args, const float* x, const 
   BRAID_GRID_STRIDE(i, args.elements) dm::GridSampleElement(args, i, x, grid, y);
 }
 
+__global__ void NmsRankKernel(dm::NmsArgs args, const float* scores, dm::NmsScalars s,
+                              int64_t* workspace, int64_t threads) {
+  BRAID_GRID_STRIDE(i, threads) dm::NmsRankElement(args, i, scores, s, workspace);
+}
+
+__global__ void NmsSelectKernel(dm::NmsArgs args, const float* boxes, const float* scores,
+                                dm::NmsScalars s, int64_t* workspace, int64_t threads) {
+  BRAID_GRID_STRIDE(bc, threads) dm::NmsSelectClass(args, bc, boxes, scores, s, workspace);
+}
+
+__global__ void NmsCompactKernel(dm::NmsArgs args, const int64_t* workspace, int64_t* out,
+                                 int64_t* total, int64_t threads) {
+  BRAID_GRID_STRIDE(bc, threads) dm::NmsCompactClass(args, bc, workspace, out, total);
+}
+
 __global__ void CastKernel(dm::CastArgs args, const void* x, void* y) {
   BRAID_GRID_STRIDE(i, args.elements) dm::CastElement(args, i, x, y);
 }
@@ -252,6 +267,24 @@ cudaError_t LaunchGridSample(const dm::GridSampleArgs& args, const float* x, con
                              float* y, cudaStream_t s) {
   const LaunchConfig c = GridStrideLaunch(args.elements);
   GridSampleKernel<<<c.blocks, c.threads, 0, s>>>(args, x, grid, y);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchNonMaxSuppression(const dm::NmsArgs& args, const float* boxes,
+                                    const float* scores, const dm::NmsScalars& scalars,
+                                    int64_t* workspace, int64_t* out, int64_t* total,
+                                    cudaStream_t s) {
+  const int64_t classes = args.batches * args.classes;
+  const int64_t ranked = classes * args.boxes;
+  const LaunchConfig rank = GridStrideLaunch(ranked, 128);
+  NmsRankKernel<<<rank.blocks, rank.threads, 0, s>>>(args, scores, scalars, workspace, ranked);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  const LaunchConfig per_class = GridStrideLaunch(classes, 128);
+  NmsSelectKernel<<<per_class.blocks, per_class.threads, 0, s>>>(args, boxes, scores, scalars,
+                                                                 workspace, classes);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  NmsCompactKernel<<<per_class.blocks, per_class.threads, 0, s>>>(args, workspace, out, total,
+                                                                  classes);
   return cudaGetLastError();
 }
 

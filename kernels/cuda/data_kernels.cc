@@ -1,9 +1,12 @@
 // CUDA data-movement kernels: the byte copies (Identity, Reshape, ...), the
 // strided walks (Transpose, Slice, Expand, Tile, DepthToSpace, SpaceToDepth),
 // Gather, GatherElements / ScatterElements, GatherND / ScatterND, OneHot,
-// Range, EyeLike, GridSample, Pad, Resize, Cast, Trilu, and Concat / Split as
+// Range, EyeLike, GridSample, NonMaxSuppression, Pad, Resize, Cast, Trilu, and Concat / Split as
 // cudaMemcpy2DAsync calls. Prepare plans (plans.h);
 // Run only enqueues.
+#include <memory>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_device.h"
@@ -304,6 +307,73 @@ class GridSampleCuda final : public Kernel {
   dm::GridSampleArgs args_;
 };
 
+// NonMaxSuppression: three launches (rank, select, compact; device_math/data.h)
+// over an int64 workspace, then the total rows go device -> pinned host ->
+// *run.output_rows through a host function on the stream, so Run never waits:
+// the engine reads output_rows only after synchronizing every stream at the end
+// of its Run (runtime/engine_run.cc TakeOutputRows), and a Run's callback has
+// run by then, before the next Run enqueues another.
+class NonMaxSuppressionCuda final : public Kernel {
+ public:
+  Status Prepare(const PrepareArgs& args) override {
+    ASSIGN_OR_RETURN(args_, PlanNonMaxSuppression(args));
+    where_ = args.Where();
+    const int64_t elements = dm::NmsWorkspaceElements(args_);
+    // The total rows (device), after the int64 workspace.
+    workspace_bytes_ = static_cast<size_t>(elements + 1) * sizeof(int64_t);
+    ASSIGN_OR_RETURN(CudaDevice * device, AsCudaDevice(args.device));
+    if (pinned_buffer_ == nullptr) {  // the device's page-locked host memory
+      ASSIGN_OR_RETURN(pinned_buffer_, device->Allocate(sizeof(Pinned), MemoryKind::kHostPinned));
+      pinned_ = new (pinned_buffer_->data()) Pinned;
+    }
+    return Status::Ok();
+  }
+  size_t workspace_bytes() const override { return workspace_bytes_; }
+  Status Run(const RunArgs& run) override {
+    if (run.output_rows == nullptr)
+      return FailedPrecondition(where_ + ": its row count depends on the data, and this caller "
+                                         "cannot take one (RunArgs::output_rows)");
+    ASSIGN_OR_RETURN(CudaStream * s, AsCudaStream(run.stream));
+    if (args_.batches * args_.classes * args_.boxes == 0) {  // nothing to select
+      *run.output_rows = 0;
+      return Status::Ok();
+    }
+    auto* workspace = static_cast<int64_t*>(run.workspace);
+    int64_t* total = workspace + dm::NmsWorkspaceElements(args_);
+    auto scalar = [&run](size_t i) { return run.src.size() > i ? run.src[i] : nullptr; };
+    dm::NmsScalars scalars;
+    scalars.max_per_class = static_cast<const int64_t*>(scalar(2));
+    scalars.iou_threshold = static_cast<const float*>(scalar(3));
+    scalars.score_threshold = static_cast<const float*>(scalar(4));
+    CUDA_RETURN_IF_ERROR(LaunchNonMaxSuppression(
+        args_, static_cast<const float*>(run.src[0]), static_cast<const float*>(run.src[1]),
+        scalars, workspace, static_cast<int64_t*>(run.dst[0]), total, s->native()));
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&pinned_->rows, total, sizeof(int64_t),
+                                         cudaMemcpyDeviceToHost, s->native()));
+    // The destination travels with the pinned count. The previous Run's
+    // callback has read it: the engine synchronized the stream since.
+    pinned_->output_rows = run.output_rows;
+    CUDA_RETURN_IF_ERROR(cudaLaunchHostFunc(s->native(), &TakeRows, pinned_));
+    return Status::Ok();
+  }
+
+ private:
+  struct Pinned {
+    int64_t rows = 0;
+    int64_t* output_rows = nullptr;
+  };
+  static void CUDART_CB TakeRows(void* data) {
+    const auto* p = static_cast<const Pinned*>(data);
+    *p->output_rows = p->rows;
+  }
+
+  dm::NmsArgs args_;
+  std::string where_;
+  size_t workspace_bytes_ = 0;
+  std::unique_ptr<Buffer> pinned_buffer_;  // kHostPinned, for the async copy
+  Pinned* pinned_ = nullptr;                // in pinned_buffer_
+};
+
 class TriluCuda final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
@@ -402,6 +472,9 @@ std::unique_ptr<Kernel> CreateOneHotCuda() { return std::make_unique<OneHotCuda>
 std::unique_ptr<Kernel> CreateRangeCuda() { return std::make_unique<RangeCuda>(); }
 std::unique_ptr<Kernel> CreateEyeLikeCuda() { return std::make_unique<EyeLikeCuda>(); }
 std::unique_ptr<Kernel> CreateGridSampleCuda() { return std::make_unique<GridSampleCuda>(); }
+std::unique_ptr<Kernel> CreateNonMaxSuppressionCuda() {
+  return std::make_unique<NonMaxSuppressionCuda>();
+}
 std::unique_ptr<Kernel> CreateTriluCuda() { return std::make_unique<TriluCuda>(); }
 std::unique_ptr<Kernel> CreateConcatCuda() {
   return std::make_unique<Copy2DCuda>(&PlanConcat, true);

@@ -37,6 +37,7 @@ std::unique_ptr<Kernel> CreateOneHotCuda();
 std::unique_ptr<Kernel> CreateRangeCuda();
 std::unique_ptr<Kernel> CreateEyeLikeCuda();
 std::unique_ptr<Kernel> CreateGridSampleCuda();
+std::unique_ptr<Kernel> CreateNonMaxSuppressionCuda();
 std::unique_ptr<Kernel> CreateConcatCuda();
 std::unique_ptr<Kernel> CreateSplitCuda();
 // reduce_kernels.cc

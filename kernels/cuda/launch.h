@@ -67,6 +67,12 @@ cudaError_t LaunchRange(const dm::RangeArgs& args, int type, const void* start,
 cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s);
 cudaError_t LaunchGridSample(const dm::GridSampleArgs& args, const float* x, const float* grid,
                              float* y, cudaStream_t s);
+// Rank, select and compact (device_math/data.h); batches * classes * boxes > 0.
+// `total` (device) gets the rows written.
+cudaError_t LaunchNonMaxSuppression(const dm::NmsArgs& args, const float* boxes,
+                                    const float* scores, const dm::NmsScalars& scalars,
+                                    int64_t* workspace, int64_t* out, int64_t* total,
+                                    cudaStream_t s);
 
 cudaError_t LaunchSoftmax(const dm::SoftmaxArgs& args, const float* x, float* y,
                           cudaStream_t s);

@@ -1,4 +1,5 @@
 // Plans of the data-movement CUDA kernels (kernels/cuda/plans.h).
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -340,6 +341,21 @@ StatusOr<dm::GridSampleArgs> PlanGridSample(const PrepareArgs& args) {
   a.width = p.width;
   a.out_hw = p.out_h * p.out_w;
   a.elements = p.batch * p.channels * a.out_hw;
+  return a;
+}
+
+StatusOr<dm::NmsArgs> PlanNonMaxSuppression(const PrepareArgs& args) {
+  ASSIGN_OR_RETURN(const NonMaxSuppressionParams p, ParseNonMaxSuppression(args));
+  dm::NmsArgs a;
+  a.batches = p.batches;
+  a.classes = p.classes;
+  a.boxes = p.boxes;
+  a.center_point_box = p.center_point_box;
+  const int64_t classes = p.batches * p.classes;
+  a.slots = classes == 0 ? 0 : std::min(p.boxes, p.rows_capacity / classes);
+  RETURN_IF_ERROR(CheckSerialSteps(args, p.boxes, 1));        // rank
+  RETURN_IF_ERROR(CheckSerialSteps(args, p.boxes, a.slots));  // select
+  RETURN_IF_ERROR(CheckSerialSteps(args, classes, 1));        // compact
   return a;
 }
 

@@ -111,6 +111,12 @@ StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args);
 // GridSample (f32, 4-D; every mode, padding_mode and align_corners the
 // reference takes): ParseGridSample, shared with the reference.
 StatusOr<dm::GridSampleArgs> PlanGridSample(const PrepareArgs& args);
+// NonMaxSuppression: ParseNonMaxSuppression, shared with the reference; the
+// scalars are read on the device. `slots` (kept boxes per class) is
+// min(N, rows capacity / (B * C)): min(max, N) for a constant maximum, N for a
+// computed one. Declines past kMaxSerialSteps: the rank walk (N per thread),
+// the select walk (N x slots), the compact walk (B * C).
+StatusOr<dm::NmsArgs> PlanNonMaxSuppression(const PrepareArgs& args);
 
 // One cudaMemcpy2DAsync: `height` rows of `width` bytes, source rows
 // `src_pitch` apart from src + src_offset, destination rows `dst_pitch`

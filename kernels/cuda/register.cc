@@ -50,6 +50,7 @@ void RegisterCudaKernels(KernelRegistry& registry) {
   cu("Range", &cuda::CreateRangeCuda);
   cu("EyeLike", &cuda::CreateEyeLikeCuda);
   cu("GridSample", &cuda::CreateGridSampleCuda);
+  cu("NonMaxSuppression", &cuda::CreateNonMaxSuppressionCuda);
   cu("Concat", &cuda::CreateConcatCuda);
   cu("Split", &cuda::CreateSplitCuda);
 

@@ -1,6 +1,7 @@
 // Elementwise and data-movement op cases for the CUDA backend's tests
 // (tests/cuda/emulate.h: CudaDataOpCases). f32 unless stated: the CUDA
 // elementwise kernels are f32-only; data movement takes any element size.
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -426,6 +427,65 @@ std::vector<OpCase> MakeCases() {
   add(Make("GridSample_cubic_name_border", "GridSample",
            {X({1, 1, 6, 7}), X({1, 5, 6, 2}, -1.2, 1.2)},
            {S("mode", "cubic"), S("padding_mode", "border")}));
+  // NonMaxSuppression (rows compared only up to the count each reports, and
+  // the counts must agree: emulate.cc KeepReportedRows). B = 2, C = 3 over
+  // random corner boxes (which overlap a lot): some classes fill to the
+  // maximum, some lose boxes to overlap; batch 1's class 2 has no score above
+  // the threshold.
+  {
+    auto value = [](float v, bool constant) {
+      OpInput in = X({1}, 0.5, 0.6);
+      in.specials = {{0, v}};
+      in.constant = constant;
+      return in;
+    };
+    auto max_boxes = [](int64_t v, bool constant) {
+      OpInput in{DataType::kI64, {1}};
+      in.values = {v};
+      in.constant = constant;
+      return in;
+    };
+    OpInput scores = X({2, 3, 40}, 0, 1);
+    for (int64_t i = 0; i < 40; ++i) scores.specials.push_back({(1 * 3 + 2) * 40 + i, 0.25f});
+    const OpInput corners = X({2, 40, 4}, 0, 1);
+    for (float iou : {0.0f, 0.3f, 0.5f, 0.9f})
+      add(Make("NonMaxSuppression_corners_iou_" + std::to_string(static_cast<int>(iou * 10)),
+               "NonMaxSuppression",
+               {corners, scores, max_boxes(12, true), value(iou, true), value(0.3f, true)}));
+    // Computed (non-constant) maximum and thresholds; center boxes.
+    const OpInput centers = X({2, 40, 4}, 0.05, 0.6);
+    add(Make("NonMaxSuppression_center_computed_scalars", "NonMaxSuppression",
+             {centers, scores, max_boxes(7, false), value(0.4f, false), value(0.3f, false)},
+             {I("center_point_box", 1)}));
+    add(Make("NonMaxSuppression_center_no_score_threshold", "NonMaxSuppression",
+             {centers, scores, max_boxes(40, true), value(0.5f, true)},
+             {I("center_point_box", 1)}));
+    // The maximum past N (clamped to N), negative (0), omitted (0).
+    add(Make("NonMaxSuppression_max_past_boxes", "NonMaxSuppression",
+             {corners, scores, max_boxes(100, false), value(0.6f, true)}));
+    add(Make("NonMaxSuppression_max_negative", "NonMaxSuppression",
+             {corners, scores, max_boxes(-3, false), value(0.6f, true)}));
+    add(Make("NonMaxSuppression_max_omitted", "NonMaxSuppression", {corners, scores}));
+    // Ties in score (the lower box first), identical boxes (IoU 1), boxes
+    // with no area (never suppress), swapped corners, NaN scores (never
+    // selected), a score equal to the threshold (not above it).
+    OpInput boxes = X({1, 8, 4}, 0, 1);
+    const float fixed[8][4] = {{0, 0, 1, 1},     {0, 0, 1, 1},    {1, 1, 0, 0},
+                               {0.5f, 0.5f, 0.5f, 2}, {0, 0.1f, 1, 1.1f}, {2, 2, 3, 3},
+                               {2, 2, 3, 3},     {0.5f, 0.5f, 0.5f, 2}};
+    for (int64_t b = 0; b < 8; ++b)
+      for (int64_t k = 0; k < 4; ++k) boxes.specials.push_back({b * 4 + k, fixed[b][k]});
+    OpInput tied = X({1, 2, 8}, 0, 1);
+    const float tie_scores[2][8] = {{0.9f, 0.9f, 0.9f, 0.8f, 0.9f, 0.7f, 0.7f, 0.8f},
+                                    {0.5f, NAN, 0.6f, 0.6f, 0.3f, 0.6f, 0.6f, NAN}};
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t b = 0; b < 8; ++b) tied.specials.push_back({c * 8 + b, tie_scores[c][b]});
+    for (float iou : {0.5f, 0.95f, 1.0f})
+      add(Make("NonMaxSuppression_ties_identical_iou_" +
+                   std::to_string(static_cast<int>(iou * 100)),
+               "NonMaxSuppression",
+               {boxes, tied, max_boxes(8, true), value(iou, true), value(0.5f, false)}));
+  }
   // Einsum: matmul, the attention pair, transpose, diagonal and trace
   // (repeated labels), reductions, outer and Hadamard products, three
   // operands, implicit output, case-sensitive labels, ellipsis (broadcasting

@@ -70,7 +70,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, HarnessDataCasesEmulated, ::testing::ValuesIn(Da
 // What the variadic and CumSum plans leave to the CPU declines as
 // Unimplemented (a visible fallback), not as an error: more inputs than the
 // variadic kernel takes, a computed CumSum axis, a fused activation on Mean,
-// an Einsum past its bounds, a 5-D GridSample.
+// an Einsum past its bounds, a 5-D GridSample, a NonMaxSuppression past its
+// serial walks.
 TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   auto plan = [](const OpCase& c) -> Status {
     StatusOr<std::unique_ptr<OpCaseInstance>> inst = OpCaseInstance::Build(c);
@@ -83,6 +84,7 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
     if (c.op_type == "ArgMax") return cuda::PlanArgReduce(args).status();
     if (c.op_type == "Einsum") return cuda::PlanEinsum(args).status();
     if (c.op_type == "GridSample") return cuda::PlanGridSample(args).status();
+    if (c.op_type == "NonMaxSuppression") return cuda::PlanNonMaxSuppression(args).status();
     return cuda::PlanVariadic(args).status();
   };
   OpCase nine{"sum_nine", "Sum"};
@@ -161,6 +163,26 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
                       {OpInput{DataType::kF32, {1, 2, 3, 4, 5}},
                        OpInput{DataType::kF32, {1, 2, 3, 4, 3}}}};
   EXPECT_EQ(plan(volume).code(), StatusCode::kUnimplemented) << plan(volume).ToString();
+  // NonMaxSuppression: a class's select thread walks N candidates against up
+  // to min(max, N) kept boxes (N when the maximum is computed), a rank thread
+  // N scores.
+  auto nms = [](int64_t boxes, int64_t max, bool constant) {
+    OpInput m{DataType::kI64, {1}};
+    m.values = {max};
+    m.constant = constant;
+    return OpCase{"nms", "NonMaxSuppression", 17, {},
+                  {OpInput{DataType::kF32, {1, boxes, 4}}, OpInput{DataType::kF32, {1, 2, boxes}},
+                   m}};
+  };
+  EXPECT_TRUE(plan(nms(256, 5, false)).ok()) << plan(nms(256, 5, false)).ToString();
+  EXPECT_EQ(plan(nms(257, 5, false)).code(), StatusCode::kUnimplemented);
+  // YOLO-sized N = 8400: a constant maximum up to 7 (8400 x 7 <= 65536) runs.
+  EXPECT_TRUE(plan(nms(8400, 7, true)).ok()) << plan(nms(8400, 7, true)).ToString();
+  EXPECT_EQ(plan(nms(8400, 8, true)).code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(plan(nms(8400, 100, true)).code(), StatusCode::kUnimplemented);
+  // The rank walk alone: N past the bound with nothing to keep.
+  EXPECT_TRUE(plan(nms(65536, 0, true)).ok()) << plan(nms(65536, 0, true)).ToString();
+  EXPECT_EQ(plan(nms(65537, 0, true)).code(), StatusCode::kUnimplemented);
 }
 
 // Every op type with a hand-written CUDA kernel has at least one op case

@@ -1,8 +1,8 @@
 // Per-element work of the CUDA data-movement kernels (data.cu): the strided
 // walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32),
 // Cast, Trilu, the Gather / Scatter Elements and ND ops, OneHot, Range,
-// EyeLike and GridSample. Element types are storage types (uint8/16/32/64) where the op
-// moves bytes, not values.
+// EyeLike, GridSample and NonMaxSuppression. Element types are storage types
+// (uint8/16/32/64) where the op moves bytes, not values.
 //
 //   y[i] = x[args.index.Offset(i)];                 // StridedCopyElement
 //   dm::PadElement(args, i, x, y);
@@ -578,6 +578,147 @@ BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float*
         sum += wy[r] * wx[c] * GridSamplePixel(a, plane, y0 - 1 + r, x0 - 1 + c);
   }
   y[i] = static_cast<float>(sum);
+}
+
+// NonMaxSuppression (f32 boxes and scores, i64 rows), three launches on one
+// stream over a workspace of int64 (NmsWorkspace):
+//   1. NmsRankElement, one thread per (batch, class, box): a candidate (score
+//      not NaN and, when given, strictly above score_threshold) counts the
+//      candidates ahead of it (higher score; equal score, lower box index) and
+//      writes its index at that rank of its class's order;
+//   2. NmsSelectClass, one thread per (batch, class): the greedy walk of the
+//      reference over that order against the class's kept list (at most
+//      `slots` boxes), then its count;
+//   3. NmsCompactClass, one thread per (batch, class): the rows of the earlier
+//      classes (batch-major) give its offset; it writes [b, c, box] rows; the
+//      last class also writes the total.
+// The box corners and IoU test are kernels/reference/non_max_suppression.cc's
+// operation for operation (std::min / std::max as ternaries, products under
+// __fmul_rn on the device so no FMA contraction changes a rounding): the
+// selected indices must be the same, bit for bit.
+struct NmsArgs {
+  int64_t batches = 0, classes = 0, boxes = 0;
+  bool center_point_box = false;
+  int64_t slots = 0;  // kept boxes per class at most: min(N, rows capacity / (B * C))
+};
+
+// Scalars read on the device (null: the input is omitted).
+struct NmsScalars {
+  const int64_t* max_per_class = nullptr;
+  const float* iou_threshold = nullptr;
+  const float* score_threshold = nullptr;
+};
+
+struct NmsCorners {
+  float y1, x1, y2, x2;
+};
+
+BRAID_HD float NmsMin(float a, float b) { return b < a ? b : a; }  // std::min
+BRAID_HD float NmsMax(float a, float b) { return a < b ? b : a; }  // std::max
+BRAID_HD float NmsMul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);  // never contracted into an FMA
+#else
+  return a * b;
+#endif
+}
+
+BRAID_HD NmsCorners NmsCornersOf(const float* box, bool center_point_box) {
+  if (center_point_box) {  // [x_center, y_center, width, height]
+    const float half_w = box[2] / 2, half_h = box[3] / 2;
+    return {box[1] - half_h, box[0] - half_w, box[1] + half_h, box[0] + half_w};
+  }
+  // [y1, x1, y2, x2], any diagonal pair of corners.
+  return {NmsMin(box[0], box[2]), NmsMin(box[1], box[3]), NmsMax(box[0], box[2]),
+          NmsMax(box[1], box[3])};
+}
+
+// Whether `a` and `b` overlap by more than `iou_threshold`; a box with no
+// area, or no overlap, never suppresses.
+BRAID_HD bool NmsSuppressedBy(const NmsCorners& a, const NmsCorners& b, float iou_threshold) {
+  const float ix1 = NmsMax(a.x1, b.x1), iy1 = NmsMax(a.y1, b.y1);
+  const float ix2 = NmsMin(a.x2, b.x2), iy2 = NmsMin(a.y2, b.y2);
+  const float intersection = NmsMul(NmsMax(ix2 - ix1, 0.0f), NmsMax(iy2 - iy1, 0.0f));
+  if (intersection <= 0) return false;
+  const float area_a = NmsMul(a.x2 - a.x1, a.y2 - a.y1);
+  const float area_b = NmsMul(b.x2 - b.x1, b.y2 - b.y1);
+  const float union_area = area_a + area_b - intersection;
+  if (area_a <= 0 || area_b <= 0 || union_area <= 0) return false;
+  return intersection / union_area > iou_threshold;
+}
+
+// Workspace (int64): order [B * C * N], count [B * C], kept [B * C * slots].
+BRAID_HD int64_t NmsWorkspaceElements(const NmsArgs& a) {
+  const int64_t classes = a.batches * a.classes;
+  return classes * a.boxes + classes + classes * a.slots;
+}
+
+BRAID_HD bool NmsCandidate(const NmsScalars& s, float score) {
+  return score == score && (s.score_threshold == nullptr || score > *s.score_threshold);
+}
+
+// The kept maximum: max_output_boxes_per_class clamped to [0, slots] (the
+// reference clamps to [0, N] and refuses more than the output holds; the
+// plan's slots are min(N, what the output holds)).
+BRAID_HD int64_t NmsMaxPerClass(const NmsArgs& a, const NmsScalars& s) {
+  const int64_t m = s.max_per_class == nullptr ? 0 : *s.max_per_class;
+  return m < 0 ? 0 : m > a.slots ? a.slots : m;
+}
+
+// Thread i = (batch * classes + class) * boxes + box.
+BRAID_HD void NmsRankElement(const NmsArgs& a, int64_t i, const float* scores,
+                             const NmsScalars& s, int64_t* workspace) {
+  const int64_t box = i % a.boxes, bc = i / a.boxes;
+  const float* sc = scores + bc * a.boxes;
+  const float v = sc[box];
+  if (!NmsCandidate(s, v)) return;
+  int64_t rank = 0;
+  for (int64_t j = 0; j < a.boxes; ++j) {
+    const float w = sc[j];
+    if (j != box && NmsCandidate(s, w) && (w > v || (w == v && j < box))) ++rank;
+  }
+  workspace[bc * a.boxes + rank] = box;
+}
+
+// Thread bc = batch * classes + class.
+BRAID_HD void NmsSelectClass(const NmsArgs& a, int64_t bc, const float* boxes,
+                             const float* scores, const NmsScalars& s, int64_t* workspace) {
+  const int64_t classes = a.batches * a.classes;
+  const int64_t* order = workspace + bc * a.boxes;
+  int64_t* kept = workspace + classes * a.boxes + classes + bc * a.slots;
+  const float* sc = scores + bc * a.boxes;
+  const float* batch_boxes = boxes + (bc / a.classes) * a.boxes * 4;
+  const int64_t max_per_class = NmsMaxPerClass(a, s);
+  const float iou_threshold = s.iou_threshold == nullptr ? 0.0f : *s.iou_threshold;
+  int64_t candidates = 0;
+  for (int64_t j = 0; j < a.boxes; ++j) candidates += NmsCandidate(s, sc[j]) ? 1 : 0;
+  int64_t count = 0;
+  for (int64_t k = 0; k < candidates && count < max_per_class; ++k) {
+    const NmsCorners box = NmsCornersOf(batch_boxes + order[k] * 4, a.center_point_box);
+    bool suppressed = false;
+    for (int64_t j = 0; j < count && !suppressed; ++j)
+      suppressed = NmsSuppressedBy(box, NmsCornersOf(batch_boxes + kept[j] * 4, a.center_point_box),
+                                   iou_threshold);
+    if (!suppressed) kept[count++] = order[k];
+  }
+  workspace[classes * a.boxes + bc] = count;
+}
+
+// Thread bc; `total` gets the rows of every class (written by the last).
+BRAID_HD void NmsCompactClass(const NmsArgs& a, int64_t bc, const int64_t* workspace,
+                              int64_t* out, int64_t* total) {
+  const int64_t classes = a.batches * a.classes;
+  const int64_t* counts = workspace + classes * a.boxes;
+  const int64_t* kept = counts + classes + bc * a.slots;
+  int64_t row = 0;
+  for (int64_t j = 0; j < bc; ++j) row += counts[j];
+  const int64_t b = bc / a.classes, c = bc % a.classes;
+  for (int64_t k = 0; k < counts[bc]; ++k, ++row) {
+    out[row * 3] = b;
+    out[row * 3 + 1] = c;
+    out[row * 3 + 2] = kept[k];
+  }
+  if (bc == classes - 1) *total = row;
 }
 
 }  // namespace braid::cuda::dm
