@@ -351,6 +351,16 @@ StatusOr<dm::NmsArgs> PlanNonMaxSuppression(const PrepareArgs& args) {
   a.classes = p.classes;
   a.boxes = p.boxes;
   a.center_point_box = p.center_point_box;
+  // The reference refuses an iou_threshold outside [0, 1] when it runs; a
+  // kernel in flight cannot, so it must be a constant, checked here.
+  if (args.inputs.size() > 3 && args.inputs[3].present()) {
+    if (args.constants.size() <= 3 || args.constants[3] == nullptr)
+      return Unsupported(args, "iou_threshold computed at run time (the CPU checks its range)");
+    float iou = 0;
+    std::memcpy(&iou, args.constants[3]->data(), sizeof iou);
+    if (!(iou >= 0.0f && iou <= 1.0f))  // NaN fails too
+      return Invalid(args, "iou_threshold is " + std::to_string(iou) + ", must lie in [0, 1]");
+  }
   const int64_t classes = p.batches * p.classes;
   a.slots = classes == 0 ? 0 : std::min(p.boxes, p.rows_capacity / classes);
   RETURN_IF_ERROR(CheckSerialSteps(args, p.boxes, 1));        // rank

@@ -183,6 +183,20 @@ TEST(CudaPlans, DeclineWhatTheKernelsDoNotCover) {
   // The rank walk alone: N past the bound with nothing to keep.
   EXPECT_TRUE(plan(nms(65536, 0, true)).ok()) << plan(nms(65536, 0, true)).ToString();
   EXPECT_EQ(plan(nms(65537, 0, true)).code(), StatusCode::kUnimplemented);
+  // iou_threshold: a constant in [0, 1] runs, one outside is the reference's
+  // error, a computed one declines (the reference checks it when it runs).
+  auto with_iou = [&](float iou, bool constant) {
+    OpCase c = nms(16, 4, true);
+    OpInput t{DataType::kF32, {1}, constant};
+    t.low = t.high = 0.5;
+    t.specials = {{0, iou}};
+    c.inputs.push_back(t);
+    return c;
+  };
+  EXPECT_TRUE(plan(with_iou(0.5f, true)).ok()) << plan(with_iou(0.5f, true)).ToString();
+  EXPECT_EQ(plan(with_iou(1.5f, true)).code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan(with_iou(1.5f, true)).ToString().find("iou_threshold is 1.5"), std::string::npos);
+  EXPECT_EQ(plan(with_iou(0.5f, false)).code(), StatusCode::kUnimplemented);
 }
 
 // Every op type with a hand-written CUDA kernel has at least one op case
