@@ -7,7 +7,13 @@
 // 1.8 MB; the rest it declines (a routine decline: oneDNN keeps same-shape,
 // scalar and per-channel operands, and with them channels-last chains).
 // Plain or channels-last (every operand in the output's layout, or without
-// spatial extent). A fused activation applies per element.
+// spatial extent once left-padded to rank 4). A fused activation applies per
+// element.
+//
+// PRelu (x, slope; oneDNN has no kernel for it) runs the same plan on every
+// broadcast, same-shape, scalar and per-channel slopes included:
+// y = x < 0 ? slope * x : x, so NaN (x < 0 false) passes through as in the
+// reference.
 #include <omp.h>
 
 #include <algorithm>
@@ -25,13 +31,14 @@
 namespace braid {
 namespace {
 
-enum class Op { kAdd, kSub, kMul, kDiv };
+enum class Op { kAdd, kSub, kMul, kDiv, kPRelu };
 
 template <Op kOp>
 inline float Apply(float a, float b) {
   if constexpr (kOp == Op::kAdd) return a + b;
   if constexpr (kOp == Op::kSub) return a - b;
   if constexpr (kOp == Op::kMul) return a * b;
+  if constexpr (kOp == Op::kPRelu) return a < 0 ? b * a : a;  // a = x, b = slope
   return a / b;
 }
 
@@ -43,7 +50,8 @@ class BinaryCpu final : public Kernel {
     else if (op == "Sub") run_ = &RunOp<Op::kSub>;
     else if (op == "Mul") run_ = &RunOp<Op::kMul>;
     else if (op == "Div") run_ = &RunOp<Op::kDiv>;
-    else return Unimplemented(args.Where() + ": not Add, Sub, Mul or Div");
+    else if (op == "PRelu") run_ = &RunOp<Op::kPRelu>;
+    else return Unimplemented(args.Where() + ": not Add, Sub, Mul, Div or PRelu");
     if (args.inputs.size() != 2) return Unimplemented(args.Where() + ": takes two inputs");
     ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
     ASSIGN_OR_RETURN(const DataType dtype, CommonInputType(args));
@@ -59,12 +67,20 @@ class BinaryCpu final : public Kernel {
     if (nhwc) {
       std::vector<std::vector<int64_t>> physical;
       for (const TensorDesc& d : args.inputs) {
-        const bool spatial = d.rank() == 4 && d.dims[2] * d.dims[3] > 1;
-        if (d.rank() != 4 || (spatial && d.layout != TensorLayout::kChannelsLast))
+        // A lower-rank operand counts as left-padded with 1s (PRelu's [C, 1, 1]
+        // slope), so it qualifies when that has no spatial extent.
+        if (out.rank() != 4 || d.rank() > 4)
+          return Unimplemented(args.Where() + ": channels-last needs a 4-D output and "
+                                              "operands of rank 4 or less, not " +
+                               d.ToString());
+        std::vector<int64_t> dims(static_cast<size_t>(4 - d.rank()), 1);
+        dims.insert(dims.end(), d.dims.begin(), d.dims.end());
+        const bool spatial = dims[2] * dims[3] > 1;
+        if (spatial && d.layout != TensorLayout::kChannelsLast)
           return Unimplemented(args.Where() + ": channels-last output with an operand " +
                                d.ToString() + " in another layout");
         physical.emplace_back();
-        for (int a : out.MemoryOrder()) physical.back().push_back(d.dims[static_cast<size_t>(a)]);
+        for (int a : out.MemoryOrder()) physical.back().push_back(dims[static_cast<size_t>(a)]);
       }
       ASSIGN_OR_RETURN(plan_, BroadcastPlan::Make(std::span<const std::vector<int64_t>>(physical)));
     } else {
@@ -74,7 +90,7 @@ class BinaryCpu final : public Kernel {
     }
     bool general = false;
     for (int i = 0; i < 2; ++i) general |= plan_.input(i).pattern == BroadcastPattern::kGeneral;
-    if (!general)
+    if (!general && op != "PRelu")
       return Unimplemented(args.Where() + ": oneDNN's binary takes same-shape, scalar and "
                                           "per-channel operands");
     rank_ = plan_.collapsed_rank();

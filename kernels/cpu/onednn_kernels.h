@@ -43,8 +43,10 @@ std::unique_ptr<Kernel> CreateReduceCpu();     // f32, one run of reduced axes
 std::unique_ptr<Kernel> CreateClipCpu();       // f32, constant bounds, plain and nhwc
 std::unique_ptr<Kernel> CreateSliceCpu();      // Slice (constant) and Split, plain and nhwc
 std::unique_ptr<Kernel> CreatePadCpu();        // f32 constant pads, plain and nhwc
-std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts; else declines
+std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts (PRelu: all); else declines
 std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
+std::unique_ptr<Kernel> CreateTileCpu();       // constant repeats, any dtype, plain
+std::unique_ptr<Kernel> CreateDepthSpaceCpu();  // DepthToSpace / SpaceToDepth, plain
 
 }  // namespace braid
 

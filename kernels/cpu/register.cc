@@ -3,7 +3,8 @@
 // oneDNN's on every shape they take (priority 25: Concat, Softmax,
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
-// InstanceNormalization, reductions, Pad, Resize, the unary ops), then the
+// InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
+// DepthToSpace / SpaceToDepth), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -142,6 +143,28 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     binary.specialized = true;
     registry.Register(std::move(binary));
   }
+  // f32 PRelu on binary_cpu's broadcast plan, every slope shape (oneDNN has
+  // no PRelu), plain or channels-last (a [C, 1, 1] slope keeps a conv chain
+  // nhwc); the reference takes other dtypes (routine).
+  {
+    KernelEntry prelu{"PRelu", DeviceKind::kCpu, "cpu", kCpuPriority,
+                      [] { return CreateBinaryCpu(); }, /*channels_last=*/true};
+    prelu.specialized = true;
+    registry.Register(std::move(prelu));
+  }
+  // Tile with constant repeats, any element type: whole-row memcpy (the
+  // reference indexes every element); run-time repeats go to the reference
+  // (routine).
+  {
+    KernelEntry tile{"Tile", DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateTileCpu(); }};
+    tile.specialized = true;
+    registry.Register(std::move(tile));
+  }
+  // DepthToSpace (DCR, CRD) and SpaceToDepth, 1- to 8-byte elements, plain:
+  // strided row copies over the threads instead of the reference's
+  // per-element divisions.
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"})
+    Add(registry, op, "cpu", kCpuPriority, CreateDepthSpaceCpu);
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
                          "ReduceL2", "ReduceSumSquare"}) {

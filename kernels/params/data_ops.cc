@@ -600,6 +600,31 @@ StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args) {
   return p;
 }
 
+StatusOr<TileParams> ParseTile(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out = args.outputs[0];
+  TileParams p;
+  if (IsConstantInput(args, 1)) {
+    ASSIGN_OR_RETURN(p.repeats, ConstantInts(args, 1, "repeats"));
+    if (p.repeats.size() != in.dims.size())
+      return params_internal::Invalid(args, "repeats must have one entry per input axis");
+    std::vector<int64_t> want = in.dims;
+    for (size_t d = 0; d < want.size(); ++d) want[d] *= p.repeats[d];
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, want, in.dtype));
+    p.constant = true;
+  } else if (out.rank() != in.rank() || out.dtype != in.dtype) {
+    return params_internal::Invalid(args, "output " + out.ToString() + " does not tile " +
+                                              in.ToString());
+  }
+  for (size_t d = 0; d < in.dims.size(); ++d)
+    if (in.dims[d] == 0 && out.dims[d] != 0)
+      return params_internal::Invalid(args, "tiling an empty axis");
+  p.in_dims = in.dims;
+  p.out_dims = out.dims;
+  return p;
+}
+
 StatusOr<AxisSplit> SplitAtAxis(std::span<const int64_t> dims, int64_t axis) {
   const auto rank = static_cast<int64_t>(dims.size());
   if (axis < -rank || axis >= rank)

@@ -138,6 +138,17 @@ struct DepthSpaceParams {
 };
 StatusOr<DepthSpaceParams> ParseDepthSpace(const PrepareArgs& args);
 
+// Tile: inputs[0] repeated along every axis into outputs[0] (its dims from
+// shape inference). A constant repeats input (one entry per axis) is checked
+// against the output; otherwise the output must have the input's rank and
+// dtype. Tiling an empty input axis to a non-empty one is an error.
+struct TileParams {
+  bool constant = false;         // repeats known at Prepare
+  std::vector<int64_t> repeats;  // per axis; constant only
+  std::vector<int64_t> in_dims, out_dims;
+};
+StatusOr<TileParams> ParseTile(const PrepareArgs& args);
+
 // ---- CumSum, Trilu, TopK ----------------------------------------------------
 
 // `dims` viewed as [outer, extent, inner] around `axis` (negative counts

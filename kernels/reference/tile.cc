@@ -1,6 +1,7 @@
 // Reference Tile: the output (its shape from the output desc, which shape
 // inference derived from the repeats) reads input element (i mod in_dims)
-// per axis; a constant repeats input is cross-checked. Any dtype.
+// per axis; a constant repeats input is cross-checked (ParseTile,
+// kernels/params/data_ops.h). Any dtype.
 #include <cstring>
 #include <vector>
 
@@ -15,28 +16,13 @@ namespace {
 class TileKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+    ASSIGN_OR_RETURN(const TileParams p, ParseTile(args));
     const TensorDesc& in = args.inputs[0];
-    const TensorDesc& out = args.outputs[0];
-    std::vector<int64_t> want = in.dims;
-    if (IsConstantInput(args, 1)) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(args, 1, "repeats"));
-      if (repeats.size() != in.dims.size())
-        return params_internal::Invalid(args, "repeats must have one entry per input axis");
-      for (size_t d = 0; d < want.size(); ++d) want[d] *= repeats[d];
-      RETURN_IF_ERROR(params_internal::CheckOutput(args, want, in.dtype));
-    } else if (out.rank() != in.rank() || out.dtype != in.dtype) {
-      return params_internal::Invalid(args, "output " + out.ToString() + " does not tile " +
-                                                in.ToString());
-    }
-    for (size_t d = 0; d < in.dims.size(); ++d)
-      if (in.dims[d] == 0 && out.dims[d] != 0)
-        return params_internal::Invalid(args, "tiling an empty axis");
-    in_dims_ = in.dims;
-    out_dims_ = out.dims;
-    in_strides_ = ContiguousStrides(in.dims);
-    out_strides_ = ContiguousStrides(out.dims);
-    elements_ = out.elements();
+    in_dims_ = p.in_dims;
+    out_dims_ = p.out_dims;
+    in_strides_ = ContiguousStrides(in_dims_);
+    out_strides_ = ContiguousStrides(out_dims_);
+    elements_ = args.outputs[0].elements();
     element_bytes_ = DataTypeSize(in.dtype);
     return Status::Ok();
   }

@@ -127,6 +127,16 @@ std::vector<OpCase> MakeCases() {
   add(Make("bitshift_right_u8", "BitShift", {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kU8, {3, 1}, 1, 9)},
            {S("direction", "RIGHT")}));
   add(Make("prelu_channel_slope", "PRelu", {X({2, 3, 4, 5}), X({3, 1, 1})}));
+  // PRelu on braid's CPU kernel (binary_cpu.cc takes every slope shape):
+  // scalar, full-shape, middle-axis and trailing slopes, NaN / Inf / denormal
+  // inputs (NaN passes through: x < 0 is false), and one large enough to
+  // split over the harness's two threads.
+  add(Make("prelu_scalar_slope", "PRelu", {WithNanInf(X({2, 3, 4, 5})), X({})}));
+  add(Make("prelu_full_slope", "PRelu", {WithNanInf(X({2, 3, 4, 5})), X({2, 3, 4, 5})}));
+  add(Make("prelu_middle_slope", "PRelu", {WithNanInf(X({2, 5, 3, 7})), X({5, 1, 1})}));
+  add(Make("prelu_middle_axis_general", "PRelu", {WithNanInf(X({2, 3, 4, 5})), X({3, 1, 5})}));
+  add(Make("prelu_channel_slope_naninf", "PRelu", {WithNanInf(X({2, 3, 4, 5})), X({3, 1, 1})}));
+  add(Make("prelu_large_channel_slope", "PRelu", {WithNanInf(X({2, 16, 40, 40})), X({16, 1, 1})}));
   add(Make("sum_variadic", "Sum", {X({2, 3}), X({3}), X({2, 1})}));
   add(Make("sum_i64", "Sum", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {3})}));
   add(Make("mean_variadic", "Mean", {X({2, 3}), X({3}), X({2, 1}), X({1})}));
@@ -246,6 +256,18 @@ std::vector<OpCase> MakeCases() {
   add(Make("depth_to_space_crd", "DepthToSpace", {X({1, 18, 2, 2})},
            {I("blocksize", 3), S("mode", "CRD")}));
   add(Make("space_to_depth", "SpaceToDepth", {X({1, 3, 4, 6})}, {I("blocksize", 2)}));
+  // braid's CPU kernel (depth_space_cpu.cc): blocksize 2 and 3 in both
+  // modes, other element sizes, and planes split over the two threads.
+  add(Make("depth_to_space_dcr_b3_i64", "DepthToSpace", {Ix(DataType::kI64, {2, 18, 3, 4})},
+           {I("blocksize", 3)}));
+  add(Make("depth_to_space_crd_b2_u8", "DepthToSpace", {Ix(DataType::kU8, {2, 12, 3, 5}, 1, 255)},
+           {I("blocksize", 2), S("mode", "CRD")}));
+  add(Make("space_to_depth_b3_i32", "SpaceToDepth", {Ix(DataType::kI32, {2, 2, 6, 9})},
+           {I("blocksize", 3)}));
+  add(Make("depth_to_space_dcr_large", "DepthToSpace", {X({2, 32, 24, 24})}, {I("blocksize", 2)}));
+  add(Make("depth_to_space_crd_large", "DepthToSpace", {X({1, 36, 30, 32})},
+           {I("blocksize", 3), S("mode", "CRD")}));
+  add(Make("space_to_depth_large", "SpaceToDepth", {X({2, 8, 48, 48})}, {I("blocksize", 2)}));
   add(Make("gather_axis1_i32", "Gather", {X({2, 5, 3}), Ix(DataType::kI32, {2, 2}, -5, 4)}, {I("axis", 1)}));
   add(Make("slice_steps", "Slice", {X({6, 8}), Ints64({1, -1}), Ints64({5, 0}), Ints64({0, 1}), Ints64({2, -3})}));
   add(Make("slice_attrs", "Slice", {X({6, 8})}, {L("starts", {2}), L("ends", {100}), L("axes", {1})}, 1, 9));
@@ -275,6 +297,16 @@ std::vector<OpCase> MakeCases() {
   add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
   add(Make("expand", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
   add(Make("tile", "Tile", {X({2, 3}), Ints64({2, 3})}));
+  // braid's CPU kernel (tile_cpu.cc): repeats on the first, a middle and
+  // the last axis only, every axis, 64- and 8-bit elements, a rank-1 input,
+  // and rows split over the two threads.
+  add(Make("tile_first_axis", "Tile", {X({2, 3, 4}), Ints64({3, 1, 1})}));
+  add(Make("tile_middle_axis", "Tile", {X({2, 3, 4}), Ints64({1, 4, 1})}));
+  add(Make("tile_last_axis", "Tile", {X({2, 3, 4}), Ints64({1, 1, 5})}));
+  add(Make("tile_every_axis_i64", "Tile", {Ix(DataType::kI64, {2, 1, 3}), Ints64({2, 3, 2})}));
+  add(Make("tile_u8", "Tile", {Ix(DataType::kU8, {3, 1, 5}, 1, 255), Ints64({1, 7, 3})}));
+  add(Make("tile_rank1", "Tile", {X({5}), Ints64({9})}));
+  add(Make("tile_large", "Tile", {X({4, 3, 50, 60}), Ints64({1, 2, 2, 3})}));
   add(Make("scatter_nd_rows", "ScatterND", {X({4, 3}), [] {
              OpInput rows{DataType::kI64, {2, 1}};
              rows.constant = true;
