@@ -226,6 +226,12 @@ bool HasOpTrait(std::string_view op_type, uint32_t trait) {
   return schema != nullptr && (schema->traits & trait) == trait;
 }
 
+bool HasDataDependentRows(const Graph& graph, ValueId value) {
+  if (value == kNoValue || graph.value(value).producer == kNoNode) return false;
+  const Node& producer = graph.node(graph.value(value).producer);
+  return HasOpTrait(producer.op_type, kOpDataDependentRows) && producer.outputs[0] == value;
+}
+
 bool IsViewOp(std::string_view op_type) { return HasOpTrait(op_type, kOpView); }
 
 bool RunsAsView(const Graph& graph, const Node& node) {

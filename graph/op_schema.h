@@ -78,6 +78,9 @@ const OpSchema* FindOpSchema(std::string_view op_type);
 OpFamily FamilyOf(std::string_view op_type);
 // Whether the op has every bit of `trait`; false outside the table.
 bool HasOpTrait(std::string_view op_type, uint32_t trait);
+// Whether `value` is output 0 of a node with kOpDataDependentRows: its shape's
+// leading extent is an upper bound, the rows only a Run tells.
+bool HasDataDependentRows(const Graph& graph, ValueId value);
 bool IsSupportedOp(std::string_view op_type);
 std::vector<std::string> SupportedOpTypes();  // sorted
 

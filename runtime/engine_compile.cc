@@ -673,10 +673,10 @@ Status EngineBuilder::Build(const Plan& plan) {
     } else {
       o.data = pointer(output_keys[k]);
     }
-    if (const NodeId producer = g.value(out).producer;
-        producer != kNoNode && HasOpTrait(g.node(producer).op_type, kOpDataDependentRows)) {
+    if (HasDataDependentRows(g, out)) {
+      const Node* producer = &g.node(g.value(out).producer);
       for (size_t i = 0; i < e_.steps_.size(); ++i)
-        if (!e_.steps_[i].is_copy && e_.steps_[i].node == &g.node(producer))
+        if (!e_.steps_[i].is_copy && e_.steps_[i].node == producer)
           o.rows_step = static_cast<int>(i);
       if (o.rows_step < 0)
         return Internal("graph output '" + g.value(out).name + "': no step runs its producer");

@@ -119,9 +119,7 @@ class SessionImpl final : public Session {
     }
     for (ValueId id : graph_.outputs()) {
       TensorInfo info = InfoOf(graph_.value(id));
-      const NodeId producer = graph_.value(id).producer;
-      if (producer != kNoNode &&
-          HasOpTrait(graph_.node(producer).op_type, kOpDataDependentRows) && !info.dims.empty()) {
+      if (HasDataDependentRows(graph_, id) && !info.dims.empty()) {
         info.dims[0] = -1;
         info.symbols[0] = "rows?";
       }

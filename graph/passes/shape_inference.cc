@@ -404,10 +404,8 @@ Status InferShapesImpl(Graph& graph, SymbolicValues* values, bool partial) {
     // for constant folding, leaves the reader unknown; the full one refuses.)
     bool reads_data_dependent = false;
     for (ValueId in : node.inputs) {
-      if (in == kNoValue || graph.value(in).producer == kNoNode) continue;
+      if (!HasDataDependentRows(graph, in)) continue;
       const Node& producer = graph.node(graph.value(in).producer);
-      if (!HasOpTrait(producer.op_type, kOpDataDependentRows) || producer.outputs[0] != in)
-        continue;
       reads_data_dependent = true;
       if (!partial)
         return Unimplemented(where + " reads '" + graph.value(in).name + "', the output of " +

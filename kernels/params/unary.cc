@@ -10,7 +10,6 @@
 namespace braid {
 namespace {
 
-
 template <typename T>
 T NegWrap(T x) {
   return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));

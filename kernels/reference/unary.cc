@@ -4,7 +4,7 @@
 // bool out) are their own small kernels.
 #include <cmath>
 #include <cstdint>
-#include <string_view>
+#include <string>
 #include <type_traits>
 
 #include "kernels/params/elementwise.h"

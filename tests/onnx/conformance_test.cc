@@ -198,8 +198,8 @@ std::string RunCase(const std::string& name) {
     if (want_type == DataType::kU16 && v.dtype == DataType::kBF16) want_type = DataType::kBF16;
     // Rows only the data tells (NonMaxSuppression): inference gives an upper bound.
     bool shape_ok = v.has_shape && v.shape == want;
-    if (v.has_shape && v.producer != kNoNode && !want.empty() && v.shape.size() == want.size() &&
-        HasOpTrait(graph.node(v.producer).op_type, kOpDataDependentRows))
+    if (v.has_shape && !want.empty() && v.shape.size() == want.size() &&
+        HasDataDependentRows(graph, graph.outputs()[i]))
       shape_ok = v.shape[0].is_static() && v.shape[0].extent() >= want[0].extent() &&
                  std::equal(v.shape.begin() + 1, v.shape.end(), want.begin() + 1);
     if (!shape_ok || !want_type || v.dtype != *want_type) {
