@@ -4,8 +4,10 @@
 // the operands oneDNN 2.6's binary primitive runs on its reference path, an
 // input that is neither the output's shape, a scalar nor one channel: Swin's
 // attention-mask Add ([1,64,3,49,49] + [1,64,1,49,49]) took 10 ms there for
-// 1.8 MB; the rest it declines (a routine decline: oneDNN keeps same-shape,
-// scalar and per-channel operands, and with them channels-last chains).
+// 1.8 MB; and those oneDNN refuses (a broadcast first operand of Sub or
+// Div, e.g. ConViT's 1 - gate, which else ran on the reference kernel).
+// The rest it declines (a routine decline: oneDNN keeps same-shape, scalar
+// and per-channel operands, and with them channels-last chains).
 // Plain or channels-last (every operand in the output's layout, or without
 // spatial extent once left-padded to rank 4). A fused activation applies per
 // element.
@@ -90,7 +92,13 @@ class BinaryCpu final : public Kernel {
     }
     bool general = false;
     for (int i = 0; i < 2; ++i) general |= plan_.input(i).pattern == BroadcastPattern::kGeneral;
-    if (!general && op != "PRelu")
+    // What oneDNN 2.6 runs at speed it keeps; what it refuses (a broadcast
+    // first operand of Sub or Div: ConViT's 1 - gate) runs here, not on the
+    // reference.
+    const bool onednn_takes =
+        !general && plan_.output_elements() > 0 &&
+        OnednnBinaryFirstOperand(plan_, /*commutative=*/op == "Add" || op == "Mul") >= 0;
+    if (onednn_takes && op != "PRelu")
       return Unimplemented(args.Where() + ": oneDNN's binary takes same-shape, scalar and "
                                           "per-channel operands");
     rank_ = plan_.collapsed_rank();

@@ -50,16 +50,9 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
       return Unimplemented(where() + ": rank too large for oneDNN");
     if (plan.output_elements() == 0)
       return Unimplemented(where() + ": empty tensor");
-    // Which operand oneDNN sees first: it must have the output's shape.
-    const bool a_full = plan.input(0).pattern == BroadcastPattern::kSameShape;
-    const bool b_full = plan.input(1).pattern == BroadcastPattern::kSameShape;
-    if (a_full) {
-      first_ = 0;
-    } else if (b_full && op->commutative) {
-      first_ = 1;
-    } else {
-      return Unimplemented(where() + ": oneDNN 2.6 broadcasts only src1");
-    }
+    const int first = OnednnBinaryFirstOperand(plan, op->commutative);
+    if (first < 0) return Unimplemented(where() + ": oneDNN 2.6 broadcasts only src1");
+    first_ = static_cast<size_t>(first);
     return BuildPrimitive(args, [&] {
       const memory::data_type f32 = memory::data_type::f32;
       const std::vector<int64_t>& out_dims = plan.output_dims();
@@ -103,6 +96,12 @@ class BinaryOnednn final : public onednn::PrimitiveKernel {
 };
 
 }  // namespace
+
+int OnednnBinaryFirstOperand(const BroadcastPlan& plan, bool commutative) {
+  if (plan.input(0).pattern == BroadcastPattern::kSameShape) return 0;
+  if (commutative && plan.input(1).pattern == BroadcastPattern::kSameShape) return 1;
+  return -1;
+}
 
 std::unique_ptr<Kernel> CreateBinaryOnednn() {
   return std::make_unique<BinaryOnednn>();

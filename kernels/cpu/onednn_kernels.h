@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/params/broadcast.h"
 
 namespace braid {
 
@@ -24,6 +25,10 @@ std::unique_ptr<Kernel> CreateBatchNormOnednn();
 std::unique_ptr<Kernel> CreateConcatOnednn();
 // ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul (int8, plain).
 std::unique_ptr<Kernel> CreateQuantizedOnednn();
+// The operand oneDNN 2.6's binary primitive takes as its first source (it
+// broadcasts only the second): 0, 1 (only when `commutative`), or -1 when
+// neither has the output's shape and oneDNN declines.
+int OnednnBinaryFirstOperand(const BroadcastPlan& plan, bool commutative);
 
 // braid's own CPU kernels ("cpu").
 std::unique_ptr<Kernel> CreateTransposeCpu();

@@ -105,6 +105,11 @@ std::vector<OpCase> MakeCases() {
   add(Make("mul_excite_batch", "Mul", {X({2, 6, 4, 5}), X({2, 6, 1, 1})}));
   add(Make("add_window_mask", "Add", {X({1, 16, 3, 7, 49}), X({1, 16, 1, 7, 49})}));
   add(Make("div_window_mask_first", "Div", {X({1, 16, 1, 7, 49}, 0.5, 2.0), X({1, 16, 3, 7, 49}, 0.5, 2.0)}));
+  // A broadcast first operand of Sub / Div (ConViT's 1 - gate): oneDNN 2.6
+  // refuses it, braid's CPU kernel takes it (plain and over the threads).
+  add(Make("sub_scalar_first", "Sub", {X({}), X({2, 3, 4, 5})}));
+  add(Make("div_per_channel_first", "Div", {X({1, 8, 1, 1}, 0.5, 2.0), X({2, 8, 3, 3}, 0.5, 2.0)}));
+  add(Make("sub_scalar_first_large", "Sub", {X({1}), X({4, 96, 14, 14})}));
   add(Make("add_i32", "Add", {Ix(DataType::kI32, {3, 4}), Ix(DataType::kI32, {4})}));
   add(Make("mul_i64", "Mul", {Ix(DataType::kI64, {2, 3}), Ix(DataType::kI64, {2, 1})}));
   add(Make("div_i64_truncates", "Div", {Ix(DataType::kI64, {2, 5}), Ix(DataType::kI64, {5}, -7, 7)}));
