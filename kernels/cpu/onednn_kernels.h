@@ -52,6 +52,7 @@ std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts (PRelu:
 std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
 std::unique_ptr<Kernel> CreateTileCpu();       // constant repeats, any dtype, plain
 std::unique_ptr<Kernel> CreateDepthSpaceCpu();  // DepthToSpace / SpaceToDepth, plain
+std::unique_ptr<Kernel> CreateEinsumCpu();      // f32 Einsum LowerEinsum left, plain
 
 }  // namespace braid
 

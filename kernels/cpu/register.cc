@@ -4,7 +4,7 @@
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
-// DepthToSpace / SpaceToDepth), then the
+// DepthToSpace / SpaceToDepth, Einsum), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -165,6 +165,14 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // per-element divisions.
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})
     Add(registry, op, "cpu", kCpuPriority, CreateDepthSpaceCpu);
+  // The Einsums LowerEinsum leaves (f32): one independent sum per output
+  // element over the threads (the reference walks every label on one).
+  {
+    KernelEntry einsum{"Einsum", DeviceKind::kCpu, "cpu", kCpuPriority,
+                       [] { return CreateEinsumCpu(); }};
+    einsum.specialized = true;
+    registry.Register(std::move(einsum));
+  }
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
                          "ReduceL2", "ReduceSumSquare"}) {

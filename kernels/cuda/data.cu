@@ -1,4 +1,4 @@
-// Data-movement CUDA kernels: grid-stride loops around device_math/data.h,
+// Data-movement CUDA kernels: grid-stride loops around kernels/device_math/data.h,
 // instantiated per element size where they move bytes.
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/launch_config.h"

@@ -307,7 +307,7 @@ class GridSampleCuda final : public Kernel {
   dm::GridSampleArgs args_;
 };
 
-// NonMaxSuppression: three launches (rank, select, compact; device_math/data.h)
+// NonMaxSuppression: three launches (rank, select, compact; kernels/device_math/data.h)
 // over an int64 workspace, then the total rows go device -> pinned host ->
 // *run.output_rows through a host function on the stream, so Run never waits:
 // the engine reads output_rows only after synchronizing every stream at the end

@@ -1,4 +1,4 @@
-// Elementwise CUDA kernels: grid-stride loops around device_math/elementwise.h.
+// Elementwise CUDA kernels: grid-stride loops around kernels/device_math/elementwise.h.
 #include <limits>
 
 #include "kernels/cuda/launch.h"

@@ -1,15 +1,15 @@
 // Launch wrappers of the hand-written kernels (elementwise.cu, data.cu,
 // reduce.cu). The kernels' Prepare fills the argument structs of
-// device_math/*.h; Run calls these, which only enqueue on `stream` and return
+// kernels/device_math/*.h; Run calls these, which only enqueue on `stream` and return
 // the launch's cudaError_t (checked by the caller via CUDA_RETURN_IF_ERROR).
 #ifndef BRAID_KERNELS_CUDA_LAUNCH_H_
 #define BRAID_KERNELS_CUDA_LAUNCH_H_
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cuda/device_math/data.h"
-#include "kernels/cuda/device_math/elementwise.h"
-#include "kernels/cuda/device_math/reduce.h"
+#include "kernels/device_math/data.h"
+#include "kernels/device_math/elementwise.h"
+#include "kernels/device_math/reduce.h"
 
 namespace braid::cuda {
 
@@ -67,7 +67,7 @@ cudaError_t LaunchRange(const dm::RangeArgs& args, int type, const void* start,
 cudaError_t LaunchEyeLike(const dm::EyeLikeArgs& args, void* y, cudaStream_t s);
 cudaError_t LaunchGridSample(const dm::GridSampleArgs& args, const float* x, const float* grid,
                              float* y, cudaStream_t s);
-// Rank, select and compact (device_math/data.h); batches * classes * boxes > 0.
+// Rank, select and compact (kernels/device_math/data.h); batches * classes * boxes > 0.
 // `total` (device) gets the rows written.
 cudaError_t LaunchNonMaxSuppression(const dm::NmsArgs& args, const float* boxes,
                                     const float* scores, const dm::NmsScalars& scalars,

@@ -1,4 +1,5 @@
 // Plans of the reduction-shaped CUDA kernels (kernels/cuda/plans.h).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -201,42 +202,14 @@ StatusOr<dm::TopKArgs> PlanTopK(const PrepareArgs& args) {
 StatusOr<dm::EinsumArgs> PlanEinsum(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(const EinsumParams p, ParseEinsum(args));
   if (p.dtype != DataType::kF32) return NotF32(args, p.dtype);
-  if (p.num_inputs > static_cast<size_t>(dm::kMaxEinsumOperands))
-    return Unsupported(args, "the CUDA Einsum takes up to " +
-                                 std::to_string(dm::kMaxEinsumOperands) + " operands, not " +
-                                 std::to_string(p.num_inputs));
-  if (p.num_labels() > static_cast<size_t>(dm::kMaxEinsumLabels))
-    return Unsupported(args, "the CUDA Einsum takes up to " +
-                                 std::to_string(dm::kMaxEinsumLabels) + " labels, not " +
-                                 std::to_string(p.num_labels()));
-  dm::EinsumArgs a;
-  a.elements = p.out_elements;
-  a.num_inputs = static_cast<int>(p.num_inputs);
-  std::vector<bool> in_output(p.num_labels(), false);
-  for (int l : p.output) in_output[static_cast<size_t>(l)] = true;
-  for (size_t d = 0; d < p.output.size(); ++d) {
-    const auto l = static_cast<size_t>(p.output[d]);
-    a.out_dims[d] = p.extents[l];
-    for (size_t k = 0; k < p.num_inputs; ++k) a.out_strides[k][d] = p.Stride(k, l);
-  }
-  a.out_rank = static_cast<int>(p.output.size());
-  // Summed labels in label order (the reference's walk), each a thread's
-  // serial step count; an empty one makes every sum 0.
-  double steps = 1;
-  for (size_t l = 0; l < p.num_labels(); ++l) {
-    if (in_output[l]) continue;
-    const auto d = static_cast<size_t>(a.sum_rank++);
-    a.sum_dims[d] = p.extents[l];
-    for (size_t k = 0; k < p.num_inputs; ++k) a.sum_strides[k][d] = p.Stride(k, l);
-    steps *= static_cast<double>(p.extents[l]);
-  }
-  if (steps > static_cast<double>(kMaxSerialSteps))
+  ASSIGN_OR_RETURN(dm::EinsumArgs a, PlanEinsumWalk(args, p));
+  // Each output element is one thread's serial sum.
+  if (a.sum_steps > kMaxSerialSteps)
     return Unsupported(args, "one CUDA thread would sum " +
-                                 (steps < 9e18 ? std::to_string(static_cast<int64_t>(steps))
-                                               : std::string("over 9e18")) +
+                                 (a.sum_steps < INT64_MAX ? std::to_string(a.sum_steps)
+                                                          : std::string("over 9e18")) +
                                  " products serially (more than " +
                                  std::to_string(kMaxSerialSteps) + ")");
-  a.sum_steps = static_cast<int64_t>(steps);
   return a;
 }
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "kernels/backend.h"
-#include "kernels/cuda/device_math/data.h"
-#include "kernels/cuda/device_math/elementwise.h"
-#include "kernels/cuda/device_math/reduce.h"
+#include "kernels/device_math/data.h"
+#include "kernels/device_math/elementwise.h"
+#include "kernels/device_math/reduce.h"
 #include "kernels/params/activation.h"
 #include "kernels/params/conv.h"
 #include "kernels/params/gemm.h"

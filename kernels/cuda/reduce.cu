@@ -1,4 +1,4 @@
-// Reduction-shaped CUDA kernels around device_math/reduce.h: Softmax,
+// Reduction-shaped CUDA kernels around kernels/device_math/reduce.h: Softmax,
 // every Reduce*, pooling, ArgMax / ArgMin, CumSum, TopK and Einsum one thread
 // per output (column, slice, element); LayerNormalization one block per row with
 // shared-memory reductions.

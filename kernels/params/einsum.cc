@@ -1,6 +1,7 @@
 #include "kernels/params/einsum.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "graph/ops/einsum_equation.h"
@@ -69,6 +70,41 @@ StatusOr<EinsumParams> ParseEinsum(const PrepareArgs& args) {
   p.out_elements = 1;
   for (int64_t d : p.out_dims) p.out_elements *= d;
   return p;
+}
+
+StatusOr<dm::EinsumArgs> PlanEinsumWalk(const PrepareArgs& args, const EinsumParams& p) {
+  if (p.num_inputs > static_cast<size_t>(dm::kMaxEinsumOperands))
+    return params_internal::Unsupported(
+        args, "the per-element Einsum takes up to " + std::to_string(dm::kMaxEinsumOperands) +
+                  " operands, not " + std::to_string(p.num_inputs));
+  if (p.num_labels() > static_cast<size_t>(dm::kMaxEinsumLabels))
+    return params_internal::Unsupported(
+        args, "the per-element Einsum takes up to " + std::to_string(dm::kMaxEinsumLabels) +
+                  " labels, not " + std::to_string(p.num_labels()));
+  dm::EinsumArgs a;
+  a.elements = p.out_elements;
+  a.num_inputs = static_cast<int>(p.num_inputs);
+  std::vector<bool> in_output(p.num_labels(), false);
+  for (int l : p.output) in_output[static_cast<size_t>(l)] = true;
+  for (size_t d = 0; d < p.output.size(); ++d) {
+    const auto l = static_cast<size_t>(p.output[d]);
+    a.out_dims[d] = p.extents[l];
+    for (size_t k = 0; k < p.num_inputs; ++k) a.out_strides[k][d] = p.Stride(k, l);
+  }
+  a.out_rank = static_cast<int>(p.output.size());
+  // Summed labels in label order (the reference's walk); an empty one makes
+  // every sum 0. sum_steps saturates (callers bound it before running).
+  a.sum_steps = 1;
+  for (size_t l = 0; l < p.num_labels(); ++l) {
+    if (in_output[l]) continue;
+    const auto d = static_cast<size_t>(a.sum_rank++);
+    a.sum_dims[d] = p.extents[l];
+    for (size_t k = 0; k < p.num_inputs; ++k) a.sum_strides[k][d] = p.Stride(k, l);
+    a.sum_steps = p.extents[l] != 0 && a.sum_steps > INT64_MAX / p.extents[l]
+                      ? INT64_MAX
+                      : a.sum_steps * p.extents[l];
+  }
+  return a;
 }
 
 }  // namespace braid

@@ -8,6 +8,8 @@
 //
 //   ASSIGN_OR_RETURN(braid::EinsumParams p, braid::ParseEinsum(args));
 //   // operand k's offset: sum over labels l of index[l] * p.Stride(k, l)
+//   ASSIGN_OR_RETURN(braid::dm::EinsumArgs walk, braid::PlanEinsumWalk(args, p));
+//   braid::dm::EinsumElement(walk, i, operands, y);  // output element i
 #ifndef BRAID_KERNELS_PARAMS_EINSUM_H_
 #define BRAID_KERNELS_PARAMS_EINSUM_H_
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/device_math/reduce.h"
 
 namespace braid {
 
@@ -36,6 +39,13 @@ struct EinsumParams {
 // Unimplemented for dtypes other than f32 / f64 or operands of different
 // dtypes; InvalidArgument for a bad equation or disagreeing extents.
 StatusOr<EinsumParams> ParseEinsum(const PrepareArgs& args);
+
+// p as one independent sum per output element (dm::EinsumElement, the CUDA
+// kernel's and braid's CPU kernel's walk, in the reference's order): the
+// output's labels and the summed ones with every operand's strides.
+// Unimplemented past dm::kMaxEinsumOperands operands or dm::kMaxEinsumLabels
+// labels.
+StatusOr<dm::EinsumArgs> PlanEinsumWalk(const PrepareArgs& args, const EinsumParams& p);
 
 }  // namespace braid
 

@@ -9,7 +9,7 @@
 // where a tap outside the image reads 0 (zeros), the nearest edge pixel
 // (border) or its reflection (reflection). Weights and sums in double.
 // Attributes and shapes: kernels/params/grid_sample.h (shared with the CUDA
-// plan, whose device math, device_math/data.h, computes the same way).
+// plan, whose device math, kernels/device_math/data.h, computes the same way).
 #include <algorithm>
 #include <array>
 #include <cmath>

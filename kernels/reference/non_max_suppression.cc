@@ -23,7 +23,7 @@ namespace braid::reference {
 namespace {
 
 // The CUDA kernel repeats CornersOf and SuppressedBy expression for
-// expression (kernels/cuda/device_math/data.h NmsCornersOf / NmsSuppressedBy;
+// expression (kernels/device_math/data.h NmsCornersOf / NmsSuppressedBy;
 // kernels/reference cannot include kernels/cuda): change both together.
 struct Corners {
   float y1, x1, y2, x2;

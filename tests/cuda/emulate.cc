@@ -20,7 +20,6 @@
 namespace braid::cuda_test {
 namespace {
 
-namespace dm = cuda::dm;
 using Bytes = std::vector<std::byte>;
 using cuda::EmulateGridStride;
 using cuda::GridStrideLaunch;

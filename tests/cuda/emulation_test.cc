@@ -1,4 +1,4 @@
-// The CUDA backend's per-element work (device_math/*.h) and planning
+// The CUDA backend's per-element work (kernels/device_math/*.h) and planning
 // (plans.h) run on the CPU over the emulated grid, compared with
 // kernels/reference for every op case with an emulated CUDA path. The cuBLAS
 // calls are replayed column-major, so the row-major transpose trick is
@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, DataCasesEmulated, ::testing::ValuesIn(CudaDataO
 // Gather's run-time indices on the device: negative ones from the end, one
 // outside the axis a row of zeros (a kernel cannot stop; the CPU reports it).
 TEST(CudaGather, RuntimeIndicesCountFromTheEndAndZeroRowsOutOfRange) {
-  cuda::dm::GatherArgs a;
+  dm::GatherArgs a;
   a.elements = 8;
   a.element_size = 4;
   a.axis_dim = 3;
@@ -57,7 +57,7 @@ TEST(CudaGather, RuntimeIndicesCountFromTheEndAndZeroRowsOutOfRange) {
     std::vector<float> y(8, -1.0f);
     const void* indices = size == 8 ? static_cast<const void*>(wide) : narrow;
     for (int64_t i = 0; i < a.elements; ++i)
-      cuda::dm::GatherRuntimeElement(a, i, x, indices, size, y.data());
+      dm::GatherRuntimeElement(a, i, x, indices, size, y.data());
     EXPECT_EQ(y, want) << "index size " << size;
   }
 }

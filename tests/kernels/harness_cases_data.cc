@@ -169,6 +169,20 @@ std::vector<OpCase> MakeCases() {
   add(Make("dropout_inference", "Dropout", {X({2, 3, 4})}));
   add(Make("einsum_batched_matmul", "Einsum", {X({2, 3, 4}), X({2, 4, 5})},
            {S("equation", "bij,bjk->bik")}));
+  // Equations LowerEinsum leaves to the Einsum kernels: a diagonal, a trace,
+  // three operands, an outer product, an ellipsis that broadcasts, and one
+  // large enough for braid's CPU kernel to split across the threads.
+  add(Make("einsum_diagonal", "Einsum", {X({2, 5, 5})}, {S("equation", "bii->bi")}));
+  add(Make("einsum_trace", "Einsum", {X({6, 6})}, {S("equation", "ii")}));
+  add(Make("einsum_three_operands", "Einsum", {X({3, 4}), X({4, 5}), X({5, 2})},
+           {S("equation", "ij,jk,kl->il")}));
+  add(Make("einsum_outer", "Einsum", {X({3}), X({4})}, {S("equation", "i,j->ij")}));
+  add(Make("einsum_ellipsis_broadcast", "Einsum", {X({2, 1, 3, 4}), X({5, 4})},
+           {S("equation", "...ij,kj->...ik")}));
+  add(Make("einsum_two_sums_large", "Einsum", {X({8, 64, 6, 7}), X({64, 7, 40})},
+           {S("equation", "bchw,cwk->bhk")}));
+  add(Make("einsum_outer_large", "Einsum", {X({3, 160}), X({3, 150})},
+           {S("equation", "bi,bj->bij")}));
   add(Make("unary_Tan", "Tan", {X({3, 11}, -1.2, 1.2)}));
   for (const char* op : {"Asin", "Acos", "Atanh"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -0.99, 0.99)}));

@@ -5,12 +5,12 @@
 //
 //   y[i] = dm::UnaryElement(args, x[i]);
 //   dm::BinaryElement(args, i, a, b, y);   // broadcast through args.index
-#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_
-#define BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_
+#ifndef BRAID_KERNELS_DEVICE_MATH_ELEMENTWISE_H_
+#define BRAID_KERNELS_DEVICE_MATH_ELEMENTWISE_H_
 
-#include "kernels/cuda/device_math/common.h"
+#include "kernels/device_math/common.h"
 
-namespace braid::cuda::dm {
+namespace braid::dm {
 
 enum class UnaryOp : int {
   kRelu, kSigmoid, kTanh, kExp, kLog, kAbs, kNeg, kSqrt, kReciprocal, kErf,
@@ -296,6 +296,6 @@ BRAID_HD void DequantizeElement(const QuantizeArgs& a, int64_t i, const Q* x, co
   y[i] = static_cast<float>(static_cast<int64_t>(x[i]) - zp) * scale[k];
 }
 
-}  // namespace braid::cuda::dm
+}  // namespace braid::dm
 
-#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_ELEMENTWISE_H_
+#endif  // BRAID_KERNELS_DEVICE_MATH_ELEMENTWISE_H_

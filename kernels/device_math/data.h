@@ -6,12 +6,12 @@
 //
 //   y[i] = x[args.index.Offset(i)];                 // StridedCopyElement
 //   dm::PadElement(args, i, x, y);
-#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_DATA_H_
-#define BRAID_KERNELS_CUDA_DEVICE_MATH_DATA_H_
+#ifndef BRAID_KERNELS_DEVICE_MATH_DATA_H_
+#define BRAID_KERNELS_DEVICE_MATH_DATA_H_
 
-#include "kernels/cuda/device_math/common.h"
+#include "kernels/device_math/common.h"
 
-namespace braid::cuda::dm {
+namespace braid::dm {
 
 struct StridedCopyArgs {
   int64_t elements = 0;
@@ -721,6 +721,6 @@ BRAID_HD void NmsCompactClass(const NmsArgs& a, int64_t bc, const int64_t* works
   if (bc == classes - 1) *total = row;
 }
 
-}  // namespace braid::cuda::dm
+}  // namespace braid::dm
 
-#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_DATA_H_
+#endif  // BRAID_KERNELS_DEVICE_MATH_DATA_H_

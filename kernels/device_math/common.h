@@ -1,11 +1,13 @@
 // Shared pieces of the hand-written CUDA kernels' per-element work. Everything
 // here is __host__ __device__ (BRAID_HD) and free of CUDA headers, so
-// tests/cuda runs the same functions on the CPU over the emulated grid.
+// tests/cuda runs the same functions on the CPU over the emulated grid, and
+// braid's own CPU kernels run the same math where it fits them (Einsum) instead
+// of a copy. Outside kernels/cuda so the CPU backend does not reach into it.
 //
 //   dm::StridedIndex walk = ...;            // filled on the host at Prepare
 //   int64_t src_offset = walk.Offset(i);    // per output element i
-#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_COMMON_H_
-#define BRAID_KERNELS_CUDA_DEVICE_MATH_COMMON_H_
+#ifndef BRAID_KERNELS_DEVICE_MATH_COMMON_H_
+#define BRAID_KERNELS_DEVICE_MATH_COMMON_H_
 
 #include <math.h>
 #include <stdint.h>
@@ -16,7 +18,7 @@
 #define BRAID_HD inline
 #endif
 
-namespace braid::cuda::dm {
+namespace braid::dm {
 
 // Rank limit of the strided walks (after collapsing adjacent axes).
 constexpr int kMaxRank = 8;
@@ -70,6 +72,6 @@ BRAID_HD float ApplyActivation(const ActivationArgs& a, float x) {
   }
 }
 
-}  // namespace braid::cuda::dm
+}  // namespace braid::dm
 
-#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_COMMON_H_
+#endif  // BRAID_KERNELS_DEVICE_MATH_COMMON_H_

@@ -6,12 +6,12 @@
 // LayerNormalization runs one block per row: each thread sums a strided
 // slice (LayerNormPartial), the block combines the partials, then every
 // element is normalized (LayerNormElement).
-#ifndef BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_
-#define BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_
+#ifndef BRAID_KERNELS_DEVICE_MATH_REDUCE_H_
+#define BRAID_KERNELS_DEVICE_MATH_REDUCE_H_
 
-#include "kernels/cuda/device_math/common.h"
+#include "kernels/device_math/common.h"
 
-namespace braid::cuda::dm {
+namespace braid::dm {
 
 // x viewed as [outer, axis, inner]; one call per (outer, inner) column j.
 struct SoftmaxArgs {
@@ -345,6 +345,6 @@ BRAID_HD void EinsumElement(const EinsumArgs& a, int64_t i, const EinsumOperands
   y[i] = static_cast<float>(acc);
 }
 
-}  // namespace braid::cuda::dm
+}  // namespace braid::dm
 
-#endif  // BRAID_KERNELS_CUDA_DEVICE_MATH_REDUCE_H_
+#endif  // BRAID_KERNELS_DEVICE_MATH_REDUCE_H_
