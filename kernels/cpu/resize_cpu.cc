@@ -6,11 +6,16 @@
 //     2x upsampling);
 //   - two taps at most on the two innermost axes and none elsewhere
 //     (bilinear images, segmentation heads): per output row the two source
-//     rows, per column two taps, in float.
+//     rows, per column two taps, in float;
+//   - any other taps on the two innermost axes (cubic: CrossViT's position
+//     embeddings; antialiased shrinks): per output element the reference's
+//     sum over every (row tap, column tap), in double and in its order, so
+//     the result is bit-identical, with the output rows over the threads.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/onednn_kernels.h"
@@ -67,7 +72,23 @@ class ResizeCpu final : public Kernel {
       }
       return Status::Ok();
     }
-    if (!two_taps) return Unimplemented(args.Where() + ": not a nearest or 2-tap 2-D resize");
+    if (!two_taps) {
+      bool separable = true;  // resized only on the two innermost axes, nothing outside
+      for (size_t d = 0; d < rank; ++d) {
+        if (axes[d].identity) continue;
+        if (d + 2 < rank) separable = false;
+        for (uint8_t o : axes[d].outside) separable = separable && o == 0;
+      }
+      if (!separable)
+        return Unimplemented(args.Where() + ": resizes an axis other than the two innermost, "
+                                            "or extrapolates (tf_crop_and_resize)");
+      mode_ = Mode::kSeparable;
+      row_taps_ = std::move(axes[rank - 2]);
+      col_taps_ = std::move(axes[rank - 1]);
+      for (ResizeAxisMap* m : {&row_taps_, &col_taps_})
+        if (m->identity) *m = IdentityTaps(in.dims[rank - (m == &row_taps_ ? 2 : 1)]);
+      return Status::Ok();
+    }
     mode_ = Mode::kBilinear;
     rows_ = Taps(axes[rank - 2]);
     cols_ = Taps(axes[rank - 1]);
@@ -77,11 +98,30 @@ class ResizeCpu final : public Kernel {
   Status Run(const RunArgs& args) override {
     const auto* src = static_cast<const float*>(args.src[0]);
     auto* dst = static_cast<float*>(args.dst[0]);
-    return mode_ == Mode::kGather ? Gather(src, dst) : Bilinear(src, dst);
+    switch (mode_) {
+      case Mode::kGather: return Gather(src, dst);
+      case Mode::kBilinear: return Bilinear(src, dst);
+      case Mode::kSeparable: return Separable(src, dst);
+    }
+    return Status::Ok();
   }
 
  private:
-  enum class Mode { kGather, kBilinear };
+  enum class Mode { kGather, kBilinear, kSeparable };
+
+  // An axis that is not resized as one tap of weight 1 per coordinate (the
+  // reference leaves it out of the product; times 1.0 is the same number).
+  static ResizeAxisMap IdentityTaps(int64_t len) {
+    ResizeAxisMap m;
+    for (int64_t o = 0; o < len; ++o) {
+      m.first.push_back(static_cast<size_t>(o));
+      m.count.push_back(1);
+      m.outside.push_back(0);
+      m.taps.push_back({o, 1.0});
+    }
+    m.identity = false;
+    return m;
+  }
 
   static std::vector<TwoTaps> Taps(const ResizeAxisMap& m) {
     std::vector<TwoTaps> out(m.count.size());
@@ -143,11 +183,44 @@ class ResizeCpu final : public Kernel {
     return Status::Ok();
   }
 
+  Status Separable(const float* src, float* dst) const {
+    const size_t rank = out_dims_.size();
+    const int64_t in_h = in_dims_[rank - 2], in_w = in_dims_[rank - 1];
+    const int64_t out_h = out_dims_[rank - 2], out_w = out_dims_[rank - 1];
+    int64_t planes = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) planes *= out_dims_[d];
+    const ResizeAxisMap& rows = row_taps_;
+    const ResizeAxisMap& cols = col_taps_;
+#pragma omp parallel for num_threads(threads_) schedule(static) collapse(2)
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t y = 0; y < out_h; ++y) {
+        const float* plane = src + p * in_h * in_w;
+        const ResizeAxisMap::Tap* row_taps = &rows.taps[rows.first[static_cast<size_t>(y)]];
+        const uint32_t row_count = rows.count[static_cast<size_t>(y)];
+        float* out = dst + (p * out_h + y) * out_w;
+        for (int64_t x = 0; x < out_w; ++x) {
+          const ResizeAxisMap::Tap* col_taps = &cols.taps[cols.first[static_cast<size_t>(x)]];
+          const uint32_t col_count = cols.count[static_cast<size_t>(x)];
+          double acc = 0;
+          for (uint32_t r = 0; r < row_count; ++r) {
+            const float* line = plane + row_taps[r].index * in_w;
+            for (uint32_t c = 0; c < col_count; ++c)
+              acc += row_taps[r].weight * col_taps[c].weight *
+                     static_cast<double>(line[col_taps[c].index]);
+          }
+          out[x] = static_cast<float>(acc);
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
   Mode mode_ = Mode::kGather;
   int threads_ = 1;
   std::vector<int64_t> in_dims_, out_dims_;
   std::vector<std::vector<int64_t>> offsets_;  // kGather: per axis and output coordinate
   std::vector<TwoTaps> rows_, cols_;           // kBilinear
+  ResizeAxisMap row_taps_, col_taps_;          // kSeparable: the two innermost axes
 };
 
 }  // namespace

@@ -357,6 +357,24 @@ std::vector<OpCase> MakeCases() {
            {X({1, 2, 5, 5}), Omitted(), Omitted(), Ints64({1, 2, 8, 3})},
            {S("mode", "cubic"), S("coordinate_transformation_mode", "align_corners")}));
   add(Make("upsample_nearest", "Upsample", {X({1, 2, 3, 3}), scales2x}, {}, 1, 9));
+  // Taps braid's CPU kernel sums per element (cubic, antialiased shrinks),
+  // one axis resized alone, and a rows-over-threads size (CrossViT's
+  // position embedding); an axis outside the two innermost stays on the
+  // reference.
+  add(Make("resize_cubic_large", "Resize",
+           {X({1, 192, 14, 14}), Omitted(), Omitted(), Ints64({1, 192, 15, 15})},
+           {S("mode", "cubic")}));
+  add(Make("resize_cubic_exclude_outside_w_only", "Resize",
+           {X({2, 3, 4, 6}), Omitted(), Omitted(), Ints64({2, 3, 4, 11})},
+           {S("mode", "cubic"), I("exclude_outside", 1), F("cubic_coeff_a", -0.5f)}));
+  add(Make("resize_linear_antialias_shrink", "Resize",
+           {X({1, 2, 12, 10}), Omitted(), Omitted(), Ints64({1, 2, 5, 3})},
+           {S("mode", "linear"), I("antialias", 1)}, 1, 18));
+  add(Make("resize_cubic_antialias_h_only", "Resize",
+           {X({1, 2, 9, 4}), Omitted(), Omitted(), Ints64({1, 2, 4, 4})},
+           {S("mode", "cubic"), I("antialias", 1)}, 1, 18));
+  add(Make("resize_cubic_three_axes", "Resize",
+           {X({1, 3, 4, 5}), Omitted(), Omitted(), Ints64({1, 5, 6, 7})}, {S("mode", "cubic")}));
   // Index-producing and masking ops.
   add(Make("argmax_axis1_keepdims", "ArgMax", {X({3, 5, 4})}, {I("axis", 1)}));
   add(Make("argmax_i32_last_index", "ArgMax", {Ix(DataType::kI32, {4, 6}, -3, 3)},
