@@ -28,7 +28,8 @@ ACTIVATION = [1, 64, 112, 112]
 # name, op type, input shape, attributes, initializers (name -> (onnx dtype, dims, values))
 Case = tuple[str, str, list[int], dict[str, Any], dict[str, tuple[str, list[int], list[float]]]]
 CASES: list[Case] = [
-    *[(op, op, ACTIVATION, {}, {}) for op in ("Exp", "Erf", "Mish", "Elu", "Softplus", "Sin", "Round")],
+    *[(op, op, ACTIVATION, {}, {})
+      for op in ("Exp", "Erf", "Mish", "Elu", "Softplus", "Sin", "Round", "Floor", "Sign")],
     ("PRelu", "PRelu", ACTIVATION, {}, {"slope": ("float", [64, 1, 1], [0.01 * (k + 1) for k in range(64)])}),
     ("Tile", "Tile", [1, 64, 56, 56], {}, {"repeats": ("int64", [4], [2, 1, 2, 2])}),
     ("DepthToSpace", "DepthToSpace", [1, 256, 56, 56], {"blocksize": 2}, {}),

@@ -68,15 +68,11 @@ const UnaryOpRow kUnaryOps[] = {
      [](float x, const AlphaBeta& p) { return x >= 0.0f ? x : p.alpha * x; }},
     {"Sin", [](float x, const AlphaBeta&) { return std::sin(x); }},
     {"Cos", [](float x, const AlphaBeta&) { return std::cos(x); }},
-    {"Ceil", [](float x, const AlphaBeta&) { return std::ceil(x); }},
-    {"Floor", [](float x, const AlphaBeta&) { return std::floor(x); }},
-    // Halves to even (ONNX, numpy.round): nearbyint in the default rounding mode.
-    {"Round", [](float x, const AlphaBeta&) { return std::nearbyint(x); }},
-    {"Sign",
-     [](float x, const AlphaBeta&) {
-       return std::isnan(x) ? x : static_cast<float>((x > 0.0f) - (x < 0.0f));
-     },
-     &IntSign<int32_t>, &IntSign<int64_t>},
+    {"Ceil", [](float x, const AlphaBeta&) { return CeilOf(x); }},
+    {"Floor", [](float x, const AlphaBeta&) { return FloorOf(x); }},
+    {"Round", [](float x, const AlphaBeta&) { return RoundHalfToEven(x); }},
+    {"Sign", [](float x, const AlphaBeta&) { return SignOf(x); }, &IntSign<int32_t>,
+     &IntSign<int64_t>},
     {"Tan", [](float x, const AlphaBeta&) { return std::tan(x); }},
     {"Asin", [](float x, const AlphaBeta&) { return std::asin(x); }},
     {"Acos", [](float x, const AlphaBeta&) { return std::acos(x); }},

@@ -11,6 +11,7 @@
 #ifndef BRAID_KERNELS_PARAMS_UNARY_H_
 #define BRAID_KERNELS_PARAMS_UNARY_H_
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -21,6 +22,19 @@
 namespace braid {
 
 using UnaryFloatFn = float (*)(float x, const AlphaBeta& p);
+
+// The ops whose f32 math braid's CPU kernel also runs as plain loops the
+// compiler vectorises (kernels/cpu/unary_cpu.cc): one definition for the
+// table's rows and those loops. Branch-free, so the loops vectorise.
+inline float CeilOf(float x) { return std::ceil(x); }
+inline float FloorOf(float x) { return std::floor(x); }
+// Halves to even (ONNX, numpy.round): nearbyint in the default rounding mode.
+inline float RoundHalfToEven(float x) { return std::nearbyint(x); }
+// -1, 0 or 1 (+0 for either zero); NaN stays NaN.
+inline float SignOf(float x) {
+  const float sign = (x > 0.0f ? 1.0f : 0.0f) - (x < 0.0f ? 1.0f : 0.0f);
+  return x != x ? x : sign;
+}
 
 struct UnaryOpRow {
   const char* op_type;

@@ -161,6 +161,19 @@ std::vector<OpCase> MakeCases() {
   for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -6.0, 6.0)}));
   add(Make("sign_i32", "Sign", {Ix(DataType::kI32, {12})}));
+  // Halves (to even), signed zeros and integers beyond 2^23, then threaded
+  // sizes with a tail past the registers (braid's CPU loops on AVX2 / AVX-512).
+  {
+    OpInput halves = X({19});
+    const float values[] = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.5f, -0.0f, 0.0f,
+                            0.49999997f, -0.49999997f, 8388609.0f, -4194304.5f, 1e30f, -1e30f,
+                            2.4999998f, 1e-40f, -1e-40f, 4.5f};
+    for (int64_t i = 0; i < 19; ++i) halves.specials.emplace_back(i, values[i]);
+    for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
+      add(Make(std::string("unary_halves_") + op, op, {halves}));
+  }
+  for (const char* op : {"Ceil", "Floor", "Round", "Sign"})
+    add(Make(std::string("unary_threaded_") + op, op, {X({3, 7, 1603}, -50.0, 50.0)}));
   for (const char* op : {"Sin", "Cos"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -3.0, 3.0)}));
   add(Make("not", "Not", {OpInput{DataType::kBool, {2, 3, 4}}}));
@@ -408,7 +421,8 @@ std::vector<OpCase> MakeCases() {
     add(std::move(c));
   };
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "HardSwish",
-                         "Sqrt", "Softplus", "Softsign", "Elu", "Selu", "Celu", "Sign"})
+                         "Sqrt", "Softplus", "Softsign", "Elu", "Selu", "Celu", "Sign", "Ceil",
+                         "Floor", "Round"})
     nan_inf(Make(std::string("unary_") + op, op, {X({2, 3, 8, 8}, -4.0, 4.0)}));
   nan_inf(Make("gelu", "Gelu", {X({3, 17}, -4.0, 4.0)}, {}, 1, 20));
   nan_inf(Make("hard_sigmoid", "HardSigmoid", {X({4, 9}, -5.0, 5.0)},
