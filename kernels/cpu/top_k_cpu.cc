@@ -2,13 +2,14 @@
 // largest or smallest, any axis, with K a constant input (a computed K goes
 // to the reference, which checks it against the plan at Run: a routine
 // decline), plain layout. X is viewed as [outer, extent, inner]; the
-// outer * inner rows are independent and split across the threads. Each row
-// is gathered into a contiguous per-thread buffer (the reference compares
-// through the input's stride), then std::nth_element selects the K first and
-// std::sort orders them. The order is the reference's (TopKRanksBefore: ties
-// by index, NaN above every number), a strict total order, so the values and
-// indices are the reference's whatever the sorting algorithm. The
-// reference's partial_sort keeps a heap of K (K log extent per row).
+// outer * inner rows are independent and split across the threads. A small
+// K takes std::partial_sort's heap over the row in place, as the reference
+// does; a large K (where the heap costs extent log K) std::nth_element and
+// std::sort of the K, a strided row (inner > 1) first gathered into a
+// contiguous per-thread buffer sized in Prepare.
+// The order is the reference's (TopKRanksBefore: ties by index, NaN above
+// every number), a strict total order, so the values and indices are the
+// reference's whatever the sorting algorithm.
 #include <omp.h>
 
 #include <algorithm>
@@ -69,23 +70,41 @@ class TopKCpu final : public Kernel {
     for (int64_t r = 0; r < rows; ++r) {
       unsigned char* mine = workspace + static_cast<size_t>(omp_get_thread_num()) * row_bytes_;
       int64_t* order = reinterpret_cast<int64_t*>(mine);
-      T* row = reinterpret_cast<T*>(mine + static_cast<size_t>(extent) * sizeof(int64_t));
       const int64_t o = r / inner, i = r % inner;
       const T* from = x + o * extent * inner + i;
-      for (int64_t a = 0; a < extent; ++a) row[a] = from[a * inner];
       std::iota(order, order + extent, int64_t{0});
-      auto before = [row](int64_t a, int64_t b) {
-        return TopKRanksBefore(row[a], row[b], a, b, kLargest);
-      };
-      if (k < extent) std::nth_element(order, order + k, order + extent, before);
-      std::sort(order, order + k, before);
+      // A small K: a heap of K that most elements fail to enter with one
+      // comparison, reading the row in place. A large one: selection, then
+      // a sort of the K, over the row gathered when strided (several
+      // passes).
+      if (k * kHeapRatio <= extent) {
+        std::partial_sort(order, order + k, order + extent, [from, inner](int64_t a, int64_t b) {
+          return TopKRanksBefore(from[a * inner], from[b * inner], a, b, kLargest);
+        });
+      } else {
+        const T* row = from;
+        if (inner > 1) {
+          T* gathered = reinterpret_cast<T*>(mine + static_cast<size_t>(extent) * sizeof(int64_t));
+          for (int64_t a = 0; a < extent; ++a) gathered[a] = from[a * inner];
+          row = gathered;
+        }
+        auto before = [row](int64_t a, int64_t b) {
+          return TopKRanksBefore(row[a], row[b], a, b, kLargest);
+        };
+        if (k < extent) std::nth_element(order, order + k, order + extent, before);
+        std::sort(order, order + k, before);
+      }
       const int64_t out = o * k * inner + i;
       for (int64_t j = 0; j < k; ++j) {
-        values[out + j * inner] = row[order[j]];
+        values[out + j * inner] = from[order[j] * inner];
         indices[out + j * inner] = order[j];
       }
     }
   }
+
+  // partial_sort below extent / kHeapRatio (its heap costs log K per
+  // entering element, nth_element a few passes over the row).
+  static constexpr int64_t kHeapRatio = 16;
 
   TopKParams p_;
   int num_threads_ = 1;

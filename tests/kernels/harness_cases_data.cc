@@ -388,6 +388,13 @@ std::vector<OpCase> MakeCases() {
   add(exact(Make("topk_smallest_nans_in_row", "TopK", {nans_at(X({2, 40}), {3, 17, 30, 45, 79}), Ints64({38})},
                  {I("largest", 0)}, 2)));
   add(Make("topk_i32_ties", "TopK", {Ix(DataType::kI32, {5, 30}, -3, 3), Ints64({8})}, {}, 2));
+  // A K below extent / 16: the kernel's heap path (above: selection).
+  add(exact(Make("topk_heap_nans_in_row", "TopK", {nans_at(X({2, 200}), {3, 17, 150, 230, 399}), Ints64({4})},
+                 {}, 2)));
+  add(exact(Make("topk_heap_smallest_nans_in_row", "TopK",
+                 {nans_at(X({2, 200}), {3, 17, 150, 230, 399}), Ints64({5})}, {I("largest", 0)}, 2)));
+  add(Make("topk_heap_i32_ties_columns", "TopK", {Ix(DataType::kI32, {3, 300, 4}, -3, 3), Ints64({10})},
+           {I("axis", 1)}, 2));
   add(Make("topk_u8_ties_all_smallest", "TopK", {Ix(DataType::kU8, {4, 6}, 1, 4), Ints64({6})},
            {I("axis", -1), I("largest", 0)}, 2));
   add(exact(Make("topk_f64_columns_threads", "TopK", {Ix(DataType::kF64, {2, 300, 60}, -1, 1), Ints64({7})},
