@@ -53,6 +53,12 @@ std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
 std::unique_ptr<Kernel> CreateTileCpu();       // constant repeats, any dtype, plain
 std::unique_ptr<Kernel> CreateDepthSpaceCpu();  // DepthToSpace / SpaceToDepth, plain
 std::unique_ptr<Kernel> CreateEinsumCpu();      // f32 Einsum LowerEinsum left, plain
+std::unique_ptr<Kernel> CreateArgReduceCpu();   // ArgMax / ArgMin, numeric dtypes, plain
+std::unique_ptr<Kernel> CreateTopKCpu();        // constant K, numeric dtypes, plain
+std::unique_ptr<Kernel> CreateCumSumCpu();      // constant axis, f32/f64/i32/i64/u32/u64, plain
+std::unique_ptr<Kernel> CreateTriluCpu();       // 1- to 8-byte elements, plain
+std::unique_ptr<Kernel> CreateOneHotCpu();      // numeric indices, 1- to 8-byte values, plain
+std::unique_ptr<Kernel> CreateRangeCpu();       // i32 / i64
 
 }  // namespace braid
 

@@ -4,10 +4,12 @@
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
-// DepthToSpace / SpaceToDepth, Einsum), then the
+// DepthToSpace / SpaceToDepth, ArgMax / ArgMin, TopK, CumSum, Trilu, OneHot,
+// Range, Einsum), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
+#include <utility>
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_kernels.h"
@@ -173,12 +175,29 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     einsum.specialized = true;
     registry.Register(std::move(einsum));
   }
-  // Reductions over one run of axes; the reference takes the rest (routine).
+  // f32 reductions over one run of axes; the reference takes the rest
+  // (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
-                         "ReduceL2", "ReduceSumSquare"}) {
+                         "ReduceL2", "ReduceSumSquare", "ReduceProd", "ReduceLogSum",
+                         "ReduceLogSumExp"}) {
     KernelEntry reduce{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateReduceCpu(); }};
     reduce.specialized = true;
     registry.Register(std::move(reduce));
+  }
+  // Index and masking ops over [outer, axis, inner] (kernels/cpu/*_cpu.cc),
+  // threaded, with the reference's results bit for bit: ArgMax / ArgMin and
+  // TopK (constant K) for the numeric dtypes, CumSum with a constant axis,
+  // Trilu and OneHot for 1- to 8-byte elements, Range of i32 / i64. The
+  // reference takes run-time K and axes, float Range and other dtypes
+  // (routine).
+  for (const auto& [op, create] :
+       {std::pair{"ArgMax", &CreateArgReduceCpu}, std::pair{"ArgMin", &CreateArgReduceCpu},
+        std::pair{"TopK", &CreateTopKCpu}, std::pair{"CumSum", &CreateCumSumCpu},
+        std::pair{"Trilu", &CreateTriluCpu}, std::pair{"OneHot", &CreateOneHotCpu},
+        std::pair{"Range", &CreateRangeCpu}}) {
+    KernelEntry entry{op, DeviceKind::kCpu, "cpu", kCpuPriority, [create] { return create(); }};
+    entry.specialized = true;
+    registry.Register(std::move(entry));
   }
   // Constant-mode Pad with pads known at load, either layout; the reference
   // takes crops, reflect / edge and run-time pads (routine).

@@ -14,9 +14,11 @@
 #ifndef BRAID_KERNELS_PARAMS_DATA_OPS_H_
 #define BRAID_KERNELS_PARAMS_DATA_OPS_H_
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -193,6 +195,23 @@ struct TopKParams {
 };
 StatusOr<TopKParams> ParseTopK(const PrepareArgs& args);
 
+// TopK's order: whether element a (value va) ranks before element b (vb) of
+// one row: the better value (larger with `largest`), or of equal values the
+// lower index, as ONNX specifies; NaN ranks above every number (so first
+// with largest, last without), NaNs among themselves by index. A strict
+// total order, so every sort of a row gives the same result.
+template <typename T>
+bool TopKRanksBefore(T va, T vb, int64_t a, int64_t b, bool largest) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(va) || std::isnan(vb)) {
+      if (std::isnan(va) && std::isnan(vb)) return a < b;
+      return std::isnan(va) == largest;
+    }
+  }
+  if (va != vb) return largest ? va > vb : va < vb;
+  return a < b;
+}
+
 // ---- GatherElements, ScatterElements, ScatterND ----------------------------
 
 // GatherElements / ScatterElements: data (input 0) and indices (input 1, i32
@@ -231,6 +250,22 @@ struct OneHotParams {
   int64_t depth = 0, outer = 1, inner = 1;
 };
 StatusOr<OneHotParams> ParseOneHot(const PrepareArgs& args);
+
+// OneHot's row for an index value of any numeric dtype: floats truncate
+// toward zero; a value out of int64's range (or NaN) gives kOneHotNoRow,
+// which matches no row even after negative indices wrap by depth.
+inline constexpr int64_t kOneHotNoRow = INT64_MIN;
+template <typename T>
+int64_t OneHotIndex(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isfinite(v) && std::fabs(static_cast<double>(v)) < 9.2e18 ? static_cast<int64_t>(v)
+                                                                          : kOneHotNoRow;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return v > static_cast<uint64_t>(INT64_MAX) ? kOneHotNoRow : static_cast<int64_t>(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
 
 // Range(start, limit, delta): f32 / i32 / i64 scalars of one dtype; the
 // output length was fixed at load (Unimplemented for other dtypes).

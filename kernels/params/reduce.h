@@ -13,7 +13,9 @@
 #ifndef BRAID_KERNELS_PARAMS_REDUCE_H_
 #define BRAID_KERNELS_PARAMS_REDUCE_H_
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -46,6 +48,11 @@ struct ReduceParams {
 // mismatch. Kind follows args.node->op_type.
 StatusOr<ReduceParams> ParseReduce(const PrepareArgs& args);
 
+// ReduceLogSumExp computes log(sum exp(x - shift)) + shift with shift the
+// largest element, so exp never overflows; with no finite largest element
+// (all -inf, or +inf) the shift is 0. Every backend's kernel uses this one.
+inline double LogSumExpShift(double largest) { return std::isfinite(largest) ? largest : 0.0; }
+
 // ArgMax / ArgMin: x viewed as [outer, extent, inner] around `axis`, the
 // i64 output [outer, inner] (the axis kept as 1 with keepdims, the default);
 // select_last_index picks the last of equal values. Errors: axis out of
@@ -57,6 +64,20 @@ struct ArgReduceParams {
   int64_t outer = 1, extent = 1, inner = 1;
 };
 StatusOr<ArgReduceParams> ParseArgReduce(const PrepareArgs& args);
+
+// Whether `v` replaces the current best `best` of ArgMax (max) / ArgMin: NaN
+// ranks above every number for ArgMax and below for ArgMin, so the first NaN
+// wins (numpy's argmax / argmin); of equal values the first index wins, or
+// the later one with select_last_index (take_last).
+template <typename T>
+bool ArgReduceReplaces(T v, T best, bool max, bool take_last) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(best)) return take_last && std::isnan(v);
+    if (std::isnan(v)) return true;
+  }
+  if (v == best) return take_last;
+  return max ? v > best : v < best;
+}
 
 }  // namespace braid
 

@@ -3,9 +3,7 @@
 // wins, or the last with select_last_index=1; a NaN counts as larger than
 // every number for ArgMax (and smaller for ArgMin), so the first NaN wins, as
 // numpy's argmax/argmin.
-#include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/params/reduce.h"
 #include "kernels/reference/data_kernel_util.h"
@@ -49,15 +47,9 @@ class ArgReduceKernel final : public Kernel {
   }
 
  private:
-  // Whether `v` replaces the current best `best` (NaN ranks above numbers).
   template <typename T>
   bool Replaces(T v, T best) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(best)) return take_last_ && std::isnan(v);
-      if (std::isnan(v)) return true;
-    }
-    if (v == best) return take_last_;
-    return max_ ? v > best : v < best;
+    return ArgReduceReplaces(v, best, max_, take_last_);
   }
 
   bool max_;

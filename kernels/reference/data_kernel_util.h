@@ -5,8 +5,8 @@
 //
 // Data-movement kernels do not care about dtypes, only element sizes: they
 // are written once as `template <typename E> static Status RunTyped(...)`
-// over an unsigned storage type and SelectBySize picks the instance at
-// Prepare, so Run makes no decision.
+// over an unsigned storage type and SelectBySize (kernels/params/
+// typed_select.h) picks the instance at Prepare, so Run makes no decision.
 #ifndef BRAID_KERNELS_REFERENCE_DATA_KERNEL_UTIL_H_
 #define BRAID_KERNELS_REFERENCE_DATA_KERNEL_UTIL_H_
 
@@ -19,6 +19,7 @@
 #include "kernels/backend.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
+#include "kernels/params/typed_select.h"
 
 namespace braid::reference {
 
@@ -29,37 +30,9 @@ inline constexpr int kMaxDataRank = 16;
 template <typename Self>
 using TypedRun = Status (*)(const Self&, const RunArgs&);
 
-template <typename Self>
-TypedRun<Self> SelectBySize(size_t element_size) {
-  switch (element_size) {
-    case 1: return &Self::template RunTyped<uint8_t>;
-    case 2: return &Self::template RunTyped<uint16_t>;
-    case 4: return &Self::template RunTyped<uint32_t>;
-    case 8: return &Self::template RunTyped<uint64_t>;
-    default: return nullptr;
-  }
-}
-
-// Kernels that compare or compute on values (Clip, ArgMax/ArgMin, TopK) pick
-// `Self::RunTyped<T>` for the numeric dtypes f64, f32, i64, i32, i16, i8,
-// u64, u32, u16 and u8 at Prepare; nullptr for any other dtype (f16, bf16,
-// bool).
-template <typename Self>
-auto SelectByNumericType(DataType dtype) -> decltype(&Self::template RunTyped<float>) {
-  switch (dtype) {
-    case DataType::kF32: return &Self::template RunTyped<float>;
-    case DataType::kI32: return &Self::template RunTyped<int32_t>;
-    case DataType::kI64: return &Self::template RunTyped<int64_t>;
-    case DataType::kI8: return &Self::template RunTyped<int8_t>;
-    case DataType::kU8: return &Self::template RunTyped<uint8_t>;
-    case DataType::kF64: return &Self::template RunTyped<double>;
-    case DataType::kI16: return &Self::template RunTyped<int16_t>;
-    case DataType::kU16: return &Self::template RunTyped<uint16_t>;
-    case DataType::kU32: return &Self::template RunTyped<uint32_t>;
-    case DataType::kU64: return &Self::template RunTyped<uint64_t>;
-    default: return nullptr;
-  }
-}
+// SelectBySize and SelectByNumericType: kernels/params/typed_select.h.
+using ::braid::SelectByNumericType;
+using ::braid::SelectBySize;
 
 // dst[...] = src[offset + sum_a index[a] * strides[a]] over the row-major
 // index space `dims` (rank <= kMaxDataRank; stride 0 repeats). Slice,

@@ -5,7 +5,6 @@
 // of [-depth, depth) gives a row of `off`. Indices may be any numeric dtype
 // (floats truncate toward zero); values of any dtype move as bytes. depth is
 // read from the planned output shape (shape inference needs it at load time).
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -50,28 +49,19 @@ class OneHotKernel final : public Kernel {
   int64_t IndexAt(const void* indices, int64_t k) const {
     const auto at = static_cast<size_t>(k);
     switch (indices_dtype_) {
-      case DataType::kF32: return FloatIndex(static_cast<const float*>(indices)[at]);
-      case DataType::kF64: return FloatIndex(static_cast<const double*>(indices)[at]);
-      case DataType::kI64: return static_cast<const int64_t*>(indices)[at];
-      case DataType::kI32: return static_cast<const int32_t*>(indices)[at];
-      case DataType::kI16: return static_cast<const int16_t*>(indices)[at];
-      case DataType::kI8: return static_cast<const int8_t*>(indices)[at];
-      case DataType::kU64: {
-        const uint64_t v = static_cast<const uint64_t*>(indices)[at];
-        return v > static_cast<uint64_t>(INT64_MAX) ? kNoRow : static_cast<int64_t>(v);
-      }
-      case DataType::kU32: return static_cast<const uint32_t*>(indices)[at];
-      case DataType::kU16: return static_cast<const uint16_t*>(indices)[at];
-      case DataType::kU8: return static_cast<const uint8_t*>(indices)[at];
-      default: return kNoRow;  // ParseOneHot refuses every other dtype
+      case DataType::kF32: return OneHotIndex(static_cast<const float*>(indices)[at]);
+      case DataType::kF64: return OneHotIndex(static_cast<const double*>(indices)[at]);
+      case DataType::kI64: return OneHotIndex(static_cast<const int64_t*>(indices)[at]);
+      case DataType::kI32: return OneHotIndex(static_cast<const int32_t*>(indices)[at]);
+      case DataType::kI16: return OneHotIndex(static_cast<const int16_t*>(indices)[at]);
+      case DataType::kI8: return OneHotIndex(static_cast<const int8_t*>(indices)[at]);
+      case DataType::kU64: return OneHotIndex(static_cast<const uint64_t*>(indices)[at]);
+      case DataType::kU32: return OneHotIndex(static_cast<const uint32_t*>(indices)[at]);
+      case DataType::kU16: return OneHotIndex(static_cast<const uint16_t*>(indices)[at]);
+      case DataType::kU8: return OneHotIndex(static_cast<const uint8_t*>(indices)[at]);
+      default: return kOneHotNoRow;  // ParseOneHot refuses every other dtype
     }
   }
-  // Out of int64's range (or NaN) matches no row.
-  int64_t FloatIndex(double v) const {
-    return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : kNoRow;
-  }
-  // An index below -depth after wrapping: no row matches it.
-  static constexpr int64_t kNoRow = INT64_MIN;
 
   int64_t depth_ = 0, outer_ = 1, inner_ = 1;
   DataType indices_dtype_ = DataType::kI64;

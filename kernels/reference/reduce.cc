@@ -66,7 +66,7 @@ void Reduce(const ReduceParams& p, const Walk& walk, const T* x, T* y) {
     if (p.kind == Kind::kLogSumExp && p.reduced_size > 0) {
       shift = -std::numeric_limits<double>::infinity();
       for (int64_t r = 0; r < p.reduced_size; ++r) shift = std::max(shift, static_cast<double>(at(r)));
-      if (!std::isfinite(shift)) shift = 0;
+      shift = LogSumExpShift(shift);
     }
     // Integers accumulate unsigned: products and sums wrap instead of
     // overflowing (two's complement, as the folding evaluator does).

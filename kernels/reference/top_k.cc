@@ -4,12 +4,10 @@
 // are always sorted (sorted=0 leaves the order unspecified); of equal values
 // the lower index comes first, as ONNX specifies. NaN ranks above every number.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "kernels/params/data_ops.h"
@@ -53,17 +51,8 @@ class TopKKernel final : public Kernel {
     for (int64_t o = 0; o < t.outer_; ++o) {
       for (int64_t i = 0; i < t.inner_; ++i) {
         const T* row = x + o * t.extent_ * t.inner_ + i;
-        // a ranks before b: the better value, or of equal values the lower index.
         auto before = [&](int64_t a, int64_t b) {
-          const T va = row[a * t.inner_], vb = row[b * t.inner_];
-          if constexpr (std::is_floating_point_v<T>) {
-            if (std::isnan(va) || std::isnan(vb)) {
-              if (std::isnan(va) && std::isnan(vb)) return a < b;
-              return std::isnan(va) == t.largest_;
-            }
-          }
-          if (va != vb) return t.largest_ ? va > vb : va < vb;
-          return a < b;
+          return TopKRanksBefore(row[a * t.inner_], row[b * t.inner_], a, b, t.largest_);
         };
         std::iota(order, order + t.extent_, int64_t{0});
         std::partial_sort(order, order + t.k_, order + t.extent_, before);

@@ -10,7 +10,9 @@
 // to bfloat16 exactly as the fast kernels do, so only the f32 summation order
 // differs: the same abs 1e-4 + rel 1e-4 (bf16 rounding itself moves these
 // outputs by ~1e-2; tests/kernels/bf16_test.cc shows the gap).
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/kernels/op_harness.h"
@@ -702,6 +704,53 @@ std::vector<OpCase> MakeCases() {
   add(Reduce("reduceprod_last", "ReduceProd", 13, {X({3, 4})}, {L("axes", {1})}));
   add(Reduce("reducelogsumexp_last", "ReduceLogSumExp", 13, {X({3, 7})}, {L("axes", {1})}));
   add(Reduce("reducelogsum_last", "ReduceLogSum", 13, {Positive({3, 7})}, {L("axes", {1})}));
+  // braid's CPU kernel (reduce_cpu.cc) for Prod and LogSumExp, in the
+  // reference's order (bit for bit: max abs err 0 in the harness log; the
+  // tolerance stays for the CUDA kernels' float sums), and LogSum (Sum's
+  // path): rows (inner 1) and column blocks (one partly filled), split over
+  // the two threads, a single outer row, NaN / Inf, rows of -Inf and +Inf
+  // only (LogSumExp's shift falls back to 0), keepdims 0, negative axes.
+  auto near_one = [](Ints dims) {  // products of hundreds stay in range
+    OpInput in = X(std::move(dims));
+    in.low = 0.99;
+    in.high = 1.01;
+    return in;
+  };
+  add(Reduce("reduceprod_rows_threads", "ReduceProd", 13, {near_one({300, 150})},
+             {L("axes", {-1})}));
+  add(Reduce("reduceprod_columns_threads", "ReduceProd", 13, {near_one({3, 40, 300})},
+             {L("axes", {1}), I("keepdims", 0)}));
+  add(Reduce("reduceprod_one_outer_row", "ReduceProd", 13, {near_one({1, 30, 2000})},
+             {L("axes", {1})}));
+  add(Reduce("reduceprod_naninf", "ReduceProd", 13, {WithNanInf(X({5, 8, 20}))},
+             {L("axes", {1, 2})}));
+  add(Reduce("reducelogsumexp_rows_threads_naninf", "ReduceLogSumExp", 13,
+             {WithNanInf(X({400, 100}))}, {L("axes", {1})}));
+  add(Reduce("reducelogsumexp_columns_threads_naninf", "ReduceLogSumExp", 13,
+             {WithNanInf(X({4, 30, 300}))}, {L("axes", {-2}), I("keepdims", 0)}));
+  for (const auto& [suffix, axes] : {std::pair{"rows", Ints{1}}, std::pair{"columns", Ints{0}}}) {
+    OpInput infinite = X({3, 3});
+    const float inf = std::numeric_limits<float>::infinity();
+    // Row / column 0 all -Inf, row / column 1 all +Inf.
+    const bool rows = axes[0] == 1;
+    for (int64_t j = 0; j < 3; ++j) {
+      infinite.specials.push_back({rows ? j : j * 3, -inf});
+      infinite.specials.push_back({rows ? 3 + j : j * 3 + 1, inf});
+    }
+    add(Reduce(std::string("reducelogsumexp_infinite_") + suffix, "ReduceLogSumExp", 13,
+               {infinite}, {L("axes", axes)}));
+  }
+  add(Reduce("reducelogsumexp_extent_1", "ReduceLogSumExp", 13, {X({4, 1, 5})},
+             {L("axes", {1})}));
+  OpInput positive_rows = X({400, 90});
+  positive_rows.low = 0.5;
+  positive_rows.high = 1.5;
+  add(Reduce("reducelogsum_rows_threads", "ReduceLogSum", 13, {positive_rows}, {L("axes", {1})}));
+  OpInput positive_columns = X({2, 50, 400});
+  positive_columns.low = 0.5;
+  positive_columns.high = 1.5;
+  add(Reduce("reducelogsum_columns_threads", "ReduceLogSum", 13, {positive_columns},
+             {L("axes", {1}), I("keepdims", 0)}));
   add(Reduce("reducemax_all_keepdims0", "ReduceMax", 13, {X({3, 4})}, {I("keepdims", 0)}));
   add(Reduce("reducemax_i32", "ReduceMax", 13, {IntX(DataType::kI32, {4, 6})},
              {L("axes", {0})}));

@@ -6,6 +6,7 @@
 // are exact. data_op_harness_test.cc runs them on every CPU implementation;
 // tests/cuda emulates (and on a GPU runs) the CUDA kernels on them.
 #include <cctype>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -396,6 +397,118 @@ std::vector<OpCase> MakeCases() {
   add(Make("topk_largest_last_axis", "TopK", {X({3, 7}), Ints64({3})}, {}, 2));
   add(Make("topk_smallest_axis0_i64", "TopK", {Ix(DataType::kI64, {6, 4}), Ints64({2})},
            {I("axis", 0), I("largest", 0)}, 2));
+  // braid's CPU kernels (arg_reduce_cpu.cc, top_k_cpu.cc, cum_sum_cpu.cc,
+  // trilu_cpu.cc, one_hot_cpu.cc, range_cpu.cc), whose results are the
+  // reference's bit for bit (exact: zero tolerance): rows (inner 1) and
+  // column blocks (inner > 1, one block partly filled), split over the two
+  // threads; every dtype class; ties (small integer ranges), both
+  // select_last_index / largest / exclusive / reverse settings; NaN, Inf,
+  // several NaNs in one row or column; negative axes; extents of 1; the
+  // run-time axis CumSum's kernel declines.
+  auto exact = [](OpCase c) {
+    c.abs_tolerance = c.rel_tolerance = 0;
+    return c;
+  };
+  auto nans_at = [](OpInput in, Ints positions) {
+    for (int64_t at : positions) in.specials.push_back({at, std::numeric_limits<float>::quiet_NaN()});
+    return in;
+  };
+  add(Make("argmax_rows_threads_naninf", "ArgMax", {WithNanInf(X({300, 130}))}, {I("axis", -1)}));
+  add(Make("argmin_columns_threads_naninf", "ArgMin", {WithNanInf(X({4, 60, 300}))},
+           {I("axis", 1), I("keepdims", 0)}));
+  add(Make("argmax_i8_ties_last_index", "ArgMax", {Ix(DataType::kI8, {6, 5, 7}, -2, 2)},
+           {I("axis", -2), I("select_last_index", 1)}));
+  add(Make("argmin_u8_ties_last_index", "ArgMin", {Ix(DataType::kU8, {9, 4}, 1, 3)},
+           {I("axis", 0), I("select_last_index", 1)}));
+  add(Make("argmin_i64_ties", "ArgMin", {Ix(DataType::kI64, {5, 33}, -3, 3)}, {I("axis", 1)}));
+  add(Make("argmax_f64_columns", "ArgMax", {Ix(DataType::kF64, {3, 8, 5}, -1, 1)}, {I("axis", 1)}));
+  add(Make("argmax_extent_1", "ArgMax", {X({4, 1, 6})}, {I("axis", 1)}));
+  for (int last = 0; last <= 1; ++last) {
+    const std::string suffix = last ? "_last_index" : "";
+    add(Make("argmax_nans_in_row" + suffix, "ArgMax", {nans_at(X({2, 40}), {3, 17, 30, 45, 79})},
+             {I("axis", 1), I("select_last_index", last)}));
+    add(Make("argmin_nans_in_column" + suffix, "ArgMin", {nans_at(X({40, 3}), {3, 30, 60, 61, 119})},
+             {I("axis", 0), I("select_last_index", last)}));
+  }
+  add(Make("topk_rows_threads", "TopK", {X({200, 300}), Ints64({5})}, {}, 2));
+  add(exact(Make("topk_smallest_middle_axis_naninf", "TopK", {WithNanInf(X({3, 50, 7})), Ints64({10})},
+                 {I("axis", 1), I("largest", 0)}, 2)));
+  add(exact(Make("topk_largest_nans_in_row", "TopK", {nans_at(X({2, 40}), {3, 17, 30, 45, 79}), Ints64({6})},
+                 {}, 2)));
+  add(exact(Make("topk_smallest_nans_in_row", "TopK", {nans_at(X({2, 40}), {3, 17, 30, 45, 79}), Ints64({38})},
+                 {I("largest", 0)}, 2)));
+  add(Make("topk_i32_ties", "TopK", {Ix(DataType::kI32, {5, 30}, -3, 3), Ints64({8})}, {}, 2));
+  // A K below extent / 16: the kernel's heap path (above: selection).
+  add(exact(Make("topk_heap_nans_in_row", "TopK", {nans_at(X({2, 200}), {3, 17, 150, 230, 399}), Ints64({4})},
+                 {}, 2)));
+  add(exact(Make("topk_heap_smallest_nans_in_row", "TopK",
+                 {nans_at(X({2, 200}), {3, 17, 150, 230, 399}), Ints64({5})}, {I("largest", 0)}, 2)));
+  add(Make("topk_heap_i32_ties_columns", "TopK", {Ix(DataType::kI32, {3, 300, 4}, -3, 3), Ints64({10})},
+           {I("axis", 1)}, 2));
+  add(Make("topk_u8_ties_all_smallest", "TopK", {Ix(DataType::kU8, {4, 6}, 1, 4), Ints64({6})},
+           {I("axis", -1), I("largest", 0)}, 2));
+  add(exact(Make("topk_f64_columns_threads", "TopK", {Ix(DataType::kF64, {2, 300, 60}, -1, 1), Ints64({7})},
+                 {I("axis", -2)}, 2)));
+  add(Make("topk_extent_1", "TopK", {X({5, 1}), Ints64({1})}, {}, 2));
+  OpInput axis_i32{DataType::kI32, {}};
+  axis_i32.constant = true;
+  axis_i32.values = {0};
+  add(exact(Make("cumsum_rows_threads_exclusive", "CumSum", {X({300, 200}), I64Scalar(1)},
+                 {I("exclusive", 1)})));
+  add(exact(Make("cumsum_columns_threads_reverse_exclusive_f64", "CumSum",
+                 {Ix(DataType::kF64, {4, 70, 300}, -1, 1), I64Scalar(-2)},
+                 {I("exclusive", 1), I("reverse", 1)})));
+  add(exact(Make("cumsum_columns_reverse_naninf", "CumSum", {WithNanInf(X({6, 40})), I64Scalar(0)},
+                 {I("reverse", 1)})));
+  add(exact(Make("cumsum_rows_naninf", "CumSum", {WithNanInf(X({6, 40})), I64Scalar(-1)})));
+  add(Make("cumsum_i32_axis_i32", "CumSum", {Ix(DataType::kI32, {50, 7}), axis_i32}));
+  add(Make("cumsum_i64_wraps_reverse", "CumSum", {Ix(DataType::kI64, {3, 5}, -4e18, 4e18), I64Scalar(1)},
+           {I("reverse", 1)}));
+  add(Make("cumsum_u32_wraps_exclusive", "CumSum", {Ix(DataType::kU32, {4, 9}, 1, 4e9), I64Scalar(1)},
+           {I("exclusive", 1)}));
+  add(Make("cumsum_u64", "CumSum", {Ix(DataType::kU64, {7, 3}, 1, 1e6), I64Scalar(0)}));
+  add(Make("cumsum_rank1_extent_1", "CumSum", {X({1}), I64Scalar(0)}));
+  add(Make("cumsum_runtime_axis", "CumSum", {X({3, 4}), [] {
+             OpInput axis{DataType::kI64, {}};
+             axis.values = {1};
+             return axis;
+           }()}));
+  add(Make("trilu_upper_threads", "Trilu", {X({8, 100, 90}), I64Scalar(-3)}));
+  add(Make("trilu_lower_threads_wide", "Trilu", {X({6, 40, 150}), I64Scalar(20)}, {I("upper", 0)}));
+  add(Make("trilu_lower_keeps_all_u8", "Trilu", {Ix(DataType::kU8, {3, 7, 5}, 1, 200), I64Scalar(100)},
+           {I("upper", 0)}));
+  add(Make("trilu_upper_zeroes_all_i16", "Trilu", {Ix(DataType::kI16, {2, 4, 6}), I64Scalar(100)}));
+  add(Make("trilu_lower_clears_all_f64", "Trilu", {Ix(DataType::kF64, {4, 3}), I64Scalar(-100)},
+           {I("upper", 0)}));
+  add(Make("trilu_upper_huge_k_i64", "Trilu",
+           {Ix(DataType::kI64, {3, 4}), I64Scalar(std::numeric_limits<int64_t>::min())}));
+  add(Make("one_hot_rows_threads", "OneHot", {Ix(DataType::kI64, {500, 80}, -12, 12), Ints64({10}), X({2})}));
+  add(Make("one_hot_axis0_columns_i32_to_i64", "OneHot",
+           {Ix(DataType::kI32, {3, 1500}, -12, 12), Ints64({10}), Ix(DataType::kI64, {2})}, {I("axis", 0)}));
+  add(Make("one_hot_f32_indices_u8_values", "OneHot", {X({4, 5}, -6, 6), Ints64({5}), Ix(DataType::kU8, {2}, 1, 200)},
+           {I("axis", 1)}));
+  add(Make("one_hot_nan_indices_f64_values", "OneHot",
+           {WithNanInf(X({4, 5}, -6, 6)), Ints64({6}), Ix(DataType::kF64, {2})}, {I("axis", -2)}));
+  add(Make("one_hot_u64_indices_i16_values", "OneHot",
+           {Ix(DataType::kU64, {3, 4}, 1, 9), Ints64({7}), Ix(DataType::kI16, {2})}, {I("axis", 2)}));
+  add(Make("range_i32_threads", "Range", {[] {
+             OpInput v{DataType::kI32, {}};
+             v.constant = true;
+             v.values = {5};
+             return v;
+           }(), [] {
+             OpInput v{DataType::kI32, {}};
+             v.constant = true;
+             v.values = {5 + 3 * 40000};
+             return v;
+           }(), [] {
+             OpInput v{DataType::kI32, {}};
+             v.constant = true;
+             v.values = {3};
+             return v;
+           }()}));
+  add(Make("range_i64_negative_delta", "Range", {I64Scalar(1000), I64Scalar(-70000), I64Scalar(-7)}));
+  add(Make("range_f32_declined", "Range", {ConstScalar(0.5, 0.5), ConstScalar(7.5, 7.5), ConstScalar(0.25, 0.25)}));
   // Random corners in [0, 1]: boxes overlap a lot, some thresholds leave classes
   // short of the maximum, others fill them. The rows depend on the data.
   add(Make("non_max_suppression", "NonMaxSuppression",

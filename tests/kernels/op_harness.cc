@@ -43,6 +43,37 @@ void FillInts(const OpInput& in, std::mt19937& rng, std::span<T> out) {
   }
 }
 
+// f32 / f64: uniform in [low, high] away from zero, then the zero fraction
+// and the specials.
+template <typename T>
+Status FillReals(const OpInput& in, std::mt19937& rng, std::span<T> out) {
+  const size_t count = out.size();
+  std::uniform_real_distribution<double> dist(in.low, in.high);
+  const double floor = 0.01 * std::max(std::fabs(in.low), std::fabs(in.high));
+  for (size_t i = 0; i < count; ++i) {
+    if (!in.values.empty()) {
+      out[i] = static_cast<T>(in.values[i]);
+      continue;
+    }
+    double x = dist(rng);
+    for (int tries = 0; std::fabs(x) < floor && tries < 64; ++tries) x = dist(rng);
+    out[i] = static_cast<T>(x);
+  }
+  if (in.zero_fraction > 0) {
+    std::vector<size_t> order(count);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    const auto zeros = static_cast<size_t>(std::lround(in.zero_fraction * static_cast<double>(count)));
+    for (size_t i = 0; i < std::min(zeros, count); ++i) out[order[i]] = T{0};
+  }
+  for (const auto& [index, value] : in.specials) {
+    if (index < 0 || static_cast<size_t>(index) >= count)
+      return InvalidArgument("special value index " + std::to_string(index) + " out of range");
+    out[static_cast<size_t>(index)] = static_cast<T>(value);
+  }
+  return Status::Ok();
+}
+
 Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
   const size_t count = static_cast<size_t>(TensorDesc{in.dtype, in.dims}.elements());
   if (!in.values.empty() && in.values.size() != count)
@@ -52,38 +83,16 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
                                .append(std::to_string(count))
                                .append(" elements"));
   switch (in.dtype) {
-    case DataType::kF32: {
-      std::uniform_real_distribution<double> dist(in.low, in.high);
-      const double floor = 0.01 * std::max(std::fabs(in.low), std::fabs(in.high));
-      std::span<float> out = data.mutable_as<float>();
-      for (size_t i = 0; i < count; ++i) {
-        if (!in.values.empty()) {
-          out[i] = static_cast<float>(in.values[i]);
-          continue;
-        }
-        double x = dist(rng);
-        for (int tries = 0; std::fabs(x) < floor && tries < 64; ++tries) x = dist(rng);
-        out[i] = static_cast<float>(x);
-      }
-      if (in.zero_fraction > 0) {
-        std::vector<size_t> order(count);
-        std::iota(order.begin(), order.end(), size_t{0});
-        std::shuffle(order.begin(), order.end(), rng);
-        const auto zeros = static_cast<size_t>(std::lround(in.zero_fraction * static_cast<double>(count)));
-        for (size_t i = 0; i < std::min(zeros, count); ++i) out[order[i]] = 0.0f;
-      }
-      for (const auto& [index, value] : in.specials) {
-        if (index < 0 || static_cast<size_t>(index) >= count)
-          return InvalidArgument("special value index " + std::to_string(index) +
-                                 " out of range");
-        out[static_cast<size_t>(index)] = value;
-      }
-      return Status::Ok();
-    }
+    case DataType::kF32: return FillReals(in, rng, data.mutable_as<float>());
+    case DataType::kF64: return FillReals(in, rng, data.mutable_as<double>());
     case DataType::kI64: FillInts(in, rng, data.mutable_as<int64_t>()); return Status::Ok();
     case DataType::kI32: FillInts(in, rng, data.mutable_as<int32_t>()); return Status::Ok();
     case DataType::kI8: FillInts(in, rng, data.mutable_as<int8_t>()); return Status::Ok();
     case DataType::kU8: FillInts(in, rng, data.mutable_as<uint8_t>()); return Status::Ok();
+    case DataType::kI16: FillInts(in, rng, data.mutable_as<int16_t>()); return Status::Ok();
+    case DataType::kU16: FillInts(in, rng, data.mutable_as<uint16_t>()); return Status::Ok();
+    case DataType::kU32: FillInts(in, rng, data.mutable_as<uint32_t>()); return Status::Ok();
+    case DataType::kU64: FillInts(in, rng, data.mutable_as<uint64_t>()); return Status::Ok();
     case DataType::kBool: {
       std::span<uint8_t> out = data.mutable_as<uint8_t>();
       for (size_t i = 0; i < count; ++i)
@@ -115,6 +124,11 @@ const Harness& DefaultHarness() {
 double ToDouble(DataType dtype, const void* p, size_t i) {
   switch (dtype) {
     case DataType::kF32: return static_cast<const float*>(p)[i];
+    case DataType::kF64: return static_cast<const double*>(p)[i];
+    case DataType::kI16: return static_cast<const int16_t*>(p)[i];
+    case DataType::kU16: return static_cast<const uint16_t*>(p)[i];
+    case DataType::kU32: return static_cast<const uint32_t*>(p)[i];
+    case DataType::kU64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
     case DataType::kI64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
     case DataType::kI32: return static_cast<const int32_t*>(p)[i];
     case DataType::kI8: return static_cast<const int8_t*>(p)[i];
@@ -129,7 +143,7 @@ double ToDouble(DataType dtype, const void* p, size_t i) {
 std::string CompareOutput(const OpCase& c, size_t index, const TensorDesc& desc,
                           const void* got, const void* want, double* max_abs) {
   const auto n = static_cast<size_t>(desc.elements());
-  const bool exact = desc.dtype != DataType::kF32;
+  const bool exact = desc.dtype != DataType::kF32 && desc.dtype != DataType::kF64;
   std::ostringstream why;
   int bad = 0;
   for (size_t i = 0; i < n; ++i) {
