@@ -5,8 +5,9 @@
 //
 // Data-movement kernels do not care about dtypes, only element sizes: they
 // are written once as `template <typename E> static Status RunTyped(...)`
-// over an unsigned storage type and SelectBySize picks the instance at
-// Prepare, so Run makes no decision.
+// over an unsigned storage type and SelectBySize
+// (kernels/params/element_size_dispatch.h) picks the instance at Prepare, so
+// Run makes no decision.
 #ifndef BRAID_KERNELS_REFERENCE_DATA_KERNEL_UTIL_H_
 #define BRAID_KERNELS_REFERENCE_DATA_KERNEL_UTIL_H_
 
@@ -18,6 +19,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/params/elementwise.h"
+#include "kernels/params/element_size_dispatch.h"
 #include "kernels/params/parse_util.h"
 
 namespace braid::reference {
@@ -25,20 +27,6 @@ namespace braid::reference {
 // Stack-array limit of the strided walks (Slice, Transpose, Pad); Prepare
 // returns Unimplemented beyond it.
 inline constexpr int kMaxDataRank = 16;
-
-template <typename Self>
-using TypedRun = Status (*)(const Self&, const RunArgs&);
-
-template <typename Self>
-TypedRun<Self> SelectBySize(size_t element_size) {
-  switch (element_size) {
-    case 1: return &Self::template RunTyped<uint8_t>;
-    case 2: return &Self::template RunTyped<uint16_t>;
-    case 4: return &Self::template RunTyped<uint32_t>;
-    case 8: return &Self::template RunTyped<uint64_t>;
-    default: return nullptr;
-  }
-}
 
 // Kernels that compare or compute on values (Clip, ArgMax/ArgMin, TopK) pick
 // `Self::RunTyped<T>` for the numeric dtypes f64, f32, i64, i32, i16, i8,
