@@ -5,6 +5,7 @@
 #define BRAID_KERNELS_CPU_ONEDNN_KERNELS_H_
 
 #include <memory>
+#include <string_view>
 
 #include "kernels/backend.h"
 
@@ -47,6 +48,12 @@ std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts (PRelu:
 std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
 std::unique_ptr<Kernel> CreateTileCpu();       // constant repeats, any dtype, plain
 std::unique_ptr<Kernel> CreateDepthSpaceCpu();  // DepthToSpace / SpaceToDepth, plain
+std::unique_ptr<Kernel> CreateExpandCpu();     // any dtype, plain
+std::unique_ptr<Kernel> CreateWhereCpu();      // any dtype, plain (nhwc: same shapes)
+std::unique_ptr<Kernel> CreateCastCpu();       // Cast / CastLike, every pair, one layout
+// Comparisons, And / Or / Xor, Mod, Not (kernels/params/binary_ops.h functors);
+// nullptr for another op type.
+std::unique_ptr<Kernel> CreateBinaryTypedCpu(std::string_view op_type);
 
 }  // namespace braid
 

@@ -15,6 +15,7 @@
 #include "graph/passes/passes.h"
 #include "graph/status.h"
 #include "kernels/cpu/cpu_device.h"
+#include "kernels/params/elementwise.h"
 
 namespace braid {
 namespace {
@@ -80,6 +81,17 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
       }
       return Status::Ok();
     }
+    case DataType::kF64:
+    case DataType::kF16: {
+      // Drawn as f64 / f16 values (no specials); f16 rounds once.
+      std::uniform_real_distribution<double> dist(in.low, in.high);
+      for (size_t i = 0; i < count; ++i) {
+        const double x = in.values.empty() ? dist(rng) : static_cast<double>(in.values[i]);
+        if (in.dtype == DataType::kF64) data.mutable_as<double>()[i] = x;
+        else data.mutable_as<uint16_t>()[i] = FloatToHalf(static_cast<float>(x));
+      }
+      return Status::Ok();
+    }
     case DataType::kI64: FillInts(in, rng, data.mutable_as<int64_t>()); return Status::Ok();
     case DataType::kI32: FillInts(in, rng, data.mutable_as<int32_t>()); return Status::Ok();
     case DataType::kI8: FillInts(in, rng, data.mutable_as<int8_t>()); return Status::Ok();
@@ -120,6 +132,12 @@ double ToDouble(DataType dtype, const void* p, size_t i) {
     case DataType::kI8: return static_cast<const int8_t*>(p)[i];
     case DataType::kU8:
     case DataType::kBool: return static_cast<const uint8_t*>(p)[i];
+    case DataType::kF64: return static_cast<const double*>(p)[i];
+    case DataType::kF16: return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DataType::kI16: return static_cast<const int16_t*>(p)[i];
+    case DataType::kU16: return static_cast<const uint16_t*>(p)[i];
+    case DataType::kU32: return static_cast<const uint32_t*>(p)[i];
+    case DataType::kU64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
     default: return 0;
   }
 }
