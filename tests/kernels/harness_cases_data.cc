@@ -259,6 +259,9 @@ std::vector<OpCase> MakeCases() {
            {OpInput{DataType::kBool, {4, 5}}, OpInput{DataType::kBool, {4, 5}},
             OpInput{DataType::kBool, {5}}}));
   add(Make("where_rank0", "Where", {OpInput{DataType::kBool, {}}, X({}), X({})}));
+  add(Make("where_rows_cut_by_threads", "Where",
+           {OpInput{DataType::kBool, {7, 4999}}, X({1, 4999}), X({7, 1})}));
+  add(Make("less_rows_cut_by_threads", "Less", {X({7, 4999}), X({4999})}));
   // braid's CPU comparisons, logical ops and Mod (binary_typed_cpu.cc): NaN
   // (compares false), every operand step pattern, the threaded path, 1- to
   // 8-byte dtypes, bool Equal, Mod's sign rules with negative divisors.
@@ -382,6 +385,10 @@ std::vector<OpCase> MakeCases() {
   add(Make("expand_middle_i64", "Expand", {Ix(DataType::kI64, {3, 1, 5}), Ints64({2, 3, 4, 5})}));
   add(Make("expand_bool", "Expand", {OpInput{DataType::kBool, {1, 7}}, Ints64({6, 1})}));
   add(Make("expand_empty", "Expand", {X({1, 4}), Ints64({0, 4})}));
+  // 7 rows of 4999 over two threads: the share boundary cuts a row (memcpy
+  // and fill).
+  add(Make("expand_rows_cut_by_threads", "Expand", {X({1, 4999}), Ints64({7, 4999})}));
+  add(Make("expand_fill_cut_by_threads", "Expand", {X({7, 1}), Ints64({7, 4999})}));
   add(Make("tile", "Tile", {X({2, 3}), Ints64({2, 3})}));
   // braid's CPU kernel (tile_cpu.cc): repeats on the first, a middle and
   // the last axis only, every axis, 64- and 8-bit elements, a rank-1 input,
