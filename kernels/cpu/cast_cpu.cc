@@ -2,18 +2,20 @@
 // reference converts (kernels/params/cast.h, the same per-element rules, so
 // the same bits): the elements split into one contiguous range per thread,
 // each converted by the reference's loop for that pair, instantiated per
-// pair so the compiler vectorises what the target ISA allows (f32 <-> i32,
-// bool / u8 -> f32, same-size copies). f32 <-> f16 on x86 with F16C run
-// eight lanes per instruction (vcvtps2ph rounds to nearest even exactly as
-// FloatToHalf does, every one of the 2^32 inputs checked; vcvtph2ps equals
-// HalfToFloat except that it quiets signalling NaNs, whose lanes are redone
-// with integer ops). Input and output in one layout (the elements are
-// converted in memory order); mixed layouts decline.
+// pair so the compiler vectorises what the target ISA allows (same-size
+// copies, f32 -> bool, ...). On x86 with AVX2, f32 -> i32 / i64 and i32 /
+// u8 / bool -> f32 run eight lanes per instruction (lanes outside int32 redo
+// the reference's rule); with F16C, f32 <-> f16 too (vcvtps2ph rounds to
+// nearest even exactly as FloatToHalf does, all 2^32 inputs checked;
+// vcvtph2ps equals HalfToFloat except that it quiets signalling NaNs, whose
+// lanes are rebuilt with integer ops). Input and output in one layout (the
+// elements are converted in memory order); mixed layouts decline.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -68,6 +70,56 @@ __attribute__((target("avx2,f16c"))) void HalfToFloatF16c(const void* src, void*
   }
   for (; i < n; ++i) y[i] = HalfToFloat(x[i]);
 }
+
+// f32 -> i32 / i64: vcvttps2dq truncates toward zero as TruncateToInt64 does
+// for |v| < 2^31 and gives INT32_MIN for NaN and everything beyond; lanes
+// holding INT32_MIN (those, and a true -2^31) redo the reference's rule.
+template <DataType kTo>
+__attribute__((target("avx2"))) void FloatToIntAvx2(const void* src, void* dst, int64_t n) {
+  using Out = typename cast_internal::Storage<kTo>::type;
+  const auto* x = static_cast<const float*>(src);
+  auto* y = static_cast<Out*>(dst);
+  const __m256i sentinel = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i t = _mm256_cvttps_epi32(_mm256_loadu_ps(x + i));
+    if constexpr (kTo == DataType::kI32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), t);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                          _mm256_cvtepi32_epi64(_mm256_castsi256_si128(t)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i + 4),
+                          _mm256_cvtepi32_epi64(_mm256_extracti128_si256(t, 1)));
+    }
+    const int redo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(t, sentinel)));
+    for (int k = 0; redo != 0 && k < 8; ++k)
+      if ((redo >> k) & 1) cast_internal::CastLoop<DataType::kF32, kTo>(x + i + k, y + i + k, 1);
+  }
+  cast_internal::CastLoop<DataType::kF32, kTo>(x + i, y + i, n - i);
+}
+
+// i32, u8 and bool -> f32: widen to i32 lanes (bool as 0 / 1) and convert;
+// exact where the reference rounds the same integer through int64.
+template <DataType kFrom>
+__attribute__((target("avx2"))) void SmallIntToFloatAvx2(const void* src, void* dst, int64_t n) {
+  using In = typename cast_internal::Storage<kFrom>::type;
+  const auto* x = static_cast<const In*>(src);
+  auto* y = static_cast<float*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i w;
+    if constexpr (kFrom == DataType::kI32) {
+      w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    } else {
+      w = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i)));
+      if constexpr (kFrom == DataType::kBool)
+        w = _mm256_andnot_si256(_mm256_cmpeq_epi32(w, _mm256_setzero_si256()),
+                                _mm256_set1_epi32(1));
+    }
+    _mm256_storeu_ps(y + i, _mm256_cvtepi32_ps(w));
+  }
+  cast_internal::CastLoop<kFrom, DataType::kF32>(x + i, y + i, n - i);
+}
 #endif
 
 class CastCpu final : public Kernel {
@@ -85,6 +137,18 @@ class CastCpu final : public Kernel {
       cast_ = &FloatToHalfF16c;
     if (F16cSupported() && in.dtype == DataType::kF16 && to == DataType::kF32)
       cast_ = &HalfToFloatF16c;
+    if (SimdIsaSupported(SimdIsa::kAvx2)) {
+      if (in.dtype == DataType::kF32 && to == DataType::kI32)
+        cast_ = &FloatToIntAvx2<DataType::kI32>;
+      if (in.dtype == DataType::kF32 && to == DataType::kI64)
+        cast_ = &FloatToIntAvx2<DataType::kI64>;
+      if (to == DataType::kF32 && in.dtype == DataType::kI32)
+        cast_ = &SmallIntToFloatAvx2<DataType::kI32>;
+      if (to == DataType::kF32 && in.dtype == DataType::kU8)
+        cast_ = &SmallIntToFloatAvx2<DataType::kU8>;
+      if (to == DataType::kF32 && in.dtype == DataType::kBool)
+        cast_ = &SmallIntToFloatAvx2<DataType::kBool>;
+    }
 #endif
     src_bytes_ = static_cast<int64_t>(DataTypeSize(in.dtype));
     dst_bytes_ = static_cast<int64_t>(DataTypeSize(to));

@@ -637,8 +637,9 @@ StatusOr<BroadcastPlan> ParseExpand(const PrepareArgs& args) {
     RETURN_IF_ERROR(params_internal::CheckOutput(args, *dims, in.dtype));
   }
   if (out.dtype != in.dtype)
-    return params_internal::Invalid(
-        args, std::string("output ").append(out.ToString()).append(" has another dtype than the input"));
+    return params_internal::Invalid(args, std::string("output ")
+                                              .append(out.ToString())
+                                              .append(" has another dtype than the input"));
   StatusOr<BroadcastPlan> plan =
       BroadcastPlan::MakeForOutput(std::vector<std::vector<int64_t>>{in.dims}, out.dims);
   if (!plan.ok()) return plan.status().WithPrefix(args.Where());

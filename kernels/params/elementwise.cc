@@ -143,7 +143,8 @@ StatusOr<BroadcastPlan> PrepareBroadcast(const PrepareArgs& args, size_t first,
 StatusOr<WhereParams> ParseWhere(const PrepareArgs& args) {
   RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
   if (args.inputs[0].dtype != DataType::kBool)
-    return Invalid(args, std::string("condition must be bool, got ").append(args.inputs[0].ToString()));
+    return Invalid(args,
+                   std::string("condition must be bool, got ").append(args.inputs[0].ToString()));
   WhereParams p;
   ASSIGN_OR_RETURN(p.dtype, CommonInputType(args, 1, 2));
   ASSIGN_OR_RETURN(p.plan, PrepareBroadcast(args));

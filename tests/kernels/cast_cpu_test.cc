@@ -60,5 +60,28 @@ TEST(CastCpuTest, FloatToHalfMatchesTheReferenceOverTheRangeAndItsEdges) {
   ExpectSameBits(CastCase(DataType::kF32, DataType::kF16, 10, bits));
 }
 
+// The AVX2 f32 -> integer path redoes lanes outside int32 (NaN, +-Inf,
+// |v| >= 2^31, wrapping to i32) with the reference's rule.
+TEST(CastCpuTest, FloatToIntegersMatchTheReferenceOverTheRange) {
+  std::vector<uint32_t> bits;
+  for (uint64_t b = 0; b < (1ull << 32); b += 4093) bits.push_back(static_cast<uint32_t>(b));
+  for (uint32_t edge : {0x4F000000u, 0x5F000000u})  // 2^31, 2^63
+    for (uint32_t d = 0; d < 64; ++d)
+      for (uint32_t sign : {0u, 0x80000000u}) bits.push_back(sign | (edge - 32 + d));
+  ExpectSameBits(CastCase(DataType::kF32, DataType::kI32, 6, bits));
+  ExpectSameBits(CastCase(DataType::kF32, DataType::kI64, 7, bits));
+}
+
+TEST(CastCpuTest, SmallIntegersToFloatMatchTheReference) {
+  std::vector<uint8_t> bytes(256 + 5);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  ExpectSameBits(CastCase(DataType::kU8, DataType::kF32, 1, bytes));
+  ExpectSameBits(CastCase(DataType::kBool, DataType::kF32, 1, bytes));  // any non-zero byte is true
+  std::vector<int32_t> ints;
+  for (int64_t v = -(1ll << 31); v < (1ll << 31); v += 65521) ints.push_back(static_cast<int32_t>(v));
+  for (int32_t v : {16777217, -16777217, 2147483647, -2147483647 - 1}) ints.push_back(v);
+  ExpectSameBits(CastCase(DataType::kI32, DataType::kF32, 1, ints));
+}
+
 }  // namespace
 }  // namespace braid

@@ -281,7 +281,8 @@ std::vector<OpCase> MakeCases() {
   for (const char* op : {"And", "Or", "Xor"})
     add(Make(std::string("logical_large_") + op, op,
              {OpInput{DataType::kBool, {2, 200, 100}}, OpInput{DataType::kBool, {200, 1}}}));
-  add(Make("logical_scalar_And", "And", {OpInput{DataType::kBool, {}}, OpInput{DataType::kBool, {7}}}));
+  add(Make("logical_scalar_And", "And",
+           {OpInput{DataType::kBool, {}}, OpInput{DataType::kBool, {7}}}));
   add(Make("not_large", "Not", {OpInput{DataType::kBool, {300, 200}}}));
   add(Make("mod_i32_divisor_sign", "Mod",
            {Ix(DataType::kI32, {4, 5}, -100, 100), Ix(DataType::kI32, {5}, -7, 7)}));
@@ -289,7 +290,8 @@ std::vector<OpCase> MakeCases() {
            {Ix(DataType::kI32, {4, 5}, -100, 100), Ix(DataType::kI32, {5}, -7, 7)}, {I("fmod", 1)}));
   add(Make("mod_i64_large", "Mod",
            {Ix(DataType::kI64, {4, 100, 100}, -1e6, 1e6), Ix(DataType::kI64, {100}, -9, 9)}));
-  add(Make("mod_i8_scalar_divisor", "Mod", {Ix(DataType::kI8, {3, 4}, -128, 127), Ix(DataType::kI8, {}, -3, -3)}));
+  add(Make("mod_i8_scalar_divisor", "Mod",
+           {Ix(DataType::kI8, {3, 4}, -128, 127), Ix(DataType::kI8, {}, -3, -3)}));
   add(Make("mod_u8", "Mod", {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kU8, {3, 1}, 1, 9)}));
   add(Make("mod_fmod_f32_large_naninf", "Mod",
            {WithNanInf(X({4, 100, 100}, -50, 50)), X({100}, -3, 3)}, {I("fmod", 1)}));
