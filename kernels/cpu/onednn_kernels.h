@@ -5,6 +5,7 @@
 #define BRAID_KERNELS_CPU_ONEDNN_KERNELS_H_
 
 #include <memory>
+#include <string_view>
 
 #include "kernels/backend.h"
 #include "kernels/params/broadcast.h"
@@ -59,6 +60,12 @@ std::unique_ptr<Kernel> CreateCumSumCpu();      // constant axis, f32/f64/i32/i6
 std::unique_ptr<Kernel> CreateTriluCpu();       // 1- to 8-byte elements, plain
 std::unique_ptr<Kernel> CreateOneHotCpu();      // numeric indices, 1- to 8-byte values, plain
 std::unique_ptr<Kernel> CreateRangeCpu();       // i32 / i64
+std::unique_ptr<Kernel> CreateExpandCpu();     // any dtype, plain
+std::unique_ptr<Kernel> CreateWhereCpu();      // any dtype, plain (nhwc: same shapes)
+std::unique_ptr<Kernel> CreateCastCpu();       // Cast / CastLike, every pair, one layout
+// Comparisons, And / Or / Xor, Mod, Not (kernels/params/binary_ops.h functors);
+// nullptr for another op type.
+std::unique_ptr<Kernel> CreateBinaryTypedCpu(std::string_view op_type);
 
 }  // namespace braid
 

@@ -5,7 +5,8 @@
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, ArgMax / ArgMin, TopK, CumSum, Trilu, OneHot,
-// Range, Einsum), then the
+// Range, Einsum, Expand, Where, Cast, the comparisons, And / Or / Xor / Not,
+// Mod), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -167,6 +168,39 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // per-element divisions.
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})
     Add(registry, op, "cpu", kCpuPriority, CreateDepthSpaceCpu);
+  // Expand, any element type, plain: row memcpy / fill over the threads (the
+  // reference indexes every element on one thread).
+  Add(registry, "Expand", "cpu", kCpuPriority, CreateExpandCpu);
+  // Where, any element type: branch-free selects over the threads, plain, or
+  // channels-last when every operand has the output's shape and layout
+  // (routine decline otherwise).
+  {
+    KernelEntry where{"Where", DeviceKind::kCpu, "cpu", kCpuPriority,
+                      [] { return CreateWhereCpu(); }, /*channels_last=*/true};
+    where.specialized = true;
+    registry.Register(std::move(where));
+  }
+  // Cast / CastLike, every pair the reference converts (its per-element
+  // rules, kernels/params/cast.h), over the threads; input and output in one
+  // layout (routine decline otherwise).
+  for (const char* op : {"Cast", "CastLike"}) {
+    KernelEntry cast{op, DeviceKind::kCpu, "cpu", kCpuPriority, [] { return CreateCastCpu(); },
+                     /*channels_last=*/true};
+    cast.specialized = true;
+    registry.Register(std::move(cast));
+  }
+  // The comparisons (every numeric dtype), And / Or / Xor / Not (bool) and
+  // Mod with the reference's functors over the threads; plain, or any layout
+  // with every operand in the output's shape and layout (routine decline
+  // otherwise).
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
+                         "Xor", "Not", "Mod"}) {
+    const std::string_view type = op;
+    KernelEntry typed{op, DeviceKind::kCpu, "cpu", kCpuPriority,
+                      [type] { return CreateBinaryTypedCpu(type); }, /*channels_last=*/true};
+    typed.specialized = true;
+    registry.Register(std::move(typed));
+  }
   // The Einsums LowerEinsum leaves (f32): one independent sum per output
   // element over the threads (the reference walks every label on one).
   {

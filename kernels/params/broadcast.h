@@ -108,11 +108,20 @@ class BroadcastPlan {
                               static_cast<size_t>(axis)];
   }
 
+  // Rows of the collapsed form (output elements / its innermost extent).
+  int64_t rows() const;
+
   // Calls fn(out_offset, in_offsets, in_steps, count) once per output row of
   // the collapsed form: output elements [out_offset, out_offset + count)
   // read input i at in_offsets[i] + k * in_steps[i]. Allocates nothing.
   template <typename Fn>
-  void ForEachRow(Fn&& fn) const;
+  void ForEachRow(Fn&& fn) const {
+    ForEachRowIn(0, rows(), fn);
+  }
+  // The same over rows [first_row, end_row) only, so that threads can each
+  // walk one contiguous range of rows (one unravel per range, not per row).
+  template <typename Fn>
+  void ForEachRowIn(int64_t first_row, int64_t end_row, Fn&& fn) const;
 
  private:
   void Finish();  // patterns + collapsed form
@@ -124,18 +133,31 @@ class BroadcastPlan {
   std::vector<int64_t> collapsed_strides_;
 };
 
+inline int64_t BroadcastPlan::rows() const {
+  if (output_elements_ == 0) return 0;
+  return output_elements_ / collapsed_dims_[collapsed_dims_.size() - 1];
+}
+
 template <typename Fn>
-void BroadcastPlan::ForEachRow(Fn&& fn) const {
-  if (output_elements_ == 0) return;
+void BroadcastPlan::ForEachRowIn(int64_t first_row, int64_t end_row, Fn&& fn) const {
+  if (first_row >= end_row) return;
   const int rank = collapsed_rank();
   const int n = num_inputs();
   const int64_t row = collapsed_dims_[static_cast<size_t>(rank - 1)];
   std::array<int64_t, kMaxBroadcastInputs> offsets{};
   std::array<int64_t, kMaxBroadcastInputs> steps{};
   for (int i = 0; i < n; ++i) steps[static_cast<size_t>(i)] = collapsed_stride(i, rank - 1);
+  // Unravel first_row over the outer axes into the odometer and offsets.
   std::array<int64_t, kMaxBroadcastRank> index{};
-  for (int64_t out = 0; out < output_elements_; out += row) {
-    fn(out, offsets.data(), steps.data(), row);
+  for (int64_t axis = rank - 2, rest = first_row; axis >= 0; --axis) {
+    const size_t a = static_cast<size_t>(axis);
+    index[a] = rest % collapsed_dims_[a];
+    rest /= collapsed_dims_[a];
+    for (int i = 0; i < n; ++i)
+      offsets[static_cast<size_t>(i)] += index[a] * collapsed_stride(i, static_cast<int>(axis));
+  }
+  for (int64_t r = first_row; r < end_row; ++r) {
+    fn(r * row, offsets.data(), steps.data(), row);
     // Advance the odometer over the outer axes, updating input offsets.
     for (int axis = rank - 2; axis >= 0; --axis) {
       const size_t a = static_cast<size_t>(axis);

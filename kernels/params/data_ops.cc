@@ -625,6 +625,27 @@ StatusOr<TileParams> ParseTile(const PrepareArgs& args) {
   return p;
 }
 
+StatusOr<BroadcastPlan> ParseExpand(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+  const TensorDesc& in = args.inputs[0];
+  const TensorDesc& out = args.outputs[0];
+  if (IsConstantInput(args, 1)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(args, 1, "shape"));
+    StatusOr<std::vector<int64_t>> dims =
+        BroadcastDims(std::vector<std::vector<int64_t>>{in.dims, shape});
+    if (!dims.ok()) return dims.status().WithPrefix(args.Where());
+    RETURN_IF_ERROR(params_internal::CheckOutput(args, *dims, in.dtype));
+  }
+  if (out.dtype != in.dtype)
+    return params_internal::Invalid(args, std::string("output ")
+                                              .append(out.ToString())
+                                              .append(" has another dtype than the input"));
+  StatusOr<BroadcastPlan> plan =
+      BroadcastPlan::MakeForOutput(std::vector<std::vector<int64_t>>{in.dims}, out.dims);
+  if (!plan.ok()) return plan.status().WithPrefix(args.Where());
+  return std::move(*plan);
+}
+
 StatusOr<AxisSplit> SplitAtAxis(std::span<const int64_t> dims, int64_t axis) {
   const auto rank = static_cast<int64_t>(dims.size());
   if (axis < -rank || axis >= rank)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/params/broadcast.h"
 
 namespace braid {
 
@@ -150,6 +151,11 @@ struct TileParams {
   std::vector<int64_t> in_dims, out_dims;
 };
 StatusOr<TileParams> ParseTile(const PrepareArgs& args);
+
+// Expand: inputs[0] broadcast to outputs[0]'s dims (which shape inference
+// took from the shape input); a constant shape input is cross-checked, and
+// the output must have the input's dtype. Returns the one-input plan.
+StatusOr<BroadcastPlan> ParseExpand(const PrepareArgs& args);
 
 // ---- CumSum, Trilu, TopK ----------------------------------------------------
 

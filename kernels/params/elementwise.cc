@@ -140,6 +140,18 @@ StatusOr<BroadcastPlan> PrepareBroadcast(const PrepareArgs& args, size_t first,
   return plan;
 }
 
+StatusOr<WhereParams> ParseWhere(const PrepareArgs& args) {
+  RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
+  if (args.inputs[0].dtype != DataType::kBool)
+    return Invalid(args,
+                   std::string("condition must be bool, got ").append(args.inputs[0].ToString()));
+  WhereParams p;
+  ASSIGN_OR_RETURN(p.dtype, CommonInputType(args, 1, 2));
+  ASSIGN_OR_RETURN(p.plan, PrepareBroadcast(args));
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, p.plan.output_dims(), p.dtype));
+  return p;
+}
+
 double ReadScalarAsDouble(const void* data, DataType dtype) {
   switch (dtype) {
     case DataType::kF32: return *static_cast<const float*>(data);

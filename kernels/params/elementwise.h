@@ -60,6 +60,14 @@ inline void EncodeValue(double value, DataType dtype, unsigned char* out) {
 StatusOr<BroadcastPlan> PrepareBroadcast(const PrepareArgs& args,
                                          size_t first = 0, int count = -1);
 
+// Where(cond, x, y): cond bool, x and y of one dtype (any), the three
+// broadcast together to outputs[0], which has x's dtype.
+struct WhereParams {
+  BroadcastPlan plan;
+  DataType dtype = DataType::kUndefined;  // x, y and the output
+};
+StatusOr<WhereParams> ParseWhere(const PrepareArgs& args);
+
 // Checks that inputs [first, first + count) (count -1: all the rest) share
 // one dtype and returns it.
 StatusOr<DataType> CommonInputType(const PrepareArgs& args, size_t first = 0,

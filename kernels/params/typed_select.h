@@ -16,6 +16,12 @@
 
 namespace braid {
 
+// The usual shape of a RunTyped instance:
+//   run_ = SelectBySize<MyKernel>(DataTypeSize(dtype));  // at Prepare; nullptr: no such size
+//   return run_(*this, args);                            // in Run
+template <typename Self>
+using TypedRun = Status (*)(const Self&, const RunArgs&);
+
 // `Self::RunTyped<E>` for 1-, 2-, 4- and 8-byte elements; nullptr otherwise.
 template <typename Self>
 auto SelectBySize(size_t element_size) -> decltype(&Self::template RunTyped<uint8_t>) {

@@ -27,12 +27,10 @@ namespace braid::reference {
 // returns Unimplemented beyond it.
 inline constexpr int kMaxDataRank = 16;
 
-template <typename Self>
-using TypedRun = Status (*)(const Self&, const RunArgs&);
-
-// SelectBySize and SelectByNumericType: kernels/params/typed_select.h.
+// TypedRun, SelectBySize and SelectByNumericType: kernels/params/typed_select.h.
 using ::braid::SelectByNumericType;
 using ::braid::SelectBySize;
+using ::braid::TypedRun;
 
 // dst[...] = src[offset + sum_a index[a] * strides[a]] over the row-major
 // index space `dims` (rank <= kMaxDataRank; stride 0 repeats). Slice,

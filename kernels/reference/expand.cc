@@ -1,11 +1,10 @@
 // Reference Expand: broadcasts the input to the output desc's shape (which
 // the runtime inferred from the shape input); a constant shape input is
-// cross-checked. Any dtype.
+// cross-checked (ParseExpand). Any dtype.
 #include <vector>
 
 #include "kernels/params/broadcast.h"
 #include "kernels/params/data_ops.h"
-#include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid::reference {
@@ -14,26 +13,10 @@ namespace {
 class ExpandKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
-    const TensorDesc& in = args.inputs[0];
-    const TensorDesc& out = args.outputs[0];
-    if (IsConstantInput(args, 1)) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(args, 1, "shape"));
-      StatusOr<std::vector<int64_t>> dims = BroadcastDims(
-          std::vector<std::vector<int64_t>>{in.dims, shape});
-      if (!dims.ok()) return dims.status().WithPrefix(args.Where());
-      RETURN_IF_ERROR(params_internal::CheckOutput(args, *dims, in.dtype));
-    }
-    if (out.dtype != in.dtype)
-      return params_internal::Invalid(args, std::string("output ")
-                                                .append(out.ToString())
-                                                .append(" has another dtype than the input"));
-    StatusOr<BroadcastPlan> plan = BroadcastPlan::MakeForOutput(
-        std::vector<std::vector<int64_t>>{in.dims}, out.dims);
-    if (!plan.ok()) return plan.status().WithPrefix(args.Where());
-    plan_ = std::move(*plan);
-    run_ = SelectBySize<ExpandKernel>(DataTypeSize(in.dtype));
-    if (run_ == nullptr) return UnsupportedDtype(args, in.dtype);
+    ASSIGN_OR_RETURN(plan_, ParseExpand(args));
+    const DataType dtype = args.inputs[0].dtype;
+    run_ = SelectBySize<ExpandKernel>(DataTypeSize(dtype));
+    if (run_ == nullptr) return UnsupportedDtype(args, dtype);
     return Status::Ok();
   }
 

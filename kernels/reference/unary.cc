@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/params/binary_ops.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/params/unary.h"
@@ -80,7 +81,7 @@ class NotKernel final : public Kernel {
   Status Run(const RunArgs& args) override {
     const uint8_t* x = static_cast<const uint8_t*>(args.src[0]);
     uint8_t* y = static_cast<uint8_t*>(args.dst[0]);
-    for (int64_t i = 0; i < elements_; ++i) y[i] = x[i] == 0 ? 1 : 0;
+    for (int64_t i = 0; i < elements_; ++i) y[i] = binary_ops::NotOp::Apply(x[i]);
     return Status::Ok();
   }
 

@@ -1,9 +1,9 @@
 // Reference Where(cond, x, y) with three-way broadcasting; x and y of any
 // dtype (the kernel only moves elements, so it is written per element size).
 #include <cstdint>
+#include <utility>
 
 #include "kernels/params/elementwise.h"
-#include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
 
 namespace braid::reference {
@@ -12,15 +12,10 @@ namespace {
 class WhereKernel final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 3, 3));
-    if (args.inputs[0].dtype != DataType::kBool)
-      return params_internal::Invalid(
-          args, std::string("condition must be bool, got ").append(args.inputs[0].ToString()));
-    ASSIGN_OR_RETURN(const DataType type, CommonInputType(args, 1, 2));
-    ASSIGN_OR_RETURN(plan_, PrepareBroadcast(args));
-    RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), type));
-    run_ = SelectBySize<WhereKernel>(DataTypeSize(type));
-    if (run_ == nullptr) return UnsupportedDtype(args, type);
+    ASSIGN_OR_RETURN(WhereParams p, ParseWhere(args));
+    plan_ = std::move(p.plan);
+    run_ = SelectBySize<WhereKernel>(DataTypeSize(p.dtype));
+    if (run_ == nullptr) return UnsupportedDtype(args, p.dtype);
     return Status::Ok();
   }
 

@@ -253,6 +253,85 @@ std::vector<OpCase> MakeCases() {
   add(Make("cast_i64_f32", "Cast", {Ix(DataType::kI64, {4, 6})}, {I("to", 1)}));
   add(Make("cast_f32_bool", "Cast", {X({10})}, {I("to", 9)}));
   add(Make("where_broadcast", "Where", {OpInput{DataType::kBool, {2, 1, 4}}, X({3, 4}), X({2, 3, 1})}));
+  // braid's CPU Cast (cast_cpu.cc): > 2 x 16384 elements (split over the two
+  // threads), NaN / Inf / out-of-range floats to integers (0, saturation,
+  // wrap), f16 and f64 both ways, narrowing integers, bool and u8.
+  add(Make("cast_large_f32_i64_naninf", "Cast", {WithNanInf(X({4, 100, 100}, -1e20, 1e20))},
+           {I("to", 7)}));
+  add(Make("cast_large_f32_i32_wraps", "Cast", {WithNanInf(X({40000}, -5e9, 5e9))}, {I("to", 6)}));
+  add(Make("cast_large_f32_f16_naninf", "Cast", {WithNanInf(X({40000}, -7e4, 7e4))},
+           {I("to", 10)}));
+  add(Make("cast_f16_f32", "Cast", {Ix(DataType::kF16, {3, 7}, -300, 300)}, {I("to", 1)}));
+  add(Make("cast_f32_f64_naninf", "Cast", {WithNanInf(X({5, 9}))}, {I("to", 11)}));
+  add(Make("cast_f64_f32", "Cast", {Ix(DataType::kF64, {5, 9}, -1e3, 1e3)}, {I("to", 1)}));
+  add(Make("cast_large_i64_i32_wraps", "Cast", {Ix(DataType::kI64, {40000}, -1e12, 1e12)},
+           {I("to", 6)}));
+  add(Make("cast_large_u8_f32", "Cast", {Ix(DataType::kU8, {40000}, 1, 255)}, {I("to", 1)}));
+  add(Make("cast_large_bool_f32", "Cast", {OpInput{DataType::kBool, {40000}}}, {I("to", 1)}));
+  add(Make("cast_f32_u8_wraps", "Cast", {X({6, 7}, -300, 300)}, {I("to", 2)}));
+  add(Make("cast_i32_bool", "Cast", {Ix(DataType::kI32, {6, 7}, -2, 2)}, {I("to", 9)}));
+  add(Make("cast_i8_i16", "Cast", {Ix(DataType::kI8, {6, 7}, -128, 127)}, {I("to", 5)}));
+  add(Make("cast_same_type", "Cast", {X({6, 7})}, {I("to", 1)}));
+  add(Make("castlike_large_i64_f32", "CastLike",
+           {Ix(DataType::kI64, {40000}, -1e9, 1e9), X({1})}));
+  // braid's CPU Where (where_cpu.cc): every step pattern (same shape, scalar
+  // x / y, a broadcast condition), over the two threads, 1-, 4- and 8-byte
+  // elements, an extent-1 output axis, a rank-0 result.
+  add(Make("where_large_same", "Where",
+           {OpInput{DataType::kBool, {4, 100, 100}}, X({4, 100, 100}), X({4, 100, 100})}));
+  add(Make("where_large_mask_scalar_y", "Where",
+           {OpInput{DataType::kBool, {1, 1, 64, 64}}, X({2, 8, 64, 64}), X({})}));
+  add(Make("where_large_scalar_x_naninf", "Where",
+           {OpInput{DataType::kBool, {2, 128, 160}}, X({}), WithNanInf(X({2, 128, 160}))}));
+  add(Make("where_i64_row_cond", "Where",
+           {OpInput{DataType::kBool, {5, 1}}, Ix(DataType::kI64, {5, 6}), Ix(DataType::kI64, {6})}));
+  add(Make("where_u8_extent1", "Where",
+           {OpInput{DataType::kBool, {3, 1, 4}}, Ix(DataType::kU8, {1, 1, 4}, 1, 255),
+            Ix(DataType::kU8, {3, 1, 1}, 1, 255)}));
+  add(Make("where_bool_values", "Where",
+           {OpInput{DataType::kBool, {4, 5}}, OpInput{DataType::kBool, {4, 5}},
+            OpInput{DataType::kBool, {5}}}));
+  add(Make("where_rank0", "Where", {OpInput{DataType::kBool, {}}, X({}), X({})}));
+  add(Make("where_rows_cut_by_threads", "Where",
+           {OpInput{DataType::kBool, {7, 4999}}, X({1, 4999}), X({7, 1})}));
+  add(Make("less_rows_cut_by_threads", "Less", {X({7, 4999}), X({4999})}));
+  // braid's CPU comparisons, logical ops and Mod (binary_typed_cpu.cc): NaN
+  // (compares false), every operand step pattern, the threaded path, 1- to
+  // 8-byte dtypes, bool Equal, Mod's sign rules with negative divisors.
+  for (const char* op : {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"}) {
+    add(Make(std::string("compare_large_naninf_") + op, op,
+             {WithNanInf(X({4, 128, 64})), X({64})}));
+    add(Make(std::string("compare_scalar_first_") + op, op, {X({}), X({3, 4})}));
+    add(Make(std::string("compare_u8_") + op, op,
+             {Ix(DataType::kU8, {3, 1, 5}, 1, 4), Ix(DataType::kU8, {4, 1}, 1, 4)}));
+    add(Make(std::string("compare_f64_") + op, op,
+             {Ix(DataType::kF64, {3, 4}, -2, 2), Ix(DataType::kF64, {3, 1}, -2, 2)}));
+    add(Make(std::string("compare_i64_large_") + op, op,
+             {Ix(DataType::kI64, {2, 200, 100}, -3, 3), Ix(DataType::kI64, {200, 1}, -3, 3)}));
+  }
+  add(Make("equal_bool", "Equal", {OpInput{DataType::kBool, {4, 5}}, OpInput{DataType::kBool, {5}}}));
+  add(Make("equal_i8", "Equal", {Ix(DataType::kI8, {4, 5}, -2, 2), Ix(DataType::kI8, {4, 5}, -2, 2)}));
+  for (const char* op : {"And", "Or", "Xor"})
+    add(Make(std::string("logical_large_") + op, op,
+             {OpInput{DataType::kBool, {2, 200, 100}}, OpInput{DataType::kBool, {200, 1}}}));
+  add(Make("logical_scalar_And", "And",
+           {OpInput{DataType::kBool, {}}, OpInput{DataType::kBool, {7}}}));
+  add(Make("not_large", "Not", {OpInput{DataType::kBool, {300, 200}}}));
+  add(Make("mod_i32_divisor_sign", "Mod",
+           {Ix(DataType::kI32, {4, 5}, -100, 100), Ix(DataType::kI32, {5}, -7, 7)}));
+  add(Make("mod_i32_fmod_dividend_sign", "Mod",
+           {Ix(DataType::kI32, {4, 5}, -100, 100), Ix(DataType::kI32, {5}, -7, 7)}, {I("fmod", 1)}));
+  add(Make("mod_i64_large", "Mod",
+           {Ix(DataType::kI64, {4, 100, 100}, -1e6, 1e6), Ix(DataType::kI64, {100}, -9, 9)}));
+  add(Make("mod_i8_scalar_divisor", "Mod",
+           {Ix(DataType::kI8, {3, 4}, -128, 127), Ix(DataType::kI8, {}, -3, -3)}));
+  add(Make("mod_u8", "Mod", {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kU8, {3, 1}, 1, 9)}));
+  add(Make("mod_fmod_f32_large_naninf", "Mod",
+           {WithNanInf(X({4, 100, 100}, -50, 50)), X({100}, -3, 3)}, {I("fmod", 1)}));
+  add(Make("mod_fmod_f64", "Mod",
+           {Ix(DataType::kF64, {3, 4}, -50, 50), Ix(DataType::kF64, {4}, -3, 3)}, {I("fmod", 1)}));
+  add(Make("mod_fmod_f16", "Mod",
+           {Ix(DataType::kF16, {3, 4}, -50, 50), Ix(DataType::kF16, {4}, -3, 3)}, {I("fmod", 1)}));
 
   // Data movement.
   add(Make("identity", "Identity", {X({2, 3})}));
@@ -329,6 +408,22 @@ std::vector<OpCase> MakeCases() {
   add(Make("transpose_default", "Transpose", {X({2, 3, 4})}));
   add(Make("transpose_nchw_nhwc", "Transpose", {X({2, 3, 4, 5})}, {L("perm", {0, 2, 3, 1})}));
   add(Make("expand", "Expand", {X({3, 1}), Ints64({2, 3, 4})}));
+  // braid's CPU Expand (expand_cpu.cc): contiguous rows (memcpy) and
+  // stretched rows (fill), over the two threads; a shape of lower rank than
+  // the input, extent-1 axes, a scalar input, 1- and 8-byte elements, an
+  // empty output.
+  add(Make("expand_large_rows", "Expand", {X({1, 1, 256}), Ints64({2, 100, 256})}));
+  add(Make("expand_large_stretch_last", "Expand", {X({64, 1}), Ints64({8, 64, 128})}));
+  add(Make("expand_lower_rank_shape", "Expand", {X({2, 3, 4}), Ints64({3, 1})}));
+  add(Make("expand_extent1", "Expand", {X({1, 5}), Ints64({1, 1})}));
+  add(Make("expand_scalar", "Expand", {X({}), Ints64({3, 4})}));
+  add(Make("expand_middle_i64", "Expand", {Ix(DataType::kI64, {3, 1, 5}), Ints64({2, 3, 4, 5})}));
+  add(Make("expand_bool", "Expand", {OpInput{DataType::kBool, {1, 7}}, Ints64({6, 1})}));
+  add(Make("expand_empty", "Expand", {X({1, 4}), Ints64({0, 4})}));
+  // 7 rows of 4999 over two threads: the share boundary cuts a row (memcpy
+  // and fill).
+  add(Make("expand_rows_cut_by_threads", "Expand", {X({1, 4999}), Ints64({7, 4999})}));
+  add(Make("expand_fill_cut_by_threads", "Expand", {X({7, 1}), Ints64({7, 4999})}));
   add(Make("tile", "Tile", {X({2, 3}), Ints64({2, 3})}));
   // braid's CPU kernel (tile_cpu.cc): repeats on the first, a middle and
   // the last axis only, every axis, 64- and 8-bit elements, a rank-1 input,

@@ -15,6 +15,7 @@
 #include "graph/passes/passes.h"
 #include "graph/status.h"
 #include "kernels/cpu/cpu_device.h"
+#include "kernels/params/elementwise.h"
 
 namespace braid {
 namespace {
@@ -85,6 +86,14 @@ Status FillRandom(const OpInput& in, std::mt19937& rng, TensorData& data) {
   switch (in.dtype) {
     case DataType::kF32: return FillReals(in, rng, data.mutable_as<float>());
     case DataType::kF64: return FillReals(in, rng, data.mutable_as<double>());
+    case DataType::kF16: {
+      // Drawn as f32 values, rounded to f16 once.
+      std::vector<float> values(count);
+      RETURN_IF_ERROR(FillReals(in, rng, std::span<float>(values)));
+      std::span<uint16_t> out = data.mutable_as<uint16_t>();
+      for (size_t i = 0; i < count; ++i) out[i] = FloatToHalf(values[i]);
+      return Status::Ok();
+    }
     case DataType::kI64: FillInts(in, rng, data.mutable_as<int64_t>()); return Status::Ok();
     case DataType::kI32: FillInts(in, rng, data.mutable_as<int32_t>()); return Status::Ok();
     case DataType::kI8: FillInts(in, rng, data.mutable_as<int8_t>()); return Status::Ok();
@@ -134,6 +143,7 @@ double ToDouble(DataType dtype, const void* p, size_t i) {
     case DataType::kI8: return static_cast<const int8_t*>(p)[i];
     case DataType::kU8:
     case DataType::kBool: return static_cast<const uint8_t*>(p)[i];
+    case DataType::kF16: return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
     default: return 0;
   }
 }
