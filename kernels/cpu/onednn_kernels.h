@@ -47,6 +47,11 @@ std::unique_ptr<Kernel> CreateBinaryCpu();     // f32 general broadcasts (PRelu:
 std::unique_ptr<Kernel> CreateRecurrentCpu();  // RNN, GRU, LSTM (f32)
 std::unique_ptr<Kernel> CreateTileCpu();       // constant repeats, any dtype, plain
 std::unique_ptr<Kernel> CreateDepthSpaceCpu();  // DepthToSpace / SpaceToDepth, plain
+std::unique_ptr<Kernel> CreateGatherCpu();          // any dtype, plain
+std::unique_ptr<Kernel> CreateGatherElementsCpu();  // 1/2/4/8-byte elements, plain
+std::unique_ptr<Kernel> CreateGatherNDCpu();        // any dtype, plain
+std::unique_ptr<Kernel> CreateScatterElementsCpu(); // and Scatter; reference dtypes, plain
+std::unique_ptr<Kernel> CreateScatterNDCpu();       // reference dtypes, plain
 
 }  // namespace braid
 

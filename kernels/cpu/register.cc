@@ -4,10 +4,12 @@
 // BatchNormalization, generally broadcast Add/Sub/Mul/Div), oneDNN kernels
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
-// DepthToSpace / SpaceToDepth), then the
+// DepthToSpace / SpaceToDepth, Gather, GatherElements, GatherND,
+// ScatterElements / Scatter, ScatterND), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
+#include <utility>
 
 #include "kernels/cpu/cpu_device.h"
 #include "kernels/cpu/onednn_kernels.h"
@@ -165,6 +167,24 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // per-element divisions.
   for (const char* op : {"DepthToSpace", "SpaceToDepth"})
     Add(registry, op, "cpu", kCpuPriority, CreateDepthSpaceCpu);
+  // Gather, GatherElements, GatherND, ScatterElements / Scatter and
+  // ScatterND, plain layout: row copies and typed element loops over the
+  // threads, scatters in the reference's order per output element; the
+  // reference takes channels-last and the dtypes declined (routine).
+  {
+    const std::pair<const char*, std::unique_ptr<Kernel> (*)()> gather_scatter[] = {
+        {"Gather", CreateGatherCpu},
+        {"GatherElements", CreateGatherElementsCpu},
+        {"GatherND", CreateGatherNDCpu},
+        {"ScatterElements", CreateScatterElementsCpu},
+        {"Scatter", CreateScatterElementsCpu},
+        {"ScatterND", CreateScatterNDCpu}};
+    for (const auto& [op, create] : gather_scatter) {
+      KernelEntry entry{op, DeviceKind::kCpu, "cpu", kCpuPriority, [create] { return create(); }};
+      entry.specialized = true;
+      registry.Register(std::move(entry));
+    }
+  }
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
                          "ReduceL2", "ReduceSumSquare"}) {
