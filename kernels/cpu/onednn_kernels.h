@@ -52,6 +52,7 @@ std::unique_ptr<Kernel> CreateGatherElementsCpu();  // 1/2/4/8-byte elements, pl
 std::unique_ptr<Kernel> CreateGatherNDCpu();        // any dtype, plain
 std::unique_ptr<Kernel> CreateScatterElementsCpu(); // and Scatter; reference dtypes, plain
 std::unique_ptr<Kernel> CreateScatterNDCpu();       // reference dtypes, plain
+std::unique_ptr<Kernel> CreateGridSampleCpu();      // f32 4-D, every mode, plain
 
 }  // namespace braid
 

@@ -5,7 +5,7 @@
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, Gather, GatherElements, GatherND,
-// ScatterElements / Scatter, ScatterND), then the
+// ScatterElements / Scatter, ScatterND, GridSample), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -184,6 +184,16 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
       entry.specialized = true;
       registry.Register(std::move(entry));
     }
+  }
+  // GridSample (f32, 4-D, every mode), plain: (n, output row) over the
+  // threads, each grid point mapped once for all channels, with the
+  // reference's per-sample math (device_math/data.h); channels-last goes to
+  // the reference (routine).
+  {
+    KernelEntry grid_sample{"GridSample", DeviceKind::kCpu, "cpu", kCpuPriority,
+                            [] { return CreateGridSampleCpu(); }};
+    grid_sample.specialized = true;
+    registry.Register(std::move(grid_sample));
   }
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
