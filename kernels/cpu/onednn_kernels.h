@@ -53,6 +53,7 @@ std::unique_ptr<Kernel> CreateGatherNDCpu();        // any dtype, plain
 std::unique_ptr<Kernel> CreateScatterElementsCpu(); // and Scatter; reference dtypes, plain
 std::unique_ptr<Kernel> CreateScatterNDCpu();       // reference dtypes, plain
 std::unique_ptr<Kernel> CreateGridSampleCpu();      // f32 4-D, every mode, plain
+std::unique_ptr<Kernel> CreateNonMaxSuppressionCpu();  // f32, (batch, class) pairs threaded
 
 }  // namespace braid
 

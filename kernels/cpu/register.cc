@@ -5,9 +5,9 @@
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, Gather, GatherElements, GatherND,
-// ScatterElements / Scatter, ScatterND, GridSample), then the
-// reference kernels (priority 0), so one call gives every CPU implementation
-// in the order PrepareFirstAccepting tries them.
+// ScatterElements / Scatter, ScatterND, GridSample, NonMaxSuppression), then
+// the reference kernels (priority 0), so one call gives every CPU
+// implementation in the order PrepareFirstAccepting tries them.
 #include <string_view>
 #include <utility>
 
@@ -195,6 +195,10 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     grid_sample.specialized = true;
     registry.Register(std::move(grid_sample));
   }
+  // NonMaxSuppression, every case the reference takes: the (batch, class)
+  // walks (the reference's, kernels/host/non_max_suppression.h) over the
+  // threads, rows compacted in the reference's order.
+  Add(registry, "NonMaxSuppression", "cpu", kCpuPriority, CreateNonMaxSuppressionCpu);
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
                          "ReduceL2", "ReduceSumSquare"}) {

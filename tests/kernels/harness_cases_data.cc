@@ -431,6 +431,34 @@ std::vector<OpCase> MakeCases() {
   add(Make("non_max_suppression_center_boxes_runtime_max", "NonMaxSuppression",
            {X({1, 25, 4}, 0.1, 1), X({1, 2, 25}, 0, 1), Ints64({4}, false), X({1}, 0.1, 0.3)},
            {I("center_point_box", 1)}));
+  // braid's CPU kernel (non_max_suppression_cpu.cc): (batch, class) walks
+  // over the two threads, in both box formats; tied scores (lower box index
+  // first), NaN / Inf scores, a maximum above N, omitted scalars (no rows),
+  // iou_threshold 0 and 1, and a computed maximum.
+  add(Make("non_max_suppression_large", "NonMaxSuppression",
+           {X({2, 600, 4}, 0, 1), X({2, 8, 600}, 0, 1), Ints64({40}), X({1}, 0.4, 0.5),
+            X({1}, 0.1, 0.2)}));
+  add(Make("non_max_suppression_large_center_runtime_max", "NonMaxSuppression",
+           {X({3, 500, 4}, 0.05, 1), X({3, 6, 500}, 0, 1), Ints64({25}, false), X({1}, 0.5, 0.6)},
+           {I("center_point_box", 1)}));
+  {
+    OpInput tied{DataType::kF32, {2, 3, 40}};
+    for (int64_t i = 0; i < 240; ++i) tied.values.push_back(1 + i % 3);
+    add(Make("non_max_suppression_tied_scores", "NonMaxSuppression",
+             {X({2, 40, 4}, 0, 1), tied, Ints64({100}), [] {
+                OpInput iou = X({1});
+                iou.values = {1};
+                return iou;
+              }()}));
+  }
+  add(Make("non_max_suppression_naninf_scores", "NonMaxSuppression",
+           {X({2, 30, 4}, 0, 1), WithNanInf(X({2, 3, 30}, 0, 1)), Ints64({10}), [] {
+              OpInput iou = X({1});
+              iou.values = {0};
+              return iou;
+            }()}));
+  add(Make("non_max_suppression_scalars_omitted", "NonMaxSuppression",
+           {X({1, 10, 4}, 0, 1), X({1, 2, 10}, 0, 1)}));
   add(Make("trilu_upper_runtime_k", "Trilu", {X({2, 4, 5}), [] {
              OpInput k{DataType::kI64, {}};
              k.values = {1};

@@ -598,10 +598,11 @@ BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float*
 //   3. NmsCompactClass, one thread per (batch, class): the rows of the earlier
 //      classes (batch-major) give its offset; it writes [b, c, box] rows; the
 //      last class also writes the total.
-// The box corners and IoU test are kernels/reference/non_max_suppression.cc's
-// operation for operation (std::min / std::max as ternaries, products under
-// __fmul_rn on the device so no FMA contraction changes a rounding): the
-// selected indices must be the same, bit for bit.
+// The box corners and IoU test (NmsCornersOf, NmsSuppressedBy) are the CPU's
+// too: the reference and braid's CPU kernel call them through
+// kernels/host/non_max_suppression.h (std::min / std::max as ternaries,
+// products under __fmul_rn on the device so no FMA contraction changes a
+// rounding): the selected indices must be the same, bit for bit.
 struct NmsArgs {
   int64_t batches = 0, classes = 0, boxes = 0;
   bool center_point_box = false;

@@ -1,8 +1,12 @@
-// braid's CPU Gather / GatherElements / GatherND / ScatterElements /
-// ScatterND (kernels/cpu/gather_scatter_cpu.cc) on out-of-range indices: the
-// same InvalidArgument as the reference, naming the node and the FIRST bad
-// index in index order even when both threads meet one (the op harness
-// compares only successful runs).
+// braid's CPU data kernels on bad run-time values, where the op harness
+// (which compares only successful runs) cannot look: the same error as the
+// reference kernel, word for word.
+//   Gather / GatherElements / GatherND / ScatterElements / ScatterND
+//   (kernels/cpu/gather_scatter_cpu.cc): an out-of-range index is the
+//   InvalidArgument naming the node and the FIRST bad index in index order,
+//   even when both threads meet one.
+//   NonMaxSuppression (kernels/cpu/non_max_suppression_cpu.cc): an
+//   iou_threshold outside [0, 1].
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -93,6 +97,16 @@ TEST(GatherScatterCpu, OutOfRangeIndexIsTheReferencesError) {
                         F32({200, 256})},
                        {{"reduction", std::string("add")}}, 16),
                   "index -257 is out of range for axis 0");
+}
+
+TEST(NonMaxSuppressionCpu, IouThresholdOutsideZeroOneIsTheReferencesError) {
+  OpInput max{DataType::kI64, {1}};
+  max.values = {4};
+  OpInput iou = F32({1});
+  iou.values = {2};
+  ExpectSameError(Case("nms_iou_above_one", "NonMaxSuppression",
+                       {F32({1, 6, 4}), F32({1, 2, 6}), max, iou}),
+                  "iou_threshold is 2");
 }
 
 }  // namespace
