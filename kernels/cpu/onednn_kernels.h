@@ -54,6 +54,7 @@ std::unique_ptr<Kernel> CreateScatterElementsCpu(); // and Scatter; reference dt
 std::unique_ptr<Kernel> CreateScatterNDCpu();       // reference dtypes, plain
 std::unique_ptr<Kernel> CreateGridSampleCpu();      // f32 4-D, every mode, plain
 std::unique_ptr<Kernel> CreateNonMaxSuppressionCpu();  // f32, (batch, class) pairs threaded
+std::unique_ptr<Kernel> CreateEinsumCpu();  // f32, <= 16 labels, <= 8 operands
 
 }  // namespace braid
 

@@ -5,8 +5,8 @@
 // (priority 20), braid's other own CPU kernels (priority 10: Transpose,
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, Gather, GatherElements, GatherND,
-// ScatterElements / Scatter, ScatterND, GridSample, NonMaxSuppression), then
-// the reference kernels (priority 0), so one call gives every CPU
+// ScatterElements / Scatter, ScatterND, GridSample, NonMaxSuppression,
+// Einsum), then the reference kernels (priority 0), so one call gives every CPU
 // implementation in the order PrepareFirstAccepting tries them.
 #include <string_view>
 #include <utility>
@@ -199,6 +199,15 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // walks (the reference's, kernels/host/non_max_suppression.h) over the
   // threads, rows compacted in the reference's order.
   Add(registry, "NonMaxSuppression", "cpu", kCpuPriority, CreateNonMaxSuppressionCpu);
+  // f32 Einsum up to 16 labels and 8 operands: output elements over the
+  // threads, each summed in the reference's order; the reference takes f64
+  // and larger equations (routine).
+  {
+    KernelEntry einsum{"Einsum", DeviceKind::kCpu, "cpu", kCpuPriority,
+                       [] { return CreateEinsumCpu(); }};
+    einsum.specialized = true;
+    registry.Register(std::move(einsum));
+  }
   // Reductions over one run of axes; the reference takes the rest (routine).
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1",
                          "ReduceL2", "ReduceSumSquare"}) {

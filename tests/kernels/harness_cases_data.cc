@@ -164,6 +164,21 @@ std::vector<OpCase> MakeCases() {
   add(Make("dropout_inference", "Dropout", {X({2, 3, 4})}));
   add(Make("einsum_batched_matmul", "Einsum", {X({2, 3, 4}), X({2, 4, 5})},
            {S("equation", "bij,bjk->bik")}));
+  // braid's CPU kernel (einsum_cpu.cc): no summed label (a transpose), a
+  // diagonal, a sum of everything, three operands, an ellipsis broadcast, a
+  // label of extent 0, and output elements over the two threads.
+  add(Make("einsum_transpose_implicit", "Einsum", {X({300, 200})}, {S("equation", "ji")}));
+  add(Make("einsum_diagonal", "Einsum", {X({50, 50})}, {S("equation", "ii->i")}));
+  add(Make("einsum_sum_all", "Einsum", {X({3, 4})}, {S("equation", "ij->")}));
+  add(Make("einsum_outer_three", "Einsum", {X({40}), X({30}), X({30})},
+           {S("equation", "i,j,k->ijk")}));
+  add(Make("einsum_batched_large", "Einsum", {X({4, 64, 32}), X({4, 32, 40})},
+           {S("equation", "bij,bjk->bik")}));
+  add(Make("einsum_ellipsis_broadcast", "Einsum", {X({2, 1, 3, 4}), X({1, 3, 4, 5})},
+           {S("equation", "...ij,...jk->...ik")}));
+  add(Make("einsum_contract_middle_permuted", "Einsum", {X({5, 6, 7}), X({7, 5, 3})},
+           {S("equation", "abc,cad->db")}));
+  add(Make("einsum_empty_label", "Einsum", {X({0, 3})}, {S("equation", "ij->j")}));
   add(Make("unary_Tan", "Tan", {X({3, 11}, -1.2, 1.2)}));
   for (const char* op : {"Asin", "Acos", "Atanh"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -0.99, 0.99)}));
