@@ -166,8 +166,10 @@ std::vector<OpCase> MakeCases() {
            {S("equation", "bij,bjk->bik")}));
   // braid's CPU kernel (einsum_cpu.cc): no summed label (a transpose), a
   // diagonal, a sum of everything, three operands, an ellipsis broadcast, a
-  // label of extent 0, and output elements over the two threads.
+  // label of extent 0, and output elements over the two threads (one
+  // thread's share starting mid-row).
   add(Make("einsum_transpose_implicit", "Einsum", {X({300, 200})}, {S("equation", "ji")}));
+  add(Make("einsum_transpose_thread_mid_row", "Einsum", {X({7, 9999})}, {S("equation", "ij->ji")}));
   add(Make("einsum_diagonal", "Einsum", {X({50, 50})}, {S("equation", "ii->i")}));
   add(Make("einsum_sum_all", "Einsum", {X({3, 4})}, {S("equation", "ij->")}));
   add(Make("einsum_outer_three", "Einsum", {X({40}), X({30}), X({30})},
