@@ -9,7 +9,8 @@
 //     anything is written (the reference's error).
 //   GatherElements: 1-, 2-, 4- or 8-byte elements; the rows of indices (its
 //     last axis) over the threads, each row's data base offset computed once.
-//   GatherND: any dtype; each index tuple's slice one memcpy, over the threads.
+//   GatherND: any dtype; each index tuple's slice one memcpy (a typed copy
+//     for a one-element slice), over the threads.
 //   ScatterND / ScatterElements (and Scatter): data copied over the threads,
 //     then the updates applied where every output element is written by one
 //     thread in the reference's index order, so duplicate indices give the
@@ -471,39 +472,61 @@ class GatherNDCpu final : public Kernel {
     element_bytes_ = static_cast<int64_t>(DataTypeSize(args.inputs[0].dtype));
     where_ = args.Where();
     num_threads_ = std::max(args.num_threads, 1);
+    // A one-element slice of 1, 2, 4 or 8 bytes: a typed copy, not memcpy.
+    run_ = &RunTyped<std::byte>;
+    if (p_.slice == 1) {
+      switch (element_bytes_) {
+        case 1: run_ = &RunTyped<uint8_t>; break;
+        case 2: run_ = &RunTyped<uint16_t>; break;
+        case 4: run_ = &RunTyped<uint32_t>; break;
+        case 8: run_ = &RunTyped<uint64_t>; break;
+        default: break;
+      }
+    }
     return Status::Ok();
   }
 
-  Status Run(const RunArgs& args) override {
+  Status Run(const RunArgs& args) override { return run_(*this, args); }
+
+ private:
+  // E = std::byte: slices of any size, one memcpy each; else one element E.
+  template <typename E>
+  static Status RunTyped(const GatherNDCpu& k, const RunArgs& args) {
+    const IndexTupleParams& p = k.p_;
     const auto* data = static_cast<const std::byte*>(args.src[0]);
     const int64_t* indices = static_cast<const int64_t*>(args.src[1]);
     auto* out = static_cast<std::byte*>(args.dst[0]);
-    const int64_t rows = p_.batches * p_.tuples;
-    const int64_t slice_bytes = p_.slice * element_bytes_;
+    const int64_t rows = p.batches * p.tuples;
+    const int64_t eb = k.element_bytes_, slice_bytes = p.slice * eb;
     std::atomic<bool> failed{false};
-    const int threads = ThreadsFor(rows * std::max<int64_t>(p_.slice, p_.k),
-                                   std::min<int64_t>(num_threads_, rows));
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int64_t row = 0; row < rows; ++row) {
-      if (failed.load(std::memory_order_relaxed)) continue;
-      int64_t offset;
-      if (!TupleOffset(p_, indices + row * p_.k, &offset)) {
-        failed.store(true, std::memory_order_relaxed);
-        continue;
+    const int threads = ThreadsFor(rows * std::max<int64_t>(p.slice, p.k),
+                                   std::min<int64_t>(k.num_threads_, rows));
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t n = 0; n < p.batches; ++n) {
+      for (int64_t t = 0; t < p.tuples; ++t) {
+        const int64_t row = n * p.tuples + t;
+        int64_t offset;
+        if (!TupleOffset(p, indices + row * p.k, &offset)) {
+          failed.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        offset += n * p.batch_stride;
+        if constexpr (std::is_same_v<E, std::byte>) {
+          std::memcpy(out + row * slice_bytes, data + offset * eb, static_cast<size_t>(slice_bytes));
+        } else {
+          static_cast<E*>(args.dst[0])[row] = static_cast<const E*>(args.src[0])[offset];
+        }
       }
-      offset += (row / p_.tuples) * p_.batch_stride;
-      std::memcpy(out + row * slice_bytes, data + offset * element_bytes_,
-                  static_cast<size_t>(slice_bytes));
     }
-    return failed.load() ? FirstTupleError(p_, indices, rows, where_, /*axis_form=*/false)
+    return failed.load() ? FirstTupleError(p, indices, rows, k.where_, /*axis_form=*/false)
                          : Status::Ok();
   }
 
- private:
   IndexTupleParams p_;
   int64_t element_bytes_ = 0;
   std::string where_;
   int num_threads_ = 1;
+  Status (*run_)(const GatherNDCpu&, const RunArgs&) = nullptr;
 };
 
 class ScatterNDCpu final : public Kernel {
