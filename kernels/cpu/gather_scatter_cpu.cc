@@ -61,8 +61,8 @@ const I* IndexData(const void* p) {
   return static_cast<const I*>(p);
 }
 
-// Copies `bytes` from src to dst split over `threads` (ScatterND's and
-// ScatterElements' first step).
+// Copies `bytes` from src to dst in 64 KiB blocks over up to `num_threads`
+// threads (ScatterND's and ScatterElements' first step).
 void ParallelCopy(void* dst, const void* src, int64_t bytes, int num_threads) {
   constexpr int64_t kBlock = 64 * 1024;
   const int64_t blocks = (bytes + kBlock - 1) / kBlock;
@@ -172,9 +172,10 @@ class GatherCpu final : public Kernel {
 
 // ---- GatherElements, ScatterElements --------------------------------------------
 
-// Indices (rank r) seen as rows along their last axis: row `row` (over the
-// first r - 1 axes) has data offset Base(row) + index * axis_stride + i *
-// last_stride for its element i, where the axis coordinate is the index.
+// Indices (rank r) seen as rows along their last axis: element i of row
+// `row` (over the first r - 1 axes) names the data element at Base(row) +
+// index * axis_stride, plus i when the axis is not the last (data's last
+// axis is contiguous): the axis coordinate replaced by the index.
 class ElementRows {
  public:
   Status Init(const PrepareArgs& args) {
@@ -222,7 +223,7 @@ class ElementRows {
   std::string where_;
 };
 
-// Element e = row * row_ + i of indices (i in [begin, end)) as a data offset;
+// Element i of a row (Base `base`, indices `idx_row`) as a data offset;
 // false when its index is out of range.
 template <bool kAxisIsLast, typename I>
 inline bool ElementOffset(const ElementRows& r, int64_t base, const I* idx_row, int64_t i,
