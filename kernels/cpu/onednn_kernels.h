@@ -66,6 +66,13 @@ std::unique_ptr<Kernel> CreateCastCpu();       // Cast / CastLike, every pair, o
 // Comparisons, And / Or / Xor, Mod, Not (kernels/params/binary_ops.h functors);
 // nullptr for another op type.
 std::unique_ptr<Kernel> CreateBinaryTypedCpu(std::string_view op_type);
+std::unique_ptr<Kernel> CreateGatherCpu();          // any dtype, plain
+std::unique_ptr<Kernel> CreateGatherElementsCpu();  // 1/2/4/8-byte elements, plain
+std::unique_ptr<Kernel> CreateGatherNDCpu();        // any dtype, plain
+std::unique_ptr<Kernel> CreateScatterElementsCpu(); // and Scatter; reference dtypes, plain
+std::unique_ptr<Kernel> CreateScatterNDCpu();       // reference dtypes, plain
+std::unique_ptr<Kernel> CreateGridSampleCpu();      // f32 4-D, every mode, plain
+std::unique_ptr<Kernel> CreateNonMaxSuppressionCpu();  // f32, (batch, class) pairs threaded
 
 }  // namespace braid
 

@@ -6,7 +6,8 @@
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, ArgMax / ArgMin, TopK, CumSum, Trilu, OneHot,
 // Range, Einsum, Expand, Where, Cast, the comparisons, And / Or / Xor / Not,
-// Mod), then the
+// Mod, Gather, GatherElements, GatherND, ScatterElements / Scatter, ScatterND,
+// GridSample, NonMaxSuppression), then the
 // reference kernels (priority 0), so one call gives every CPU implementation
 // in the order PrepareFirstAccepting tries them.
 #include <string_view>
@@ -201,6 +202,38 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
     typed.specialized = true;
     registry.Register(std::move(typed));
   }
+  // Gather, GatherElements, GatherND, ScatterElements / Scatter and
+  // ScatterND, plain layout: row copies and typed element loops over the
+  // threads, scatters in the reference's order per output element; the
+  // reference takes channels-last and the dtypes declined (routine).
+  {
+    const std::pair<const char*, std::unique_ptr<Kernel> (*)()> gather_scatter[] = {
+        {"Gather", CreateGatherCpu},
+        {"GatherElements", CreateGatherElementsCpu},
+        {"GatherND", CreateGatherNDCpu},
+        {"ScatterElements", CreateScatterElementsCpu},
+        {"Scatter", CreateScatterElementsCpu},
+        {"ScatterND", CreateScatterNDCpu}};
+    for (const auto& [op, create] : gather_scatter) {
+      KernelEntry entry{op, DeviceKind::kCpu, "cpu", kCpuPriority, [create] { return create(); }};
+      entry.specialized = true;
+      registry.Register(std::move(entry));
+    }
+  }
+  // GridSample (f32, 4-D, every mode), plain: (n, output row) over the
+  // threads, each grid point mapped once for all channels, with the
+  // reference's per-sample math (device_math/data.h); channels-last goes to
+  // the reference (routine).
+  {
+    KernelEntry grid_sample{"GridSample", DeviceKind::kCpu, "cpu", kCpuPriority,
+                            [] { return CreateGridSampleCpu(); }};
+    grid_sample.specialized = true;
+    registry.Register(std::move(grid_sample));
+  }
+  // NonMaxSuppression, every case the reference takes: the (batch, class)
+  // walks (the reference's, kernels/host/non_max_suppression.h) over the
+  // threads, rows compacted in the reference's order.
+  Add(registry, "NonMaxSuppression", "cpu", kCpuPriority, CreateNonMaxSuppressionCpu);
   // The Einsums LowerEinsum leaves (f32): one independent sum per output
   // element over the threads (the reference walks every label on one).
   {

@@ -332,16 +332,7 @@ StatusOr<dm::EyeLikeArgs> PlanEyeLike(const PrepareArgs& args) {
 
 StatusOr<dm::GridSampleArgs> PlanGridSample(const PrepareArgs& args) {
   ASSIGN_OR_RETURN(const GridSampleParams p, ParseGridSample(args));
-  dm::GridSampleArgs a;
-  a.mode = static_cast<int>(p.mode);
-  a.padding = static_cast<int>(p.padding);
-  a.align_corners = p.align_corners;
-  a.channels = p.channels;
-  a.height = p.height;
-  a.width = p.width;
-  a.out_hw = p.out_h * p.out_w;
-  a.elements = p.batch * p.channels * a.out_hw;
-  return a;
+  return GridSampleMathArgs(p);
 }
 
 StatusOr<dm::NmsArgs> PlanNonMaxSuppression(const PrepareArgs& args) {

@@ -462,9 +462,10 @@ BRAID_HD void EyeLikeElement(const EyeLikeArgs& args, int64_t i, E* y) {
 }
 
 // GridSample (f32, 4-D): output [N, C, H_out, W_out], element i samples the
-// plane (n, c) of x [N, C, H, W] at grid [n, h, w] = (x, y) in [-1, 1],
-// exactly as kernels/reference/grid_sample.cc does (in double, the same
-// expressions): the pixel coordinate ((v + 1) * size - 1) / 2, or
+// plane (n, c) of x [N, C, H, W] at grid [n, h, w] = (x, y) in [-1, 1], in
+// double. The one definition: the reference kernel
+// (kernels/reference/grid_sample.cc) and braid's CPU kernel call these
+// functions too. The pixel coordinate ((v + 1) * size - 1) / 2, or
 // (v + 1) / 2 * (size - 1) with align_corners; nearest rounds it half to
 // even (rint); outside [-0.5, size - 0.5] ([0, size - 1] with
 // align_corners) border clamps it and reflection reflects it; then nearest
@@ -547,20 +548,14 @@ BRAID_HD void GridSampleCubicWeights(double t, double* w) {
   w[3] = ((c * t3 - 5 * c) * t3 + 8 * c) * t3 - 4 * c;
 }
 
-BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float* x,
-                                const float* grid, float* y) {
-  const int64_t p = i % a.out_hw;
-  const int64_t plane_index = i / a.out_hw;  // n * C + c
-  const int64_t n = plane_index / a.channels;
-  const float* g = grid + (n * a.out_hw + p) * 2;
-  const float* plane = x + plane_index * a.height * a.width;
-  const double sy = GridSampleSource(a, g[1], a.height);
-  const double sx = GridSampleSource(a, g[0], a.width);
-  if (a.mode == 0) {
-    y[i] = static_cast<float>(
+// The value of `plane` (H x W) at pixel coordinates (sy, sx) from
+// GridSampleSource: what GridSampleElement writes, and what braid's CPU
+// kernel (kernels/cpu/grid_sample_cpu.cc) computes for each channel of a
+// grid point, whose coordinates it maps once.
+BRAID_HD float GridSampleAt(const GridSampleArgs& a, const float* plane, double sy, double sx) {
+  if (a.mode == 0)
+    return static_cast<float>(
         GridSamplePixel(a, plane, static_cast<int64_t>(sy), static_cast<int64_t>(sx)));
-    return;
-  }
   const double fy = floor(sy), fx = floor(sx);
   const int64_t y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
   const double ty = sy - fy, tx = sx - fx;
@@ -577,7 +572,18 @@ BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float*
       for (int c = 0; c < 4; ++c)
         sum += wy[r] * wx[c] * GridSamplePixel(a, plane, y0 - 1 + r, x0 - 1 + c);
   }
-  y[i] = static_cast<float>(sum);
+  return static_cast<float>(sum);
+}
+
+BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float* x,
+                                const float* grid, float* y) {
+  const int64_t p = i % a.out_hw;
+  const int64_t plane_index = i / a.out_hw;  // n * C + c
+  const int64_t n = plane_index / a.channels;
+  const float* g = grid + (n * a.out_hw + p) * 2;
+  const float* plane = x + plane_index * a.height * a.width;
+  y[i] = GridSampleAt(a, plane, GridSampleSource(a, g[1], a.height),
+                      GridSampleSource(a, g[0], a.width));
 }
 
 // NonMaxSuppression (f32 boxes and scores, i64 rows), three launches on one
@@ -592,10 +598,11 @@ BRAID_HD void GridSampleElement(const GridSampleArgs& a, int64_t i, const float*
 //   3. NmsCompactClass, one thread per (batch, class): the rows of the earlier
 //      classes (batch-major) give its offset; it writes [b, c, box] rows; the
 //      last class also writes the total.
-// The box corners and IoU test are kernels/reference/non_max_suppression.cc's
-// operation for operation (std::min / std::max as ternaries, products under
-// __fmul_rn on the device so no FMA contraction changes a rounding): the
-// selected indices must be the same, bit for bit.
+// The box corners and IoU test (NmsCornersOf, NmsSuppressedBy) are the CPU's
+// too: the reference and braid's CPU kernel call them through
+// kernels/host/non_max_suppression.h (std::min / std::max as ternaries,
+// products under __fmul_rn on the device so no FMA contraction changes a
+// rounding): the selected indices must be the same, bit for bit.
 struct NmsArgs {
   int64_t batches = 0, classes = 0, boxes = 0;
   bool center_point_box = false;

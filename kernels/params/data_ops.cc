@@ -282,6 +282,46 @@ StatusOr<int> ParseAxis(const PrepareArgs& args, int64_t fallback, int rank) {
   return static_cast<int>(*axis);
 }
 
+StatusOr<GatherParams> ParseGather(const PrepareArgs& args) {
+  RETURN_IF_ERROR(CheckArity(args, 2, 2));
+  const TensorDesc& data = args.inputs[0];
+  const TensorDesc& indices = args.inputs[1];
+  if (data.rank() == 0) return Invalid(args, "data must have rank >= 1");
+  GatherParams p;
+  ASSIGN_OR_RETURN(p.axis, ParseAxis(args, 0, data.rank()));
+  const auto axis = static_cast<size_t>(p.axis);
+  std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + p.axis);
+  out_dims.insert(out_dims.end(), indices.dims.begin(), indices.dims.end());
+  out_dims.insert(out_dims.end(), data.dims.begin() + p.axis + 1, data.dims.end());
+  RETURN_IF_ERROR(params_internal::CheckOutput(args, out_dims, data.dtype));
+  if (indices.dtype != DataType::kI32 && indices.dtype != DataType::kI64)
+    return Unsupported(args, std::string("indices dtype ") + DataTypeName(indices.dtype) +
+                                 " (i32 or i64 only)");
+  p.index_dtype = indices.dtype;
+  p.outer = params_internal::Product(data.dims, 0, axis);
+  p.extent = data.dims[axis];
+  p.indices = indices.elements();
+  p.inner = params_internal::Product(data.dims, axis + 1);
+  return p;
+}
+
+Status GatherIndexOutOfRange(const std::string& where, int64_t index, int64_t extent) {
+  return InvalidArgument(where + ": index " + std::to_string(index) +
+                         " is out of range for axis extent " + std::to_string(extent));
+}
+
+Status AxisIndexOutOfRange(const std::string& where, int64_t index, int64_t axis,
+                           int64_t extent) {
+  return InvalidArgument(where + ": index " + std::to_string(index) +
+                         " is out of range for axis " + std::to_string(axis) + " of extent " +
+                         std::to_string(extent));
+}
+
+Status TupleIndexOutOfRange(const std::string& where, int64_t index, int64_t extent) {
+  return InvalidArgument(where + ": index " + std::to_string(index) +
+                         " is out of range for extent " + std::to_string(extent));
+}
+
 StatusOr<int> ParseElementsAxis(const PrepareArgs& args) {
   RETURN_IF_ERROR(CheckArity(args, 2, args.inputs.size()));
   const TensorDesc& data = args.inputs[0];

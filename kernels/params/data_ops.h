@@ -218,6 +218,38 @@ bool TopKRanksBefore(T va, T vb, int64_t a, int64_t b, bool largest) {
   return a < b;
 }
 
+// ---- Gather ------------------------------------------------------------------
+
+// Gather(data, indices i32 / i64) along `axis`: data viewed as [outer,
+// extent, inner] and the output as [outer, indices, inner] (checked against
+// outputs[0]). Other index dtypes are Unimplemented.
+struct GatherParams {
+  int axis = 0;
+  int64_t outer = 1, extent = 0, indices = 0, inner = 1;
+  DataType index_dtype = DataType::kI64;
+};
+StatusOr<GatherParams> ParseGather(const PrepareArgs& args);
+
+// The errors of an index outside [-extent, extent), naming the node
+// (`where`). Gather: "index 7 is out of range for axis extent 3"; ScatterND,
+// GatherElements, ScatterElements: "... for axis 1 of extent 3"; GatherND:
+// "... for extent 3".
+Status GatherIndexOutOfRange(const std::string& where, int64_t index, int64_t extent);
+Status AxisIndexOutOfRange(const std::string& where, int64_t index, int64_t axis,
+                           int64_t extent);
+Status TupleIndexOutOfRange(const std::string& where, int64_t index, int64_t extent);
+
+// Gather's check of all `count` indices before anything is written: the
+// first one outside [-extent, extent) is the error.
+template <typename I>
+Status CheckGatherIndices(const std::string& where, const I* indices, int64_t count,
+                          int64_t extent) {
+  for (int64_t j = 0; j < count; ++j)
+    if (indices[j] < -extent || indices[j] >= extent)
+      return GatherIndexOutOfRange(where, indices[j], extent);
+  return Status::Ok();
+}
+
 // ---- GatherElements, ScatterElements, ScatterND ----------------------------
 
 // GatherElements / ScatterElements: data (input 0) and indices (input 1, i32

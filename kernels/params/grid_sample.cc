@@ -41,4 +41,17 @@ StatusOr<GridSampleParams> ParseGridSample(const PrepareArgs& args) {
   return p;
 }
 
+dm::GridSampleArgs GridSampleMathArgs(const GridSampleParams& p) {
+  dm::GridSampleArgs a;
+  a.mode = static_cast<int>(p.mode);
+  a.padding = static_cast<int>(p.padding);
+  a.align_corners = p.align_corners;
+  a.channels = p.channels;
+  a.height = p.height;
+  a.width = p.width;
+  a.out_hw = p.out_h * p.out_w;
+  a.elements = p.batch * p.channels * a.out_hw;
+  return a;
+}
+
 }  // namespace braid

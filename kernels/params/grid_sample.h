@@ -1,6 +1,6 @@
 // GridSample (opset 16+, f32, 4-D) at Prepare: X [N, C, H, W] sampled at
 // grid [N, H_out, W_out, 2] into [N, C, H_out, W_out]; shared by the
-// reference kernel and the CUDA plan.
+// reference kernel, braid's CPU kernel and the CUDA plan.
 //
 //   ASSIGN_OR_RETURN(braid::GridSampleParams p, braid::ParseGridSample(args));
 //   // p.mode, p.padding, p.align_corners, p.height, p.out_w, ...
@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/backend.h"
+#include "kernels/device_math/data.h"
 
 namespace braid {
 
@@ -27,6 +28,10 @@ struct GridSampleParams {
 // Unimplemented for dtypes other than f32 or shapes other than the 4-D
 // ones above; InvalidArgument for an unknown mode / padding_mode.
 StatusOr<GridSampleParams> ParseGridSample(const PrepareArgs& args);
+
+// The per-element math's arguments (kernels/device_math/data.h, the
+// one definition of the sampling the reference, CPU and CUDA kernels share).
+dm::GridSampleArgs GridSampleMathArgs(const GridSampleParams& p);
 
 }  // namespace braid
 

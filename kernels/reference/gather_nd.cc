@@ -44,8 +44,7 @@ class GatherNDKernel final : public Kernel {
           const int64_t extent = tuple_extents_[d];
           const int64_t i = indices[d] < 0 ? indices[d] + extent : indices[d];
           if (i < 0 || i >= extent)
-            return InvalidArgument(where_ + ": index " + std::to_string(indices[d]) +
-                                   " is out of range for extent " + std::to_string(extent));
+            return TupleIndexOutOfRange(where_, indices[d], extent);
           offset += i * tuple_strides_[d];
         }
         std::memcpy(out, data + static_cast<size_t>(offset) * element_bytes_, slice_bytes_);

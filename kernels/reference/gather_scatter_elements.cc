@@ -15,7 +15,7 @@
 #include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
-#include "kernels/reference/scatter_reduction.h"
+#include "kernels/params/scatter_reduction.h"
 
 namespace braid::reference {
 namespace {
@@ -40,9 +40,7 @@ class ElementAddressing {
   // Offset in data of the element that indices[e] = `index` names.
   StatusOr<int64_t> DataOffset(int64_t e, int64_t index) const {
     if (index < -extent_ || index >= extent_)
-      return InvalidArgument(where_ + ": index " + std::to_string(index) +
-                             " is out of range for axis " + std::to_string(axis_) +
-                             " of extent " + std::to_string(extent_));
+      return AxisIndexOutOfRange(where_, index, axis_, extent_);
     if (index < 0) index += extent_;
     int64_t offset = 0;
     for (size_t d = index_dims_.size(); d-- > 0;) {

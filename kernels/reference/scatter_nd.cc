@@ -15,7 +15,7 @@
 #include "kernels/params/data_ops.h"
 #include "kernels/params/parse_util.h"
 #include "kernels/reference/data_kernel_util.h"
-#include "kernels/reference/scatter_reduction.h"
+#include "kernels/params/scatter_reduction.h"
 
 namespace braid::reference {
 namespace {
@@ -58,9 +58,7 @@ class ScatterNDKernel final : public Kernel {
       int64_t i = indices[t * k_ + d];
       if (i < 0) i += extent;
       if (i < 0 || i >= extent)
-        return InvalidArgument(where_ + ": index " + std::to_string(indices[t * k_ + d]) +
-                               " is out of range for axis " + std::to_string(d) + " of extent " +
-                               std::to_string(extent));
+        return AxisIndexOutOfRange(where_, indices[t * k_ + d], d, extent);
       offset += i * strides_[static_cast<size_t>(d)];
     }
     return offset;

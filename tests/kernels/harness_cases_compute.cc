@@ -564,6 +564,28 @@ std::vector<OpCase> MakeCases() {
            {S("mode", "bicubic"), S("padding_mode", "border"), I("align_corners", 1)}));
   add(Norm("gridsample_nearest_reflection", "GridSample", 16, {X({2, 3, 4, 6}), grid},
            {S("mode", "nearest"), S("padding_mode", "reflection")}));
+  // braid's CPU kernel (grid_sample_cpu.cc): every mode x padding_mode x
+  // align_corners with grid values up to 3 (several reflections), a one-row
+  // image, NaN / Inf pixels, and (n, row) pairs split over the two threads.
+  OpInput far_grid = X({1, 4, 6, 2});
+  far_grid.low = -3.0;
+  far_grid.high = 3.0;
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1})
+        add(Norm(std::string("gridsample_") + mode + "_" + padding + (align ? "_aligned" : "") +
+                     "_far",
+                 "GridSample", 16, {X({1, 2, 5, 7}), far_grid},
+                 {S("mode", mode), S("padding_mode", padding), I("align_corners", align)}));
+  add(Norm("gridsample_one_row_reflection_aligned", "GridSample", 16, {X({1, 2, 1, 5}), far_grid},
+           {S("padding_mode", "reflection"), I("align_corners", 1)}));
+  add(Norm("gridsample_bilinear_naninf", "GridSample", 16, {WithNanInf(X({2, 3, 4, 6})), grid}, {}));
+  OpInput large_grid = X({2, 48, 48, 2});
+  large_grid.low = -1.2;
+  large_grid.high = 1.2;
+  add(Norm("gridsample_bilinear_large", "GridSample", 16, {X({2, 8, 32, 32}), large_grid}, {}));
+  add(Norm("gridsample_bicubic_reflection_large", "GridSample", 20,
+           {X({2, 8, 32, 32}), large_grid}, {S("mode", "cubic"), S("padding_mode", "reflection")}));
   // RNN / GRU / LSTM: every optional input and output, both layouts and all
   // three directions; sequence_lens [4, 2, 3] leave zero-padded steps.
   OpInput lens{DataType::kI32, {3}};

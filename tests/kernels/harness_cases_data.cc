@@ -197,6 +197,23 @@ std::vector<OpCase> MakeCases() {
            {S("equation", "bchw,cwk->bhk")}));
   add(Make("einsum_outer_large", "Einsum", {X({3, 160}), X({3, 150})},
            {S("equation", "bi,bj->bij")}));
+  // braid's CPU kernel (einsum_cpu.cc): no summed label (a transpose), a
+  // diagonal, a sum of everything, three operands, an ellipsis broadcast, a
+  // label of extent 0, and output elements over the two threads (one
+  // thread's share starting mid-row).
+  add(Make("einsum_transpose_implicit", "Einsum", {X({300, 200})}, {S("equation", "ji")}));
+  add(Make("einsum_transpose_thread_mid_row", "Einsum", {X({7, 9999})}, {S("equation", "ij->ji")}));
+  add(Make("einsum_diagonal_square", "Einsum", {X({50, 50})}, {S("equation", "ii->i")}));
+  add(Make("einsum_sum_all", "Einsum", {X({3, 4})}, {S("equation", "ij->")}));
+  add(Make("einsum_outer_three", "Einsum", {X({40}), X({30}), X({30})},
+           {S("equation", "i,j,k->ijk")}));
+  add(Make("einsum_batched_large", "Einsum", {X({4, 64, 32}), X({4, 32, 40})},
+           {S("equation", "bij,bjk->bik")}));
+  add(Make("einsum_ellipsis_batch_broadcast", "Einsum", {X({2, 1, 3, 4}), X({1, 3, 4, 5})},
+           {S("equation", "...ij,...jk->...ik")}));
+  add(Make("einsum_contract_middle_permuted", "Einsum", {X({5, 6, 7}), X({7, 5, 3})},
+           {S("equation", "abc,cad->db")}));
+  add(Make("einsum_empty_label", "Einsum", {X({0, 3})}, {S("equation", "ij->j")}));
   add(Make("unary_Tan", "Tan", {X({3, 11}, -1.2, 1.2)}));
   for (const char* op : {"Asin", "Acos", "Atanh"})
     add(Make(std::string("unary_") + op, op, {X({3, 11}, -0.99, 0.99)}));
@@ -441,6 +458,83 @@ std::vector<OpCase> MakeCases() {
              rows.values = {2, 0};
              return rows;
            }(), X({2, 3})}));
+  // braid's CPU gather / scatter kernels (gather_scatter_cpu.cc): row and
+  // element copies over the two threads (> 2 x 16384 outputs), every index
+  // and element size the harness makes, negative axes and indices, an extent
+  // of 1, scalar indices, and scatters whose random indices repeat (the
+  // reference's last-write-wins and reduction order must hold).
+  add(Make("gather_large_rows", "Gather", {X({64, 40, 32}), Ix(DataType::kI64, {30}, -40, 39)},
+           {I("axis", 1)}));
+  add(Make("gather_large_elements_i32", "Gather",
+           {Ix(DataType::kI32, {300, 200}), Ix(DataType::kI32, {150}, -200, 199)}, {I("axis", -1)}));
+  add(Make("gather_u8_last_axis", "Gather",
+           {Ix(DataType::kU8, {5, 7}, 1, 255), Ix(DataType::kI64, {3, 2}, -7, 6)}, {I("axis", 1)}));
+  add(Make("gather_i64_constant_indices", "Gather", {Ix(DataType::kI64, {6, 3}), Ints64({5, -6, 0})}));
+  add(Make("gather_scalar_index", "Gather", {X({3, 5, 2}), Ix(DataType::kI64, {}, -5, 4)},
+           {I("axis", -2)}));
+  add(Make("gather_extent_one", "Gather", {X({1, 4}), Ix(DataType::kI32, {3}, -1, 0)}));
+  add(Make("gather_elements_large_last_axis", "GatherElements",
+           {X({200, 300}), Ix(DataType::kI64, {200, 200}, -300, 299)}, {I("axis", -1)}));
+  add(Make("gather_elements_large_axis0_i32", "GatherElements",
+           {X({50, 40, 30}), Ix(DataType::kI32, {40, 40, 25}, -50, 49)}));
+  add(Make("gather_elements_middle_u8", "GatherElements",
+           {Ix(DataType::kU8, {4, 6, 5}, 1, 255), Ix(DataType::kI64, {3, 4, 5}, -6, 5)},
+           {I("axis", 1)}));
+  add(Make("gather_elements_rank1_i64", "GatherElements",
+           {Ix(DataType::kI64, {7}), Ix(DataType::kI64, {10}, -7, 6)}));
+  add(Make("gather_nd_large_slices", "GatherND",
+           {X({64, 32, 20}), Ix(DataType::kI64, {100, 1}, -64, 63)}));
+  add(Make("gather_nd_large_elements", "GatherND",
+           {X({200, 200}), Ix(DataType::kI64, {200, 200, 2}, -200, 199)}));
+  add(Make("gather_nd_batch2_i64", "GatherND",
+           {Ix(DataType::kI64, {2, 3, 4, 5}), Ix(DataType::kI64, {2, 3, 2, 2}, -4, 3)},
+           {I("batch_dims", 2)}));
+  add(Make("gather_nd_u8_full_tuple", "GatherND",
+           {Ix(DataType::kU8, {3, 4}, 1, 255), Ix(DataType::kI64, {5, 2}, -3, 2)}));
+  add(Make("scatter_nd_large_rows_repeated", "ScatterND",
+           {X({64, 1024}), Ix(DataType::kI64, {40, 1}, -64, 63), X({40, 1024})}));
+  add(Make("scatter_nd_large_add", "ScatterND",
+           {X({64, 1024}), Ix(DataType::kI64, {40, 1}, -64, 63), X({40, 1024})},
+           {S("reduction", "add")}, 1, 16));
+  add(Make("scatter_nd_mul_i32", "ScatterND",
+           {Ix(DataType::kI32, {6, 4}, -9, 9), Ix(DataType::kI64, {8, 1}, -6, 5),
+            Ix(DataType::kI32, {8, 4}, -9, 9)},
+           {S("reduction", "mul")}, 1, 16));
+  add(Make("scatter_nd_max_i64_elements", "ScatterND",
+           {Ix(DataType::kI64, {5, 4}), Ix(DataType::kI64, {30, 2}, -4, 3), Ix(DataType::kI64, {30})},
+           {S("reduction", "max")}, 1, 18));
+  add(Make("scatter_nd_min_large", "ScatterND",
+           {X({8, 64, 128}), Ix(DataType::kI64, {6, 1}, -8, 7), X({6, 64, 128})},
+           {S("reduction", "min")}, 1, 18));
+  add(Make("scatter_nd_elements_repeated", "ScatterND",
+           {X({50, 40}), Ix(DataType::kI64, {100, 2}, -40, 39), X({100})}));
+  add(Make("scatter_nd_u8", "ScatterND",
+           {Ix(DataType::kU8, {6, 5}, 1, 255), Ix(DataType::kI64, {3, 1}, -6, 5),
+            Ix(DataType::kU8, {3, 5}, 1, 255)}));
+  add(Make("scatter_elements_large_axis1", "ScatterElements",
+           {X({256, 256}), Ix(DataType::kI64, {256, 200}, -256, 255), X({256, 200})},
+           {I("axis", 1)}));
+  add(Make("scatter_elements_large_axis0_add", "ScatterElements",
+           {X({256, 256}), Ix(DataType::kI32, {200, 256}, -256, 255), X({200, 256})},
+           {S("reduction", "add")}, 1, 16));
+  add(Make("scatter_elements_middle_mul_i32", "ScatterElements",
+           {Ix(DataType::kI32, {4, 5, 6}, -9, 9), Ix(DataType::kI64, {3, 4, 5}, -5, 4),
+            Ix(DataType::kI32, {3, 4, 5}, -9, 9)},
+           {I("axis", -2), S("reduction", "mul")}, 1, 16));
+  add(Make("scatter_elements_min_u8", "ScatterElements",
+           {Ix(DataType::kU8, {3, 8}, 1, 255), Ix(DataType::kI64, {3, 6}, -8, 7),
+            Ix(DataType::kU8, {3, 6}, 1, 255)},
+           {I("axis", 1), S("reduction", "min")}, 1, 18));
+  add(Make("scatter_elements_max_i8_axis0", "ScatterElements",
+           {Ix(DataType::kI8, {4, 6}, -100, 100), Ix(DataType::kI64, {7, 6}, -4, 3),
+            Ix(DataType::kI8, {7, 6}, -100, 100)},
+           {S("reduction", "max")}, 1, 18));
+  add(Make("scatter_elements_rank1_repeated", "ScatterElements",
+           {X({10}), Ix(DataType::kI64, {15}, -10, 9), X({15})}));
+  add(Make("scatter_elements_u8_none", "ScatterElements",
+           {Ix(DataType::kU8, {5, 4}, 1, 255), Ix(DataType::kI32, {5, 3}, -4, 3),
+            Ix(DataType::kU8, {5, 3}, 1, 255)},
+           {I("axis", 1)}));
   add(Make("range_i64", "Range", {I64Scalar(3), I64Scalar(17), I64Scalar(4)}));
   add(Make("cumsum_axis1_reverse", "CumSum", {X({3, 5}), I64Scalar(1)}, {I("reverse", 1)}));
   add(Make("pad_constant", "Pad", {X({2, 3, 4}), Ints64({0, 1, 2, 0, 1, 0}), ConstScalar(0.5, 0.6)}));
@@ -612,6 +706,34 @@ std::vector<OpCase> MakeCases() {
   add(Make("non_max_suppression_center_boxes_runtime_max", "NonMaxSuppression",
            {X({1, 25, 4}, 0.1, 1), X({1, 2, 25}, 0, 1), Ints64({4}, false), X({1}, 0.1, 0.3)},
            {I("center_point_box", 1)}));
+  // braid's CPU kernel (non_max_suppression_cpu.cc): (batch, class) walks
+  // over the two threads, in both box formats; tied scores (lower box index
+  // first), NaN / Inf scores, a maximum above N, omitted scalars (no rows),
+  // iou_threshold 0 and 1, and a computed maximum.
+  add(Make("non_max_suppression_large", "NonMaxSuppression",
+           {X({2, 600, 4}, 0, 1), X({2, 8, 600}, 0, 1), Ints64({40}), X({1}, 0.4, 0.5),
+            X({1}, 0.1, 0.2)}));
+  add(Make("non_max_suppression_large_center_runtime_max", "NonMaxSuppression",
+           {X({3, 500, 4}, 0.05, 1), X({3, 6, 500}, 0, 1), Ints64({25}, false), X({1}, 0.5, 0.6)},
+           {I("center_point_box", 1)}));
+  {
+    OpInput tied{DataType::kF32, {2, 3, 40}};
+    for (int64_t i = 0; i < 240; ++i) tied.values.push_back(1 + i % 3);
+    add(Make("non_max_suppression_tied_scores", "NonMaxSuppression",
+             {X({2, 40, 4}, 0, 1), tied, Ints64({100}), [] {
+                OpInput iou = X({1});
+                iou.values = {1};
+                return iou;
+              }()}));
+  }
+  add(Make("non_max_suppression_naninf_scores", "NonMaxSuppression",
+           {X({2, 30, 4}, 0, 1), WithNanInf(X({2, 3, 30}, 0, 1)), Ints64({10}), [] {
+              OpInput iou = X({1});
+              iou.values = {0};
+              return iou;
+            }()}));
+  add(Make("non_max_suppression_scalars_omitted", "NonMaxSuppression",
+           {X({1, 10, 4}, 0, 1), X({1, 2, 10}, 0, 1)}));
   add(Make("trilu_upper_runtime_k", "Trilu", {X({2, 4, 5}), [] {
              OpInput k{DataType::kI64, {}};
              k.values = {1};
@@ -644,6 +766,13 @@ std::vector<OpCase> MakeCases() {
     nan_inf(Make(std::string("binary_same_") + op, op, {X({2, 3, 4, 5}), X({2, 3, 4, 5})}));
     nan_inf(Make(std::string("binary_channel_") + op, op, {X({2, 3, 4, 5}), X({3, 1, 1})}));
   }
+  // Scatter max / min keep a NaN of data or update (scatter_reduction.h).
+  nan_inf(Make("scatter_elements_max_f32", "ScatterElements",
+               {X({4, 5}), Ix(DataType::kI64, {4, 5}, -5, 4), WithNanInf(X({4, 5}))},
+               {I("axis", 1), S("reduction", "max")}, 1, 18));
+  nan_inf(Make("scatter_nd_min_f32", "ScatterND",
+               {X({6, 4}), Ix(DataType::kI64, {5, 1}, -6, 5), X({5, 4})},
+               {S("reduction", "min")}, 1, 18));
   nan_inf(Make("add_fused_relu", "Add", {X({2, 3, 4, 5}), X({2, 3, 4, 5})},
                {S("activation", "Relu")}));
   nan_inf(Make("add_fused_clip_trailing", "Add", {X({2, 3, 7}), X({7})},
