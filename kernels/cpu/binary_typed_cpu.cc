@@ -26,6 +26,7 @@
 #include "kernels/params/binary_ops.h"
 #include "kernels/params/elementwise.h"
 #include "kernels/params/parse_util.h"
+#include "kernels/params/typed_select.h"
 
 namespace braid {
 namespace {
@@ -65,27 +66,13 @@ class BinaryTypedCpu final : public Kernel {
     const DataType out_type = Op::kCompare ? DataType::kBool : type;
     RETURN_IF_ERROR(params_internal::CheckOutput(args, plan_.output_dims(), out_type));
     RETURN_IF_ERROR(CheckLayouts(args));
-    switch (type) {
-      case DataType::kF32: run_ = &RunTyped<float>; break;
-      case DataType::kI32: run_ = &RunTyped<int32_t>; break;
-      case DataType::kI64: run_ = &RunTyped<int64_t>; break;
-      case DataType::kI8: run_ = &RunTyped<int8_t>; break;
-      case DataType::kU8: run_ = &RunTyped<uint8_t>; break;
-      case DataType::kF64: run_ = &RunTyped<double>; break;
-      case DataType::kI16: run_ = &RunTyped<int16_t>; break;
-      case DataType::kU16: run_ = &RunTyped<uint16_t>; break;
-      case DataType::kU32: run_ = &RunTyped<uint32_t>; break;
-      case DataType::kU64: run_ = &RunTyped<uint64_t>; break;
-      case DataType::kBool: run_ = &RunTyped<uint8_t>; break;
-      case DataType::kF16:
-        if constexpr (Op::kHalf) {
-          run_ = &RunTyped<Half>;
-          break;
-        }
-        [[fallthrough]];
-      default:
-        return Unimplemented(args.Where() + ": " + DataTypeName(type) + " operands");
+    // Bool as bytes; f16 only where the op computes on it (Op::kHalf).
+    run_ = type == DataType::kBool ? &RunTyped<uint8_t> : SelectByNumericType<BinaryTypedCpu>(type);
+    if constexpr (Op::kHalf) {
+      if (type == DataType::kF16) run_ = &RunTyped<Half>;
     }
+    if (run_ == nullptr)
+      return Unimplemented(args.Where() + ": " + DataTypeName(type) + " operands");
     num_threads_ = std::max(args.num_threads, 1);
     return Status::Ok();
   }
@@ -95,7 +82,7 @@ class BinaryTypedCpu final : public Kernel {
     return Status::Ok();
   }
 
- private:
+  // Public for SelectByNumericType.
   template <typename T>
   static void RunTyped(const BinaryTypedCpu& k, const RunArgs& args) {
     using Out = decltype(Op::Apply(T{}, T{}));
@@ -115,6 +102,7 @@ class BinaryTypedCpu final : public Kernel {
                        });
   }
 
+ private:
   BroadcastPlan plan_;
   int num_threads_ = 1;
   void (*run_)(const BinaryTypedCpu&, const RunArgs&) = nullptr;
