@@ -1,6 +1,7 @@
 // The comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual: every
 // numeric dtype, Equal also bool, -> bool), And / Or / Xor (bool) and Mod
-// (fmod 0 / 1, integers, f32, f64, f16), braid's own CPU kernel: the
+// (fmod 0 / 1, integers, f32, f64, f16) and two-input Min / Max (every
+// numeric dtype and f16; NaN propagates), braid's own CPU kernel: the
 // reference's per-element functors (kernels/params/binary_ops.h, so the same
 // bits) over the collapsed broadcast plan's rows split across the threads.
 // Each operand walks a row contiguously or holds one value (step 1 or 0),
@@ -55,7 +56,8 @@ template <typename Op>
 class BinaryTypedCpu final : public Kernel {
  public:
   Status Prepare(const PrepareArgs& args) override {
-    RETURN_IF_ERROR(params_internal::CheckArity(args, 2, 2));
+    // Min / Max take 1 to N inputs; the reference runs the other counts.
+    if (args.inputs.size() != 2) return Unimplemented(args.Where() + ": takes two inputs");
     ASSIGN_OR_RETURN(const DataType type, CommonInputType(args));
     if (!binary_ops::Accepts(Op::kOperands, type))
       return Unimplemented(args.Where() + ": " + DataTypeName(type) +
@@ -173,6 +175,8 @@ std::unique_ptr<Kernel> CreateBinaryTypedCpu(std::string_view op_type) {
   if (op_type == "Or") return std::make_unique<BinaryTypedCpu<LogicalOp<std::logical_or<>>>>();
   if (op_type == "Xor")
     return std::make_unique<BinaryTypedCpu<LogicalOp<std::not_equal_to<>>>>();
+  if (op_type == "Min") return std::make_unique<BinaryTypedCpu<binary_ops::MinOp>>();
+  if (op_type == "Max") return std::make_unique<BinaryTypedCpu<binary_ops::MaxOp>>();
   if (op_type == "Mod") return std::make_unique<ModCpu>();
   if (op_type == "Not") return std::make_unique<NotCpu>();
   return nullptr;

@@ -592,12 +592,15 @@ class ScatterNDCpu final : public Kernel {
     {
       int64_t begin = 0, end = 0;
       ThreadRange(p.slice, omp_get_thread_num(), omp_get_num_threads(), &begin, &end);
-      for (int64_t t = 0; t < p.tuples && begin < end; ++t) {
+      // Every tuple is checked even when this thread's range (or the slice)
+      // is empty: an index out of range is an error as in the reference.
+      for (int64_t t = 0; t < p.tuples; ++t) {
         int64_t offset;
         if (!TupleOffset(p, indices + t * p.k, &offset)) {
           failed.store(true, std::memory_order_relaxed);
           break;
         }
+        if (begin >= end) continue;
         if constexpr (std::is_same_v<T, std::byte>) {
           std::memcpy(static_cast<std::byte*>(args.dst[0]) + (offset + begin) * eb,
                       static_cast<const std::byte*>(args.src[2]) + (t * p.slice + begin) * eb,

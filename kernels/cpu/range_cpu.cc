@@ -48,7 +48,7 @@ class RangeCpu final : public Kernel {
     const U first = static_cast<U>(start), step = static_cast<U>(delta);
     const int64_t length = k.length_;
     const int threads = ThreadsFor(length, k.num_threads_);
-#pragma omp parallel for simd num_threads(threads) schedule(static) if (threads > 1)
+#pragma omp parallel for simd num_threads(threads) schedule(static) if (parallel : threads > 1)
     for (int64_t i = 0; i < length; ++i) y[i] = static_cast<T>(first + static_cast<U>(i) * step);
     return Status::Ok();
   }

@@ -105,10 +105,13 @@ class ReduceCpu final : public Kernel {
   }
 
  private:
-  // Prod and LogSumExp keep the reference's order: each output accumulates
-  // its R rows in sequence, the threads taking blocks of output columns
-  // instead of splitting the rows (which would regroup the product / sum).
-  bool KeepsReferenceOrder() const { return p_.kind == Kind::kProd || p_.kind == Kind::kLogSumExp; }
+  // Prod, LogSum and LogSumExp keep the reference's order (in double): each
+  // output accumulates its R rows in sequence, the threads taking blocks of
+  // output columns instead of splitting the rows (which would regroup the
+  // product / sum, and the log magnifies a cancellation the regrouping moves).
+  bool KeepsReferenceOrder() const {
+    return p_.kind == Kind::kProd || p_.kind == Kind::kLogSum || p_.kind == Kind::kLogSumExp;
+  }
   static constexpr int64_t kColumns = 256;
 
   void RunColumnBlocks(const float* x, float* y, double* scratch) const {
@@ -134,6 +137,17 @@ class ReduceCpu final : public Kernel {
         for (int64_t i = 0; i < width; ++i) y[o * inner + lo + i] = static_cast<float>(acc[i]);
         continue;
       }
+      if (p_.kind == Kind::kLogSum) {
+        for (int64_t i = 0; i < width; ++i) acc[i] = 0.0;
+        for (int64_t r = 0; r < r_size; ++r) {
+          const float* row = block + r * inner;
+#pragma omp simd
+          for (int64_t i = 0; i < width; ++i) acc[i] += static_cast<double>(row[i]);
+        }
+        for (int64_t i = 0; i < width; ++i)
+          y[o * inner + lo + i] = static_cast<float>(std::log(acc[i]));
+        continue;
+      }
       for (int64_t i = 0; i < width; ++i) shift[i] = -std::numeric_limits<double>::infinity();
       for (int64_t r = 0; r < r_size; ++r) {
         const float* row = block + r * inner;
@@ -152,12 +166,17 @@ class ReduceCpu final : public Kernel {
     }
   }
 
-  // One row of Prod / LogSumExp in the reference's order.
+  // One row of Prod / LogSum / LogSumExp in the reference's order.
   float ReduceRowInOrder(const float* row, int64_t n) const {
     if (p_.kind == Kind::kProd) {
       double acc = 1.0;
       for (int64_t r = 0; r < n; ++r) acc *= static_cast<double>(row[r]);
       return static_cast<float>(acc);
+    }
+    if (p_.kind == Kind::kLogSum) {
+      double acc = 0.0;
+      for (int64_t r = 0; r < n; ++r) acc += static_cast<double>(row[r]);
+      return static_cast<float>(std::log(acc));
     }
     double shift = -std::numeric_limits<double>::infinity();
     for (int64_t r = 0; r < n; ++r) shift = std::max(shift, static_cast<double>(row[r]));

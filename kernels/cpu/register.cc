@@ -6,10 +6,10 @@
 // InstanceNormalization, reductions, Pad, Resize, the unary ops, PRelu, Tile,
 // DepthToSpace / SpaceToDepth, ArgMax / ArgMin, TopK, CumSum, Trilu, OneHot,
 // Range, Einsum, Expand, Where, Cast, the comparisons, And / Or / Xor / Not,
-// Mod, Gather, GatherElements, GatherND, ScatterElements / Scatter, ScatterND,
-// GridSample, NonMaxSuppression), then the
-// reference kernels (priority 0), so one call gives every CPU implementation
-// in the order PrepareFirstAccepting tries them.
+// Mod, two-input Min / Max, Gather, GatherElements, GatherND,
+// ScatterElements / Scatter, ScatterND, GridSample, NonMaxSuppression), then
+// the reference kernels (priority 0), so one call gives every CPU
+// implementation in the order PrepareFirstAccepting tries them.
 #include <string_view>
 #include <utility>
 
@@ -194,8 +194,9 @@ void RegisterCpuKernels(KernelRegistry& registry, const CpuKernelOptions& option
   // Mod with the reference's functors over the threads; plain, or any layout
   // with every operand in the output's shape and layout (routine decline
   // otherwise).
+  // Two-input Min / Max too (oneDNN's lose NaN, which ONNX propagates).
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
-                         "Xor", "Not", "Mod"}) {
+                         "Xor", "Not", "Mod", "Min", "Max"}) {
     const std::string_view type = op;
     KernelEntry typed{op, DeviceKind::kCpu, "cpu", kCpuPriority,
                       [type] { return CreateBinaryTypedCpu(type); }, /*channels_last=*/true};

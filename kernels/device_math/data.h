@@ -1,4 +1,6 @@
-// Per-element work of the CUDA data-movement kernels (data.cu): the strided
+// Per-element work of the CUDA data-movement kernels (data.cu; GridSample's
+// sampling and NonMaxSuppression's corners / IoU test are also the reference's
+// and braid's CPU kernels' own): the strided
 // walk behind Transpose, Slice, Expand and Tile, Gather, Pad, Resize (f32),
 // Cast, Trilu, the Gather / Scatter Elements and ND ops, OneHot, Range,
 // EyeLike, GridSample and NonMaxSuppression. Element types are storage types
@@ -524,6 +526,7 @@ BRAID_HD double GridSampleSource(const GridSampleArgs& a, float normalized, int6
 // Index of tap i on an axis of `size`, or -1 where zeros padding reads 0.
 BRAID_HD int64_t GridSampleTap(const GridSampleArgs& a, int64_t i, int64_t size) {
   if (i >= 0 && i < size) return i;
+  if (size <= 0) return -1;  // an empty axis has no pixel to clamp or reflect to: 0
   if (a.padding == 0) return -1;
   if (a.padding == 2)
     i = static_cast<int64_t>(

@@ -1,5 +1,5 @@
 // Per-element (per-output) work of the CUDA reduction-shaped kernels
-// (reduce.cu): Softmax, the contiguous Reduce* ops,
+// (reduce.cu; Einsum's walk is braid's CPU kernel's too): Softmax, the contiguous Reduce* ops,
 // pooling (any window, pads, ceil_mode, dilations), LayerNormalization
 // (also running InstanceNormalization and GroupNormalization), and Einsum
 // (one thread per output element over the summed labels).

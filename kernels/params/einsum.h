@@ -1,6 +1,7 @@
-// Einsum at Prepare, shared by the reference kernel and the CUDA plan: the
-// equation (graph/ops/einsum_equation.h) with only the labels it uses,
-// renumbered 0.. in order of first appearance, each label's extent (an
+// Einsum at Prepare, shared by the reference kernel, braid's CPU kernel and
+// the CUDA plan: the equation (graph/ops/einsum_equation.h) with only the
+// labels it uses, renumbered 0.. in order of first appearance, each label's
+// extent (an
 // ellipsis axis of extent 1 broadcasts), and per label the element stride of
 // every operand (0 where it broadcasts or lacks the label; a label repeated
 // inside an operand adds its strides: the diagonal) and of the output (0 for

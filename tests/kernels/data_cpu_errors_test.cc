@@ -97,6 +97,10 @@ TEST(GatherScatterCpu, OutOfRangeIndexIsTheReferencesError) {
                         F32({200, 256})},
                        {{"reduction", std::string("add")}}, 16),
                   "index -257 is out of range for axis 0");
+  // An empty slice ([2, 0] data): nothing is written, yet the index is checked.
+  ExpectSameError(Case("scatter_nd_empty_slice", "ScatterND",
+                       {F32({2, 0}), Indices(DataType::kI64, {1, 1}, 5, {}), F32({1, 0})}),
+                  "index 5 is out of range for axis 0");
 }
 
 TEST(NonMaxSuppressionCpu, IouThresholdOutsideZeroOneIsTheReferencesError) {

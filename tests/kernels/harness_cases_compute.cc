@@ -580,6 +580,11 @@ std::vector<OpCase> MakeCases() {
   add(Norm("gridsample_one_row_reflection_aligned", "GridSample", 16, {X({1, 2, 1, 5}), far_grid},
            {S("padding_mode", "reflection"), I("align_corners", 1)}));
   add(Norm("gridsample_bilinear_naninf", "GridSample", 16, {WithNanInf(X({2, 3, 4, 6})), grid}, {}));
+  // An empty image axis: border / reflection have no pixel to clamp to, the
+  // sample is 0 (the taps used to read outside X).
+  for (const char* padding : {"border", "reflection"})
+    add(Norm(std::string("gridsample_empty_height_") + padding, "GridSample", 16,
+             {X({1, 1, 0, 4}), X({1, 2, 2, 2})}, {S("padding_mode", padding)}));
   OpInput large_grid = X({2, 48, 48, 2});
   large_grid.low = -1.2;
   large_grid.high = 1.2;
@@ -773,6 +778,14 @@ std::vector<OpCase> MakeCases() {
   positive_columns.high = 1.5;
   add(Reduce("reducelogsum_columns_threads", "ReduceLogSum", 13, {positive_columns},
              {L("axes", {1}), I("keepdims", 0)}));
+  // One outer row whose reduced axis a split of rows across the threads
+  // would regroup (braid's CPU kernel sums it in order; the cancellation
+  // test is ReduceCpu.LogSumKeepsTheReferencesOrder, CPU only).
+  OpInput one_row = X({1, 4096, 8});
+  one_row.low = -0.2;
+  one_row.high = 1.0;
+  add(Reduce("reducelogsum_one_outer_row_threads", "ReduceLogSum", 13, {one_row},
+             {L("axes", {1})}));
   add(Reduce("reducemax_all_keepdims0", "ReduceMax", 13, {X({3, 4})}, {I("keepdims", 0)}));
   add(Reduce("reducemax_i32", "ReduceMax", 13, {IntX(DataType::kI32, {4, 6})},
              {L("axes", {0})}));

@@ -85,6 +85,13 @@ std::vector<OpCase> MakeCases() {
     add(Make(lower + "_general", op, {X({4, 1, 3}), X({1, 5, 1})}));
     add(Make(lower + "_first_broadcast", op, {X({3, 1}), X({2, 3, 4})}));
   }
+  // Two-input Min / Max on braid's CPU kernel: threaded with NaN / Inf (NaN
+  // propagates), integers, a broadcast first operand.
+  add(Make("max_large_naninf", "Max", {WithNanInf(X({4, 64, 16, 16})), X({64, 1, 1})}));
+  add(Make("min_large_same_naninf", "Min", {X({4, 64, 16, 16}), WithNanInf(X({4, 64, 16, 16}))}));
+  add(Make("min_i64_first_broadcast", "Min",
+           {Ix(DataType::kI64, {3, 1}, -9, 9), Ix(DataType::kI64, {2, 3, 4}, -9, 9)}));
+  add(Make("max_u8_general", "Max", {Ix(DataType::kU8, {4, 1, 3}, 1, 200), Ix(DataType::kU8, {1, 5, 1}, 1, 200)}));
   // Add with a fused activation (FuseActivations' residual Add -> Relu):
   // oneDNN applies it as an eltwise post-op, on either operand order.
   add(Make("add_fused_relu_same", "Add", {X({2, 8, 5, 5}), X({2, 8, 5, 5})},

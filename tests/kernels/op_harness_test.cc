@@ -105,6 +105,21 @@ TEST(OpHarness, ReportsMismatchesAndDeclines) {
   EXPECT_NE(alone.ToString().find("reference only"), std::string::npos);
 }
 
+// braid's CPU ReduceLogSum sums in the reference's order, in double: float
+// lanes would round 2^24 + 1 back to 2^24 and give log 0 or log 1 for this
+// row, not log 2 (the CUDA kernels sum in float: a CPU-only case).
+TEST(ReduceCpu, LogSumKeepsTheReferencesOrder) {
+  OpInput x{DataType::kF32, {1, 4}};
+  const float values[] = {16777216.0f, 1.0f, 1.0f, -16777216.0f};
+  for (int64_t i = 0; i < 4; ++i) x.specials.emplace_back(i, values[i]);
+  OpCase c{"reducelogsum_cancellation", "ReduceLogSum", 13, {{"axes", std::vector<int64_t>{1}}},
+           {x}};
+  c.abs_tolerance = c.rel_tolerance = 0;
+  const CaseReport report = RunOpCase(c, HarnessRegistry());
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_GE(report.matched_on_cpu(), 1) << report.ToString();
+}
+
 // Every fast implementation the CPU backend registers must match the
 // reference in at least one case: a kernel that every case declines (or that
 // no case reaches) is tested by nothing, yet a model would run it.
