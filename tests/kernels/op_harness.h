@@ -43,12 +43,13 @@ struct OpInput {
   double high = 1.0;
   // Explicit contents for integer inputs (axes, shapes); empty = random.
   std::vector<int64_t> values;
-  // f32 / f64 only: this fraction of the elements (rounded, at seeded
+  // f32 / f64 / f16 only: this fraction of the elements (rounded, at seeded
   // positions) is exactly zero, as in a pruned weight or an activation after
   // ReLU, so the sparse kernels take the case instead of declining it.
   double zero_fraction = 0;
-  // f32 / f64 only: values written over the random fill at these flat
-  // positions (NaN, infinities, denormals: NaN / Inf semantics, docs/ops.md).
+  // f32 / f64 / f16 only (f16: rounded once): values written over the random
+  // fill at these flat positions (NaN, infinities, denormals: NaN / Inf
+  // semantics, docs/ops.md).
   std::vector<std::pair<int64_t, float>> specials;
 };
 
