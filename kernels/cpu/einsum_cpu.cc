@@ -24,7 +24,12 @@ class EinsumCpu final : public Kernel {
     ASSIGN_OR_RETURN(const EinsumParams p, ParseEinsum(args));
     if (p.dtype != DataType::kF32) return Unimplemented(args.Where() + ": f32 only");
     ASSIGN_OR_RETURN(walk_, PlanEinsumWalk(args, p));
-    num_threads_ = std::max(args.num_threads, 1);
+    // Work is elements x products per element, not elements alone.
+    const int64_t elements = std::max<int64_t>(walk_.elements, 1);
+    const int64_t work = walk_.sum_steps > INT64_MAX / elements
+                             ? INT64_MAX
+                             : elements * std::max<int64_t>(walk_.sum_steps, 1);
+    threads_ = ThreadsFor(work, std::min<int64_t>(std::max(args.num_threads, 1), walk_.elements));
     return Status::Ok();
   }
 
@@ -33,19 +38,14 @@ class EinsumCpu final : public Kernel {
     for (int k = 0; k < walk_.num_inputs; ++k)
       x.x[k] = static_cast<const float*>(args.src[static_cast<size_t>(k)]);
     float* y = static_cast<float*>(args.dst[0]);
-    // Work is elements x products per element, not elements alone.
-    const int64_t work = walk_.sum_steps > INT64_MAX / std::max<int64_t>(walk_.elements, 1)
-                             ? INT64_MAX
-                             : walk_.elements * std::max<int64_t>(walk_.sum_steps, 1);
-    const int threads = ThreadsFor(work, std::min<int64_t>(num_threads_, walk_.elements));
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#pragma omp parallel for num_threads(threads_) schedule(static) if (threads_ > 1)
     for (int64_t i = 0; i < walk_.elements; ++i) dm::EinsumElement(walk_, i, x, y);
     return Status::Ok();
   }
 
  private:
   dm::EinsumArgs walk_;
-  int num_threads_ = 1;
+  int threads_ = 1;  // for the output elements, from the work at Prepare
 };
 
 }  // namespace

@@ -38,14 +38,9 @@ class RangeCpu final : public Kernel {
   template <typename T>
   static Status RunTyped(const RangeCpu& k, const RunArgs& args) {
     using U = std::make_unsigned_t<T>;
-    const T start = *static_cast<const T*>(args.src[0]);
-    const T limit = *static_cast<const T*>(args.src[1]);
-    const T delta = *static_cast<const T*>(args.src[2]);
-    RETURN_IF_ERROR(CheckRangeLength(k.where_, static_cast<double>(start),
-                                     static_cast<double>(limit), static_cast<double>(delta),
-                                     k.length_));
+    ASSIGN_OR_RETURN(const RangeScalars<T> range, ReadRangeScalars<T>(args, k.where_, k.length_));
     T* y = static_cast<T*>(args.dst[0]);
-    const U first = static_cast<U>(start), step = static_cast<U>(delta);
+    const U first = static_cast<U>(range.start), step = static_cast<U>(range.delta);
     const int64_t length = k.length_;
     const int threads = ThreadsFor(length, k.num_threads_);
 #pragma omp parallel for simd num_threads(threads) schedule(static) if (parallel : threads > 1)

@@ -41,7 +41,6 @@ class ResizeCpu final : public Kernel {
       return Unimplemented(args.Where() + ": braid's CPU Resize takes non-empty rank >= 2");
     threads_ = std::max(1, args.num_threads);
     out_dims_ = args.outputs[0].dims;
-    in_dims_ = in.dims;
     const auto rank = static_cast<size_t>(in.rank());
     std::vector<ResizeAxisMap> axes;
     bool nearest = true, two_taps = true;
@@ -72,6 +71,11 @@ class ResizeCpu final : public Kernel {
       }
       return Status::Ok();
     }
+    // kBilinear and kSeparable: [planes, H, W] in and out.
+    int64_t planes = 1;
+    for (size_t d = 0; d + 2 < rank; ++d) planes *= out_dims_[d];
+    plane_ = {planes, in.dims[rank - 2], in.dims[rank - 1], out_dims_[rank - 2],
+              out_dims_[rank - 1]};
     if (!two_taps) {
       bool separable = true;  // resized only on the two innermost axes, nothing outside
       for (size_t d = 0; d < rank; ++d) {
@@ -157,11 +161,8 @@ class ResizeCpu final : public Kernel {
   }
 
   Status Bilinear(const float* src, float* dst) const {
-    const size_t rank = out_dims_.size();
-    const int64_t in_h = in_dims_[rank - 2], in_w = in_dims_[rank - 1];
-    const int64_t out_h = out_dims_[rank - 2], out_w = out_dims_[rank - 1];
-    int64_t planes = 1;
-    for (size_t d = 0; d + 2 < rank; ++d) planes *= out_dims_[d];
+    const int64_t planes = plane_.planes, in_h = plane_.in_h, in_w = plane_.in_w;
+    const int64_t out_h = plane_.out_h, out_w = plane_.out_w;
     const TwoTaps* rows = rows_.data();
     const TwoTaps* cols = cols_.data();
 #pragma omp parallel for num_threads(threads_) schedule(static) collapse(2)
@@ -184,11 +185,8 @@ class ResizeCpu final : public Kernel {
   }
 
   Status Separable(const float* src, float* dst) const {
-    const size_t rank = out_dims_.size();
-    const int64_t in_h = in_dims_[rank - 2], in_w = in_dims_[rank - 1];
-    const int64_t out_h = out_dims_[rank - 2], out_w = out_dims_[rank - 1];
-    int64_t planes = 1;
-    for (size_t d = 0; d + 2 < rank; ++d) planes *= out_dims_[d];
+    const int64_t planes = plane_.planes, in_h = plane_.in_h, in_w = plane_.in_w;
+    const int64_t out_h = plane_.out_h, out_w = plane_.out_w;
     const ResizeAxisMap& rows = row_taps_;
     const ResizeAxisMap& cols = col_taps_;
 #pragma omp parallel for num_threads(threads_) schedule(static) collapse(2)
@@ -217,10 +215,13 @@ class ResizeCpu final : public Kernel {
 
   Mode mode_ = Mode::kGather;
   int threads_ = 1;
-  std::vector<int64_t> in_dims_, out_dims_;
+  std::vector<int64_t> out_dims_;
   std::vector<std::vector<int64_t>> offsets_;  // kGather: per axis and output coordinate
   std::vector<TwoTaps> rows_, cols_;           // kBilinear
   ResizeAxisMap row_taps_, col_taps_;          // kSeparable: the two innermost axes
+  struct Planes {
+    int64_t planes = 1, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  } plane_;  // kBilinear, kSeparable
 };
 
 }  // namespace

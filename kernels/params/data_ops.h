@@ -313,6 +313,23 @@ StatusOr<int64_t> ParseRange(const PrepareArgs& args);
 Status CheckRangeLength(const std::string& where, double start, double limit, double delta,
                         int64_t length);
 
+// Range's start and delta read at Run from inputs 0 and 2 (limit, input 1,
+// only checked), after CheckRangeLength against the planned `length`.
+template <typename T>
+struct RangeScalars {
+  T start, delta;
+};
+template <typename T>
+StatusOr<RangeScalars<T>> ReadRangeScalars(const RunArgs& args, const std::string& where,
+                                           int64_t length) {
+  const T start = *static_cast<const T*>(args.src[0]);
+  const T limit = *static_cast<const T*>(args.src[1]);
+  const T delta = *static_cast<const T*>(args.src[2]);
+  RETURN_IF_ERROR(CheckRangeLength(where, static_cast<double>(start), static_cast<double>(limit),
+                                   static_cast<double>(delta), length));
+  return RangeScalars<T>{start, delta};
+}
+
 // EyeLike: a 2-D output of the input's shape, `one` (the output dtype's
 // encoding of 1, little-endian in the low bytes) where col - row == k; k
 // clamped to [-rows, cols] so that no arithmetic on it overflows.

@@ -33,14 +33,10 @@ class RangeKernel final : public Kernel {
  private:
   template <typename T>
   static Status RunTyped(const RangeKernel& k, const RunArgs& args) {
-    const T start = *static_cast<const T*>(args.src[0]);
-    const T limit = *static_cast<const T*>(args.src[1]);
-    const T delta = *static_cast<const T*>(args.src[2]);
-    RETURN_IF_ERROR(CheckRangeLength(k.where_, static_cast<double>(start),
-                                     static_cast<double>(limit), static_cast<double>(delta),
-                                     k.length_));
+    ASSIGN_OR_RETURN(const RangeScalars<T> range, ReadRangeScalars<T>(args, k.where_, k.length_));
+    const T delta = range.delta;
     T* y = static_cast<T*>(args.dst[0]);
-    T value = start;
+    T value = range.start;
     for (int64_t i = 0; i < k.length_; ++i) {
       y[i] = value;
       if constexpr (std::is_integral_v<T>) {
